@@ -1,0 +1,34 @@
+// The shape every stored object shares. Desired state lives in `spec` (written by the API and
+// the specs folder), observed state in `status` (written by reconcilers only).
+
+/** Where a document's spec came from: the API or a file of the watched specs folder. */
+export interface Source {
+  type: 'api' | 'file';
+  /** For files: path relative to SPECS_DIR, and the document's index inside it. */
+  file?: string;
+  document?: number;
+}
+
+export interface Metadata {
+  /** Bumped on every spec change; reconcilers compare it with status.observedGeneration. */
+  generation: number;
+  /** The store revision of the last write to this object; every write is CAS on it. */
+  resourceVersion: number;
+  createdAt: string;
+  updatedAt: string;
+  labels: Record<string, string>;
+  source: Source | null;
+}
+
+export interface Doc<S = Record<string, unknown>, T = Record<string, unknown>> {
+  kind: string;
+  id: string;
+  name: string;
+  metadata: Metadata;
+  spec: S;
+  status: T;
+}
+
+export type AnyDoc = Doc<unknown, unknown>;
+
+export const docKey = (kind: string, id: string): string => `${kind}/${id}`;

@@ -1,0 +1,116 @@
+// Every kind of object the store holds, with its spec and status types.
+import type { CommonStatus } from './conditions.js';
+
+export const Kind = {
+  Node: 'Node',
+  Disk: 'Disk',
+  TaskRun: 'TaskRun',
+} as const;
+export type Kind = (typeof Kind)[keyof typeof Kind];
+
+export const NodeStatus = {
+  discovered: 'discovered',
+  booting: 'booting',
+  active: 'active',
+  rebooting: 'rebooting',
+  shuttingDown: 'shutting-down',
+  offline: 'offline',
+  error: 'error',
+} as const;
+export type NodeStatus = (typeof NodeStatus)[keyof typeof NodeStatus];
+
+export interface NodeSpec {
+  hostname: string;
+  /** MAC addresses, lower case; the first is the boot NIC. */
+  macs: string[];
+  role: 'master' | 'worker';
+  /** Image id to install; null = the default image. */
+  image: string | null;
+  power: 'on' | 'off';
+  /** Counters: a request is a bump; the node loop acts once per bump. */
+  restartGeneration: number;
+  shutdownGeneration: number;
+  daemons: {
+    mon?: { diskId: string };
+    mgr?: Record<string, never>;
+    mds?: Record<string, never>;
+    rgw?: Record<string, never>;
+  };
+}
+
+export interface NodeStatusFields extends CommonStatus {
+  phase?: NodeStatus;
+  ip?: string;
+  observedRestartGeneration?: number;
+  observedShutdownGeneration?: number;
+  bootCount?: number;
+  /** Daemons the agent reports running. */
+  daemons?: { mon?: boolean; mgr?: boolean; mds?: boolean; rgw?: boolean };
+}
+
+export interface DiskSpec {
+  nodeId: string;
+  serial: string;
+  osd: boolean;
+  wipeGeneration: number;
+}
+
+export interface DiskStatusFields extends CommonStatus {
+  devicePath?: string;
+  capacityBytes?: number;
+  rotational?: boolean;
+  interface?: string;
+  model?: string;
+  vendor?: string;
+  isSystem?: boolean;
+  hasFilesystem?: boolean;
+  present?: boolean;
+  osdId?: number | null;
+  eligible?: boolean;
+  reasons?: string[];
+  observedWipeGeneration?: number;
+}
+
+export const RunState = {
+  pending: 'pending',
+  running: 'running',
+  completed: 'completed',
+  failed: 'failed',
+  canceled: 'canceled',
+} as const;
+export type RunState = (typeof RunState)[keyof typeof RunState];
+
+export const isFinished = (s: RunState): boolean =>
+  s === RunState.completed || s === RunState.failed || s === RunState.canceled;
+
+export interface TaskRunSpec {
+  taskName: string;
+  /** The object this run acts for, and the generation it was planned from. */
+  targetKind: string;
+  targetId: string;
+  generation: number;
+  /** Set for node-level steps, which the node's agent carries out. */
+  nodeId: string | null;
+  nodeHostname: string | null;
+  args: Record<string, unknown>;
+  timeoutMs: number;
+  attempt: number;
+}
+
+export interface Question {
+  id: string;
+  prompt: string;
+  options: string[];
+  createdAt: string;
+  answer: string | null;
+}
+
+export interface TaskRunStatus {
+  state: RunState;
+  startedAt: string | null;
+  completedAt: string | null;
+  error: string | null;
+  question: Question | null;
+  /** Free-form result reported by the step (an OSD id, a key, ...). */
+  result: Record<string, unknown> | null;
+}

@@ -1,0 +1,168 @@
+// JSON Schemas of each kind's spec and status. One source of truth: the store validates
+// documents with them, and the HTTP layer and the specs folder reuse the spec schemas.
+import { Kind } from './kinds.js';
+
+export type JsonSchema = Record<string, unknown>;
+
+const uuid = { type: 'string', format: 'uuid' } as const;
+const count = { type: 'integer', minimum: 0 } as const;
+const timestamp = { type: 'string', format: 'date-time' } as const;
+const nullableString = { type: ['string', 'null'] } as const;
+
+export const conditionSchema: JsonSchema = {
+  type: 'object',
+  required: ['type', 'status', 'reason', 'message', 'lastTransitionTime', 'observedGeneration'],
+  additionalProperties: false,
+  properties: {
+    type: { type: 'string', minLength: 1 },
+    status: { enum: ['True', 'False', 'Unknown'] },
+    reason: { type: 'string', pattern: '^[A-Za-z][A-Za-z0-9]*$' },
+    message: { type: 'string', maxLength: 4096 },
+    lastTransitionTime: timestamp,
+    observedGeneration: count,
+  },
+};
+
+const commonStatus = {
+  phase: { type: 'string' },
+  conditions: { type: 'array', items: conditionSchema },
+  observedGeneration: count,
+} as const;
+
+const hostname = { type: 'string', pattern: '^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$' } as const;
+const mac = { type: 'string', pattern: '^[0-9a-f]{2}(:[0-9a-f]{2}){5}$' } as const;
+const empty = { type: 'object', additionalProperties: false, properties: {} } as const;
+
+export const nodeSpecSchema: JsonSchema = {
+  type: 'object',
+  required: ['hostname', 'macs', 'role', 'image', 'power', 'restartGeneration', 'shutdownGeneration', 'daemons'],
+  additionalProperties: false,
+  properties: {
+    hostname,
+    macs: { type: 'array', items: mac, minItems: 1, maxItems: 16, uniqueItems: true },
+    role: { enum: ['master', 'worker'] },
+    image: nullableString,
+    power: { enum: ['on', 'off'] },
+    restartGeneration: count,
+    shutdownGeneration: count,
+    daemons: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        mon: { type: 'object', required: ['diskId'], additionalProperties: false, properties: { diskId: uuid } },
+        mgr: empty,
+        mds: empty,
+        rgw: empty,
+      },
+    },
+  },
+};
+
+export const nodeStatusSchema: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    ...commonStatus,
+    phase: { enum: ['discovered', 'booting', 'active', 'rebooting', 'shutting-down', 'offline', 'error'] },
+    ip: { type: 'string' },
+    observedRestartGeneration: count,
+    observedShutdownGeneration: count,
+    bootCount: count,
+    daemons: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { mon: { type: 'boolean' }, mgr: { type: 'boolean' }, mds: { type: 'boolean' }, rgw: { type: 'boolean' } },
+    },
+  },
+};
+
+export const diskSpecSchema: JsonSchema = {
+  type: 'object',
+  required: ['nodeId', 'serial', 'osd', 'wipeGeneration'],
+  additionalProperties: false,
+  properties: {
+    nodeId: uuid,
+    serial: { type: 'string', minLength: 1, maxLength: 128 },
+    osd: { type: 'boolean' },
+    wipeGeneration: count,
+  },
+};
+
+export const diskStatusSchema: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    ...commonStatus,
+    devicePath: { type: 'string' },
+    capacityBytes: count,
+    rotational: { type: 'boolean' },
+    interface: { type: 'string' },
+    model: { type: 'string' },
+    vendor: { type: 'string' },
+    isSystem: { type: 'boolean' },
+    hasFilesystem: { type: 'boolean' },
+    present: { type: 'boolean' },
+    osdId: { type: ['integer', 'null'], minimum: 0 },
+    eligible: { type: 'boolean' },
+    reasons: { type: 'array', items: { type: 'string' } },
+    observedWipeGeneration: count,
+  },
+};
+
+export const taskRunSpecSchema: JsonSchema = {
+  type: 'object',
+  required: ['taskName', 'targetKind', 'targetId', 'generation', 'nodeId', 'nodeHostname', 'args', 'timeoutMs', 'attempt'],
+  additionalProperties: false,
+  properties: {
+    taskName: { type: 'string', pattern: '^[a-z][a-z0-9-]*(\\.[a-z][a-z0-9-]*)*$' },
+    targetKind: { type: 'string', minLength: 1 },
+    targetId: { type: 'string', minLength: 1 },
+    generation: count,
+    nodeId: { type: ['string', 'null'], format: 'uuid' },
+    nodeHostname: nullableString,
+    args: { type: 'object' },
+    timeoutMs: { type: 'integer', minimum: 1 },
+    attempt: { type: 'integer', minimum: 1 },
+  },
+};
+
+export const taskRunStatusSchema: JsonSchema = {
+  type: 'object',
+  required: ['state', 'startedAt', 'completedAt', 'error', 'question', 'result'],
+  additionalProperties: false,
+  properties: {
+    state: { enum: ['pending', 'running', 'completed', 'failed', 'canceled'] },
+    startedAt: { anyOf: [timestamp, { type: 'null' }] },
+    completedAt: { anyOf: [timestamp, { type: 'null' }] },
+    error: nullableString,
+    result: { type: ['object', 'null'] },
+    question: {
+      anyOf: [
+        { type: 'null' },
+        {
+          type: 'object',
+          required: ['id', 'prompt', 'options', 'createdAt', 'answer'],
+          additionalProperties: false,
+          properties: {
+            id: uuid,
+            prompt: { type: 'string' },
+            options: { type: 'array', items: { type: 'string' }, minItems: 1 },
+            createdAt: timestamp,
+            answer: nullableString,
+          },
+        },
+      ],
+    },
+  },
+};
+
+export interface KindSchemas {
+  spec: JsonSchema;
+  status: JsonSchema;
+}
+
+export const kindSchemas: Record<string, KindSchemas> = {
+  [Kind.Node]: { spec: nodeSpecSchema, status: nodeStatusSchema },
+  [Kind.Disk]: { spec: diskSpecSchema, status: diskStatusSchema },
+  [Kind.TaskRun]: { spec: taskRunSpecSchema, status: taskRunStatusSchema },
+};

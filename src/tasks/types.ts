@@ -1,0 +1,62 @@
+// Task runs: every script execution is a run tied to (object, generation), with logs,
+// a timeout, cancel, and questions that hold it until answered.
+import type { Doc } from '../model/document.js';
+import type { RunState, TaskRunSpec, TaskRunStatus } from '../model/kinds.js';
+import type { Runner } from '../exec/runner.js';
+
+export type TaskRun = Doc<TaskRunSpec, TaskRunStatus>;
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+export interface LogLine {
+  timestamp: string;
+  level: LogLevel;
+  message: string;
+}
+
+/** What a master-level script gets while it runs. */
+export interface RunContext {
+  runId: string;
+  args: Record<string, unknown>;
+  signal: AbortSignal;
+  log(level: LogLevel, message: string): void;
+  /** A Runner whose output streams into this run's log. */
+  runner: Runner;
+  /** Holds the run until an operator answers; resolves with the chosen option. */
+  ask(prompt: string, options: string[]): Promise<string>;
+}
+
+/** A master-level step. What it returns is kept as the run's result. */
+export type Script = (ctx: RunContext) => Promise<Record<string, unknown> | void>;
+
+export interface StartRequest {
+  taskName: string;
+  target: { kind: string; id: string; generation: number };
+  /** Node-level steps name the node: its agent claims and carries them out. */
+  node?: { id: string; hostname: string } | null;
+  args?: Record<string, unknown>;
+  timeoutMs?: number;
+  attempt?: number;
+  /** Master-level steps: the code to run. Absent for node-level steps. */
+  script?: Script;
+}
+
+/** What an agent reports when it finishes a claimed run. */
+export interface AgentResult {
+  ok: boolean;
+  error?: string;
+  result?: Record<string, unknown>;
+}
+
+export interface EventMap {
+  'task.state.changed': { runId: string; taskName: string; state: RunState };
+  'node.state.changed': { nodeId: string; status: string };
+  'image.download.progress': { imageId: string; bytes: number; total: number; percent: number; done: boolean };
+  'task.log': { runId: string; line: LogLine };
+}
+
+export interface BusEvent<K extends keyof EventMap = keyof EventMap> {
+  /** Monotonic per process; SSE uses it as the event id. */
+  seq: number;
+  type: K;
+  payload: EventMap[K];
+}
