@@ -5,6 +5,8 @@ export const Kind = {
   Node: 'Node',
   Disk: 'Disk',
   TaskRun: 'TaskRun',
+  User: 'User',
+  Session: 'Session',
 } as const;
 export type Kind = (typeof Kind)[keyof typeof Kind];
 
@@ -44,6 +46,10 @@ export interface NodeStatusFields extends CommonStatus {
   observedRestartGeneration?: number;
   observedShutdownGeneration?: number;
   bootCount?: number;
+  /** The boot the agent last reported from; a restart is confirmed when it changes. */
+  bootId?: string;
+  /** Every disk the node has reported, present or not. */
+  diskIds?: string[];
   /** Daemons the agent reports running. */
   daemons?: { mon?: boolean; mgr?: boolean; mds?: boolean; rgw?: boolean };
 }
@@ -113,4 +119,22 @@ export interface TaskRunStatus {
   question: Question | null;
   /** Free-form result reported by the step (an OSD id, a key, ...). */
   result: Record<string, unknown> | null;
+}
+
+export interface UserSpec {
+  username: string;
+  name: string;
+  email: string;
+  isAdmin: boolean;
+  /** `scrypt$N$r$p$salt$hash` (base64url); never leaves the server. */
+  passwordHash: string;
+}
+
+/** A login session: one refresh-token family. Revoking it deletes the document. */
+export interface SessionSpec {
+  userId: string;
+  /** The only refresh token id of this family still accepted; an older one is a replay. */
+  refreshJti: string;
+  /** ISO time after which the refresh token, hence the session, is dead. */
+  expiresAt: string;
 }

@@ -68,6 +68,8 @@ export const nodeStatusSchema: JsonSchema = {
     observedRestartGeneration: count,
     observedShutdownGeneration: count,
     bootCount: count,
+    bootId: { type: 'string' },
+    diskIds: { type: 'array', items: uuid },
     daemons: {
       type: 'object',
       additionalProperties: false,
@@ -156,6 +158,26 @@ export const taskRunStatusSchema: JsonSchema = {
   },
 };
 
+export const userSpecSchema: JsonSchema = {
+  type: 'object',
+  required: ['username', 'name', 'email', 'isAdmin', 'passwordHash'],
+  additionalProperties: false,
+  properties: {
+    username: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$' },
+    name: { type: 'string', maxLength: 256 },
+    email: { type: 'string', maxLength: 254 },
+    isAdmin: { type: 'boolean' },
+    passwordHash: { type: 'string', pattern: '^scrypt\\$' },
+  },
+};
+
+export const sessionSpecSchema: JsonSchema = {
+  type: 'object',
+  required: ['userId', 'refreshJti', 'expiresAt'],
+  additionalProperties: false,
+  properties: { userId: uuid, refreshJti: { type: 'string', minLength: 16 }, expiresAt: timestamp },
+};
+
 export interface KindSchemas {
   spec: JsonSchema;
   status: JsonSchema;
@@ -165,4 +187,6 @@ export const kindSchemas: Record<string, KindSchemas> = {
   [Kind.Node]: { spec: nodeSpecSchema, status: nodeStatusSchema },
   [Kind.Disk]: { spec: diskSpecSchema, status: diskStatusSchema },
   [Kind.TaskRun]: { spec: taskRunSpecSchema, status: taskRunStatusSchema },
+  [Kind.User]: { spec: userSpecSchema, status: empty },
+  [Kind.Session]: { spec: sessionSpecSchema, status: empty },
 };

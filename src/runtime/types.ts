@@ -47,3 +47,8 @@ export interface Reconciler<Observed = unknown, Plan = unknown> {
   plan(observed: Observed): Plan;
   apply(observed: Observed, plan: Plan, ctx: ReconcileContext): Promise<Result>;
 }
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+/** The manager's only output besides the queue: structured log lines for the composition root
+ * to route wherever it likes. */
+export type Logger = (level: LogLevel, msg: string, fields?: Record<string, unknown>) => void;

@@ -17,6 +17,11 @@ export interface WatchEvent<V = unknown> {
   /** For a delete: the value the key held before. */
   value: V;
   revision: number;
+  /** The key's createRevision (equal to `revision` when a put created the key). */
+  createRevision: number;
+  /** For a put over an existing key: the value it replaced (etcd's prev_kv). Lets watchers
+   * tell what changed without keeping their own copy. */
+  prevValue?: V;
 }
 
 /** Passed to a watcher instead of events when the revision it asked for is no longer kept:

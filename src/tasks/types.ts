@@ -47,8 +47,26 @@ export interface AgentResult {
   result?: Record<string, unknown>;
 }
 
+/** A question waiting for an operator, as the API lists it. */
+export interface PendingQuestion {
+  id: string;
+  runId: string;
+  taskName: string;
+  prompt: string;
+  options: string[];
+  createdAt: string;
+}
+
+/** An object that had runs interrupted by a restart; its loop should be requeued. */
+export interface RunTarget {
+  kind: string;
+  id: string;
+}
+
 export interface EventMap {
   'task.state.changed': { runId: string; taskName: string; state: RunState };
+  'task.question.asked': { runId: string; taskName: string; questionId: string };
+  'task.question.answered': { runId: string; taskName: string; questionId: string; answer: string };
   'node.state.changed': { nodeId: string; status: string };
   'image.download.progress': { imageId: string; bytes: number; total: number; percent: number; done: boolean };
   'task.log': { runId: string; line: LogLine };

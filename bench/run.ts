@@ -1,0 +1,13 @@
+// `npm run bench`: every benchmark, each reporting against a baseline measured in the same run.
+// Pass names to run a subset: npm run bench -- store
+const suites: Record<string, () => Promise<{ run(): Promise<void> }>> = {
+  store: () => import('./store.js'),
+};
+
+const wanted = process.argv.slice(2);
+for (const [name, load] of Object.entries(suites)) {
+  if (wanted.length && !wanted.includes(name)) continue;
+  console.log(`\n## ${name}`);
+  const suite = await load();
+  await suite.run();
+}

@@ -1,0 +1,87 @@
+// Store benchmark: the embedded backend (snapshot + fsynced journal) against raw lowdb (the
+// whole file rewritten per change) for one small durable update, plus start-up time and RSS.
+// Each measurement runs in a child process (bench/store-child.ts) so memory figures are clean.
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const child = fileURLToPath(new URL('./store-child.js', import.meta.url));
+const SIZES = [1_000, 10_000, 100_000];
+/** Updates appended after the compacted start-up, replayed by the second start-up. */
+const TAIL = 10_000;
+
+interface Latency {
+  median: number;
+  p99: number;
+  iterations: number;
+}
+interface Populated extends Latency {
+  populateMs: number;
+}
+interface Startup {
+  openMs: number;
+  rss: number;
+  objects: number;
+  replayed: number;
+}
+
+async function measure<T>(...args: string[]): Promise<T> {
+  const { stdout } = await promisify(execFile)(process.execPath, [child, ...args], { maxBuffer: 1 << 20 });
+  const last = stdout.trim().split('\n').pop() ?? '';
+  return JSON.parse(last) as T;
+}
+
+interface Row {
+  n: number;
+  embedded: Populated;
+  lowdb: Latency;
+  cold: Startup;
+  tail: Startup;
+}
+
+async function measureSize(n: number): Promise<Row> {
+  const dir = await mkdtemp(join(tmpdir(), 'quarry-bench-store-'));
+  try {
+    const embedded = await measure<Populated>('embedded', String(n), dir);
+    const cold = await measure<Startup>('startup', dir, String(TAIL));
+    const tail = await measure<Startup>('startup', dir, '0');
+    const lowdb = await measure<Latency>('lowdb', String(n), dir);
+    return { n, embedded, lowdb, cold, tail };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+const ms = (x: number): string => (x < 10 ? x.toFixed(2) : x.toFixed(0));
+
+function table(rows: Row[]): string {
+  const head = ['objects', 'populate s', 'update median ms', 'p99 ms', 'lowdb median ms', 'lowdb p99 ms', 'embedded/lowdb', 'start-up s', `start-up +${TAIL / 1000}k tail s`, 'RSS MiB'];
+  const body = rows.map((r) => [
+    r.n.toLocaleString('en'),
+    (r.embedded.populateMs / 1000).toFixed(1),
+    `${ms(r.embedded.median)} (n=${r.embedded.iterations})`,
+    ms(r.embedded.p99),
+    `${ms(r.lowdb.median)} (n=${r.lowdb.iterations})`,
+    ms(r.lowdb.p99),
+    (r.embedded.median / r.lowdb.median).toFixed(4),
+    (r.cold.openMs / 1000).toFixed(2),
+    (r.tail.openMs / 1000).toFixed(2),
+    (r.cold.rss / 2 ** 20).toFixed(0),
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] ?? '').length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padStart(widths[i] ?? 0)).join('  ');
+  return [line(head), line(widths.map((w) => '-'.repeat(w))), ...body.map(line)].join('\n');
+}
+
+export async function run(): Promise<void> {
+  const rows: Row[] = [];
+  for (const n of SIZES) rows.push(await measureSize(n));
+  console.log('store: one durable status update (embedded: journal + fdatasync; lowdb: whole-file rewrite, no fsync)');
+  console.log(table(rows));
+  console.log('targets: update median <= 1 ms and start-up <= 3 s at 100,000 objects');
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await run();

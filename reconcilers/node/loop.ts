@@ -1,0 +1,131 @@
+// The node loop's effectful half: gathers what the plan needs, then writes disks, starts at
+// most one run and writes the node's status.
+import { ConflictError } from '../../src/errors.js';
+import type { Clock } from '../../src/model/clock.js';
+import type { Doc } from '../../src/model/document.js';
+import { diskIdFor } from '../../src/model/ids.js';
+import { Kind, type DiskSpec, type DiskStatusFields, type NodeSpec, type NodeStatusFields } from '../../src/model/kinds.js';
+import type { Fleet } from '../../src/fleet/fleet.js';
+import type { Store } from '../../src/store/types.js';
+import type { StartRequest, TaskRun } from '../../src/tasks/types.js';
+import type { EventBus } from '../../src/tasks/bus.js';
+import { blocked, done, requeueAfter, type Reconciler, type Result } from '../../src/runtime/types.js';
+import { NodeTask, planNode, type DiskWrite, type NodeObserved, type NodePlan, type RunView } from './plan.js';
+
+export interface NodeLoopDeps {
+  store: Store;
+  fleet: Pick<Fleet, 'observe'>;
+  tasks: {
+    start(req: StartRequest): Promise<TaskRun>;
+    latestFor(kind: string, id: string, taskName?: string): Promise<TaskRun | undefined> | TaskRun | undefined;
+  };
+  bus: Pick<EventBus, 'publish'>;
+  clock: Clock;
+  startedAt: number;
+  heartbeatTimeoutMs: number;
+  /** First retry delay of a failed restart/shutdown; doubles per attempt. */
+  retryBaseMs: number;
+  runTimeoutMs: number;
+}
+
+export function nodeLoop(deps: NodeLoopDeps): Reconciler<NodeObserved, NodePlan> {
+  return {
+    name: 'node',
+    kind: Kind.Node,
+    dependsOn: [],
+    observe: (id) => observe(deps, id),
+    plan: planNode,
+    apply: (o, plan) => apply(deps, o, plan),
+  };
+}
+
+async function observe(deps: NodeLoopDeps, id: string): Promise<NodeObserved | undefined> {
+  const node = await deps.store.get<NodeSpec, NodeStatusFields>(Kind.Node, id);
+  if (!node) return undefined;
+  const obs = deps.fleet.observe(id);
+  const ids = new Set(node.status.diskIds ?? []);
+  for (const d of obs.report?.disks ?? []) ids.add(diskIdFor(id, d.serial));
+  const disks = new Map<string, Doc<DiskSpec, DiskStatusFields> | undefined>();
+  for (const diskId of ids) disks.set(diskId, await deps.store.get<DiskSpec, DiskStatusFields>(Kind.Disk, diskId));
+  const [restart, shutdown] = await Promise.all([
+    deps.tasks.latestFor(Kind.Node, id, NodeTask.restart),
+    deps.tasks.latestFor(Kind.Node, id, NodeTask.shutdown),
+  ]);
+  return {
+    node,
+    obs,
+    disks,
+    runs: { restart: runView(restart), shutdown: runView(shutdown) },
+    now: deps.clock.now(),
+    nowIso: deps.clock.iso(),
+    startedAt: deps.startedAt,
+    heartbeatTimeoutMs: deps.heartbeatTimeoutMs,
+    retryBaseMs: deps.retryBaseMs,
+  };
+}
+
+function runView(run: TaskRun | undefined): RunView | null {
+  if (!run) return null;
+  const { args } = run.spec;
+  return {
+    id: run.id,
+    state: run.status.state,
+    attempt: run.spec.attempt,
+    request: typeof args.request === 'number' ? args.request : -1,
+    bootId: typeof args.bootId === 'string' ? args.bootId : null,
+    completedAt: run.status.completedAt ? Date.parse(run.status.completedAt) : null,
+  };
+}
+
+async function apply(deps: NodeLoopDeps, o: NodeObserved, plan: NodePlan): Promise<Result> {
+  const { node } = o;
+  try {
+    for (const w of plan.disks) await writeDisk(deps.store, node, w, o.disks.get(w.id)?.metadata.resourceVersion);
+  } catch (err) {
+    if (err instanceof ConflictError) return requeueAfter(0);
+    throw err;
+  }
+  if (plan.run) {
+    await deps.tasks.start({
+      taskName: plan.run.taskName,
+      target: { kind: Kind.Node, id: node.id, generation: node.metadata.generation },
+      node: { id: node.id, hostname: node.spec.hostname },
+      args: { request: plan.run.request, bootId: plan.run.bootId },
+      attempt: plan.run.attempt,
+      timeoutMs: deps.runTimeoutMs,
+    });
+  }
+  try {
+    await deps.store.updateStatus(Kind.Node, node.id, plan.status, { resourceVersion: node.metadata.resourceVersion });
+  } catch (err) {
+    // The node changed while we looked: look again with what is there now.
+    if (err instanceof ConflictError) return requeueAfter(0);
+    throw err;
+  }
+  if (changedForOperators(node.status, plan.status)) {
+    deps.bus.publish('node.state.changed', { nodeId: node.id, status: plan.status.phase ?? 'discovered' });
+  }
+  if (plan.blocked) return blocked(plan.blocked.reason, plan.blocked.message, plan.requeueAfterMs ?? deps.heartbeatTimeoutMs);
+  return plan.requeueAfterMs !== null ? requeueAfter(plan.requeueAfterMs) : done();
+}
+
+function changedForOperators(before: NodeStatusFields, after: NodeStatusFields): boolean {
+  if (before.phase !== after.phase) return true;
+  const a = before.daemons ?? {};
+  const b = after.daemons ?? {};
+  return a.mon !== b.mon || a.mgr !== b.mgr || a.mds !== b.mds || a.rgw !== b.rgw;
+}
+
+/** Status is merged over what was observed, so the write is CAS on that observation: another
+ * loop's field written meanwhile is never overwritten with an old value. */
+async function writeDisk(store: Store, node: Doc<NodeSpec, NodeStatusFields>, w: DiskWrite, rv: number | undefined): Promise<void> {
+  if (w.create) {
+    try {
+      await store.create({ kind: Kind.Disk, id: w.id, name: `${node.spec.hostname}/${w.create.serial}`, spec: w.create, status: w.status });
+      return;
+    } catch (err) {
+      if (!(err instanceof ConflictError)) throw err;
+    }
+  }
+  await store.updateStatus(Kind.Disk, w.id, w.status, rv === undefined ? {} : { resourceVersion: rv });
+}

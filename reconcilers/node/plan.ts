@@ -1,0 +1,262 @@
+// The node loop's pure half: from a node's desired state and what its agent, its boots and
+// its runs say, decide its status and the one next step. No I/O, no clock: `now` is input.
+import type { Doc } from '../../src/model/document.js';
+import type { Condition } from '../../src/model/conditions.js';
+import type { DiskSpec, DiskStatusFields, NodeSpec, NodeStatus, NodeStatusFields, RunState } from '../../src/model/kinds.js';
+import type { DiskReport, Observation } from '../../src/fleet/types.js';
+import { diskIdFor } from '../../src/model/ids.js';
+import { setCondition } from '../../src/runtime/conditions.js';
+
+export const NodeTask = { restart: 'node.restart', shutdown: 'node.shutdown' } as const;
+export type NodeTask = (typeof NodeTask)[keyof typeof NodeTask];
+
+export const MAX_ATTEMPTS = 3;
+
+/** The latest run of one node task, reduced to what the plan needs. */
+export interface RunView {
+  id: string;
+  state: RunState;
+  attempt: number;
+  /** The request counter value the run was started for. */
+  request: number;
+  /** The boot the node was in when the run started. */
+  bootId: string | null;
+  completedAt: number | null;
+}
+
+export interface NodeObserved {
+  node: Doc<NodeSpec, NodeStatusFields>;
+  obs: Observation;
+  disks: Map<string, Doc<DiskSpec, DiskStatusFields> | undefined>;
+  runs: { restart: RunView | null; shutdown: RunView | null };
+  now: number;
+  nowIso: string;
+  /** When this Quarry process started: agents get one heartbeat timeout to report again
+   * before their nodes are called offline, so a master restart does not flap the fleet. */
+  startedAt: number;
+  heartbeatTimeoutMs: number;
+  retryBaseMs: number;
+}
+
+export interface StartRun {
+  taskName: NodeTask;
+  request: number;
+  attempt: number;
+  bootId: string | null;
+}
+
+export interface DiskWrite {
+  id: string;
+  create: DiskSpec | null;
+  status: DiskStatusFields;
+}
+
+export interface NodePlan {
+  status: NodeStatusFields;
+  disks: DiskWrite[];
+  run: StartRun | null;
+  /** Look again after this long even if nothing wakes the loop (staleness, backoff). */
+  requeueAfterMs: number | null;
+  blocked: { reason: string; message: string } | null;
+}
+
+interface Decision {
+  phase: NodeStatus;
+  reason: string;
+  message: string;
+  run?: StartRun;
+  requeueAfterMs?: number;
+  blocked?: { reason: string; message: string };
+  ack?: Partial<Pick<NodeStatusFields, 'observedRestartGeneration' | 'observedShutdownGeneration'>>;
+}
+
+export function planNode(o: NodeObserved): NodePlan {
+  const d = decide(o);
+  const status = buildStatus(o, d);
+  return {
+    status,
+    disks: planDisks(o),
+    run: d.run ?? null,
+    requeueAfterMs: d.requeueAfterMs ?? untilStale(o),
+    blocked: d.blocked ?? null,
+  };
+}
+
+/** When the node would turn stale if no report came: the loop must look again then. */
+function untilStale(o: NodeObserved): number | null {
+  const last = o.obs.lastReportAt ?? (o.node.status.phase ? o.startedAt : null);
+  if (last === null) return null;
+  const left = last + o.heartbeatTimeoutMs - o.now;
+  return left >= 0 ? left + 1 : null;
+}
+
+export function isFresh(o: Pick<NodeObserved, 'obs' | 'now' | 'heartbeatTimeoutMs'>): boolean {
+  return o.obs.lastReportAt !== null && o.now - o.obs.lastReportAt <= o.heartbeatTimeoutMs;
+}
+
+function decide(o: NodeObserved): Decision {
+  const { spec, status } = o.node;
+  if (spec.shutdownGeneration > (status.observedShutdownGeneration ?? 0)) {
+    const d = request(o, NodeTask.shutdown, spec.shutdownGeneration);
+    // A restart asked for before the shutdown is moot once the node is off.
+    return d.ack ? { ...d, ack: { ...d.ack, observedRestartGeneration: spec.restartGeneration } } : d;
+  }
+  if (spec.restartGeneration > (status.observedRestartGeneration ?? 0)) {
+    const d = request(o, NodeTask.restart, spec.restartGeneration);
+    if (!d.ack) return d;
+    return { ...steady(o), ack: d.ack };
+  }
+  return steady(o);
+}
+
+/** The phase when no restart or shutdown is pending. */
+function steady(o: NodeObserved): Decision {
+  const lastPxe = lastBoot(o.obs, 'pxe');
+  const reportedSinceBoot = o.obs.lastReportAt !== null && (lastPxe === null || o.obs.lastReportAt >= lastPxe);
+  if (lastPxe !== null && !reportedSinceBoot) {
+    const imageFetched = (lastBoot(o.obs, 'image') ?? -1) >= lastPxe;
+    const firstInstall = o.node.status.phase === undefined || o.node.status.phase === 'discovered';
+    if (firstInstall && !imageFetched) {
+      return { phase: 'discovered', reason: 'NetworkBooted', message: 'seen at network boot; waiting for it to fetch its image' };
+    }
+    return { phase: 'booting', reason: 'Booting', message: 'booting its image; waiting for the agent to report' };
+  }
+  // Checked before freshness: the agent may still report for a moment after it acknowledged.
+  if (poweredOff(o)) return { phase: 'offline', reason: 'PoweredOff', message: 'shut down on request' };
+  if (isFresh(o)) return { phase: 'active', reason: 'AgentReporting', message: 'the agent reports' };
+  const cur = o.node.status.phase;
+  if (o.obs.lastReportAt === null && cur && cur !== 'discovered' && o.now - o.startedAt <= o.heartbeatTimeoutMs) {
+    return { phase: cur, reason: 'AwaitingReport', message: 'Quarry restarted; waiting for the agent to report again' };
+  }
+  if (o.obs.lastReportAt === null && (o.node.status.phase === undefined || o.node.status.phase === 'discovered')) {
+    return { phase: 'discovered', reason: 'Registered', message: 'registered; waiting for it to network-boot' };
+  }
+  return { phase: 'offline', reason: 'AgentSilent', message: `no agent report for more than ${o.heartbeatTimeoutMs} ms` };
+}
+
+/** Shut down on request and not booted since: the agent's last words came from the boot the
+ * shutdown was sent to. */
+function poweredOff(o: NodeObserved): boolean {
+  const sd = o.runs.shutdown;
+  if (!sd || sd.state !== 'completed' || sd.request > (o.node.status.observedShutdownGeneration ?? 0)) return false;
+  return !o.obs.report || o.obs.report.bootId === sd.bootId;
+}
+
+function request(o: NodeObserved, task: NodeTask, gen: number): Decision {
+  const busy: NodeStatus = task === NodeTask.restart ? 'rebooting' : 'shutting-down';
+  const verb = task === NodeTask.restart ? 'restart' : 'shutdown';
+  const r = task === NodeTask.restart ? o.runs.restart : o.runs.shutdown;
+  const run = r && r.request === gen ? r : null;
+  if (run && (run.state === 'pending' || run.state === 'running')) {
+    return { phase: busy, reason: 'RunInProgress', message: `${verb} run ${run.id} is ${run.state}` };
+  }
+  if (run && run.state === 'completed') return confirm(o, task, gen, run, busy);
+  if (!isFresh(o)) {
+    const blocked = { reason: 'NodeOffline', message: `${verb} requested but the node is offline; nothing is done to it until it reports again` };
+    return { ...steady(o), blocked };
+  }
+  const attempt = run ? run.attempt + 1 : 1;
+  if (run && run.attempt >= MAX_ATTEMPTS) {
+    return { phase: 'error', reason: `${cap(verb)}Failed`, message: `${verb} failed ${run.attempt} times; request it again to retry` };
+  }
+  if (run && run.completedAt !== null) {
+    const due = run.completedAt + o.retryBaseMs * 2 ** (run.attempt - 1);
+    if (o.now < due) return { phase: busy, reason: 'RetryBackoff', message: `${verb} failed; retrying`, requeueAfterMs: due - o.now };
+  }
+  return {
+    phase: busy,
+    reason: 'RunStarted',
+    message: `${verb} requested`,
+    run: { taskName: task, request: gen, attempt, bootId: o.obs.report?.bootId ?? null },
+  };
+}
+
+/** A completed run means the command was accepted; the node has restarted only when its
+ * agent reports from a new boot, and is off only when it falls silent. */
+function confirm(o: NodeObserved, task: NodeTask, gen: number, run: RunView, busy: NodeStatus): Decision {
+  const report = o.obs.report;
+  if (task === NodeTask.restart) {
+    if (isFresh(o) && report && report.bootId !== run.bootId) {
+      return { phase: 'active', reason: 'Restarted', message: 'restarted', ack: { observedRestartGeneration: gen } };
+    }
+    return { phase: busy, reason: 'WaitingForAgent', message: 'restart sent; waiting for the agent to report from the new boot', requeueAfterMs: o.heartbeatTimeoutMs };
+  }
+  if (isFresh(o) && (o.obs.lastReportAt ?? 0) > (run.completedAt ?? 0) && report?.bootId === run.bootId) {
+    return { phase: busy, reason: 'WaitingForPowerOff', message: 'shutdown sent; the agent still reports', requeueAfterMs: o.heartbeatTimeoutMs };
+  }
+  return { phase: 'offline', reason: 'PoweredOff', message: 'shut down on request', ack: { observedShutdownGeneration: gen } };
+}
+
+function buildStatus(o: NodeObserved, d: Decision): NodeStatusFields {
+  const cur = o.node.status;
+  const gen = o.node.metadata.generation;
+  let conditions: Condition[] = cur.conditions ?? [];
+  const set = (type: string, on: boolean, reason: string, message: string) => {
+    conditions = setCondition(conditions, { type, status: on ? 'True' : 'False', reason, message }, gen, o.nowIso);
+  };
+  set('Ready', d.phase === 'active', d.reason, d.message);
+  const moving = d.phase === 'discovered' || d.phase === 'booting' || d.phase === 'rebooting' || d.phase === 'shutting-down';
+  set('Progressing', moving, moving ? d.reason : 'Idle', moving ? d.message : '');
+  set('Blocked', d.blocked !== undefined, d.blocked?.reason ?? 'NotBlocked', d.blocked?.message ?? '');
+  set('Degraded', d.phase === 'error', d.phase === 'error' ? d.reason : 'Healthy', d.phase === 'error' ? d.message : '');
+  const report = o.obs.report;
+  const next: NodeStatusFields = {
+    ...cur,
+    ...d.ack,
+    phase: d.phase,
+    conditions,
+    observedGeneration: gen,
+    diskIds: diskIdsOf(o),
+  };
+  if (report) {
+    next.ip = report.ip;
+    next.bootId = report.bootId;
+    next.daemons = { mon: report.daemons.mon, mgr: report.daemons.mgr, mds: report.daemons.mds, rgw: report.daemons.rgw };
+  }
+  return next;
+}
+
+function diskIdsOf(o: NodeObserved): string[] {
+  const ids = new Set(o.node.status.diskIds ?? []);
+  for (const d of o.obs.report?.disks ?? []) ids.add(diskIdFor(o.node.id, d.serial));
+  return [...ids].sort();
+}
+
+function planDisks(o: NodeObserved): DiskWrite[] {
+  const report = o.obs.report;
+  if (!report) return [];
+  const seen = new Map(report.disks.map((d) => [diskIdFor(o.node.id, d.serial), d] as const));
+  const writes: DiskWrite[] = [];
+  for (const id of diskIdsOf(o)) {
+    const doc = o.disks.get(id);
+    const hw = seen.get(id);
+    const status: DiskStatusFields = hw ? { ...doc?.status, ...hardware(hw), present: true } : { ...doc?.status, present: false };
+    const create = doc ? null : hw ? { nodeId: o.node.id, serial: hw.serial, osd: false, wipeGeneration: 0 } : null;
+    if (!doc && !create) continue;
+    writes.push({ id, create, status });
+  }
+  return writes;
+}
+
+function hardware(d: DiskReport): DiskStatusFields {
+  return {
+    devicePath: d.devicePath,
+    capacityBytes: d.sizeBytes,
+    rotational: d.rotational,
+    interface: d.interface,
+    model: d.model,
+    vendor: d.vendor,
+    isSystem: d.isSystem,
+    hasFilesystem: d.hasFilesystem,
+  };
+}
+
+function lastBoot(obs: Observation, stage: 'pxe' | 'image'): number | null {
+  for (let i = obs.boots.length - 1; i >= 0; i--) {
+    const b = obs.boots[i];
+    if (b && b.stage === stage) return b.at;
+  }
+  return null;
+}
+
+const cap = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);

@@ -1,0 +1,65 @@
+// Configuration is read once, validated, and passed down frozen; nothing else reads env.
+import { resolve } from 'node:path';
+import { InputError } from './errors.js';
+
+export interface Config {
+  port: number;
+  host: string;
+  stateDir: string;
+  specsDir: string;
+  adminPassword: string | null;
+  driver: 'lab' | 'real';
+  labNodes: number;
+  imageRegistry: string | null;
+  /** How long without an agent report before a node is offline. */
+  heartbeatTimeoutMs: number;
+  /** Every loop looks at every object this often, whatever the watches said. */
+  resyncMs: number;
+  reconcileConcurrency: number;
+}
+
+type Env = Record<string, string | undefined>;
+
+function int(env: Env, name: string, dflt: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return dflt;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new InputError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`, [
+      { path: `/env/${name}`, message: `must be an integer from ${min} to ${max}` },
+    ]);
+  }
+  return n;
+}
+
+/** Flags mirror the variables: --port 9000 is PORT=9000, --lab-nodes 3 is LAB_NODES=3. */
+export function envFromArgs(argv: string[], env: Env): Env {
+  const out: Env = { ...env };
+  for (let i = 0; i < argv.length; i++) {
+    const m = /^--([a-z][a-z-]*)(?:=(.*))?$/.exec(argv[i] ?? '');
+    if (!m || !m[1]) throw new InputError(`unknown argument "${argv[i]}"`);
+    const name = m[1].replace(/-/g, '_').toUpperCase();
+    out[name] = m[2] ?? argv[++i];
+  }
+  return out;
+}
+
+export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonly<Config> {
+  const driver = env.DRIVER ?? 'lab';
+  if (driver !== 'lab' && driver !== 'real') {
+    throw new InputError(`DRIVER must be "lab" or "real", got "${driver}"`, [{ path: '/env/DRIVER', message: 'must be lab or real' }]);
+  }
+  return Object.freeze({
+    port: int(env, 'PORT', 8080, 0, 65535),
+    host: env.HOST || '0.0.0.0',
+    stateDir: resolve(cwd, env.STATE_DIR || './state'),
+    specsDir: resolve(cwd, env.SPECS_DIR || './specs'),
+    adminPassword: env.ADMIN_PASSWORD || null,
+    driver,
+    labNodes: int(env, 'LAB_NODES', 6, 0, 100_000),
+    imageRegistry: env.IMAGE_REGISTRY || null,
+    heartbeatTimeoutMs: int(env, 'HEARTBEAT_TIMEOUT_MS', 15_000, 10, 3_600_000),
+    resyncMs: int(env, 'RESYNC_MS', 300_000, 100, 86_400_000),
+    reconcileConcurrency: int(env, 'RECONCILE_CONCURRENCY', 16, 1, 1024),
+  });
+}

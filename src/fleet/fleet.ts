@@ -1,0 +1,57 @@
+// The master's memory of what agents and boots said. Heartbeats are frequent and carry
+// nothing new most of the time, so they update memory only; the node loop is woken when
+// something changed, and checks staleness itself on a timer.
+import { isDeepStrictEqual } from 'node:util';
+import type { Clock } from '../model/clock.js';
+import type { AgentReport, BootStage, Observation } from './types.js';
+
+const MAX_BOOTS_KEPT = 32;
+
+export class Fleet {
+  private readonly obs = new Map<string, Observation>();
+  private wake: (nodeId: string) => void = () => {};
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly heartbeatTimeoutMs: number,
+  ) {}
+
+  /** Called with a node id whenever its observation changed in a way a loop must see. */
+  onChange(fn: (nodeId: string) => void): void {
+    this.wake = fn;
+  }
+
+  observe(nodeId: string): Observation {
+    return this.obs.get(nodeId) ?? { lastReportAt: null, report: null, boots: [] };
+  }
+
+  recordBoot(nodeId: string, stage: BootStage['stage']): void {
+    const o = this.entry(nodeId);
+    o.boots.push({ at: this.clock.now(), stage });
+    if (o.boots.length > MAX_BOOTS_KEPT) o.boots.splice(0, o.boots.length - MAX_BOOTS_KEPT);
+    this.wake(nodeId);
+  }
+
+  report(nodeId: string, report: AgentReport): void {
+    const o = this.entry(nodeId);
+    const now = this.clock.now();
+    const wasStale = o.lastReportAt === null || now - o.lastReportAt > this.heartbeatTimeoutMs;
+    const changed = !isDeepStrictEqual(o.report, report);
+    o.lastReportAt = now;
+    if (changed) o.report = report;
+    if (changed || wasStale) this.wake(nodeId);
+  }
+
+  forget(nodeId: string): void {
+    this.obs.delete(nodeId);
+  }
+
+  private entry(nodeId: string): Observation {
+    let o = this.obs.get(nodeId);
+    if (!o) {
+      o = { lastReportAt: null, report: null, boots: [] };
+      this.obs.set(nodeId, o);
+    }
+    return o;
+  }
+}

@@ -1,0 +1,60 @@
+// The master's side of the conversation with machines and their agents. The lab's simulated
+// machines call it in-process; the HTTP boot and agent endpoints call the same methods, so
+// both paths share every rule.
+import { NotFoundError } from '../errors.js';
+import { Kind, type NodeSpec, type NodeStatusFields } from '../model/kinds.js';
+import type { Store } from '../store/types.js';
+import type { AgentResult, LogLine, TaskRun } from '../tasks/types.js';
+import { discoverNode } from './discovery.js';
+import type { Fleet } from './fleet.js';
+import type { BootAnswer, ClaimedRun, MasterLink } from './protocol.js';
+import type { AgentReport } from './types.js';
+
+/** The node-level run queue as agents see it (TaskService provides it). */
+export interface AgentRuns {
+  claim(nodeId: string, waitMs: number, signal?: AbortSignal): Promise<TaskRun | null>;
+  appendLogs(nodeId: string, runId: string, lines: LogLine[]): Promise<void>;
+  finish(nodeId: string, runId: string, result: AgentResult): Promise<void>;
+}
+
+export class AgentGateway implements MasterLink {
+  constructor(
+    private readonly store: Store,
+    private readonly fleet: Fleet,
+    private readonly runs: AgentRuns,
+  ) {}
+
+  async pxeBoot(mac: string): Promise<BootAnswer> {
+    const { node } = await discoverNode(this.store, this.fleet, mac);
+    const status = node.status as NodeStatusFields;
+    // A node whose agent has reported once has an installed system to boot.
+    return { nodeId: node.id, hostname: node.spec.hostname, action: status.bootId ? 'local' : 'install' };
+  }
+
+  async fetchImage(nodeId: string): Promise<void> {
+    await this.mustExist(nodeId);
+    this.fleet.recordBoot(nodeId, 'image');
+  }
+
+  async report(nodeId: string, report: AgentReport): Promise<void> {
+    await this.mustExist(nodeId);
+    this.fleet.report(nodeId, report);
+  }
+
+  async claim(nodeId: string, waitMs: number, signal: AbortSignal): Promise<ClaimedRun | null> {
+    const run = await this.runs.claim(nodeId, waitMs, signal);
+    return run ? { id: run.id, taskName: run.spec.taskName, args: run.spec.args } : null;
+  }
+
+  log(nodeId: string, runId: string, lines: LogLine[]): Promise<void> {
+    return this.runs.appendLogs(nodeId, runId, lines);
+  }
+
+  finish(nodeId: string, runId: string, result: AgentResult): Promise<void> {
+    return this.runs.finish(nodeId, runId, result);
+  }
+
+  private async mustExist(nodeId: string): Promise<void> {
+    if (!(await this.store.get<NodeSpec>(Kind.Node, nodeId))) throw new NotFoundError(`no node ${nodeId}`);
+  }
+}

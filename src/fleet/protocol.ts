@@ -1,0 +1,28 @@
+// What a simulated machine can say to the master: the same conversation a real machine has
+// (network boot, image fetch, agent reports, claiming and finishing node-level runs). In the
+// lab it is wired in-process; the agent protocol over HTTP implements the same interface.
+import type { AgentReport } from './types.js';
+import type { AgentResult, LogLine } from '../tasks/types.js';
+
+export interface BootAnswer {
+  nodeId: string;
+  hostname: string;
+  /** install: fetch the image and install; local: boot what is on the system disk. */
+  action: 'install' | 'local';
+}
+
+export interface ClaimedRun {
+  id: string;
+  taskName: string;
+  args: Record<string, unknown>;
+}
+
+export interface MasterLink {
+  pxeBoot(mac: string): Promise<BootAnswer>;
+  fetchImage(nodeId: string): Promise<void>;
+  report(nodeId: string, report: AgentReport): Promise<void>;
+  /** Long-poll: the oldest pending run for the node, or null after waitMs. */
+  claim(nodeId: string, waitMs: number, signal: AbortSignal): Promise<ClaimedRun | null>;
+  log(nodeId: string, runId: string, lines: LogLine[]): Promise<void>;
+  finish(nodeId: string, runId: string, result: AgentResult): Promise<void>;
+}

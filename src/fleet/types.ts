@@ -1,0 +1,55 @@
+// What the agents on the nodes tell the master. This is observed state: kept in memory,
+// re-sent by every agent after a master restart, and projected into status by the node loop.
+
+export interface DiskReport {
+  serial: string;
+  devicePath: string;
+  sizeBytes: number;
+  rotational: boolean;
+  model: string;
+  vendor: string;
+  interface: string;
+  isSystem: boolean;
+  hasFilesystem: boolean;
+}
+
+export interface NicReport {
+  name: string;
+  mac: string;
+  ip: string;
+  connected: boolean;
+  mtu: number;
+}
+
+export interface DaemonReport {
+  mon: boolean;
+  mgr: boolean;
+  mds: boolean;
+  rgw: boolean;
+  osds: number[];
+}
+
+export interface AgentReport {
+  /** Changes on every boot of the machine; how a restart is confirmed. */
+  bootId: string;
+  hostname: string;
+  ip: string;
+  disks: DiskReport[];
+  nics: NicReport[];
+  daemons: DaemonReport;
+}
+
+export interface Observation {
+  /** Epoch ms of the last agent report, null when none since Quarry started. */
+  lastReportAt: number | null;
+  report: AgentReport | null;
+  /** The most recent network-boot stages seen (newest last, bounded). */
+  boots: BootStage[];
+}
+
+/** `pxe`: the machine asked for its iPXE script; `image`: it fetched its OS image or
+ * rendered templates, so the installer or OS is on its way up. */
+export interface BootStage {
+  at: number;
+  stage: 'pxe' | 'image';
+}

@@ -1,0 +1,145 @@
+// The koa application: one route table made of areas, one error mapper, one cross-site guard.
+// Other parts of Quarry add routes by passing areas; nothing else about the app changes.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Router from '@koa/router';
+import Koa, { type Middleware } from 'koa';
+import { HttpMethodEnum, koaBody } from 'koa-body';
+import { NotFoundError } from '../errors.js';
+import { systemClock, uuid, type Clock, type IdGen } from '../model/clock.js';
+import type { Config } from '../config.js';
+import type { Logger } from '../log.js';
+import type { Store } from '../store/types.js';
+import { Auth, type AuthOptions } from './auth/index.js';
+import { crossSiteGuard } from './csrf.js';
+import type { ApiInfo } from './openapi.js';
+import { MethodNotAllowedError, errorMiddleware } from './problem.js';
+import { compileRoute, toKoaPath, type AnyRoute, type RouteEnv } from './route.js';
+import { openApiRoutes } from './routes/openapi.js';
+import { sessionRoutes } from './routes/session.js';
+import { userRoutes } from './routes/users.js';
+import { createValidators } from './validation.js';
+
+/** What an area's routes may need besides the request: the handlers close over it. */
+export interface AreaContext {
+  auth: Auth;
+  store: Store;
+  logger: Logger;
+  clock: Clock;
+}
+
+export type RouteArea = readonly AnyRoute[] | ((ctx: AreaContext) => readonly AnyRoute[]);
+
+export interface HttpDeps {
+  store: Store;
+  config: Pick<Config, 'stateDir' | 'adminPassword'>;
+  logger: Logger;
+  clock?: Clock;
+  /** Reference ids of 500 answers. */
+  ids?: IdGen;
+  /** Routes of other areas (events, tasks, nodes, ...), mounted after users and sessions. */
+  areas?: RouteArea[];
+  auth?: Partial<AuthOptions>;
+  /** Where a generated first admin password is shown once; stdout by default. */
+  print?: (line: string) => void;
+  /** Believe X-Forwarded-For/-Proto (client address for throttling, Secure cookies). */
+  trustProxy?: boolean;
+  info?: ApiInfo;
+}
+
+export interface Listening {
+  server: Server;
+  port: number;
+  close(): Promise<void>;
+}
+
+export interface HttpApp {
+  app: Koa;
+  routes: readonly AnyRoute[];
+  auth: Auth;
+  listen(port: number, host: string): Promise<Listening>;
+}
+
+/** The contract's unauthenticated operations; a route table with another public route is refused. */
+export const PUBLIC_ROUTES = ['POST /user/login', 'POST /user/refresh', 'GET /boot/config', 'GET /boot/default', 'GET /templates/rendered/{}'];
+
+const routeKey = (r: AnyRoute): string => `${r.method} ${r.path.replace(/\{[^}]*\}/g, '{}')}`;
+
+function checkTable(routes: readonly AnyRoute[]): void {
+  const seen = new Set<string>();
+  for (const r of routes) {
+    const key = routeKey(r);
+    if (seen.has(key)) throw new Error(`route ${r.method} ${r.path} is declared twice`);
+    seen.add(key);
+    if (r.public && !PUBLIC_ROUTES.includes(key)) throw new Error(`route ${r.method} ${r.path} may not be public`);
+  }
+}
+
+/** After the router: a path no route knows is 404, a known path with another method is 405. */
+function fallback(router: Router): Middleware {
+  return async (ctx) => {
+    const allow = [...new Set(router.match(ctx.path, ctx.method).path.flatMap((layer) => layer.methods))];
+    if (allow.length) throw new MethodNotAllowedError(ctx.method, allow);
+    throw new NotFoundError(`no operation at ${ctx.method} ${ctx.path}`);
+  };
+}
+
+function bodyParsers(): Pick<RouteEnv, 'parseJson' | 'parseText'> {
+  const common = { multipart: false, urlencoded: false, patchNode: false, parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE] };
+  return {
+    parseJson: koaBody({ ...common, json: true, text: false, jsonLimit: 1024 * 1024, jsonStrict: true, jsonTypes: ['application/json', 'application/*+json'] }),
+    parseText: koaBody({ ...common, json: false, text: true, textLimit: 1024 * 1024, textTypes: ['text/plain'] }),
+  };
+}
+
+export async function createHttpApp(deps: HttpDeps): Promise<HttpApp> {
+  const clock = deps.clock ?? systemClock;
+  const { logger } = deps;
+  const auth = await Auth.open({
+    store: deps.store,
+    stateDir: deps.config.stateDir,
+    adminPassword: deps.config.adminPassword,
+    clock,
+    logger,
+    print: deps.print ?? ((line) => process.stdout.write(line)),
+    options: deps.auth,
+  });
+  const area: AreaContext = { auth, store: deps.store, logger, clock };
+  const info = deps.info ?? { title: 'Quarry', version: '0.1.0', description: 'Declarative provisioning and Ceph storage-cluster controller' };
+  const routes: AnyRoute[] = [];
+  routes.push(...sessionRoutes(auth), ...userRoutes(auth), ...openApiRoutes(() => routes, info));
+  for (const a of deps.areas ?? []) routes.push(...(typeof a === 'function' ? a(area) : a));
+  checkTable(routes);
+
+  const env: RouteEnv = { auth, validators: createValidators(), ...bodyParsers() };
+  // 'specificity': /images/downloaded wins over /images/{imageId}, whatever the order.
+  const router = new Router({ exclusive: 'specificity' });
+  for (const r of routes) router.register(toKoaPath(r.path), [r.method], compileRoute(r, env));
+
+  const app = new Koa({ proxy: deps.trustProxy ?? false });
+  app.on('error', (err: Error) => logger('warn', 'connection error', { error: err.message }));
+  app.use(errorMiddleware(logger, deps.ids ?? uuid));
+  app.use(async (ctx, next) => {
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    await next();
+  });
+  app.use(crossSiteGuard());
+  app.use(router.routes());
+  app.use(fallback(router));
+
+  return { app, routes, auth, listen: (port, host) => listen(app, port, host) };
+}
+
+async function listen(app: Koa, port: number, host: string): Promise<Listening> {
+  const server = createServer(app.callback());
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  const close = () =>
+    new Promise<void>((resolve, reject) => {
+      server.close((err) => (err ? reject(err) : resolve()));
+      server.closeAllConnections();
+    });
+  return { server, port: (server.address() as AddressInfo).port, close };
+}

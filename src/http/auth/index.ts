@@ -1,0 +1,133 @@
+// Sessions over cookies: login, refresh with rotation and replay detection, logout, and the
+// per-request check every non-public route runs.
+import type { Context } from 'koa';
+import { AuthError } from '../../errors.js';
+import type { Clock } from '../../model/clock.js';
+import type { Logger } from '../../log.js';
+import type { Store } from '../../store/types.js';
+import { ensureFirstAdmin } from './bootstrap.js';
+import { ACCESS_COOKIE, REFRESH_COOKIE, clearSessionCookies, readCookie, setSessionCookies } from './cookies.js';
+import { DEFAULT_LOGIN_LIMITS, LoginLimiter, type LoginLimits } from './rate-limit.js';
+import { OWASP_SCRYPT, PasswordHasher, type ScryptParams } from './passwords.js';
+import { loadSigningKey } from './secret-files.js';
+import { SessionRegistry } from './sessions.js';
+import { TokenService } from './tokens.js';
+import { UserDirectory, toPublic, type PublicUser, type UserDoc } from './users.js';
+
+export interface AuthOptions {
+  accessSeconds: number;
+  refreshSeconds: number;
+  scrypt: ScryptParams;
+  /** scrypt derivations allowed at once (each holds 128·N·r bytes). */
+  hashConcurrency: number;
+  loginLimits: LoginLimits;
+  tokenCacheSize: number;
+}
+
+export const DEFAULT_AUTH: AuthOptions = Object.freeze({
+  accessSeconds: 15 * 60,
+  refreshSeconds: 7 * 24 * 3600,
+  scrypt: OWASP_SCRYPT,
+  hashConcurrency: 2,
+  loginLimits: DEFAULT_LOGIN_LIMITS,
+  tokenCacheSize: 10_000,
+});
+
+export interface AuthDeps {
+  store: Store;
+  stateDir: string;
+  adminPassword: string | null;
+  clock: Clock;
+  logger: Logger;
+  print: (line: string) => void;
+  options?: Partial<AuthOptions>;
+}
+
+/** Who is calling: set on ctx.state.principal by the route layer for non-public routes. */
+export interface Principal {
+  user: PublicUser;
+  doc: UserDoc;
+  sessionId: string;
+}
+
+export class Auth {
+  private constructor(
+    readonly users: UserDirectory,
+    readonly sessions: SessionRegistry,
+    readonly tokens: TokenService,
+    readonly limiter: LoginLimiter,
+    readonly hasher: PasswordHasher,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Loads (or makes) the signing key, loads sessions, and creates the first admin if needed. */
+  static async open(deps: AuthDeps): Promise<Auth> {
+    const o = { ...DEFAULT_AUTH, ...deps.options };
+    const hasher = new PasswordHasher(o.scrypt, o.hashConcurrency);
+    const key = await loadSigningKey(deps.stateDir, deps.logger);
+    const users = new UserDirectory(deps.store, hasher);
+    const sessions = new SessionRegistry(deps.store, deps.clock, deps.logger, o.refreshSeconds);
+    await sessions.load();
+    await ensureFirstAdmin(users, { stateDir: deps.stateDir, adminPassword: deps.adminPassword, logger: deps.logger, print: deps.print });
+    await hasher.warm();
+    const tokens = new TokenService(key, deps.clock, { accessSeconds: o.accessSeconds, refreshSeconds: o.refreshSeconds }, o.tokenCacheSize);
+    return new Auth(users, sessions, tokens, new LoginLimiter(deps.clock, o.loginLimits), hasher, deps.clock);
+  }
+
+  get accessSeconds(): number {
+    return this.tokens.lifetimes.accessSeconds;
+  }
+
+  async authenticate(ctx: Context): Promise<Principal> {
+    const token = readCookie(ctx, ACCESS_COOKIE);
+    if (!token) throw new AuthError();
+    const claims = await this.tokens.verifyAccess(token);
+    if (!this.sessions.isActive(claims.sessionId, claims.userId)) throw new AuthError('session ended');
+    const doc = await this.users.get(claims.userId);
+    if (!doc) throw new AuthError();
+    return { user: toPublic(doc), doc, sessionId: claims.sessionId };
+  }
+
+  /** Same 401 for an unknown user and a wrong password; throttled per username and address. */
+  async login(ctx: Context, username: string, password: string): Promise<PublicUser> {
+    this.limiter.check(username, ctx.ip);
+    const doc = await this.users.authenticate(username, password);
+    if (!doc) {
+      this.limiter.fail(username, ctx.ip);
+      throw new AuthError('invalid username or password');
+    }
+    this.limiter.succeed(username);
+    if (this.hasher.outdated(doc.spec.passwordHash)) await this.users.update(doc.id, { newPassword: password });
+    const { sessionId, refreshJti } = await this.sessions.start(doc.id);
+    await this.issue(ctx, doc.id, sessionId, refreshJti);
+    return toPublic(doc);
+  }
+
+  async refresh(ctx: Context): Promise<{ accessToken: string; expiresIn: number }> {
+    const token = readCookie(ctx, REFRESH_COOKIE);
+    if (!token) throw new AuthError('no refresh token');
+    const claims = await this.tokens.verifyRefresh(token);
+    const jti = await this.sessions.rotate(claims.sessionId, claims.userId, claims.jti);
+    if (!(await this.users.get(claims.userId))) {
+      await this.sessions.revoke(claims.sessionId);
+      throw new AuthError();
+    }
+    const access = await this.issue(ctx, claims.userId, claims.sessionId, jti);
+    return { accessToken: access, expiresIn: this.accessSeconds };
+  }
+
+  async logout(ctx: Context, principal: Principal): Promise<void> {
+    await this.sessions.revoke(principal.sessionId);
+    clearSessionCookies(ctx);
+  }
+
+  private async issue(ctx: Context, userId: string, sessionId: string, refreshJti: string): Promise<string> {
+    const access = await this.tokens.signAccess(userId, sessionId);
+    const refresh = await this.tokens.signRefresh(userId, sessionId, refreshJti);
+    setSessionCookies(ctx, { access, refresh }, this.clock.now());
+    return access.token;
+  }
+}
+
+export { toPublic, type PublicUser, type UserDoc } from './users.js';
+export { MIN_PASSWORD_LENGTH } from './bootstrap.js';

@@ -1,0 +1,98 @@
+// The OpenAPI 3.1 document, made from the route table and nothing else: every route is in it,
+// and everything in it is a route.
+import { STATUS_CODES } from 'node:http';
+import type { JsonSchema } from '../model/schemas.js';
+import { paramsSchema, problemStatuses, type AnyRoute } from './route.js';
+import { PROBLEM_TYPE } from './problem.js';
+
+export interface ApiInfo {
+  title: string;
+  version: string;
+  description?: string;
+}
+
+const problemSchema: JsonSchema = {
+  type: 'object',
+  required: ['type', 'title', 'status', 'detail', 'code'],
+  properties: {
+    type: { type: 'string', description: 'urn:quarry:problem:<code in kebab case>' },
+    title: { type: 'string' },
+    status: { type: 'integer' },
+    detail: { type: 'string' },
+    code: { type: 'string', pattern: '^[A-Z][A-Z0-9_]*$' },
+    errors: {
+      type: 'array',
+      items: { type: 'object', required: ['path', 'message'], properties: { path: { type: 'string' }, message: { type: 'string' } } },
+    },
+  },
+};
+
+const responseName = (status: number): string => (STATUS_CODES[status] ?? `Status${status}`).replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase()).replace(/^./, (c) => c.toUpperCase());
+
+function problemResponse(status: number): Record<string, unknown> {
+  const headers = status === 429 ? { 'Retry-After': { description: 'seconds to wait', schema: { type: 'integer', minimum: 1 } } } : undefined;
+  return { description: STATUS_CODES[status] ?? 'Error', ...(headers ? { headers } : {}), content: { [PROBLEM_TYPE]: { schema: { $ref: '#/components/schemas/Problem' } } } };
+}
+
+function parameters(def: AnyRoute): Array<Record<string, unknown>> {
+  const list = (schema: JsonSchema | undefined, where: 'path' | 'query') => {
+    const props = (schema?.properties ?? {}) as Record<string, JsonSchema>;
+    const required = (schema?.required ?? []) as string[];
+    return Object.entries(props).map(([name, s]) => ({ name, in: where, required: where === 'path' || required.includes(name), schema: s }));
+  };
+  return [...list(paramsSchema(def), 'path'), ...list(def.query, 'query')];
+}
+
+function requestBody(def: AnyRoute): Record<string, unknown> | undefined {
+  if (def.bodyType === 'text') return { required: true, content: { 'text/plain': { schema: def.body ?? { type: 'string' } } } };
+  if (!def.body) return undefined;
+  const required = Array.isArray(def.body.required) && def.body.required.length > 0;
+  return { required, content: { 'application/json': { schema: def.body } } };
+}
+
+function operationId(def: AnyRoute): string {
+  const words = def.path.split('/').filter(Boolean).map((seg) => seg.replace(/^\{(.*)\}$/, 'by-$1'));
+  return [def.method.toLowerCase(), ...words.flatMap((w) => w.split(/[^A-Za-z0-9]+/))].map((w, i) => (i === 0 ? w : w.charAt(0).toUpperCase() + w.slice(1))).join('');
+}
+
+function operation(def: AnyRoute): Record<string, unknown> {
+  const { response } = def;
+  const contentType = response.contentType ?? 'application/json';
+  const ok = { description: response.description, ...(response.schema ? { content: { [contentType]: { schema: response.schema } } } : {}) };
+  const responses: Record<string, unknown> = { [String(response.status ?? 200)]: ok };
+  for (const s of problemStatuses(def)) responses[String(s)] = { $ref: `#/components/responses/${responseName(s)}` };
+  const params = parameters(def);
+  const body = requestBody(def);
+  return {
+    operationId: operationId(def),
+    summary: def.summary,
+    ...(def.tags ? { tags: def.tags } : {}),
+    security: def.public ? [] : [{ sessionCookie: [] }],
+    ...(def.admin ? { description: 'Admins only.' } : {}),
+    ...(params.length ? { parameters: params } : {}),
+    ...(body ? { requestBody: body } : {}),
+    responses,
+  };
+}
+
+export function buildOpenApi(routes: readonly AnyRoute[], info: ApiInfo): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  const statuses = new Set<number>();
+  for (const def of routes) {
+    (paths[def.path] ??= {})[def.method.toLowerCase()] = operation(def);
+    problemStatuses(def).forEach((s) => statuses.add(s));
+  }
+  const responses = Object.fromEntries([...statuses].sort().map((s) => [responseName(s), problemResponse(s)]));
+  return {
+    openapi: '3.1.0',
+    info,
+    paths,
+    components: {
+      schemas: { Problem: problemSchema },
+      responses,
+      securitySchemes: {
+        sessionCookie: { type: 'apiKey', in: 'cookie', name: 'access_token', description: 'Set by POST /user/login; renewed by POST /user/refresh.' },
+      },
+    },
+  };
+}

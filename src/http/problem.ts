@@ -1,0 +1,89 @@
+// Every error leaves as RFC 9457 problem details. Quarry's error classes carry their status and
+// code; the parsers' own errors (http-errors from raw-body and co-body) are translated; anything
+// else is a 500 whose detail says nothing but a reference to the server log line, because a
+// message may hold paths, command lines or a stack.
+import { STATUS_CODES } from 'node:http';
+import type { Context, Middleware } from 'koa';
+import { InputError, QuarryError, RateLimitedError, type FieldError } from '../errors.js';
+import type { IdGen } from '../model/clock.js';
+import type { Logger } from '../log.js';
+
+export const PROBLEM_TYPE = 'application/problem+json';
+
+export class UnsupportedMediaTypeError extends QuarryError {
+  constructor(expected: string) {
+    super(`this operation takes ${expected}`, 415, 'UNSUPPORTED_MEDIA_TYPE');
+  }
+}
+
+export class MethodNotAllowedError extends QuarryError {
+  constructor(
+    method: string,
+    readonly allow: string[],
+  ) {
+    super(`${method} is not allowed here; allowed: ${allow.join(', ')}`, 405, 'METHOD_NOT_ALLOWED');
+  }
+}
+
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: string;
+  errors?: FieldError[];
+}
+
+const problemType = (code: string): string => `urn:quarry:problem:${code.toLowerCase().replace(/_/g, '-')}`;
+
+export function problem(status: number, code: string, detail: string, errors?: FieldError[]): Problem {
+  return { type: problemType(code), title: STATUS_CODES[status] ?? 'Error', status, detail, code, ...(errors ? { errors } : {}) };
+}
+
+/** The parsers throw http-errors: `{ status, expose, type }`. Their messages are not shown. */
+function fromParser(err: { status: number; type?: unknown }): QuarryError {
+  if (err.status === 413) return new QuarryError('request body is larger than 1 MiB', 413, 'PAYLOAD_TOO_LARGE');
+  if (err.status === 415) return new UnsupportedMediaTypeError('a supported encoding and charset');
+  if (err.status === 400) return new InputError('request body is not valid JSON', [{ path: '/body', message: 'malformed JSON' }]);
+  return new QuarryError(STATUS_CODES[err.status] ?? 'bad request', err.status, 'BAD_REQUEST');
+}
+
+const isParserError = (err: unknown): err is { status: number; expose: boolean } => {
+  const e = err as { status?: unknown; expose?: unknown } | null;
+  return typeof e?.status === 'number' && e.status >= 400 && e.status < 500 && e.expose === true && !(err instanceof QuarryError);
+};
+
+/** The client-facing form of an error, or null when it must be hidden (5xx). */
+export function classify(err: unknown): QuarryError | null {
+  const known = err instanceof QuarryError ? err : isParserError(err) ? fromParser(err) : null;
+  return known && known.status < 500 ? known : null;
+}
+
+function respond(ctx: Context, body: Problem): void {
+  ctx.status = body.status;
+  ctx.body = JSON.stringify(body);
+  ctx.type = PROBLEM_TYPE;
+}
+
+export function errorMiddleware(logger: Logger, ids: IdGen): Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+    } catch (err) {
+      const known = classify(err);
+      if (ctx.headerSent) {
+        logger('warn', 'error after the response started', { method: ctx.method, route: ctx.path, error: (err as Error)?.message });
+        return;
+      }
+      if (known) {
+        if (known instanceof RateLimitedError) ctx.set('Retry-After', String(known.retryAfterSeconds));
+        if (known instanceof MethodNotAllowedError) ctx.set('Allow', known.allow.join(', '));
+        respond(ctx, problem(known.status, known.code, known.message, known instanceof InputError ? known.errors : undefined));
+        return;
+      }
+      const reference = ids();
+      logger('error', 'request failed', { method: ctx.method, route: ctx.path, reference, error: String((err as Error)?.message ?? err), stack: (err as Error)?.stack });
+      respond(ctx, problem(500, 'INTERNAL', `internal error; the server log has the details under reference ${reference}`));
+    }
+  };
+}

@@ -1,0 +1,128 @@
+// The route table's vocabulary. A route is data: method, path, who may call it, the JSON
+// Schemas of its params, query and body, and its response. The same objects are mounted on the
+// router (auth → role → content type → parse → validate → handler) and turned into the OpenAPI
+// document, so what is documented is what is enforced.
+import type { Context, Middleware } from 'koa';
+import { ForbiddenError } from '../errors.js';
+import type { JsonSchema } from '../model/schemas.js';
+import type { Auth, Principal } from './auth/index.js';
+import { UnsupportedMediaTypeError } from './problem.js';
+import { NO_BODY, RequestValidator, type Validators } from './validation.js';
+
+export const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+export type HttpMethod = (typeof METHODS)[number];
+
+export interface ResponseSpec {
+  /** Default 200. */
+  status?: number;
+  description: string;
+  /** Omitted for bodies that are not JSON (streams, text). */
+  schema?: JsonSchema;
+  /** Default application/json. */
+  contentType?: string;
+}
+
+export interface RouteRequest<B, Q, P> {
+  body: B;
+  query: Q;
+  params: P;
+  /** Null only on public routes. */
+  principal: Principal | null;
+  /** For what JSON in and out does not cover: cookies, streams (SSE), text bodies. */
+  ctx: Context;
+}
+
+export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
+  method: HttpMethod;
+  /** OpenAPI style: /users/{userId}. */
+  path: string;
+  summary: string;
+  tags?: string[];
+  /** Callable without session cookies. Only the five routes of the contract may say so. */
+  public?: boolean;
+  /** Only users with isAdmin; others get 403. */
+  admin?: boolean;
+  /** Schema of the body; a route without one accepts no body (or an empty JSON object). */
+  body?: JsonSchema;
+  /** Default json. text routes get the raw string (text/plain, 1 MiB). */
+  bodyType?: 'json' | 'text';
+  query?: JsonSchema;
+  /** Defaults to "each {name} of the path is a string". */
+  params?: JsonSchema;
+  response: ResponseSpec;
+  /** Problem statuses the handler itself may answer, beyond those the layer adds. */
+  errors?: number[];
+  /** Returns the JSON body, or undefined when it has answered through ctx itself. */
+  handler(req: RouteRequest<B, Q, P>): unknown;
+}
+
+// Handlers are methods, so their parameter is checked bivariantly and any RouteDef fits here.
+export type AnyRoute = RouteDef<unknown, unknown, unknown>;
+
+/** Identity, for inference: `route<Body, Query, Params>({ ... })`. */
+export const route = <B = Record<string, never>, Q = Record<string, never>, P = Record<string, string>>(def: RouteDef<B, Q, P>): RouteDef<B, Q, P> => def;
+
+export const pathParams = (path: string): string[] => [...path.matchAll(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g)].map((m) => m[1] ?? '');
+export const toKoaPath = (path: string): string => path.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, ':$1');
+export const takesBody = (method: HttpMethod): boolean => method !== 'GET';
+
+export function paramsSchema(def: AnyRoute): JsonSchema | undefined {
+  const names = pathParams(def.path);
+  if (def.params) return def.params;
+  if (names.length === 0) return undefined;
+  return { type: 'object', required: names, additionalProperties: false, properties: Object.fromEntries(names.map((n) => [n, { type: 'string', minLength: 1 }])) };
+}
+
+/** Every problem status a route can answer, for its OpenAPI entry. */
+export function problemStatuses(def: AnyRoute): number[] {
+  const s = new Set<number>([500, ...(def.errors ?? [])]);
+  if (def.body || def.query || pathParams(def.path).length || takesBody(def.method)) s.add(400);
+  if (!def.public) s.add(401);
+  if (def.admin || takesBody(def.method)) s.add(403); // state-changing requests: cross-site refusal
+  if (pathParams(def.path).length) s.add(404);
+  if (takesBody(def.method)) [413, 415].forEach((x) => s.add(x));
+  return [...s].sort((a, b) => a - b);
+}
+
+export interface RouteEnv {
+  auth: Auth;
+  validators: Validators;
+  parseJson: Middleware;
+  parseText: Middleware;
+}
+
+function hasBody(ctx: Context): boolean {
+  return (ctx.request.length ?? 0) > 0 || ctx.get('Transfer-Encoding') !== '';
+}
+
+/** Content type first (415), then parse (413 over 1 MiB, 400 for malformed JSON). */
+async function readBody(ctx: Context, def: AnyRoute, env: RouteEnv): Promise<unknown> {
+  const text = def.bodyType === 'text';
+  if (!takesBody(def.method) || !hasBody(ctx)) return text ? '' : {};
+  const ok = text ? ctx.request.is('text/plain') : ctx.request.is('application/json', 'application/*+json');
+  if (!ok) throw new UnsupportedMediaTypeError(text ? 'text/plain' : 'application/json');
+  await (text ? env.parseText : env.parseJson)(ctx, async () => undefined);
+  return (ctx.request as { body?: unknown }).body;
+}
+
+export function compileRoute(def: AnyRoute, env: RouteEnv): Middleware {
+  const validator = new RequestValidator({ params: paramsSchema(def), query: def.query ?? { type: 'object', additionalProperties: false, properties: {} }, body: def.body ?? (def.bodyType === 'text' ? undefined : NO_BODY) }, env.validators);
+  const status = def.response.status ?? 200;
+  return async (ctx) => {
+    let principal: Principal | null = null;
+    if (!def.public) {
+      principal = await env.auth.authenticate(ctx);
+      ctx.state.principal = principal;
+      ctx.set('Cache-Control', 'no-store');
+      if (def.admin && !principal.user.isAdmin) throw new ForbiddenError('this operation needs an admin');
+    }
+    const body = await readBody(ctx, def, env);
+    const values = { params: { ...(ctx as { params?: Record<string, string> }).params }, query: { ...ctx.query }, body };
+    validator.check(values);
+    const result = await def.handler({ ...values, principal, ctx });
+    if (result !== undefined) {
+      ctx.status = status;
+      ctx.body = result;
+    }
+  };
+}

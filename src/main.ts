@@ -1,0 +1,133 @@
+// The composition root: config → store → tasks → fleet → runtime → loops → lab. The only
+// module that knows every other; everything below it gets what it needs passed in.
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { envFromArgs, loadConfig, type Config } from './config.js';
+import { createLogger, type Logger } from './log.js';
+import { systemClock, uuid, type Clock } from './model/clock.js';
+import { openEmbeddedStore } from './store/index.js';
+import type { Store } from './store/types.js';
+import { EventBus } from './tasks/bus.js';
+import { FileLogStore } from './tasks/file-logs.js';
+import type { LogStore } from './tasks/logs.js';
+import { TaskService } from './tasks/service.js';
+import { ZxRunner } from './exec/zx-runner.js';
+import { Fleet } from './fleet/fleet.js';
+import { AgentGateway } from './fleet/gateway.js';
+import { Manager } from './runtime/manager.js';
+import { nodeLoop } from '../reconcilers/node/loop.js';
+import { Lab, type LabOptions } from './sim/lab.js';
+
+export interface QuarryOptions {
+  config: Readonly<Config>;
+  log?: Logger;
+  clock?: Clock;
+  /** Tests pass an in-memory store; by default the embedded store under STATE_DIR. */
+  store?: Store;
+  logs?: LogStore;
+  lab?: Partial<LabOptions>;
+  /** First retry delay of failed node-level runs. */
+  retryBaseMs?: number;
+  runTimeoutMs?: number;
+}
+
+export interface Quarry {
+  config: Readonly<Config>;
+  store: Store;
+  bus: EventBus;
+  tasks: TaskService;
+  fleet: Fleet;
+  gateway: AgentGateway;
+  manager: Manager;
+  lab: Lab | null;
+  stop(): Promise<void>;
+}
+
+export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
+  const { config } = opts;
+  const log = opts.log ?? createLogger();
+  const clock = opts.clock ?? systemClock;
+  await mkdir(config.stateDir, { recursive: true, mode: 0o700 });
+  const store = opts.store ?? (await openEmbeddedStore(join(config.stateDir, 'store')));
+  const bus = new EventBus();
+  const logs = opts.logs ?? new FileLogStore({ dir: join(config.stateDir, 'runs') });
+  const tasks = new TaskService({
+    store,
+    bus,
+    logs,
+    runner: new ZxRunner(),
+    clock,
+    ids: uuid,
+    defaultTimeoutMs: opts.runTimeoutMs ?? 10 * 60_000,
+    onError: (err, runId) => log('error', 'task run bookkeeping failed', { runId, error: String(err) }),
+  });
+  const interrupted = await tasks.recover();
+  const fleet = new Fleet(clock, config.heartbeatTimeoutMs);
+  const manager = new Manager({ store, concurrency: config.reconcileConcurrency, resyncMs: config.resyncMs, log, clock });
+  manager.register(
+    nodeLoop({
+      store,
+      fleet,
+      tasks,
+      bus,
+      clock,
+      startedAt: clock.now(),
+      heartbeatTimeoutMs: config.heartbeatTimeoutMs,
+      retryBaseMs: opts.retryBaseMs ?? 5_000,
+      runTimeoutMs: opts.runTimeoutMs ?? 5 * 60_000,
+    }),
+  );
+  fleet.onChange((nodeId) => manager.enqueue('node', nodeId));
+  await manager.start();
+  // Runs cut short by a crash were marked failed; their objects must look again now.
+  for (const t of interrupted) for (const loop of manager.loopsFor(t.kind)) manager.enqueue(loop, t.id);
+  const gateway = new AgentGateway(store, fleet, tasks.agents);
+  const lab = config.driver === 'lab' ? new Lab(gateway, { nodes: config.labNodes, ...opts.lab }) : null;
+  lab?.start();
+  const unsubscribe = bus.subscribe((e) => {
+    if (e.type !== 'task.log') log('info', e.type, e.payload as Record<string, unknown>);
+  });
+  log('info', 'quarry started', { driver: config.driver, labNodes: lab ? config.labNodes : 0, interruptedRuns: interrupted.length });
+  return {
+    config, store, bus, tasks, fleet, gateway, manager, lab,
+    async stop() {
+      lab?.stop();
+      unsubscribe();
+      await manager.stop();
+      await tasks.close();
+      await logs.close();
+      await store.close();
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const config = loadConfig(envFromArgs(process.argv.slice(2), process.env));
+  const log = createLogger();
+  const quarry = await startQuarry({ config, log });
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log('info', 'stopping', { signal });
+    quarry.stop().then(
+      () => process.exit(0),
+      (err) => {
+        log('error', 'stop failed', { error: String(err) });
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  // Nothing else holds the event loop open until the HTTP server arrives.
+  setInterval(() => {}, 1 << 30);
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().catch((err) => {
+    process.stderr.write(`quarry: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  });
+}

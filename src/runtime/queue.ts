@@ -1,0 +1,207 @@
+// A keyed work queue in the manner of client-go's workqueue, over p-queue. p-queue bounds
+// concurrency; this adds what a controller needs on top: a key waits at most once, a key is
+// never processed twice at once, failures back off per key, and requeues can be delayed.
+import PQueue from 'p-queue';
+import { backoffDelay, defaultBackoff, realTimers, type BackoffOptions, type Timers } from './backoff.js';
+
+export type KeyHandler = (key: string) => Promise<void>;
+
+export interface WorkQueueOptions {
+  /** Most keys processed at once. Default 4. */
+  concurrency?: number;
+  backoff?: Partial<BackoffOptions>;
+  random?: () => number;
+  timers?: Timers;
+  /** A handler that throws is reported here; the queue itself never rethrows. */
+  onError?: (key: string, err: unknown) => void;
+}
+
+export interface IdleOptions {
+  /** Also wait for delayed keys (addAfter, addRateLimited) to come due and be processed.
+   * Default false: a key due in five minutes should not hold a test for five minutes. */
+  includeDelayed?: boolean;
+}
+
+export interface QueueStats {
+  /** Queued and not yet started. */
+  waiting: number;
+  active: number;
+  /** Re-added while active; each runs once more after its current run. */
+  dirty: number;
+  /** Keys with a pending addAfter / addRateLimited timer. */
+  delayed: number;
+  /** Keys with a nonzero failure count. */
+  backingOff: number;
+  processed: number;
+  handlerErrors: number;
+}
+
+interface Delayed {
+  at: number;
+  cancel: () => void;
+}
+
+export class WorkQueue {
+  private readonly pq: PQueue;
+  private readonly backoff: BackoffOptions;
+  private readonly random: () => number;
+  private readonly timers: Timers;
+  private readonly onError: (key: string, err: unknown) => void;
+  private handler: KeyHandler | undefined;
+  private closed = false;
+
+  private readonly waiting = new Set<string>();
+  private readonly active = new Set<string>();
+  private readonly dirty = new Set<string>();
+  private readonly delayed = new Map<string, Delayed>();
+  private readonly failures = new Map<string, number>();
+  private idleWaiters: Array<{ includeDelayed: boolean; resolve: () => void }> = [];
+  private processed = 0;
+  private handlerErrors = 0;
+
+  constructor(opts: WorkQueueOptions = {}) {
+    // Paused until start(): keys added during wiring wait for the handler.
+    this.pq = new PQueue({ concurrency: opts.concurrency ?? 4, autoStart: false });
+    this.backoff = { ...defaultBackoff, ...opts.backoff };
+    this.random = opts.random ?? Math.random;
+    this.timers = opts.timers ?? realTimers;
+    this.onError = opts.onError ?? (() => {});
+  }
+
+  start(handler: KeyHandler): void {
+    if (this.handler) throw new Error('WorkQueue already started');
+    if (this.closed) throw new Error('WorkQueue is shut down');
+    this.handler = handler;
+    this.pq.start();
+  }
+
+  /** Queues key now, unless it is already waiting; if it is running, it runs once more after. */
+  add(key: string): void {
+    if (this.closed || this.waiting.has(key)) return;
+    if (this.active.has(key)) {
+      this.dirty.add(key);
+      return;
+    }
+    this.waiting.add(key);
+    this.pq.add(() => this.process(key)).catch((err: unknown) => this.report(key, err));
+  }
+
+  /** Queues key after ms. Of two pending timers for one key the earlier wins; add() does not
+   * cancel a timer (the timer's add is simply de-duplicated if the key is still waiting). */
+  addAfter(key: string, ms: number): void {
+    if (this.closed) return;
+    if (ms <= 0) return this.add(key);
+    const at = this.timers.now() + ms;
+    const existing = this.delayed.get(key);
+    if (existing && existing.at <= at) return;
+    existing?.cancel();
+    const cancel = this.timers.schedule(() => {
+      this.delayed.delete(key);
+      this.add(key);
+      this.settle();
+    }, ms);
+    this.delayed.set(key, { at, cancel });
+  }
+
+  /** Queues key after its backoff delay, and counts one more failure for it. */
+  addRateLimited(key: string): void {
+    if (this.closed) return;
+    const n = this.failures.get(key) ?? 0;
+    this.failures.set(key, n + 1);
+    this.addAfter(key, backoffDelay(n, this.backoff, this.random));
+  }
+
+  /** Resets key's failure count: its next addRateLimited waits the base delay again. */
+  forget(key: string): void {
+    this.failures.delete(key);
+  }
+
+  numRequeues(key: string): number {
+    return this.failures.get(key) ?? 0;
+  }
+
+  /** Keys queued and not yet started. */
+  len(): number {
+    return this.waiting.size;
+  }
+
+  stats(): QueueStats {
+    return {
+      waiting: this.waiting.size,
+      active: this.active.size,
+      dirty: this.dirty.size,
+      delayed: this.delayed.size,
+      backingOff: this.failures.size,
+      processed: this.processed,
+      handlerErrors: this.handlerErrors,
+    };
+  }
+
+  /** Resolves when nothing is waiting or running (and, if asked, nothing is delayed). */
+  idle(opts: IdleOptions = {}): Promise<void> {
+    const includeDelayed = opts.includeDelayed ?? false;
+    if (this.isIdle(includeDelayed)) return Promise.resolve();
+    // Real timers are unref'd, so a caller waiting on delayed work holds the process open itself.
+    const keepAlive = includeDelayed ? setInterval(() => {}, 2 ** 30) : undefined;
+    return new Promise((resolve) =>
+      this.idleWaiters.push({
+        includeDelayed,
+        resolve: () => {
+          clearInterval(keepAlive);
+          resolve();
+        },
+      }),
+    );
+  }
+
+  /** Drops waiting and delayed keys, cancels every timer, and waits for in-flight handlers. */
+  async shutdown(): Promise<void> {
+    this.closed = true;
+    for (const d of this.delayed.values()) d.cancel();
+    this.delayed.clear();
+    this.pq.clear();
+    this.waiting.clear();
+    this.dirty.clear();
+    await this.pq.onIdle();
+    this.settle();
+  }
+
+  private async process(key: string): Promise<void> {
+    this.waiting.delete(key);
+    this.active.add(key);
+    try {
+      await this.handler!(key);
+      this.processed++;
+    } catch (err) {
+      this.report(key, err);
+    } finally {
+      this.active.delete(key);
+      if (this.dirty.delete(key)) this.add(key);
+      this.settle();
+    }
+  }
+
+  private report(key: string, err: unknown): void {
+    this.handlerErrors++;
+    try {
+      this.onError(key, err);
+    } catch {
+      // A broken error reporter must not take the queue down with it.
+    }
+  }
+
+  private isIdle(includeDelayed: boolean): boolean {
+    const busy = this.waiting.size + this.active.size + this.dirty.size;
+    return busy === 0 && (!includeDelayed || this.delayed.size === 0);
+  }
+
+  private settle(): void {
+    if (this.idleWaiters.length === 0) return;
+    const still: typeof this.idleWaiters = [];
+    for (const w of this.idleWaiters) {
+      if (this.isIdle(w.includeDelayed)) w.resolve();
+      else still.push(w);
+    }
+    this.idleWaiters = still;
+  }
+}

@@ -1,0 +1,82 @@
+// The simulated datacenter: LAB_NODES machines that network-boot against the master, run
+// agents, and carry out node-level steps with configurable latency and injected faults.
+import type { MasterLink } from '../fleet/protocol.js';
+import { buildMachines, type MachineSpec } from './machines.js';
+import { SimMachine, type Timing } from './machine.js';
+import { seeded } from './random.js';
+import { builtinSteps, type Step } from './steps.js';
+
+export interface LabOptions extends Partial<Timing> {
+  nodes: number;
+  seed?: number;
+  disksPerMachine?: number;
+  /** Probability that any node-level step fails. */
+  failRate?: number;
+}
+
+export const defaultTiming: Timing = { bootMs: 400, stepMs: 200, heartbeatMs: 2_000, claimWaitMs: 10_000 };
+
+export class Lab {
+  readonly machines: SimMachine[];
+  private readonly stopper = new AbortController();
+  private readonly steps = builtinSteps();
+
+  constructor(link: MasterLink, opts: LabOptions) {
+    const timing: Timing = { ...defaultTiming, ...definedOnly(opts) };
+    const random = seeded((opts.seed ?? 42) + 1);
+    this.machines = buildMachines(opts.nodes, opts.seed ?? 42, opts.disksPerMachine).map(
+      (spec) => new SimMachine(spec, link, this.steps, timing, random, this.stopper.signal),
+    );
+    for (const m of this.machines) m.faults.failRate = opts.failRate ?? 0;
+  }
+
+  /** Later loops teach the agents their node-level steps. */
+  defineStep(taskName: string, step: Step): void {
+    this.steps.set(taskName, step);
+  }
+
+  /** Powers every machine on; each network-boots at once. */
+  start(): void {
+    for (const m of this.machines) m.powerOn();
+  }
+
+  stop(): void {
+    this.stopper.abort();
+  }
+
+  /** By 1-based index, MAC or node id. */
+  machine(ref: number | string): SimMachine {
+    const m = this.machines.find((x) =>
+      typeof ref === 'number' ? x.spec.index === ref : x.spec.mac === ref || x.nodeId === ref,
+    );
+    if (!m) throw new Error(`no lab machine ${ref}`);
+    return m;
+  }
+
+  specs(): MachineSpec[] {
+    return this.machines.map((m) => m.spec);
+  }
+
+  failNext(ref: number | string, taskName: string, count = 1): void {
+    this.machine(ref).faults.failNext.set(taskName, count);
+  }
+
+  /** The agent falls silent in the middle of the node's next `taskName` run. */
+  offlineDuringNext(ref: number | string, taskName: string, silentForMs: number): void {
+    this.machine(ref).faults.offlineDuring.set(taskName, silentForMs);
+  }
+
+  killDisk(ref: number | string, serial: string): void {
+    const disk = this.machine(ref).spec.disks.find((d) => d.serial === serial);
+    if (!disk) throw new Error(`no disk ${serial} on lab machine ${ref}`);
+    disk.dead = true;
+  }
+}
+
+function definedOnly(opts: Partial<Timing>): Partial<Timing> {
+  const out: Partial<Timing> = {};
+  for (const k of ['bootMs', 'stepMs', 'heartbeatMs', 'claimWaitMs'] as const) {
+    if (opts[k] !== undefined) out[k] = opts[k];
+  }
+  return out;
+}

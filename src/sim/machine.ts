@@ -1,0 +1,190 @@
+// One simulated machine: it network-boots, installs or boots its image, then runs an agent
+// that reports inventory on a heartbeat and carries out node-level runs it claims. Faults are
+// switches the lab flips: a partition silences the agent, a failing step reports an error.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { randomUUID } from 'node:crypto';
+import type { AgentReport } from '../fleet/types.js';
+import type { LogLine } from '../tasks/types.js';
+import type { MachineSpec } from './machines.js';
+import type { ClaimedRun, MasterLink } from '../fleet/protocol.js';
+import type { Step } from './steps.js';
+
+export interface Timing {
+  bootMs: number;
+  stepMs: number;
+  heartbeatMs: number;
+  claimWaitMs: number;
+}
+
+export interface MachineFaults {
+  /** taskName → how many of its next runs fail. */
+  failNext: Map<string, number>;
+  /** taskName → the agent falls silent in the middle of its next run, for this many ms. */
+  offlineDuring: Map<string, number>;
+  /** Probability that any step fails. */
+  failRate: number;
+}
+
+type AfterBoot = 'reboot' | 'poweroff';
+
+export class SimMachine {
+  powered = false;
+  partitioned = false;
+  bootId = '';
+  nodeId: string | null = null;
+  hostname = '';
+  /** Daemons a later loop's steps have started; reported with the inventory. */
+  readonly daemons = { mon: false, mgr: false, mds: false, rgw: false, osds: [] as number[] };
+  readonly faults: MachineFaults = { failNext: new Map(), offlineDuring: new Map(), failRate: 0 };
+  private boot: AbortController | null = null;
+  private endBoot: ((a: AfterBoot) => void) | null = null;
+
+  constructor(
+    readonly spec: MachineSpec,
+    private readonly link: MasterLink,
+    private readonly steps: Map<string, Step>,
+    private readonly timing: Timing,
+    private readonly random: () => number,
+    private readonly lab: AbortSignal,
+  ) {}
+
+  powerOn(): void {
+    if (this.powered || this.lab.aborted) return;
+    this.powered = true;
+    void this.bootLoop();
+  }
+
+  /** Pulls the plug: no goodbye to the master. */
+  powerOff(): void {
+    this.powered = false;
+    this.endBoot?.('poweroff');
+  }
+
+  report(): AgentReport {
+    return {
+      bootId: this.bootId,
+      hostname: this.hostname,
+      ip: this.spec.ip,
+      disks: this.spec.disks.filter((d) => !d.dead).map(({ dead: _dead, ...d }) => d),
+      nics: this.spec.nics,
+      daemons: { ...this.daemons, osds: [...this.daemons.osds] },
+    };
+  }
+
+  private async bootLoop(): Promise<void> {
+    while (this.powered && !this.lab.aborted) {
+      try {
+        const next = await this.bootOnce();
+        if (next === 'poweroff') this.powered = false;
+      } catch {
+        // The master is unreachable or the lab is stopping: a real machine would retry PXE.
+        if (!(await this.pause(this.timing.heartbeatMs, this.lab))) return;
+      }
+    }
+  }
+
+  private async bootOnce(): Promise<AfterBoot> {
+    const answer = await this.link.pxeBoot(this.spec.mac);
+    this.nodeId = answer.nodeId;
+    this.hostname = answer.hostname;
+    if (!(await this.pause(this.timing.bootMs / 2, this.lab))) return 'poweroff';
+    if (answer.action === 'install') {
+      await this.link.fetchImage(answer.nodeId);
+      if (!(await this.pause(this.timing.bootMs / 2, this.lab))) return 'poweroff';
+    }
+    if (!this.powered) return 'poweroff';
+    this.bootId = randomUUID();
+    return this.runAgent(answer.nodeId);
+  }
+
+  private runAgent(nodeId: string): Promise<AfterBoot> {
+    const boot = new AbortController();
+    this.boot = boot;
+    const onLabStop = () => this.endBoot?.('poweroff');
+    const ended = new Promise<AfterBoot>((resolve) => {
+      this.endBoot = (a) => {
+        this.lab.removeEventListener('abort', onLabStop);
+        boot.abort();
+        resolve(a);
+      };
+    });
+    this.lab.addEventListener('abort', onLabStop, { once: true });
+    void this.heartbeats(nodeId, boot.signal);
+    void this.claims(nodeId, boot.signal);
+    return ended;
+  }
+
+  private async heartbeats(nodeId: string, signal: AbortSignal): Promise<void> {
+    do {
+      if (!this.partitioned) await this.link.report(nodeId, this.report()).catch(() => {});
+    } while (await this.pause(this.timing.heartbeatMs, signal));
+  }
+
+  private async claims(nodeId: string, signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      if (this.partitioned) {
+        if (!(await this.pause(this.timing.heartbeatMs, signal))) return;
+        continue;
+      }
+      const run = await this.link.claim(nodeId, this.timing.claimWaitMs, signal).catch(() => null);
+      if (run) await this.execute(nodeId, run, signal);
+      else if (!(await this.pause(1, signal))) return;
+    }
+  }
+
+  private async execute(nodeId: string, run: ClaimedRun, signal: AbortSignal): Promise<void> {
+    const lines: LogLine[] = [];
+    const log = (level: LogLine['level'], message: string) => lines.push({ timestamp: new Date().toISOString(), level, message });
+    let after: AfterBoot | null = null;
+    log('info', `${this.hostname}: ${run.taskName} started`);
+    if (!(await this.pause(this.timing.stepMs, signal))) return;
+    const silentFor = this.faults.offlineDuring.get(run.taskName);
+    if (silentFor !== undefined) {
+      this.faults.offlineDuring.delete(run.taskName);
+      this.partition(silentFor);
+      return;
+    }
+    const result = await this.outcome(run, log, (a) => (after = a));
+    await this.link.log(nodeId, run.id, lines).catch(() => {});
+    await this.link.finish(nodeId, run.id, result).catch(() => {});
+    if (after) this.endBoot?.(after);
+  }
+
+  private async outcome(run: ClaimedRun, log: (l: LogLine['level'], m: string) => void, after: (a: AfterBoot) => void) {
+    const left = this.faults.failNext.get(run.taskName) ?? 0;
+    if (left > 0 || this.random() < this.faults.failRate) {
+      if (left > 0) this.faults.failNext.set(run.taskName, left - 1);
+      log('error', 'simulated failure');
+      return { ok: false, error: `${run.taskName} failed on ${this.hostname} (simulated fault)` };
+    }
+    const step = this.steps.get(run.taskName);
+    if (!step) return { ok: false, error: `the agent has no step named ${run.taskName}` };
+    try {
+      const result = await step({ machine: this.spec, args: run.args, log, after });
+      return { ok: true, ...(result ? { result } : {}) };
+    } catch (err) {
+      return { ok: false, error: err instanceof Error ? err.message : String(err) };
+    }
+  }
+
+  /** The agent falls silent (network partition); it speaks again after ms, if given. */
+  partition(ms?: number): void {
+    this.partitioned = true;
+    if (ms !== undefined) void this.pause(ms, this.lab).then(() => (this.partitioned = false));
+  }
+
+  heal(): void {
+    this.partitioned = false;
+  }
+
+  /** Resolves true after ms, false when the signal aborts first. */
+  private async pause(ms: number, signal: AbortSignal): Promise<boolean> {
+    if (signal.aborted) return false;
+    try {
+      await sleep(ms, undefined, { signal, ref: false });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}

@@ -1,0 +1,184 @@
+// Versioned documents over any Backend: validation, generation bumps on spec changes, CAS on
+// resourceVersion (the key's modRevision), skipped no-op writes, and a typed change feed.
+import { isDeepStrictEqual } from 'node:util';
+import { ConflictError, InputError, NotFoundError } from '../errors.js';
+import { systemClock, uuid, type Clock, type IdGen } from '../model/clock.js';
+import { docKey, type AnyDoc, type Doc, type Source } from '../model/document.js';
+import { DocValidator } from '../model/validate.js';
+import type { Backend, KeyValue, WatchEvent } from './backend.js';
+import type { CreateInput, SpecWriteOptions, StatusWriteOptions, Store, StoreEvent } from './types.js';
+import { clean, stale, storedToDoc, validLabels, validName, type StoredDoc } from './stored.js';
+
+export interface DocumentStoreOptions {
+  clock?: Clock;
+  ids?: IdGen;
+  validator?: DocValidator;
+  /** Attempts of the retrying read-modify-write paths before a ConflictError escapes. */
+  maxAttempts?: number;
+}
+
+// Compiling every schema takes ajv ~100 ms; stores that bring no validator share one, which is
+// immutable once built.
+let sharedValidator: DocValidator | undefined;
+const defaultValidator = (): DocValidator => (sharedValidator ??= new DocValidator());
+
+const isConflict = (err: unknown): err is ConflictError => err instanceof ConflictError && err.code === 'CONFLICT';
+
+export class DocumentStore implements Store {
+  private readonly clock: Clock;
+  private readonly ids: IdGen;
+  private readonly validator: DocValidator;
+  private readonly maxAttempts: number;
+
+  constructor(private readonly backend: Backend<StoredDoc>, opts: DocumentStoreOptions = {}) {
+    this.clock = opts.clock ?? systemClock;
+    this.ids = opts.ids ?? uuid;
+    this.validator = opts.validator ?? defaultValidator();
+    this.maxAttempts = opts.maxAttempts ?? 10;
+  }
+
+  open(): Promise<void> {
+    return this.backend.open();
+  }
+
+  close(): Promise<void> {
+    return this.backend.close();
+  }
+
+  revision(): number {
+    return this.backend.revision();
+  }
+
+  async get<S = unknown, T = unknown>(kind: string, id: string): Promise<Doc<S, T> | undefined> {
+    const kv = await this.backend.get(docKey(kind, id));
+    return kv && (storedToDoc(kv.value, kv.modRevision) as Doc<S, T>);
+  }
+
+  async mustGet<S = unknown, T = unknown>(kind: string, id: string): Promise<Doc<S, T>> {
+    const kv = await this.current(kind, id);
+    return storedToDoc(kv.value, kv.modRevision) as Doc<S, T>;
+  }
+
+  async list<S = unknown, T = unknown>(kind: string): Promise<Doc<S, T>[]> {
+    const { items } = await this.backend.list(`${kind}/`);
+    return items.map((kv) => storedToDoc(kv.value, kv.modRevision) as Doc<S, T>);
+  }
+
+  async create<S>(input: CreateInput<S>): Promise<Doc<S>> {
+    const id = input.id ?? this.ids();
+    if (typeof id !== 'string' || id === '') throw new InputError('id must be a non-empty string', [{ path: '/id', message: 'must be a non-empty string' }]);
+    const spec = this.checked(input.kind, 'spec', input.spec);
+    const status = input.status === undefined ? {} : this.checked(input.kind, 'status', input.status);
+    const now = this.clock.iso();
+    const stored: StoredDoc = {
+      kind: input.kind,
+      id,
+      name: validName(input.name),
+      metadata: { generation: 1, createdAt: now, updatedAt: now, labels: validLabels(input.labels ?? {}), source: clean(input.source ?? null, '/metadata/source') },
+      spec,
+      status,
+    };
+    let rev: number;
+    try {
+      rev = await this.backend.put(docKey(input.kind, id), stored, { modRevision: 0 });
+    } catch (err) {
+      if (isConflict(err)) throw new ConflictError(`${input.kind} ${id} already exists`);
+      throw err;
+    }
+    return storedToDoc(stored, rev) as Doc<S>;
+  }
+
+  async updateSpec<S>(kind: string, id: string, specIn: S, opts: SpecWriteOptions): Promise<Doc<S>> {
+    const spec = this.checked(kind, 'spec', specIn);
+    const name = opts.name === undefined ? undefined : validName(opts.name);
+    const labels = opts.labels === undefined ? undefined : validLabels(opts.labels);
+    const source = opts.source === undefined ? undefined : clean(opts.source, '/metadata/source');
+    const cur = await this.current(kind, id);
+    if (cur.modRevision !== opts.resourceVersion) throw stale(kind, id, opts.resourceVersion, cur.modRevision);
+    const old = cur.value;
+    const next: StoredDoc = {
+      ...old,
+      name: name ?? old.name,
+      metadata: { ...old.metadata, labels: labels ?? old.metadata.labels, source: source === undefined ? old.metadata.source : (source as Source | null) },
+      spec,
+    };
+    const specChanged = !isDeepStrictEqual(spec, old.spec);
+    if (!specChanged && next.name === old.name && isDeepStrictEqual(next.metadata, old.metadata)) {
+      return storedToDoc(old, cur.modRevision) as Doc<S>;
+    }
+    next.metadata.generation += specChanged ? 1 : 0;
+    next.metadata.updatedAt = this.clock.iso();
+    const rev = await this.backend.put(docKey(kind, id), next, { modRevision: cur.modRevision });
+    return storedToDoc(next, rev) as Doc<S>;
+  }
+
+  async mutateSpec<S>(kind: string, id: string, mutate: (doc: Doc<S>) => S | undefined): Promise<Doc<S>> {
+    for (let attempt = 1; ; attempt++) {
+      const doc = await this.mustGet<S, Record<string, unknown>>(kind, id);
+      const spec = mutate(doc);
+      if (spec === undefined) return doc;
+      try {
+        return await this.updateSpec(kind, id, spec, { resourceVersion: doc.metadata.resourceVersion });
+      } catch (err) {
+        if (!isConflict(err)) throw err;
+        if (attempt >= this.maxAttempts) throw new ConflictError(`${kind} ${id} kept changing: gave up after ${attempt} attempts (${err.message})`);
+      }
+    }
+  }
+
+  async updateStatus<T>(kind: string, id: string, statusIn: T, opts: StatusWriteOptions = {}): Promise<AnyDoc> {
+    const status = this.checked(kind, 'status', statusIn);
+    for (let attempt = 1; ; attempt++) {
+      const cur = await this.current(kind, id);
+      // Equality first: an unchanged status must never wake a watcher, even from a stale caller.
+      if (isDeepStrictEqual(status, cur.value.status)) return storedToDoc(cur.value, cur.modRevision);
+      const expected = opts.resourceVersion ?? cur.modRevision;
+      if (cur.modRevision !== expected) throw stale(kind, id, expected, cur.modRevision);
+      const next: StoredDoc = { ...cur.value, metadata: { ...cur.value.metadata, updatedAt: this.clock.iso() }, status };
+      try {
+        const rev = await this.backend.put(docKey(kind, id), next, { modRevision: expected });
+        return storedToDoc(next, rev);
+      } catch (err) {
+        // Without a resourceVersion the caller asked for "over whatever spec is current":
+        // re-read and retry, so a spec write that slipped in between is kept.
+        if (opts.resourceVersion !== undefined || !isConflict(err) || attempt >= this.maxAttempts) throw err;
+      }
+    }
+  }
+
+  async delete(kind: string, id: string, opts: { resourceVersion?: number } = {}): Promise<void> {
+    const cur = await this.current(kind, id);
+    const rv = opts.resourceVersion;
+    if (rv !== undefined && cur.modRevision !== rv) throw stale(kind, id, rv, cur.modRevision);
+    await this.backend.delete(docKey(kind, id), rv === undefined ? undefined : { modRevision: rv });
+  }
+
+  watch(fromRevision: number, handler: (event: StoreEvent) => void): () => void {
+    return this.backend.watch(fromRevision, (event) => {
+      if (event.type === 'relist') handler({ type: 'relist', revision: event.revision });
+      else handler(toStoreEvent(event));
+    });
+  }
+
+  private async current(kind: string, id: string): Promise<KeyValue<StoredDoc>> {
+    const kv = await this.backend.get(docKey(kind, id));
+    if (!kv) throw new NotFoundError(`${kind} ${id} not found`);
+    return kv;
+  }
+
+  /** A JSON-normal deep copy that passed the kind's schema. */
+  private checked(kind: string, part: 'spec' | 'status', value: unknown): unknown {
+    const copy = clean(value, `/${part}`);
+    this.validator.check(kind, part, copy);
+    return copy;
+  }
+}
+
+function toStoreEvent(event: WatchEvent<StoredDoc>): StoreEvent {
+  const doc = storedToDoc(event.value, event.revision);
+  if (event.type === 'delete') return { type: 'deleted', doc, revision: event.revision, specChanged: true };
+  const prev = event.prevValue;
+  if (prev === undefined) return { type: 'added', doc, revision: event.revision, specChanged: true };
+  const specChanged = prev.metadata.generation !== event.value.metadata.generation;
+  return { type: 'modified', doc, revision: event.revision, specChanged };
+}

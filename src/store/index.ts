@@ -1,0 +1,48 @@
+// The store's public face: factories that return an opened Store, and the classes for callers
+// that compose their own.
+import type { Clock, IdGen } from '../model/clock.js';
+import type { DocValidator } from '../model/validate.js';
+import { DocumentStore } from './document-store.js';
+import { EmbeddedBackend } from './embedded.js';
+import { MemoryBackend } from './memory.js';
+import type { StoredDoc } from './stored.js';
+import type { Store } from './types.js';
+
+export interface StoreFactoryOptions {
+  clock?: Clock;
+  ids?: IdGen;
+  validator?: DocValidator;
+  historySize?: number;
+}
+
+export async function createMemoryStore(opts: StoreFactoryOptions = {}): Promise<Store> {
+  const backend = new MemoryBackend<StoredDoc>({ historySize: opts.historySize });
+  const store = new DocumentStore(backend, opts);
+  await store.open();
+  return store;
+}
+
+export interface EmbeddedStoreOptions extends StoreFactoryOptions {
+  compactAfterBytes?: number;
+  onBackgroundError?: (err: unknown) => void;
+}
+
+/** Opens (creating if needed) the durable store kept in dir. */
+export async function openEmbeddedStore(dir: string, opts: EmbeddedStoreOptions = {}): Promise<Store> {
+  const backend = new EmbeddedBackend<StoredDoc>(dir, {
+    historySize: opts.historySize,
+    compactAfterBytes: opts.compactAfterBytes,
+    onBackgroundError: opts.onBackgroundError,
+  });
+  const store = new DocumentStore(backend, opts);
+  await store.open();
+  return store;
+}
+
+export { EmbeddedBackend, type EmbeddedOptions, type RecoveryReport } from './embedded.js';
+export { DocumentStore, type DocumentStoreOptions } from './document-store.js';
+export { MemoryBackend } from './memory.js';
+export { KvCore, checkPrecondition, type Mutation } from './core.js';
+export type { StoredDoc } from './stored.js';
+export type * from './types.js';
+export type * from './backend.js';

@@ -1,0 +1,73 @@
+// The snapshot: every key at one revision, kept with lowdb (its writer replaces the file
+// atomically through a temp file and a rename). Journal records at or below `revision` are
+// already in it and are skipped on replay, which is what makes every crash point of a
+// compaction safe.
+import { unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Low } from 'lowdb';
+import { DataFile } from 'lowdb/node';
+import { fsyncPath, readSealedSegment } from './journal.js';
+
+export interface SnapshotItem {
+  value: unknown;
+  createRevision: number;
+  modRevision: number;
+}
+
+export interface SnapshotData {
+  revision: number;
+  items: Record<string, SnapshotItem>;
+}
+
+export const SNAPSHOT_FILE = 'snapshot.json';
+
+// lowdb's JSONFile pretty-prints; at 100k documents compact JSON is about half the bytes to
+// write and to parse at start-up, so DataFile is given plain JSON.stringify.
+function snapshotDb(dir: string): Low<SnapshotData> {
+  const adapter = new DataFile<SnapshotData>(join(dir, SNAPSHOT_FILE), { parse: JSON.parse, stringify: (d) => JSON.stringify(d) });
+  return new Low<SnapshotData>(adapter, { revision: 0, items: {} });
+}
+
+export async function readSnapshot(dir: string): Promise<SnapshotData> {
+  const db = snapshotDb(dir);
+  await db.read();
+  const data = db.data;
+  if (typeof data !== 'object' || data === null || !Number.isInteger(data.revision) || typeof data.items !== 'object' || data.items === null) {
+    throw new Error(`${join(dir, SNAPSHOT_FILE)} is not a store snapshot; refusing to open`);
+  }
+  return data;
+}
+
+/** lowdb renames without fsync; the new file and the rename are synced before the caller may
+ * delete the journal segments the snapshot replaces. */
+export async function writeSnapshot(dir: string, data: SnapshotData): Promise<void> {
+  const db = snapshotDb(dir);
+  db.data = data;
+  await db.write();
+  await fsyncPath(join(dir, SNAPSHOT_FILE));
+  await fsyncPath(dir);
+}
+
+/** Folds sealed segments into the snapshot on disk and returns the new snapshot revision. Runs
+ * in the compaction worker, reading everything from disk so the main thread shares nothing. */
+export async function foldSegments(dir: string, segments: string[]): Promise<number> {
+  const snap = await readSnapshot(dir);
+  const items = new Map(Object.entries(snap.items));
+  let revision = snap.revision;
+  for (const path of segments) {
+    for (const m of await readSealedSegment(path)) {
+      if (m.rev <= revision) continue;
+      if (m.rev !== revision + 1) throw new Error(`${path}: revision ${m.rev} does not follow ${revision}`);
+      revision = m.rev;
+      if (m.op === 'del') items.delete(m.key);
+      else items.set(m.key, { value: m.value, createRevision: m.createRevision ?? items.get(m.key)?.createRevision ?? m.rev, modRevision: m.rev });
+    }
+  }
+  if (revision !== snap.revision) await writeSnapshot(dir, { revision, items: Object.fromEntries(items) });
+  return revision;
+}
+
+/** Removes folded segments; a crash half-way leaves files the next replay skips anyway. */
+export async function removeSegments(paths: string[]): Promise<void> {
+  for (const path of paths) await unlink(path).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? undefined : Promise.reject(err)));
+}

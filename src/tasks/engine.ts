@@ -1,0 +1,200 @@
+// The state machine under TaskService and AgentQueue: the runs that are still pending or
+// running, kept in memory, and the one path by which their status changes.
+//
+// A change is decided synchronously on the in-memory copy (so a cancel racing a completion
+// sees a finished run and backs off), then written to the store in order per run, and only
+// after the write is the event published: a subscriber that reads the store sees the state
+// it was told about.
+import { ConflictError } from '../errors.js';
+import type { Clock, IdGen } from '../model/clock.js';
+import { isFinished, Kind, type RunState, type TaskRunSpec, type TaskRunStatus } from '../model/kinds.js';
+import type { Runner } from '../exec/runner.js';
+import type { Store } from '../store/types.js';
+import type { EventBus } from './bus.js';
+import { Deadline } from './deadline.js';
+import type { LogStore } from './logs.js';
+import { NodeQueues } from './node-queues.js';
+import { byCreation, RunIndex } from './run-index.js';
+import type { LogLevel, TaskRun } from './types.js';
+
+export interface TaskServiceDeps {
+  store: Store;
+  bus: EventBus;
+  logs: LogStore;
+  /** What master-level scripts run commands with (through a logging wrapper). */
+  runner: Runner;
+  clock: Clock;
+  ids: IdGen;
+  defaultTimeoutMs: number;
+  /** Told about a failed background write; defaults to the console. */
+  onError?: (err: unknown, runId: string) => void;
+}
+
+export interface OpenQuestion {
+  id: string;
+  resolve(answer: string): void;
+  reject(err: Error): void;
+}
+
+export interface ActiveRun {
+  doc: TaskRun;
+  /** Aborted when the run ends early: a master script's signal, an agent's cue to stop. */
+  ac: AbortController;
+  deadline: Deadline | null;
+  question: OpenQuestion | null;
+  /** This run's status writes, chained so they reach the store in order. */
+  writes: Promise<unknown>;
+  done: Promise<TaskRun>;
+  settle(doc: TaskRun): void;
+}
+
+export type EndState = typeof RunState.completed | typeof RunState.failed | typeof RunState.canceled;
+
+export class RunEngine {
+  readonly active = new Map<string, ActiveRun>();
+  readonly index = new RunIndex();
+  readonly queues = new NodeQueues();
+  private loading: Promise<void> | null = null;
+  private closed = false;
+
+  constructor(readonly deps: TaskServiceDeps) {}
+
+  /** Builds the indexes from the store once, on first use. */
+  ensureLoaded(): Promise<void> {
+    this.loading ??= this.load().catch((err: unknown) => {
+      this.loading = null;
+      throw err;
+    });
+    return this.loading;
+  }
+
+  private async load(): Promise<void> {
+    const runs = byCreation(await this.deps.store.list<TaskRunSpec, TaskRunStatus>(Kind.TaskRun));
+    for (const run of runs) {
+      this.index.add(run);
+      // A node-level run waiting for its agent survives a restart: the agent still can claim it.
+      if (run.status.state === 'pending' && run.spec.nodeId !== null && !this.active.has(run.id)) {
+        this.queueForNode(this.register(run));
+      }
+    }
+  }
+
+  register(doc: TaskRun): ActiveRun {
+    let settle: (d: TaskRun) => void = () => undefined;
+    const done = new Promise<TaskRun>((resolve) => (settle = resolve));
+    const run: ActiveRun = { doc, ac: new AbortController(), deadline: null, question: null, writes: Promise.resolve(), done, settle };
+    this.active.set(doc.id, run);
+    this.index.add(doc);
+    return run;
+  }
+
+  /** Queues a pending node-level run; it fails if no agent claims it within its timeout. */
+  queueForNode(run: ActiveRun): void {
+    const { nodeId, nodeHostname, timeoutMs } = run.doc.spec;
+    if (nodeId === null) return;
+    this.queues.push(nodeId, run.doc.id);
+    const why = `timed out after ${timeoutMs} ms: node ${nodeHostname ?? nodeId} did not claim it`;
+    run.deadline = new Deadline(timeoutMs, () => void this.expire(run, why));
+  }
+
+  /** pending → running; the run's own deadline starts now. Null when it is no longer pending. */
+  begin(run: ActiveRun): Promise<TaskRun> | null {
+    if (run.doc.status.state !== 'pending' || this.closed) return null;
+    const ms = run.doc.spec.timeoutMs;
+    run.deadline?.clear();
+    run.deadline = new Deadline(ms, () => void this.expire(run, `timed out after ${ms} ms`));
+    this.log(run.doc.id, 'info', `started ${run.doc.spec.taskName} (attempt ${run.doc.spec.attempt})`);
+    return this.transition(run, { state: 'running', startedAt: this.deps.clock.iso() });
+  }
+
+  /** Ends a run once. Later calls (a cancel racing a completion) change nothing: null. */
+  end(run: ActiveRun, state: EndState, fields: { error?: string | null; result?: Record<string, unknown> | null } = {}): Promise<TaskRun> | null {
+    const from = run.doc.status.state;
+    if (isFinished(from) || this.closed) return null;
+    const { id, spec } = run.doc;
+    run.deadline?.clear();
+    run.deadline = null;
+    if (from === 'pending' && spec.nodeId !== null) this.queues.remove(spec.nodeId, id);
+    if (state !== 'completed') run.ac.abort(new Error(fields.error ?? `run ${state}`));
+    const open = run.question;
+    run.question = null;
+    open?.reject(new ConflictError(`run ${id} was ${state} before the question was answered`));
+    this.log(id, state === 'completed' ? 'info' : 'error', fields.error ? `${state}: ${fields.error}` : state);
+    const write = this.transition(run, { state, completedAt: this.deps.clock.iso(), error: fields.error ?? null, result: fields.result ?? null });
+    void write
+      .then(
+        (doc) => run.settle(doc),
+        () => run.settle(run.doc),
+      )
+      .finally(() => this.active.delete(id));
+    return write;
+  }
+
+  /** Applies a status change now, writes it after this run's earlier writes, then publishes. */
+  transition(run: ActiveRun, patch: Partial<TaskRunStatus>): Promise<TaskRun> {
+    const before = run.doc.status.state;
+    const status: TaskRunStatus = { ...run.doc.status, ...patch };
+    run.doc = { ...run.doc, status };
+    const write = run.writes.then(async () => {
+      const written = (await this.deps.store.updateStatus(Kind.TaskRun, run.doc.id, status)) as TaskRun;
+      run.doc = { ...run.doc, metadata: written.metadata };
+      if (status.state !== before) this.publishState(written);
+      return written;
+    });
+    run.writes = write.catch((err: unknown) => this.report(err, run.doc.id));
+    return write;
+  }
+
+  publishState(run: TaskRun): void {
+    this.deps.bus.publish('task.state.changed', { runId: run.id, taskName: run.spec.taskName, state: run.status.state });
+  }
+
+  /** Ends a run this process does not hold (left by a crash), straight in the store. */
+  async endOrphan(run: TaskRun, state: EndState, error: string | null): Promise<TaskRun> {
+    const status: TaskRunStatus = { ...run.status, state, completedAt: this.deps.clock.iso(), error };
+    const written = (await this.deps.store.updateStatus(Kind.TaskRun, run.id, status)) as TaskRun;
+    this.log(run.id, 'error', error ? `${state}: ${error}` : state);
+    this.publishState(written);
+    return written;
+  }
+
+  log(runId: string, level: LogLevel, message: string, timestamp = this.deps.clock.iso()): void {
+    const line = { timestamp, level, message };
+    try {
+      this.deps.logs.append(runId, line);
+    } catch (err) {
+      this.report(err, runId);
+    }
+    this.deps.bus.publish('task.log', { runId, line });
+  }
+
+  /** The freshest copy: memory for a held run, else the store. */
+  async find(id: string): Promise<TaskRun | undefined> {
+    return this.active.get(id)?.doc ?? (await this.deps.store.get<TaskRunSpec, TaskRunStatus>(Kind.TaskRun, id));
+  }
+
+  /** Stops timers and releases waiters; held runs stay as they are in the store. */
+  close(): void {
+    this.closed = true;
+    for (const run of this.active.values()) {
+      run.deadline?.clear();
+      run.ac.abort(new Error('task service closed'));
+      run.question?.reject(new ConflictError('task service closed'));
+      run.question = null;
+    }
+    this.queues.wakeAll();
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  report(err: unknown, runId: string): void {
+    if (this.deps.onError) return this.deps.onError(err, runId);
+    console.error(`task run ${runId}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+
+  private async expire(run: ActiveRun, why: string): Promise<void> {
+    await this.end(run, 'failed', { error: why })?.catch(() => undefined);
+  }
+}

@@ -1,0 +1,51 @@
+// Builders for tests: node('active').withDisks(4) reads as the situation it sets up.
+import type { Doc } from '../src/model/document.js';
+import type { NodeSpec, NodeStatus, NodeStatusFields } from '../src/model/kinds.js';
+import type { AgentReport, DiskReport, Observation } from '../src/fleet/types.js';
+
+export const T0 = Date.parse('2026-01-01T00:00:00Z');
+export const NODE_ID = '0d8e7c4e-7b4c-5e7e-9a3c-1f2e3d4c5b6a';
+
+export class NodeBuilder {
+  private d: Doc<NodeSpec, NodeStatusFields>;
+  constructor(phase?: NodeStatus) {
+    this.d = {
+      kind: 'Node',
+      id: NODE_ID,
+      name: 'node-1',
+      metadata: { generation: 1, resourceVersion: 7, createdAt: new Date(T0).toISOString(), updatedAt: new Date(T0).toISOString(), labels: {}, source: null },
+      spec: { hostname: 'node-1', macs: ['52:54:00:00:00:01'], role: 'worker', image: null, power: 'on', restartGeneration: 0, shutdownGeneration: 0, daemons: {} },
+      status: phase ? { phase, bootId: 'boot-1' } : {},
+    };
+  }
+  restartRequested(n = 1, observed = 0): this {
+    this.d.spec.restartGeneration = n;
+    this.d.status.observedRestartGeneration = observed;
+    return this;
+  }
+  shutdownRequested(n = 1, observed = 0): this {
+    this.d.spec.shutdownGeneration = n;
+    this.d.status.observedShutdownGeneration = observed;
+    return this;
+  }
+  withStatus(s: Partial<NodeStatusFields>): this {
+    this.d.status = { ...this.d.status, ...s };
+    return this;
+  }
+  build(): Doc<NodeSpec, NodeStatusFields> {
+    return structuredClone(this.d);
+  }
+}
+export const node = (phase?: NodeStatus): NodeBuilder => new NodeBuilder(phase);
+
+export function disk(serial: string, over: Partial<DiskReport> = {}): DiskReport {
+  return { serial, devicePath: '/dev/sdb', sizeBytes: 4e12, rotational: true, model: 'M', vendor: 'V', interface: 'sata', isSystem: false, hasFilesystem: false, ...over };
+}
+
+export function report(bootId = 'boot-1', disks: DiskReport[] = []): AgentReport {
+  return { bootId, hostname: 'node-1', ip: '192.0.2.10', disks, nics: [], daemons: { mon: false, mgr: false, mds: false, rgw: false, osds: [] } };
+}
+
+export function observation(o: Partial<Observation> = {}): Observation {
+  return { lastReportAt: null, report: null, boots: [], ...o };
+}

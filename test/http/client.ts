@@ -1,0 +1,79 @@
+// A tiny HTTP client over global fetch with a cookie jar, enough for one host: it keeps what
+// Set-Cookie says, drops expired or emptied cookies, and sends the rest back.
+
+export interface SetCookie {
+  name: string;
+  value: string;
+  /** Attribute names in lower case; flags map to true. */
+  attrs: Record<string, string | true>;
+}
+
+export function parseSetCookie(header: string): SetCookie {
+  const [pair = '', ...rest] = header.split(';');
+  const eq = pair.indexOf('=');
+  const attrs: Record<string, string | true> = {};
+  for (const part of rest) {
+    const [k = '', ...v] = part.trim().split('=');
+    attrs[k.toLowerCase()] = v.length ? v.join('=') : true;
+  }
+  return { name: pair.slice(0, eq).trim(), value: pair.slice(eq + 1).trim(), attrs };
+}
+
+export interface Reply {
+  status: number;
+  headers: Headers;
+  text: string;
+  /** Parsed JSON when the body is JSON (problem+json included), else undefined. */
+  json: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  setCookies: SetCookie[];
+}
+
+export interface RequestOptions {
+  json?: unknown;
+  body?: string | Uint8Array;
+  headers?: Record<string, string>;
+}
+
+export class Client {
+  readonly jar = new Map<string, string>();
+
+  constructor(readonly base: string) {}
+
+  /** A second client holding the same cookies now (a copy, not a share). */
+  clone(): Client {
+    const c = new Client(this.base);
+    for (const [k, v] of this.jar) c.jar.set(k, v);
+    return c;
+  }
+
+  get(path: string, opts: RequestOptions = {}): Promise<Reply> {
+    return this.request('GET', path, opts);
+  }
+
+  post(path: string, json?: unknown, opts: RequestOptions = {}): Promise<Reply> {
+    return this.request('POST', path, json === undefined ? opts : { ...opts, json });
+  }
+
+  async request(method: string, path: string, opts: RequestOptions = {}): Promise<Reply> {
+    const headers: Record<string, string> = { ...opts.headers };
+    if (this.jar.size) headers.cookie = [...this.jar].map(([k, v]) => `${k}=${v}`).join('; ');
+    let body = opts.body;
+    if (opts.json !== undefined) {
+      body = JSON.stringify(opts.json);
+      headers['content-type'] ??= 'application/json';
+    }
+    const res = await fetch(new URL(path, this.base), { method, headers, body });
+    const text = await res.text();
+    const setCookies = res.headers.getSetCookie().map(parseSetCookie);
+    for (const c of setCookies) this.store(c);
+    const type = res.headers.get('content-type') ?? '';
+    const json = /json/.test(type) && text ? JSON.parse(text) : undefined;
+    return { status: res.status, headers: res.headers, text, json, setCookies };
+  }
+
+  private store(c: SetCookie): void {
+    const expires = typeof c.attrs.expires === 'string' ? Date.parse(c.attrs.expires) : NaN;
+    if (c.value === '' || expires <= Date.now()) this.jar.delete(c.name);
+    else this.jar.set(c.name, c.value);
+  }
+}

@@ -1,0 +1,77 @@
+// Starts the whole of Quarry against a small, fast lab for a test, and tears it down after.
+import type { ExecutionContext } from 'ava';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../../src/config.js';
+import { silentLogger } from '../../src/log.js';
+import { startQuarry, type Quarry, type QuarryOptions } from '../../src/main.js';
+import type { Doc } from '../../src/model/document.js';
+import { Kind, type NodeSpec, type NodeStatusFields } from '../../src/model/kinds.js';
+import { createMemoryStore } from '../../src/store/index.js';
+import { MemoryLogStore } from '../../src/tasks/logs.js';
+import type { AnyBusEvent } from '../../src/tasks/bus.js';
+
+export const FAST = { bootMs: 20, stepMs: 10, heartbeatMs: 40, claimWaitMs: 200 };
+
+export interface LabQuarry extends Quarry {
+  events: AnyBusEvent[];
+  nodes(): Promise<Doc<NodeSpec, NodeStatusFields>[]>;
+  nodeOf(machineIndex: number): Promise<Doc<NodeSpec, NodeStatusFields>>;
+}
+
+export async function startLab(t: ExecutionContext, nodes: number, over: Partial<QuarryOptions> & { stateDir?: string } = {}): Promise<LabQuarry> {
+  const stateDir = over.stateDir ?? (await mkdtemp(join(tmpdir(), 'quarry-lab-')));
+  if (!over.stateDir) t.teardown(() => rm(stateDir, { recursive: true, force: true }));
+  const config = loadConfig({ STATE_DIR: stateDir, LAB_NODES: String(nodes), HEARTBEAT_TIMEOUT_MS: '300', RESYNC_MS: '2000' });
+  const q = await startQuarry({
+    config,
+    log: silentLogger,
+    store: over.store ?? (over.stateDir ? undefined : await createMemoryStore()),
+    logs: over.logs ?? new MemoryLogStore(),
+    retryBaseMs: 20,
+    runTimeoutMs: 500,
+    ...over,
+    lab: { ...FAST, ...over.lab },
+  } as QuarryOptions);
+  const events: AnyBusEvent[] = [];
+  q.bus.subscribe((e) => events.push(e));
+  let stopped = false;
+  const stop = q.stop;
+  const lq: LabQuarry = Object.assign(q, {
+    events,
+    stop: async () => {
+      if (stopped) return;
+      stopped = true;
+      await stop();
+    },
+    nodes: () => q.store.list<NodeSpec, NodeStatusFields>(Kind.Node) as Promise<Doc<NodeSpec, NodeStatusFields>[]>,
+    nodeOf: async (i: number) => {
+      const m = q.lab!.machine(i);
+      const all = await lq.nodes();
+      const n = all.find((x) => x.spec.macs.includes(m.spec.mac));
+      if (!n) throw new Error(`machine ${i} has no node yet`);
+      return n;
+    },
+  });
+  t.teardown(() => lq.stop());
+  return lq;
+}
+
+/** Polls until the check passes; the bound is a safety net, never the thing asserted. */
+export async function waitFor<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, boundMs = 15_000): Promise<T> {
+  const until = Date.now() + boundMs;
+  for (;;) {
+    const v = await check();
+    if (v) return v;
+    if (Date.now() > until) throw new Error(`gave up waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+export async function allActive(q: LabQuarry, count: number): Promise<Doc<NodeSpec, NodeStatusFields>[]> {
+  return waitFor(`${count} active nodes`, async () => {
+    const ns = await q.nodes();
+    return ns.length === count && ns.every((n) => n.status.phase === 'active') ? ns : undefined;
+  });
+}
