@@ -2,6 +2,8 @@
 // Pass names to run a subset: npm run bench -- store
 const suites: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   store: () => import('./store.js'),
+  http: () => import('./http.js'),
+  sse: () => import('./sse.js'),
 };
 
 const wanted = process.argv.slice(2);

@@ -18,6 +18,11 @@ import { AgentGateway } from './fleet/gateway.js';
 import { Manager } from './runtime/manager.js';
 import { nodeLoop } from '../reconcilers/node/loop.js';
 import { Lab, type LabOptions } from './sim/lab.js';
+import { createHttpApp, type HttpApp, type Listening } from './http/app.js';
+import type { AuthOptions } from './http/auth/index.js';
+import { SseHub } from './http/sse/hub.js';
+import { taskRoutes } from './http/routes/tasks.js';
+import { eventRoutes } from './http/routes/events.js';
 
 export interface QuarryOptions {
   config: Readonly<Config>;
@@ -26,10 +31,16 @@ export interface QuarryOptions {
   /** Tests pass an in-memory store; by default the embedded store under STATE_DIR. */
   store?: Store;
   logs?: LogStore;
+  /** Tests bring their own bus to see every event from the first one. */
+  bus?: EventBus;
   lab?: Partial<LabOptions>;
   /** First retry delay of failed node-level runs. */
   retryBaseMs?: number;
   runTimeoutMs?: number;
+  /** Tests lower the password-hashing cost; production keeps the OWASP defaults. */
+  auth?: Partial<AuthOptions>;
+  /** Where the generated first admin password is shown once (stdout by default). */
+  print?: (line: string) => void;
 }
 
 export interface Quarry {
@@ -41,6 +52,10 @@ export interface Quarry {
   gateway: AgentGateway;
   manager: Manager;
   lab: Lab | null;
+  http: HttpApp;
+  hub: SseHub;
+  /** The address the API answers on (the port is the real one when PORT=0). */
+  url: string;
   stop(): Promise<void>;
 }
 
@@ -50,7 +65,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   const clock = opts.clock ?? systemClock;
   await mkdir(config.stateDir, { recursive: true, mode: 0o700 });
   const store = opts.store ?? (await openEmbeddedStore(join(config.stateDir, 'store')));
-  const bus = new EventBus();
+  const bus = opts.bus ?? new EventBus();
   const logs = opts.logs ?? new FileLogStore({ dir: join(config.stateDir, 'runs') });
   const tasks = new TaskService({
     store,
@@ -83,16 +98,33 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   // Runs cut short by a crash were marked failed; their objects must look again now.
   for (const t of interrupted) for (const loop of manager.loopsFor(t.kind)) manager.enqueue(loop, t.id);
   const gateway = new AgentGateway(store, fleet, tasks.agents);
+  // Log lines stay out of /events: they would crowd state changes out of the replay buffer,
+  // and GET /task/run/{id}/logs serves them.
+  const hub = new SseHub({ subscribe: (h) => bus.subscribe((e) => e.type !== 'task.log' && h(e)), lastSeq: () => bus.lastSeq() });
+  const http = await createHttpApp({
+    store,
+    config,
+    logger: log,
+    clock,
+    areas: [taskRoutes(tasks), eventRoutes(hub)],
+    ...(opts.auth ? { auth: opts.auth } : {}),
+    ...(opts.print ? { print: opts.print } : {}),
+  });
+  const listening: Listening = await http.listen(config.port, config.host);
+  // Machines boot only once the master answers, as on a real network.
   const lab = config.driver === 'lab' ? new Lab(gateway, { nodes: config.labNodes, ...opts.lab }) : null;
   lab?.start();
+  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${listening.port}`;
   const unsubscribe = bus.subscribe((e) => {
     if (e.type !== 'task.log') log('info', e.type, e.payload as Record<string, unknown>);
   });
-  log('info', 'quarry started', { driver: config.driver, labNodes: lab ? config.labNodes : 0, interruptedRuns: interrupted.length });
+  log('info', 'quarry started', { url, driver: config.driver, labNodes: lab ? config.labNodes : 0, interruptedRuns: interrupted.length });
   return {
-    config, store, bus, tasks, fleet, gateway, manager, lab,
+    config, store, bus, tasks, fleet, gateway, manager, lab, http, hub, url,
     async stop() {
       lab?.stop();
+      hub.close();
+      await listening.close();
       unsubscribe();
       await manager.stop();
       await tasks.close();
@@ -121,8 +153,6 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
-  // Nothing else holds the event loop open until the HTTP server arrives.
-  setInterval(() => {}, 1 << 30);
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

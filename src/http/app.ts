@@ -60,6 +60,18 @@ export interface HttpApp {
   listen(port: number, host: string): Promise<Listening>;
 }
 
+const DEFAULT_INFO: ApiInfo = {
+  title: 'Quarry',
+  version: '0.1.0',
+  description: [
+    'Declarative provisioning and Ceph storage-cluster controller.',
+    'Sessions: POST /user/login sets the HttpOnly cookies access_token (15 min) and refresh_token (7 days, rotated by POST /user/refresh; a reused one ends the session).',
+    'Errors are RFC 9457 problem details (application/problem+json) with a stable `code`.',
+    'POST, PUT, PATCH and DELETE bodies must be application/json (415 otherwise; text/plain where stated); a request whose Origin is another host, or with Sec-Fetch-Site: cross-site, is refused with 403.',
+    'Bodies are limited to 1 MiB (413). Unknown fields are refused (400).',
+  ].join(' '),
+};
+
 /** The contract's unauthenticated operations; a route table with another public route is refused. */
 export const PUBLIC_ROUTES = ['POST /user/login', 'POST /user/refresh', 'GET /boot/config', 'GET /boot/default', 'GET /templates/rendered/{}'];
 
@@ -105,7 +117,7 @@ export async function createHttpApp(deps: HttpDeps): Promise<HttpApp> {
     options: deps.auth,
   });
   const area: AreaContext = { auth, store: deps.store, logger, clock };
-  const info = deps.info ?? { title: 'Quarry', version: '0.1.0', description: 'Declarative provisioning and Ceph storage-cluster controller' };
+  const info = deps.info ?? DEFAULT_INFO;
   const routes: AnyRoute[] = [];
   routes.push(...sessionRoutes(auth), ...userRoutes(auth), ...openApiRoutes(() => routes, info));
   for (const a of deps.areas ?? []) routes.push(...(typeof a === 'function' ? a(area) : a));

@@ -82,7 +82,7 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: ApiInfo): Record
     (paths[def.path] ??= {})[def.method.toLowerCase()] = operation(def);
     problemStatuses(def).forEach((s) => statuses.add(s));
   }
-  const responses = Object.fromEntries([...statuses].sort().map((s) => [responseName(s), problemResponse(s)]));
+  const responses = Object.fromEntries([...statuses].sort((a, b) => a - b).map((s) => [responseName(s), problemResponse(s)]));
   return {
     openapi: '3.1.0',
     info,

@@ -48,9 +48,12 @@ function fromParser(err: { status: number; type?: unknown }): QuarryError {
   return new QuarryError(STATUS_CODES[err.status] ?? 'bad request', err.status, 'BAD_REQUEST');
 }
 
-const isParserError = (err: unknown): err is { status: number; expose: boolean } => {
+/** http-errors say `expose`; co-body's malformed-JSON SyntaxError only gets `status = 400`
+ * (and `body`, the raw text, which may hold a password: it is never shown or logged). */
+const isParserError = (err: unknown): err is { status: number } => {
   const e = err as { status?: unknown; expose?: unknown } | null;
-  return typeof e?.status === 'number' && e.status >= 400 && e.status < 500 && e.expose === true && !(err instanceof QuarryError);
+  const clientSide = typeof e?.status === 'number' && e.status >= 400 && e.status < 500;
+  return clientSide && !(err instanceof QuarryError) && (e?.expose === true || err instanceof SyntaxError);
 };
 
 /** The client-facing form of an error, or null when it must be hidden (5xx). */

@@ -105,9 +105,22 @@ async function readBody(ctx: Context, def: AnyRoute, env: RouteEnv): Promise<unk
   return (ctx.request as { body?: unknown }).body;
 }
 
+const EMPTY_QUERY: JsonSchema = { type: 'object', additionalProperties: false, properties: {} };
+
+/** A declared params schema must name exactly the path's {placeholders}. */
+function checkParams(def: AnyRoute): void {
+  const declared = Object.keys((def.params?.properties ?? {}) as object).sort();
+  const inPath = pathParams(def.path).sort();
+  if (def.params && declared.join() !== inPath.join()) {
+    throw new Error(`route ${def.method} ${def.path}: params schema names [${declared}], the path [${inPath}]`);
+  }
+}
+
 export function compileRoute(def: AnyRoute, env: RouteEnv): Middleware {
-  const validator = new RequestValidator({ params: paramsSchema(def), query: def.query ?? { type: 'object', additionalProperties: false, properties: {} }, body: def.body ?? (def.bodyType === 'text' ? undefined : NO_BODY) }, env.validators);
-  const status = def.response.status ?? 200;
+  checkParams(def);
+  const body = def.body ?? (def.bodyType === 'text' ? undefined : NO_BODY);
+  const validator = new RequestValidator({ params: paramsSchema(def), query: def.query ?? EMPTY_QUERY, body }, env.validators);
+  const { status = 200, contentType } = def.response;
   return async (ctx) => {
     let principal: Principal | null = null;
     if (!def.public) {
@@ -116,13 +129,12 @@ export function compileRoute(def: AnyRoute, env: RouteEnv): Middleware {
       ctx.set('Cache-Control', 'no-store');
       if (def.admin && !principal.user.isAdmin) throw new ForbiddenError('this operation needs an admin');
     }
-    const body = await readBody(ctx, def, env);
-    const values = { params: { ...(ctx as { params?: Record<string, string> }).params }, query: { ...ctx.query }, body };
+    const values = { params: { ...(ctx as { params?: Record<string, string> }).params }, query: { ...ctx.query }, body: await readBody(ctx, def, env) };
     validator.check(values);
     const result = await def.handler({ ...values, principal, ctx });
-    if (result !== undefined) {
-      ctx.status = status;
-      ctx.body = result;
-    }
+    if (result === undefined) return; // the handler answered through ctx (streams, redirects)
+    ctx.status = status;
+    ctx.body = result;
+    if (contentType) ctx.type = contentType;
   };
 }

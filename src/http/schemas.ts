@@ -43,7 +43,7 @@ export const userSchema: JsonSchema = {
 
 export const object = (properties: Record<string, JsonSchema>, required: string[] = []): JsonSchema => ({
   type: 'object',
-  required,
+  ...(required.length ? { required } : {}),
   additionalProperties: false,
   properties,
 });

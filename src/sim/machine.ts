@@ -127,7 +127,9 @@ export class SimMachine {
         continue;
       }
       const run = await this.link.claim(nodeId, this.timing.claimWaitMs, signal).catch(() => null);
-      if (run) await this.execute(nodeId, run, signal);
+      // Partitioned while the long-poll was open: the answer never reached the machine, and
+      // the claimed run is left to time out, as on a real network.
+      if (run && !this.partitioned) await this.execute(nodeId, run, signal);
       else if (!(await this.pause(1, signal))) return;
     }
   }

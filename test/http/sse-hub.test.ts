@@ -72,6 +72,30 @@ test('sse hub batches a burst into one write per client', async (t) => {
   hub.close();
 });
 
+test('sse hub flushes on its own, with nothing else to wake the event loop', async (t) => {
+  const bus = new EventBus();
+  const hub = new SseHub(bus, { flushIntervalMs: 100 });
+  const writes: string[] = [];
+  let wrote!: () => void;
+  const out = new Writable({
+    decodeStrings: false,
+    write(chunk: unknown, _enc, done) {
+      writes.push(String(chunk));
+      wrote();
+      done();
+    },
+  });
+  hub.attach(out);
+  // No polling here: the hub's own immediate (first flush) and timer (second) must fire.
+  for (let round = 1; round <= 2; round++) {
+    const next = new Promise<void>((r) => (wrote = r));
+    bus.publish('t', { n: round });
+    await next;
+  }
+  t.deepEqual(writes, [frame(1, 't', { n: 1 }), frame(2, 't', { n: 2 })]);
+  hub.close();
+});
+
 test('sse hub without batching writes every event at once', (t) => {
   const bus = new EventBus();
   const hub = new SseHub(bus, { flushIntervalMs: 0 });

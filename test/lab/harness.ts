@@ -10,7 +10,11 @@ import type { Doc } from '../../src/model/document.js';
 import { Kind, type NodeSpec, type NodeStatusFields } from '../../src/model/kinds.js';
 import { createMemoryStore } from '../../src/store/index.js';
 import { MemoryLogStore } from '../../src/tasks/logs.js';
-import type { AnyBusEvent } from '../../src/tasks/bus.js';
+import { EventBus, type AnyBusEvent } from '../../src/tasks/bus.js';
+
+export const ADMIN_PASSWORD = 'lab-admin-password';
+// Cheap hashing for tests; the OWASP parameters are tested once, in test/http.
+const FAST_SCRYPT = { N: 2 ** 10, r: 8, p: 1 };
 
 export const FAST = { bootMs: 20, stepMs: 10, heartbeatMs: 40, claimWaitMs: 200 };
 
@@ -23,19 +27,31 @@ export interface LabQuarry extends Quarry {
 export async function startLab(t: ExecutionContext, nodes: number, over: Partial<QuarryOptions> & { stateDir?: string } = {}): Promise<LabQuarry> {
   const stateDir = over.stateDir ?? (await mkdtemp(join(tmpdir(), 'quarry-lab-')));
   if (!over.stateDir) t.teardown(() => rm(stateDir, { recursive: true, force: true }));
-  const config = loadConfig({ STATE_DIR: stateDir, LAB_NODES: String(nodes), HEARTBEAT_TIMEOUT_MS: '300', RESYNC_MS: '2000' });
+  const config = loadConfig({
+    STATE_DIR: stateDir,
+    LAB_NODES: String(nodes),
+    HEARTBEAT_TIMEOUT_MS: '300',
+    RESYNC_MS: '2000',
+    PORT: '0',
+    HOST: '127.0.0.1',
+    ADMIN_PASSWORD,
+  });
+  const events: AnyBusEvent[] = [];
+  const bus = new EventBus();
+  bus.subscribe((e) => events.push(e));
   const q = await startQuarry({
+    bus,
     config,
     log: silentLogger,
     store: over.store ?? (over.stateDir ? undefined : await createMemoryStore()),
     logs: over.logs ?? new MemoryLogStore(),
     retryBaseMs: 20,
+    auth: { scrypt: FAST_SCRYPT },
+    print: () => {},
     runTimeoutMs: 500,
     ...over,
     lab: { ...FAST, ...over.lab },
   } as QuarryOptions);
-  const events: AnyBusEvent[] = [];
-  q.bus.subscribe((e) => events.push(e));
   let stopped = false;
   const stop = q.stop;
   const lq: LabQuarry = Object.assign(q, {

@@ -58,6 +58,7 @@ export class Auth {
     readonly limiter: LoginLimiter,
     readonly hasher: PasswordHasher,
     private readonly clock: Clock,
+    private readonly logger: Logger,
   ) {}
 
   /** Loads (or makes) the signing key, loads sessions, and creates the first admin if needed. */
@@ -71,7 +72,7 @@ export class Auth {
     await ensureFirstAdmin(users, { stateDir: deps.stateDir, adminPassword: deps.adminPassword, logger: deps.logger, print: deps.print });
     await hasher.warm();
     const tokens = new TokenService(key, deps.clock, { accessSeconds: o.accessSeconds, refreshSeconds: o.refreshSeconds }, o.tokenCacheSize);
-    return new Auth(users, sessions, tokens, new LoginLimiter(deps.clock, o.loginLimits), hasher, deps.clock);
+    return new Auth(users, sessions, tokens, new LoginLimiter(deps.clock, o.loginLimits), hasher, deps.clock, deps.logger);
   }
 
   get accessSeconds(): number {
@@ -90,7 +91,12 @@ export class Auth {
 
   /** Same 401 for an unknown user and a wrong password; throttled per username and address. */
   async login(ctx: Context, username: string, password: string): Promise<PublicUser> {
-    this.limiter.check(username, ctx.ip);
+    try {
+      this.limiter.check(username, ctx.ip);
+    } catch (err) {
+      this.logger('warn', 'login throttled after repeated failures', { username, address: ctx.ip });
+      throw err;
+    }
     const doc = await this.users.authenticate(username, password);
     if (!doc) {
       this.limiter.fail(username, ctx.ip);

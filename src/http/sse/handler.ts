@@ -13,6 +13,7 @@ export function sseHandler(hub: SseHub, opts: SseHandlerOptions = {}): Middlewar
   const preamble = `retry: ${opts.retryMs ?? 2000}\n\n`;
   return (ctx) => {
     const lastEventId = ctx.get('Last-Event-ID') || firstQueryValue(ctx.query['lastEventId']);
+    ctx.status = 200; // for whatever logs ctx.status; the head itself is written below
     ctx.respond = false;
     quietDisconnects(ctx);
     const { req, res } = ctx;

@@ -1,0 +1,85 @@
+// Which operation a node or disk offers in its current state (decisions.md's table), and why
+// a disk cannot take an OSD. Pure: the API, the loops and the lab all ask these functions, so
+// an operator sees the same reasons everywhere.
+import type { Doc } from './document.js';
+import type { DiskSpec, DiskStatusFields, NodeSpec, NodeStatusFields } from './kinds.js';
+
+export const NodeOperation = {
+  createMon: 'ceph.create-mon',
+  createMgr: 'ceph.create-mgr',
+  createMds: 'ceph.create-mds',
+  createRgw: 'ceph.create-rgw',
+  restart: 'node.restart',
+  shutdown: 'node.shutdown',
+} as const;
+export type NodeOperation = (typeof NodeOperation)[keyof typeof NodeOperation];
+
+export const DiskOperation = { createOsd: 'ceph.create-osd', wipe: 'disk.wipe' } as const;
+export type DiskOperation = (typeof DiskOperation)[keyof typeof DiskOperation];
+
+export const nodeOperations: readonly string[] = Object.values(NodeOperation);
+export const diskOperations: readonly string[] = Object.values(DiskOperation);
+
+/** Machine-readable reasons a disk cannot take an OSD. */
+export const DiskReason = {
+  systemDisk: 'system-disk',
+  holdsOsd: 'holds-osd',
+  monitorDisk: 'monitor-disk',
+  hasFilesystem: 'has-filesystem',
+  tooSmall: 'too-small',
+  wipeInProgress: 'wipe-in-progress',
+  absent: 'absent',
+} as const;
+export type DiskReason = (typeof DiskReason)[keyof typeof DiskReason];
+
+/** BlueStore needs room for its DB and WAL besides data; below this an OSD is not worth it. */
+export const MIN_OSD_BYTES = 5 * 2 ** 30;
+
+export type NodeDoc = Doc<NodeSpec, NodeStatusFields>;
+export type DiskDoc = Doc<DiskSpec, DiskStatusFields>;
+
+export const isOsdDisk = (d: DiskDoc): boolean => d.spec.osd || (d.status.osdId ?? null) !== null;
+export const isMonDisk = (d: DiskDoc, n: NodeDoc | undefined): boolean => n?.spec.daemons.mon?.diskId === d.id;
+export const isWiping = (d: DiskDoc): boolean => d.spec.wipeGeneration > (d.status.observedWipeGeneration ?? 0);
+
+/** Why this disk cannot take an OSD; empty when it can. Independent of the node's state. */
+export function diskReasons(d: DiskDoc, n: NodeDoc | undefined): DiskReason[] {
+  const reasons: DiskReason[] = [];
+  if (d.status.present === false) reasons.push(DiskReason.absent);
+  if (d.status.isSystem) reasons.push(DiskReason.systemDisk);
+  if (isOsdDisk(d)) reasons.push(DiskReason.holdsOsd);
+  if (isMonDisk(d, n)) reasons.push(DiskReason.monitorDisk);
+  if (d.status.hasFilesystem) reasons.push(DiskReason.hasFilesystem);
+  if ((d.status.capacityBytes ?? 0) < MIN_OSD_BYTES) reasons.push(DiskReason.tooSmall);
+  if (isWiping(d)) reasons.push(DiskReason.wipeInProgress);
+  return reasons;
+}
+
+const isActive = (n: NodeDoc | undefined): boolean => n?.status.phase === 'active';
+
+export function offeredDiskOperations(d: DiskDoc, n: NodeDoc | undefined): DiskOperation[] {
+  if (!isActive(n)) return [];
+  const ops: DiskOperation[] = [];
+  if (diskReasons(d, n).length === 0) ops.push(DiskOperation.createOsd);
+  const wipeable = d.status.present !== false && !isOsdDisk(d) && !isMonDisk(d, n) && !d.status.isSystem && !isWiping(d);
+  if (wipeable) ops.push(DiskOperation.wipe);
+  return ops;
+}
+
+/** A monitor keeps its store on a disk of its node; any OSD-eligible disk will do. */
+export const monitorDiskCandidates = (n: NodeDoc, disks: DiskDoc[]): DiskDoc[] =>
+  disks.filter((d) => d.spec.nodeId === n.id && diskReasons(d, n).length === 0);
+
+export function offeredNodeOperations(n: NodeDoc, disks: DiskDoc[]): NodeOperation[] {
+  const ops: NodeOperation[] = [];
+  const phase = n.status.phase;
+  if (phase === 'active') {
+    const want = n.spec.daemons;
+    if (!want.mon && monitorDiskCandidates(n, disks).length > 0) ops.push(NodeOperation.createMon);
+    if (!want.mgr) ops.push(NodeOperation.createMgr);
+    if (!want.mds) ops.push(NodeOperation.createMds);
+    if (!want.rgw) ops.push(NodeOperation.createRgw);
+  }
+  if (phase === 'active' || phase === 'error') ops.push(NodeOperation.restart, NodeOperation.shutdown);
+  return ops;
+}

@@ -1,0 +1,127 @@
+import test from 'ava';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Ajv } from 'ajv';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import addFormatsModule from 'ajv-formats';
+import { PUBLIC_ROUTES, createHttpApp } from '../../src/http/app.js';
+import { route, type AnyRoute } from '../../src/http/route.js';
+import { silentLogger } from '../../src/log.js';
+import { createMemoryStore } from '../../src/store/index.js';
+import { FAST_SCRYPT, startHarness } from './harness.js';
+import { assertPrivateRoutesRefuse } from './route-checks.js';
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+const key = (method: string, path: string): string => `${method.toUpperCase()} ${path}`;
+
+// Stand-ins for the public routes other areas own, so the table holds all five.
+const otherPublic: AnyRoute[] = [
+  route({ method: 'GET', path: '/boot/config', summary: 'iPXE script', public: true, query: { type: 'object', additionalProperties: false, properties: { mac: { type: 'string' } } }, response: { description: 'script', contentType: 'text/plain' }, handler: () => '#!ipxe' }),
+  route({ method: 'GET', path: '/boot/default', summary: 'iPXE default', public: true, response: { description: 'script', contentType: 'text/plain' }, handler: () => '#!ipxe' }),
+  route({ method: 'GET', path: '/templates/rendered/{name}', summary: 'rendered', public: true, response: { description: 'text', contentType: 'text/plain' }, handler: () => 'x' }),
+];
+
+test('routes every route of the table answers 401 without (valid) cookies, except the public five', async (t) => {
+  const h = await startHarness({ areas: [otherPublic] });
+  t.teardown(() => h.close());
+  const publicKeys = h.http.routes.filter((r) => r.public).map((r) => key(r.method, r.path.replace(/\{[^}]*\}/g, '{}')));
+  t.deepEqual(publicKeys.sort(), [...PUBLIC_ROUTES].sort());
+  await assertPrivateRoutesRefuse(t, h.http.routes, h.base);
+  t.is((await h.client().get('/boot/default')).status, 200, 'a public route needs no cookie');
+});
+
+test('routes a public route outside the contract is refused at start-up', async (t) => {
+  const extra = route({ method: 'GET', path: '/nodes', summary: 'x', public: true, response: { description: 'x' }, handler: () => [] });
+  const store = await createMemoryStore();
+  const stateDir = await mkdtemp(join(tmpdir(), 'quarry-http-'));
+  t.teardown(() => rm(stateDir, { recursive: true, force: true }));
+  await t.throwsAsync(createHttpApp({ store, logger: silentLogger, config: { stateDir, adminPassword: 'admin-password-1' }, auth: { scrypt: FAST_SCRYPT }, areas: [[extra]], print: () => {} }), {
+    message: /GET \/nodes may not be public/,
+  });
+});
+
+test('openapi lists every route of the table and nothing else', async (t) => {
+  const h = await startHarness({ areas: [otherPublic] });
+  t.teardown(() => h.close());
+  const r = await (await h.admin()).get('/openapi.json');
+  t.is(r.status, 200);
+  const documented = Object.entries(r.json.paths as Record<string, Record<string, unknown>>).flatMap(([path, item]) => Object.keys(item).map((m) => key(m, path)));
+  t.deepEqual(documented.sort(), h.http.routes.map((x) => key(x.method, x.path)).sort());
+  t.is((await h.client().get('/openapi.json')).status, 401, 'the document needs a session');
+});
+
+// The parts of OpenAPI 3.1 this app emits, written down as a schema; not the full specification.
+const response = { type: 'object', oneOf: [{ required: ['$ref'] }, { required: ['description'] }] };
+const parameter = {
+  type: 'object',
+  required: ['name', 'in', 'schema'],
+  properties: { name: { type: 'string', minLength: 1 }, in: { enum: ['path', 'query', 'header', 'cookie'] }, required: { type: 'boolean' }, schema: { type: 'object' } },
+  if: { properties: { in: { const: 'path' } } },
+  then: { required: ['required'], properties: { required: { const: true } } },
+};
+const operation = {
+  type: 'object',
+  required: ['responses', 'operationId'],
+  properties: {
+    operationId: { type: 'string' },
+    parameters: { type: 'array', items: parameter },
+    requestBody: { type: 'object', required: ['content'] },
+    responses: { type: 'object', minProperties: 1, propertyNames: { pattern: '^([1-5][0-9]{2}|default)$' }, additionalProperties: response },
+    security: { type: 'array' },
+  },
+};
+const openApiSubset = {
+  type: 'object',
+  required: ['openapi', 'info', 'paths'],
+  properties: {
+    openapi: { type: 'string', pattern: '^3\\.1\\.\\d+$' },
+    info: { type: 'object', required: ['title', 'version'], properties: { title: { type: 'string' }, version: { type: 'string' } } },
+    paths: {
+      type: 'object',
+      propertyNames: { pattern: '^/' },
+      additionalProperties: { type: 'object', propertyNames: { enum: ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'] }, additionalProperties: operation },
+    },
+    components: { type: 'object' },
+  },
+};
+
+function refs(node: unknown, out: string[] = []): string[] {
+  if (Array.isArray(node)) node.forEach((n) => refs(n, out));
+  else if (node && typeof node === 'object') for (const [k, v] of Object.entries(node)) (k === '$ref' && typeof v === 'string' ? out.push(v) : refs(v, out));
+  return out;
+}
+
+const resolve = (doc: unknown, ref: string): unknown => ref.replace(/^#\//, '').split('/').reduce<unknown>((n, p) => (n as Record<string, unknown> | undefined)?.[p], doc);
+
+test('openapi document is structurally OpenAPI 3.1: top level, info, operations with responses, path parameters, resolvable $refs, compilable schemas (a subset check, not the full spec)', async (t) => {
+  const h = await startHarness({ areas: [otherPublic] });
+  t.teardown(() => h.close());
+  const doc = (await (await h.admin()).get('/openapi.json')).json;
+  const ajv = new Ajv({ allErrors: true, strict: false });
+  addFormats(ajv);
+  const validate = ajv.compile(openApiSubset);
+  t.true(validate(doc), JSON.stringify(validate.errors));
+  for (const ref of refs(doc)) t.truthy(resolve(doc, ref), ref);
+  const ids = new Set<string>();
+  for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, { operationId: string; parameters?: Array<{ name: string; in: string; schema: object }>; requestBody?: { content: Record<string, { schema: object }> } }>>)) {
+    for (const [method, op] of Object.entries(item)) {
+      t.false(ids.has(op.operationId), `unique operationId ${op.operationId}`);
+      ids.add(op.operationId);
+      const declared = (op.parameters ?? []).filter((p) => p.in === 'path').map((p) => p.name).sort();
+      t.deepEqual(declared, [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]).sort(), `${method} ${path} path parameters`);
+      for (const p of op.parameters ?? []) t.notThrows(() => ajv.compile(p.schema), `${method} ${path} ${p.name}`);
+      for (const c of Object.values(op.requestBody?.content ?? {})) t.notThrows(() => ajv.compile(c.schema), `${method} ${path} body`);
+    }
+  }
+});
+
+test('openapi document validates against the official OpenAPI 3.1 schema', async (t) => {
+  const h = await startHarness({ areas: [otherPublic] });
+  t.teardown(() => h.close());
+  const doc = (await (await h.admin()).get('/openapi.json')).json;
+  const validator = new Validator();
+  const res = await validator.validate(doc);
+  t.true(res.valid, JSON.stringify(res.errors, null, 1)?.slice(0, 2000));
+  t.is(validator.version, '3.1');
+});
