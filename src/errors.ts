@@ -65,6 +65,14 @@ export class RateLimitedError extends QuarryError {
   }
 }
 
+/** The request is fine but what it reads does not exist yet (no monitor quorum, no metrics):
+ * the one 5xx whose message is meant for the client, and says when to ask again. */
+export class ServiceUnavailableError extends QuarryError {
+  constructor(message: string, code = 'UNAVAILABLE') {
+    super(message, 503, code);
+  }
+}
+
 /** A reconcile or task failure that retrying cannot fix; the loop stops backing off. */
 export class TerminalError extends QuarryError {
   constructor(message: string, options?: ErrorOptions) {

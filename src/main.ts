@@ -15,6 +15,7 @@ import { TaskService } from './tasks/service.js';
 import { ZxRunner } from './exec/zx-runner.js';
 import { Fleet } from './fleet/fleet.js';
 import { AgentGateway } from './fleet/gateway.js';
+import { AgentCredentials } from './fleet/credentials.js';
 import { Manager } from './runtime/manager.js';
 import { nodeLoop } from '../reconcilers/node/loop.js';
 import { Lab, type LabOptions } from './sim/lab.js';
@@ -23,6 +24,16 @@ import type { AuthOptions } from './http/auth/index.js';
 import { SseHub } from './http/sse/hub.js';
 import { taskRoutes } from './http/routes/tasks.js';
 import { eventRoutes } from './http/routes/events.js';
+import { agentRoutes } from './http/routes/agent.js';
+import { nodeRoutes } from './http/routes/nodes.js';
+import { diskRoutes } from './http/routes/disks.js';
+import { invokeRoutes } from './http/routes/invoke.js';
+import { Inventory } from './http/inventory.js';
+import { Invocations } from './http/invocations.js';
+import { CephConfig, cephRoutes } from './http/routes/ceph.js';
+import { CephConfRenderer } from './render/ceph-conf.js';
+import { CLUSTER_ID, CephKind, type ClusterSpec } from './model/ceph-kinds.js';
+import { ConflictError } from './errors.js';
 
 export interface QuarryOptions {
   config: Readonly<Config>;
@@ -65,6 +76,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   const clock = opts.clock ?? systemClock;
   await mkdir(config.stateDir, { recursive: true, mode: 0o700 });
   const store = opts.store ?? (await openEmbeddedStore(join(config.stateDir, 'store')));
+  await ensureCluster(store);
   const bus = opts.bus ?? new EventBus();
   const logs = opts.logs ?? new FileLogStore({ dir: join(config.stateDir, 'runs') });
   const tasks = new TaskService({
@@ -97,7 +109,8 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   await manager.start();
   // Runs cut short by a crash were marked failed; their objects must look again now.
   for (const t of interrupted) for (const loop of manager.loopsFor(t.kind)) manager.enqueue(loop, t.id);
-  const gateway = new AgentGateway(store, fleet, tasks.agents);
+  const credentials = new AgentCredentials(store, clock);
+  const gateway = new AgentGateway(store, fleet, tasks.agents, credentials);
   // Log lines stay out of /events: they would crowd state changes out of the replay buffer,
   // and GET /task/run/{id}/logs serves them.
   const hub = new SseHub({ subscribe: (h) => bus.subscribe((e) => e.type !== 'task.log' && h(e)), lastSeq: () => bus.lastSeq() });
@@ -106,15 +119,19 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
     config,
     logger: log,
     clock,
-    areas: [taskRoutes(tasks), eventRoutes(hub)],
+    areas: [taskRoutes(tasks), eventRoutes(hub), ...inventoryAreas(store), (area) => agentRoutes(gateway, area.auth)],
     ...(opts.auth ? { auth: opts.auth } : {}),
     ...(opts.print ? { print: opts.print } : {}),
+    agents: credentials,
   });
   const listening: Listening = await http.listen(config.port, config.host);
-  // Machines boot only once the master answers, as on a real network.
-  const lab = config.driver === 'lab' ? new Lab(gateway, { nodes: config.labNodes, ...opts.lab }) : null;
-  lab?.start();
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${listening.port}`;
+  // Machines boot only once the master answers, as on a real network; their agents speak
+  // HTTP to it (over loopback when it listens on every address).
+  const labHost = config.host === '0.0.0.0' ? '127.0.0.1' : config.host === '::' ? '[::1]' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  const labOptions = { nodes: config.labNodes, masterUrl: `http://${labHost}:${listening.port}`, diskDir: join(config.stateDir, 'lab'), ...opts.lab };
+  const lab = config.driver === 'lab' ? new Lab(gateway, labOptions) : null;
+  lab?.start();
   const unsubscribe = bus.subscribe((e) => {
     if (e.type !== 'task.log') log('info', e.type, e.payload as Record<string, unknown>);
   });
@@ -132,6 +149,23 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
       await store.close();
     },
   };
+}
+
+function inventoryAreas(store: Store) {
+  const inventory = new Inventory(store);
+  const cephConfig = new CephConfig(store, inventory, new CephConfRenderer());
+  return [nodeRoutes(inventory), diskRoutes(inventory), invokeRoutes(new Invocations(store, inventory)), cephRoutes(cephConfig, inventory)];
+}
+
+/** The one Cluster exists from the first start on; its fsid is chosen once and kept. */
+async function ensureCluster(store: Store): Promise<void> {
+  if (await store.get(CephKind.Cluster, CLUSTER_ID)) return;
+  const spec: ClusterSpec = { fsid: uuid(), publicNetwork: null, clusterNetwork: null, monPort: 3300, poolDefaults: { size: 3, minSize: 2 } };
+  try {
+    await store.create({ kind: CephKind.Cluster, id: CLUSTER_ID, name: 'ceph', spec });
+  } catch (err) {
+    if (!(err instanceof ConflictError)) throw err;
+  }
 }
 
 async function main(): Promise<void> {

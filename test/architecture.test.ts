@@ -22,7 +22,8 @@ const allowed: Record<string, string[]> = {
   clients: ['errors', 'model', 'exec'],
   render: ['errors', 'model'],
   reconcilers: ['errors', 'model', 'store', 'tasks', 'fleet', 'runtime', 'clients', 'render', 'reconcilers'],
-  sim: ['errors', 'model', 'fleet', 'tasks'],
+  // The lab answers the same typed client calls the real Ceph CLI does.
+  sim: ['errors', 'model', 'fleet', 'tasks', 'clients'],
   agent: ['errors', 'model', 'fleet', 'tasks', 'exec', 'clients'],
   http: ['errors', 'model', 'store', 'tasks', 'fleet', 'gitops', 'render', 'config', 'log'],
 };

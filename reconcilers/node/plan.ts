@@ -211,6 +211,7 @@ function buildStatus(o: NodeObserved, d: Decision): NodeStatusFields {
   if (report) {
     next.ip = report.ip;
     next.bootId = report.bootId;
+    next.nics = report.nics.map((n) => ({ name: n.name, mac: n.mac.toLowerCase(), ip: n.ip, connected: n.connected, mtu: n.mtu }));
     next.daemons = { mon: report.daemons.mon, mgr: report.daemons.mgr, mds: report.daemons.mds, rgw: report.daemons.rgw };
   }
   return next;

@@ -1,13 +1,14 @@
 // The master's side of the conversation with machines and their agents. The lab's simulated
-// machines call it in-process; the HTTP boot and agent endpoints call the same methods, so
+// machines call it in-process, or through the HTTP agent routes, which call the same methods;
 // both paths share every rule.
 import { NotFoundError } from '../errors.js';
 import { Kind, type NodeSpec, type NodeStatusFields } from '../model/kinds.js';
 import type { Store } from '../store/types.js';
 import type { AgentResult, LogLine, TaskRun } from '../tasks/types.js';
+import { agentUsername, type AgentCredentials } from './credentials.js';
 import { discoverNode } from './discovery.js';
 import type { Fleet } from './fleet.js';
-import type { BootAnswer, ClaimedRun, MasterLink } from './protocol.js';
+import type { AgentRunState, BootAnswer, ClaimedRun, MasterLink } from './protocol.js';
 import type { AgentReport } from './types.js';
 
 /** The node-level run queue as agents see it (TaskService provides it). */
@@ -15,6 +16,8 @@ export interface AgentRuns {
   claim(nodeId: string, waitMs: number, signal?: AbortSignal): Promise<TaskRun | null>;
   appendLogs(nodeId: string, runId: string, lines: LogLine[]): Promise<void>;
   finish(nodeId: string, runId: string, result: AgentResult): Promise<void>;
+  /** NotFoundError for another node's run as for a missing one. */
+  state(nodeId: string, runId: string): Promise<AgentRunState>;
 }
 
 export class AgentGateway implements MasterLink {
@@ -22,13 +25,18 @@ export class AgentGateway implements MasterLink {
     private readonly store: Store,
     private readonly fleet: Fleet,
     private readonly runs: AgentRuns,
+    readonly credentials: AgentCredentials,
   ) {}
 
   async pxeBoot(mac: string): Promise<BootAnswer> {
     const { node } = await discoverNode(this.store, this.fleet, mac);
+    // Every node that boots has a credential, whichever way it came into the store.
+    await this.credentials.ensure(node.id);
     const status = node.status as NodeStatusFields;
     // A node whose agent has reported once has an installed system to boot.
-    return { nodeId: node.id, hostname: node.spec.hostname, action: status.bootId ? 'local' : 'install' };
+    const answer: BootAnswer = { nodeId: node.id, hostname: node.spec.hostname, action: status.bootId ? 'local' : 'install' };
+    const secret = answer.action === 'install' ? await this.credentials.bootSecret(node.id) : null;
+    return secret ? { ...answer, credential: { username: agentUsername(node.id), secret } } : answer;
   }
 
   async fetchImage(nodeId: string): Promise<void> {
@@ -46,12 +54,20 @@ export class AgentGateway implements MasterLink {
     return run ? { id: run.id, taskName: run.spec.taskName, args: run.spec.args } : null;
   }
 
-  log(nodeId: string, runId: string, lines: LogLine[]): Promise<void> {
+  // Ownership first, so another node's run is "not found" rather than a conflict that
+  // would tell an agent the run exists.
+  async log(nodeId: string, runId: string, lines: LogLine[]): Promise<void> {
+    await this.runs.state(nodeId, runId);
     return this.runs.appendLogs(nodeId, runId, lines);
   }
 
-  finish(nodeId: string, runId: string, result: AgentResult): Promise<void> {
+  async finish(nodeId: string, runId: string, result: AgentResult): Promise<void> {
+    await this.runs.state(nodeId, runId);
     return this.runs.finish(nodeId, runId, result);
+  }
+
+  runState(nodeId: string, runId: string): Promise<AgentRunState> {
+    return this.runs.state(nodeId, runId);
   }
 
   private async mustExist(nodeId: string): Promise<void> {

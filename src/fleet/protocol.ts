@@ -9,6 +9,15 @@ export interface BootAnswer {
   hostname: string;
   /** install: fetch the image and install; local: boot what is on the system disk. */
   action: 'install' | 'local';
+  /** Only with `install`, and only while no agent has used it: the agent's first secret. */
+  credential?: { username: string; secret: string };
+}
+
+/** What an agent may know of one of its node's runs: whether to keep going. */
+export interface AgentRunState {
+  state: 'pending' | 'running' | 'completed' | 'failed' | 'canceled';
+  /** Canceled, or failed under the agent (timed out): it should stop. */
+  canceled: boolean;
 }
 
 export interface ClaimedRun {

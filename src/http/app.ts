@@ -10,7 +10,7 @@ import { systemClock, uuid, type Clock, type IdGen } from '../model/clock.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/types.js';
-import { Auth, type AuthOptions } from './auth/index.js';
+import { Auth, type AgentVerifier, type AuthOptions } from './auth/index.js';
 import { crossSiteGuard } from './csrf.js';
 import type { ApiInfo } from './openapi.js';
 import { MethodNotAllowedError, errorMiddleware } from './problem.js';
@@ -40,6 +40,8 @@ export interface HttpDeps {
   /** Routes of other areas (events, tasks, nodes, ...), mounted after users and sessions. */
   areas?: RouteArea[];
   auth?: Partial<AuthOptions>;
+  /** Node agents' credentials: with them, POST /user/login accepts `agent:<nodeId>`. */
+  agents?: AgentVerifier;
   /** Where a generated first admin password is shown once; stdout by default. */
   print?: (line: string) => void;
   /** Believe X-Forwarded-For/-Proto (client address for throttling, Secure cookies). */
@@ -69,6 +71,7 @@ const DEFAULT_INFO: ApiInfo = {
     'Errors are RFC 9457 problem details (application/problem+json) with a stable `code`.',
     'POST, PUT, PATCH and DELETE bodies must be application/json (415 otherwise; text/plain where stated); a request whose Origin is another host, or with Sec-Fetch-Site: cross-site, is refused with 403.',
     'Bodies are limited to 1 MiB (413). Unknown fields are refused (400).',
+    "A node's agent logs in the same way with username agent:<nodeId> and its node's secret, must first replace the secret it was installed with (POST /node/credential), and may then call only the agent operations (/node/...), for its own node; users get 403 there and agents 403 everywhere else.",
   ].join(' '),
 };
 
@@ -115,6 +118,7 @@ export async function createHttpApp(deps: HttpDeps): Promise<HttpApp> {
     logger,
     print: deps.print ?? ((line) => process.stdout.write(line)),
     options: deps.auth,
+    ...(deps.agents ? { agents: deps.agents } : {}),
   });
   const area: AreaContext = { auth, store: deps.store, logger, clock };
   const info = deps.info ?? DEFAULT_INFO;

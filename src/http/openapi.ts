@@ -55,11 +55,18 @@ function operationId(def: AnyRoute): string {
   return [def.method.toLowerCase(), ...words.flatMap((w) => w.split(/[^A-Za-z0-9]+/))].map((w, i) => (i === 0 ? w : w.charAt(0).toUpperCase() + w.slice(1))).join('');
 }
 
+function callers(def: AnyRoute): string | undefined {
+  if (def.agent === true) return "Node agents only (session of POST /user/login as `agent:<nodeId>`), each for its own node; users get 403.";
+  if (def.agent === 'also') return `${def.admin ? 'Admins' : 'Users'}, and the agent of the node concerned.`;
+  return def.admin ? 'Admins only.' : undefined;
+}
+
 function operation(def: AnyRoute): Record<string, unknown> {
   const { response } = def;
   const contentType = response.contentType ?? 'application/json';
   const ok = { description: response.description, ...(response.schema ? { content: { [contentType]: { schema: response.schema } } } : {}) };
   const responses: Record<string, unknown> = { [String(response.status ?? 200)]: ok };
+  if (response.empty) responses[String(response.empty.status)] = { description: response.empty.description };
   for (const s of problemStatuses(def)) responses[String(s)] = { $ref: `#/components/responses/${responseName(s)}` };
   const params = parameters(def);
   const body = requestBody(def);
@@ -68,7 +75,7 @@ function operation(def: AnyRoute): Record<string, unknown> {
     summary: def.summary,
     ...(def.tags ? { tags: def.tags } : {}),
     security: def.public ? [] : [{ sessionCookie: [] }],
-    ...(def.admin ? { description: 'Admins only.' } : {}),
+    ...(callers(def) ? { description: callers(def) } : {}),
     ...(params.length ? { parameters: params } : {}),
     ...(body ? { requestBody: body } : {}),
     responses,

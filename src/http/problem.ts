@@ -4,7 +4,7 @@
 // message may hold paths, command lines or a stack.
 import { STATUS_CODES } from 'node:http';
 import type { Context, Middleware } from 'koa';
-import { InputError, QuarryError, RateLimitedError, type FieldError } from '../errors.js';
+import { InputError, QuarryError, RateLimitedError, ServiceUnavailableError, type FieldError } from '../errors.js';
 import type { IdGen } from '../model/clock.js';
 import type { Logger } from '../log.js';
 
@@ -59,7 +59,7 @@ const isParserError = (err: unknown): err is { status: number } => {
 /** The client-facing form of an error, or null when it must be hidden (5xx). */
 export function classify(err: unknown): QuarryError | null {
   const known = err instanceof QuarryError ? err : isParserError(err) ? fromParser(err) : null;
-  return known && known.status < 500 ? known : null;
+  return known && (known.status < 500 || known instanceof ServiceUnavailableError) ? known : null;
 }
 
 function respond(ctx: Context, body: Problem): void {

@@ -5,7 +5,7 @@
 import type { Context, Middleware } from 'koa';
 import { ForbiddenError } from '../errors.js';
 import type { JsonSchema } from '../model/schemas.js';
-import type { Auth, Principal } from './auth/index.js';
+import { isAgent, type AgentPrincipal, type Auth, type Caller, type Principal } from './auth/index.js';
 import { UnsupportedMediaTypeError } from './problem.js';
 import { NO_BODY, RequestValidator, type Validators } from './validation.js';
 
@@ -20,14 +20,18 @@ export interface ResponseSpec {
   schema?: JsonSchema;
   /** Default application/json. */
   contentType?: string;
+  /** A bodiless alternative answer the handler sets itself (204 when a long-poll found nothing). */
+  empty?: { status: number; description: string };
 }
 
 export interface RouteRequest<B, Q, P> {
   body: B;
   query: Q;
   params: P;
-  /** Null only on public routes. */
+  /** The calling user; null on public routes and when a node agent calls. */
   principal: Principal | null;
+  /** The calling node agent, on routes that admit agents; null otherwise. */
+  agent: AgentPrincipal | null;
   /** For what JSON in and out does not cover: cookies, streams (SSE), text bodies. */
   ctx: Context;
 }
@@ -42,6 +46,10 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
   public?: boolean;
   /** Only users with isAdmin; others get 403. */
   admin?: boolean;
+  /** Who may call: users (the default); `true`: only node agents, each for its own node;
+   * `'also'`: users (admins only with `admin`) and agents, the handler deciding per node
+   * (see mayReadNodeSecrets). A caller of the other sort gets 403. */
+  agent?: true | 'also';
   /** Schema of the body; a route without one accepts no body (or an empty JSON object). */
   body?: JsonSchema;
   /** Default json. text routes get the raw string (text/plain, 1 MiB). */
@@ -78,7 +86,7 @@ export function problemStatuses(def: AnyRoute): number[] {
   const s = new Set<number>([500, ...(def.errors ?? [])]);
   if (def.body || def.query || pathParams(def.path).length || takesBody(def.method)) s.add(400);
   if (!def.public) s.add(401);
-  if (def.admin || takesBody(def.method)) s.add(403); // state-changing requests: cross-site refusal
+  if (def.admin || def.agent || takesBody(def.method)) s.add(403); // and state-changing requests: cross-site refusal
   if (pathParams(def.path).length) s.add(404);
   if (takesBody(def.method)) [413, 415].forEach((x) => s.add(x));
   return [...s].sort((a, b) => a - b);
@@ -116,22 +124,36 @@ function checkParams(def: AnyRoute): void {
   }
 }
 
+type Callers = Pick<RouteRequest<unknown, unknown, unknown>, 'principal' | 'agent'>;
+
+/** 403 for a caller of the wrong sort: an agent on a user route, a user on an agent route. */
+function admit(def: AnyRoute, caller: Caller): Callers {
+  if (isAgent(caller)) {
+    if (!def.agent) throw new ForbiddenError('a node agent may call only the agent operations');
+    return { principal: null, agent: caller };
+  }
+  if (def.agent === true) throw new ForbiddenError('this operation is for node agents');
+  // On an `agent: 'also'` route, `admin` restricts the users; an agent reaches the handler.
+  if (def.admin && !caller.user.isAdmin) throw new ForbiddenError('this operation needs an admin');
+  return { principal: caller, agent: null };
+}
+
 export function compileRoute(def: AnyRoute, env: RouteEnv): Middleware {
   checkParams(def);
   const body = def.body ?? (def.bodyType === 'text' ? undefined : NO_BODY);
   const validator = new RequestValidator({ params: paramsSchema(def), query: def.query ?? EMPTY_QUERY, body }, env.validators);
   const { status = 200, contentType } = def.response;
   return async (ctx) => {
-    let principal: Principal | null = null;
+    let callers: Callers = { principal: null, agent: null };
     if (!def.public) {
-      principal = await env.auth.authenticate(ctx);
-      ctx.state.principal = principal;
+      const caller = await env.auth.authenticateCaller(ctx);
       ctx.set('Cache-Control', 'no-store');
-      if (def.admin && !principal.user.isAdmin) throw new ForbiddenError('this operation needs an admin');
+      callers = admit(def, caller);
+      ctx.state.principal = caller;
     }
     const values = { params: { ...(ctx as { params?: Record<string, string> }).params }, query: { ...ctx.query }, body: await readBody(ctx, def, env) };
     validator.check(values);
-    const result = await def.handler({ ...values, principal, ctx });
+    const result = await def.handler({ ...values, ...callers, ctx });
     if (result === undefined) return; // the handler answered through ctx (streams, redirects)
     ctx.status = status;
     ctx.body = result;

@@ -7,6 +7,7 @@ export const Kind = {
   TaskRun: 'TaskRun',
   User: 'User',
   Session: 'Session',
+  AgentCredential: 'AgentCredential',
 } as const;
 export type Kind = (typeof Kind)[keyof typeof Kind];
 
@@ -50,6 +51,8 @@ export interface NodeStatusFields extends CommonStatus {
   bootId?: string;
   /** Every disk the node has reported, present or not. */
   diskIds?: string[];
+  /** The NICs as the agent last reported them. */
+  nics?: Array<{ name: string; mac: string; ip: string; connected: boolean; mtu: number }>;
   /** Daemons the agent reports running. */
   daemons?: { mon?: boolean; mgr?: boolean; mds?: boolean; rgw?: boolean };
 }
@@ -132,9 +135,27 @@ export interface UserSpec {
 
 /** A login session: one refresh-token family. Revoking it deletes the document. */
 export interface SessionSpec {
+  /** A user's id, or `agent:<nodeId>` for a node agent's session. */
   userId: string;
   /** The only refresh token id of this family still accepted; an older one is a replay. */
   refreshJti: string;
   /** ISO time after which the refresh token, hence the session, is dead. */
   expiresAt: string;
+}
+
+/**
+ * The credential a node's agent logs in with (username `agent:<nodeId>`, id = the node id).
+ * The secret is 256 random bits, so a SHA-256 hash is enough to store it. `initialSecret` is
+ * the plaintext of a credential no agent has used yet, kept only so the boot path can hand it
+ * to the machine at install time; the first login deletes it (trust on first use).
+ */
+export interface AgentCredentialSpec {
+  nodeId: string;
+  /** Hex SHA-256 of the current secret. */
+  secretHash: string;
+  initialSecret: string | null;
+  issuedAt: string;
+  firstUsedAt: string | null;
+  /** Set by the agent's first rotation; until then its session may only rotate. */
+  rotatedAt: string | null;
 }

@@ -1,5 +1,6 @@
 // JSON Schemas of each kind's spec and status. One source of truth: the store validates
 // documents with them, and the HTTP layer and the specs folder reuse the spec schemas.
+import { CephKind, clusterSchemas, keyringSchemas } from './ceph-kinds.js';
 import { Kind } from './kinds.js';
 
 export type JsonSchema = Record<string, unknown>;
@@ -70,6 +71,16 @@ export const nodeStatusSchema: JsonSchema = {
     bootCount: count,
     bootId: { type: 'string' },
     diskIds: { type: 'array', items: uuid },
+    nics: {
+      type: 'array',
+      maxItems: 64,
+      items: {
+        type: 'object',
+        required: ['name', 'mac', 'ip', 'connected', 'mtu'],
+        additionalProperties: false,
+        properties: { name: { type: 'string' }, mac, ip: { type: 'string' }, connected: { type: 'boolean' }, mtu: { type: 'integer', minimum: 0 } },
+      },
+    },
     daemons: {
       type: 'object',
       additionalProperties: false,
@@ -175,7 +186,25 @@ export const sessionSpecSchema: JsonSchema = {
   type: 'object',
   required: ['userId', 'refreshJti', 'expiresAt'],
   additionalProperties: false,
-  properties: { userId: uuid, refreshJti: { type: 'string', minLength: 16 }, expiresAt: timestamp },
+  properties: {
+    userId: { anyOf: [uuid, { type: 'string', pattern: '^agent:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' }] },
+    refreshJti: { type: 'string', minLength: 16 },
+    expiresAt: timestamp,
+  },
+};
+
+export const agentCredentialSpecSchema: JsonSchema = {
+  type: 'object',
+  required: ['nodeId', 'secretHash', 'initialSecret', 'issuedAt', 'firstUsedAt', 'rotatedAt'],
+  additionalProperties: false,
+  properties: {
+    nodeId: uuid,
+    secretHash: { type: 'string', pattern: '^[0-9a-f]{64}$' },
+    initialSecret: { type: ['string', 'null'], minLength: 32, maxLength: 256 },
+    issuedAt: timestamp,
+    firstUsedAt: { anyOf: [timestamp, { type: 'null' }] },
+    rotatedAt: { anyOf: [timestamp, { type: 'null' }] },
+  },
 };
 
 export interface KindSchemas {
@@ -189,4 +218,7 @@ export const kindSchemas: Record<string, KindSchemas> = {
   [Kind.TaskRun]: { spec: taskRunSpecSchema, status: taskRunStatusSchema },
   [Kind.User]: { spec: userSpecSchema, status: empty },
   [Kind.Session]: { spec: sessionSpecSchema, status: empty },
+  [Kind.AgentCredential]: { spec: agentCredentialSpecSchema, status: empty },
+  [CephKind.Cluster]: clusterSchemas,
+  [CephKind.Keyring]: keyringSchemas,
 };

@@ -8,6 +8,7 @@ import type { LogLine } from '../tasks/types.js';
 import type { MachineSpec } from './machines.js';
 import type { ClaimedRun, MasterLink } from '../fleet/protocol.js';
 import type { Step } from './steps.js';
+import { MachineDisk } from './disk.js';
 
 export interface Timing {
   bootMs: number;
@@ -37,6 +38,7 @@ export class SimMachine {
   readonly daemons = { mon: false, mgr: false, mds: false, rgw: false, osds: [] as number[] };
   readonly faults: MachineFaults = { failNext: new Map(), offlineDuring: new Map(), failRate: 0 };
   private boot: AbortController | null = null;
+  private looping = false;
   private endBoot: ((a: AfterBoot) => void) | null = null;
 
   constructor(
@@ -46,12 +48,15 @@ export class SimMachine {
     private readonly timing: Timing,
     private readonly random: () => number,
     private readonly lab: AbortSignal,
+    /** What survives a reboot: the agent's credential. */
+    readonly disk: MachineDisk = new MachineDisk(spec.mac, null),
   ) {}
 
   powerOn(): void {
     if (this.powered || this.lab.aborted) return;
     this.powered = true;
-    void this.bootLoop();
+    // A boot loop still winding down its last boot sees `powered` and boots again.
+    if (!this.looping) void this.bootLoop();
   }
 
   /** Pulls the plug: no goodbye to the master. */
@@ -71,15 +76,20 @@ export class SimMachine {
     };
   }
 
+  // Every way a boot ends in 'poweroff' has cleared `powered` or stopped the lab already.
   private async bootLoop(): Promise<void> {
-    while (this.powered && !this.lab.aborted) {
-      try {
-        const next = await this.bootOnce();
-        if (next === 'poweroff') this.powered = false;
-      } catch {
-        // The master is unreachable or the lab is stopping: a real machine would retry PXE.
-        if (!(await this.pause(this.timing.heartbeatMs, this.lab))) return;
+    this.looping = true;
+    try {
+      while (this.powered && !this.lab.aborted) {
+        try {
+          await this.bootOnce();
+        } catch {
+          // The master is unreachable or the lab is stopping: a real machine would retry PXE.
+          if (!(await this.pause(this.timing.heartbeatMs, this.lab))) return;
+        }
       }
+    } finally {
+      this.looping = false;
     }
   }
 
@@ -116,7 +126,7 @@ export class SimMachine {
 
   private async heartbeats(nodeId: string, signal: AbortSignal): Promise<void> {
     do {
-      if (!this.partitioned) await this.link.report(nodeId, this.report()).catch(() => {});
+      if (!this.partitioned && !signal.aborted) await this.link.report(nodeId, this.report()).catch(() => {});
     } while (await this.pause(this.timing.heartbeatMs, signal));
   }
 
@@ -126,18 +136,19 @@ export class SimMachine {
         if (!(await this.pause(this.timing.heartbeatMs, signal))) return;
         continue;
       }
-      const run = await this.link.claim(nodeId, this.timing.claimWaitMs, signal).catch(() => null);
+      const run = await this.link.claim(nodeId, this.timing.claimWaitMs, signal).catch(() => undefined);
       // Partitioned while the long-poll was open: the answer never reached the machine, and
       // the claimed run is left to time out, as on a real network.
       if (run && !this.partitioned) await this.execute(nodeId, run, signal);
-      else if (!(await this.pause(1, signal))) return;
+      // A failed claim (master unreachable, login refused) waits a heartbeat before the next.
+      else if (!(await this.pause(run === undefined ? this.timing.heartbeatMs : 1, signal))) return;
     }
   }
 
   private async execute(nodeId: string, run: ClaimedRun, signal: AbortSignal): Promise<void> {
     const lines: LogLine[] = [];
     const log = (level: LogLine['level'], message: string) => lines.push({ timestamp: new Date().toISOString(), level, message });
-    let after: AfterBoot | null = null;
+    const next: { after: AfterBoot | null } = { after: null };
     log('info', `${this.hostname}: ${run.taskName} started`);
     if (!(await this.pause(this.timing.stepMs, signal))) return;
     const silentFor = this.faults.offlineDuring.get(run.taskName);
@@ -146,10 +157,15 @@ export class SimMachine {
       this.partition(silentFor);
       return;
     }
-    const result = await this.outcome(run, log, (a) => (after = a));
+    const result = await this.outcome(run, log, (a) => (next.after = a));
+    // A step that reboots or powers off is under way once it ran: the agent's report is the
+    // last thing this boot says (no heartbeat after it), and a powered-off machine is off by
+    // the time the master may see the run completed.
+    if (next.after) this.boot?.abort();
+    if (next.after === 'poweroff') this.powered = false;
     await this.link.log(nodeId, run.id, lines).catch(() => {});
     await this.link.finish(nodeId, run.id, result).catch(() => {});
-    if (after) this.endBoot?.(after);
+    if (next.after) this.endBoot?.(next.after);
   }
 
   private async outcome(run: ClaimedRun, log: (l: LogLine['level'], m: string) => void, after: (a: AfterBoot) => void) {

@@ -22,15 +22,17 @@ export class AgentQueue {
     const timer = setTimeout(() => expiry.abort(), waitMs);
     const stop = signal ? AbortSignal.any([signal, expiry.signal]) : expiry.signal;
     try {
-      return await this.claimUntil(nodeId, stop, waitMs === 0);
+      return await this.claimUntil(nodeId, stop, waitMs === 0, signal);
     } finally {
       clearTimeout(timer);
     }
   }
 
-  private async claimUntil(nodeId: string, stop: AbortSignal, once: boolean): Promise<TaskRun | null> {
+  private async claimUntil(nodeId: string, stop: AbortSignal, once: boolean, caller?: AbortSignal): Promise<TaskRun | null> {
     for (;;) {
-      if (this.engine.isClosed) return null;
+      // A caller that has gone (an HTTP client that hung up) must not be handed a run it
+      // would never see; an expired wait may still take one that was just queued.
+      if (this.engine.isClosed || caller?.aborted) return null;
       const runId = this.engine.queues.take(nodeId);
       if (runId !== undefined) {
         // A run that ended while queued (canceled, timed out) is skipped.
@@ -65,6 +67,16 @@ export class AgentQueue {
     const run = await this.owned(nodeId, runId);
     const state = 'doc' in run ? run.doc.status.state : run.status.state;
     return state === 'canceled' || state === 'failed';
+  }
+
+  /** The run's state for its node's agent. Another node's run is NotFoundError, as a missing
+   * one is: an agent learns nothing about runs that are not its own. */
+  async state(nodeId: string, runId: string): Promise<{ state: TaskRun['status']['state']; canceled: boolean }> {
+    const held = this.engine.active.get(runId);
+    const doc = held?.doc ?? (await this.engine.find(runId));
+    if (!doc || doc.spec.nodeId !== nodeId) throw new NotFoundError(`task run ${runId} not found`);
+    const state = doc.status.state;
+    return { state, canceled: state === 'canceled' || state === 'failed' };
   }
 
   /** Aborts when the run is canceled or times out: for agents that live in this process. */

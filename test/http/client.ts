@@ -32,6 +32,7 @@ export interface RequestOptions {
   json?: unknown;
   body?: string | Uint8Array;
   headers?: Record<string, string>;
+  signal?: AbortSignal;
 }
 
 export class Client {
@@ -62,7 +63,7 @@ export class Client {
       body = JSON.stringify(opts.json);
       headers['content-type'] ??= 'application/json';
     }
-    const res = await fetch(new URL(path, this.base), { method, headers, body });
+    const res = await fetch(new URL(path, this.base), { method, headers, body, ...(opts.signal ? { signal: opts.signal } : {}) });
     const text = await res.text();
     const setCookies = res.headers.getSetCookie().map(parseSetCookie);
     for (const c of setCookies) this.store(c);

@@ -1,7 +1,8 @@
 // Sessions over cookies: login, refresh with rotation and replay detection, logout, and the
 // per-request check every non-public route runs.
 import type { Context } from 'koa';
-import { AuthError } from '../../errors.js';
+import { AuthError, ForbiddenError } from '../../errors.js';
+import { agentNodeId, agentUsername, type AgentCredentialState, type VerifiedAgent } from '../../fleet/credentials.js';
 import type { Clock } from '../../model/clock.js';
 import type { Logger } from '../../log.js';
 import type { Store } from '../../store/types.js';
@@ -12,7 +13,8 @@ import { OWASP_SCRYPT, PasswordHasher, type ScryptParams } from './passwords.js'
 import { loadSigningKey } from './secret-files.js';
 import { SessionRegistry } from './sessions.js';
 import { TokenService } from './tokens.js';
-import { UserDirectory, toPublic, type PublicUser, type UserDoc } from './users.js';
+import { isAgent, type AgentPrincipal, type Caller, type Principal } from './principal.js';
+import { UserDirectory, toPublic, type PublicUser } from './users.js';
 
 export interface AuthOptions {
   accessSeconds: number;
@@ -41,13 +43,13 @@ export interface AuthDeps {
   logger: Logger;
   print: (line: string) => void;
   options?: Partial<AuthOptions>;
+  /** Node agents' credentials (src/fleet/credentials.ts); without it no agent can log in. */
+  agents?: AgentVerifier;
 }
 
-/** Who is calling: set on ctx.state.principal by the route layer for non-public routes. */
-export interface Principal {
-  user: PublicUser;
-  doc: UserDoc;
-  sessionId: string;
+export interface AgentVerifier {
+  verify(nodeId: string, secret: string): Promise<VerifiedAgent | null>;
+  state(nodeId: string): Promise<AgentCredentialState | null>;
 }
 
 export class Auth {
@@ -59,6 +61,7 @@ export class Auth {
     readonly hasher: PasswordHasher,
     private readonly clock: Clock,
     private readonly logger: Logger,
+    private readonly agents: AgentVerifier | null,
   ) {}
 
   /** Loads (or makes) the signing key, loads sessions, and creates the first admin if needed. */
@@ -72,18 +75,32 @@ export class Auth {
     await ensureFirstAdmin(users, { stateDir: deps.stateDir, adminPassword: deps.adminPassword, logger: deps.logger, print: deps.print });
     await hasher.warm();
     const tokens = new TokenService(key, deps.clock, { accessSeconds: o.accessSeconds, refreshSeconds: o.refreshSeconds }, o.tokenCacheSize);
-    return new Auth(users, sessions, tokens, new LoginLimiter(deps.clock, o.loginLimits), hasher, deps.clock, deps.logger);
+    return new Auth(users, sessions, tokens, new LoginLimiter(deps.clock, o.loginLimits), hasher, deps.clock, deps.logger, deps.agents ?? null);
   }
 
   get accessSeconds(): number {
     return this.tokens.lifetimes.accessSeconds;
   }
 
+  /** A user; a node agent's session is refused (403), as on every user route. */
   async authenticate(ctx: Context): Promise<Principal> {
+    const caller = await this.authenticateCaller(ctx);
+    if (isAgent(caller)) throw new ForbiddenError('a node agent may call only the agent operations');
+    return caller;
+  }
+
+  /** A user or a node agent, from the access cookie. */
+  async authenticateCaller(ctx: Context): Promise<Caller> {
     const token = readCookie(ctx, ACCESS_COOKIE);
     if (!token) throw new AuthError();
     const claims = await this.tokens.verifyAccess(token);
     if (!this.sessions.isActive(claims.sessionId, claims.userId)) throw new AuthError('session ended');
+    const nodeId = agentNodeId(claims.userId);
+    if (nodeId !== null) {
+      const state = await this.agents?.state(nodeId);
+      if (!state) throw new AuthError();
+      return { kind: 'agent', nodeId, username: claims.userId, sessionId: claims.sessionId, rotated: state.rotated } satisfies AgentPrincipal;
+    }
     const doc = await this.users.get(claims.userId);
     if (!doc) throw new AuthError();
     return { user: toPublic(doc), doc, sessionId: claims.sessionId };
@@ -97,6 +114,8 @@ export class Auth {
       this.logger('warn', 'login throttled after repeated failures', { username, address: ctx.ip });
       throw err;
     }
+    const nodeId = agentNodeId(username);
+    if (nodeId !== null) return this.agentLogin(ctx, username, nodeId, password);
     const doc = await this.users.authenticate(username, password);
     if (!doc) {
       this.limiter.fail(username, ctx.ip);
@@ -114,7 +133,7 @@ export class Auth {
     if (!token) throw new AuthError('no refresh token');
     const claims = await this.tokens.verifyRefresh(token);
     const jti = await this.sessions.rotate(claims.sessionId, claims.userId, claims.jti);
-    if (!(await this.users.get(claims.userId))) {
+    if (!(await this.subjectExists(claims.userId))) {
       await this.sessions.revoke(claims.sessionId);
       throw new AuthError();
     }
@@ -127,6 +146,28 @@ export class Auth {
     clearSessionCookies(ctx);
   }
 
+  /** Same generic 401 and the same throttle as a user's login; the secret is never logged. */
+  private async agentLogin(ctx: Context, username: string, nodeId: string, secret: string): Promise<PublicUser> {
+    const verified = (await this.agents?.verify(nodeId, secret)) ?? null;
+    if (!verified) {
+      this.limiter.fail(username, ctx.ip);
+      throw new AuthError('invalid username or password');
+    }
+    this.limiter.succeed(username);
+    // The audit trail of trust on first use: this is the moment the node's credential was claimed.
+    if (verified.firstUse) this.logger('info', 'agent credential used for the first time', { nodeId, address: ctx.ip });
+    const subject = agentUsername(nodeId);
+    const { sessionId, refreshJti } = await this.sessions.start(subject);
+    await this.issue(ctx, subject, sessionId, refreshJti);
+    return { id: nodeId, username: subject, name: `agent of node ${nodeId}`, email: '', isAdmin: false };
+  }
+
+  private async subjectExists(subject: string): Promise<boolean> {
+    const nodeId = agentNodeId(subject);
+    if (nodeId !== null) return (await this.agents?.state(nodeId)) != null;
+    return (await this.users.get(subject)) !== undefined;
+  }
+
   private async issue(ctx: Context, userId: string, sessionId: string, refreshJti: string): Promise<string> {
     const access = await this.tokens.signAccess(userId, sessionId);
     const refresh = await this.tokens.signRefresh(userId, sessionId, refreshJti);
@@ -136,4 +177,5 @@ export class Auth {
 }
 
 export { toPublic, type PublicUser, type UserDoc } from './users.js';
+export { isAgent, mayReadNodeSecrets, type AgentPrincipal, type Caller, type Principal } from './principal.js';
 export { MIN_PASSWORD_LENGTH } from './bootstrap.js';

@@ -1,0 +1,65 @@
+// The cluster loop: polls Ceph (status, mon dump, and the monmap when its epoch moved) and
+// writes what it saw into the Cluster's status. It changes nothing in Ceph.
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { CephApi } from '../../src/clients/ceph-api.js';
+import { CephKind, type ClusterSpec, type ClusterStatus } from '../../src/model/ceph-kinds.js';
+import type { Clock } from '../../src/model/clock.js';
+import { Kind, type NodeSpec } from '../../src/model/kinds.js';
+import type { Store } from '../../src/store/types.js';
+import { requeueAfter, type Reconciler } from '../../src/runtime/types.js';
+import { planCluster, type ClusterObserved, type ClusterPlan } from './plan.js';
+
+export interface ClusterLoopDeps {
+  store: Store;
+  ceph: CephApi;
+  clock: Clock;
+  pollMs: number;
+  /** Deadline of each Ceph query: without quorum the CLI waits for its connect timeout. */
+  queryTimeoutMs: number;
+}
+
+export function clusterLoop(deps: ClusterLoopDeps): Reconciler<ClusterObserved, ClusterPlan> {
+  return {
+    name: 'cluster',
+    kind: CephKind.Cluster,
+    // A monitor declared or started changes what there is to observe.
+    watches: [{ kind: Kind.Node, map: () => ['default'] }],
+    observe: (id) => observe(deps, id),
+    plan: planCluster,
+    apply: async (o, plan) => {
+      await deps.store.updateStatus(CephKind.Cluster, o.cluster.id, plan.status);
+      return requeueAfter(plan.requeueAfterMs);
+    },
+  };
+}
+
+async function observe(deps: ClusterLoopDeps, id: string): Promise<ClusterObserved | undefined> {
+  const cluster = await deps.store.get<ClusterSpec, ClusterStatus>(CephKind.Cluster, id);
+  if (!cluster) return undefined;
+  const nodes = await deps.store.list<NodeSpec>(Kind.Node);
+  const monitorsDesired = nodes.filter((n) => n.spec.daemons.mon).length;
+  const base = { cluster, monitorsDesired, nowIso: deps.clock.iso(), pollMs: deps.pollMs };
+  if (monitorsDesired === 0) return { ...base, ceph: null, monmap: null };
+  const call = { timeoutMs: deps.queryTimeoutMs };
+  try {
+    const [status, monDump] = await Promise.all([deps.ceph.status(call), deps.ceph.monDump(call)]);
+    const monmap = monDump.epoch !== cluster.status.monmapEpoch || !cluster.status.monmap ? await fetchMonmap(deps.ceph, call) : null;
+    return { ...base, ceph: { status, monDump }, monmap };
+  } catch (err) {
+    return { ...base, ceph: { error: err instanceof Error ? err.message : String(err) }, monmap: null };
+  }
+}
+
+/** `ceph mon getmap` writes a file; it lives in a private temporary folder for a moment. */
+async function fetchMonmap(ceph: CephApi, call: { timeoutMs: number }): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'quarry-monmap-'));
+  try {
+    const file = join(dir, 'monmap');
+    await ceph.monGetmap(file, call);
+    return (await readFile(file)).toString('base64');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,232 @@
+// The typed `ceph` CLI: one method per verb Quarry uses, each with --format json, its stdout
+// parsed and checked (rook's client/mon.go). Failures of the command itself stay the runner's
+// CommandError (stderr kept for logs); output Quarry cannot read is a CommandOutputError.
+// Nothing here logs: stdout can carry cephx keys, so no onLine is ever passed to the runner.
+import { CommandError } from '../errors.js';
+import type { Runner, RunOutput } from '../exec/runner.js';
+import { checkOsdIds, ERRNO, gateRefusal, okToStopFrom, safeToDestroyFrom, safeToDestroyRefused } from './ceph-gates.js';
+import * as M from './ceph-map.js';
+import { CommandOutputError, OutputParser, type Shape } from './ceph-output.js';
+import * as S from './ceph-schemas.js';
+import * as O from './ceph-schemas-osd.js';
+import type * as T from './ceph-types.js';
+
+export interface CephClientOptions {
+  runner: Runner;
+  /** Path of the ceph.conf to use (`-c`). */
+  conf: string;
+  /** Entity to authenticate as (`-n`), e.g. client.admin or client.bootstrap-osd. */
+  name?: string;
+  /** Keyring path (`-k`); without it Ceph uses the conf's keyring setting. */
+  keyring?: string;
+  /** Deadline of every call; default 30 s. */
+  timeoutMs?: number;
+  /** `--connect-timeout`; default 20 s, and always short of the deadline so the CLI gives up
+   * with its own message before the runner kills it. */
+  connectTimeoutSec?: number;
+  /** The binary; default `ceph`. */
+  command?: string;
+}
+
+/** Per-call overrides. */
+export interface CallOptions {
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+// One import for callers: the result types, the output error and the keyring renderer.
+export * from './ceph-types.js';
+export { CommandOutputError } from './ceph-output.js';
+export type { FsStatus } from './ceph-map.js';
+export { keyringFile, keyringText } from './keyring.js';
+
+export const CEPH_DEFAULT_TIMEOUT_MS = 30_000;
+const DEFAULT_CONNECT_TIMEOUT_SEC = 20;
+
+export class CephClient {
+  private readonly out = new OutputParser();
+  private readonly timeoutMs: number;
+  private readonly command: string;
+
+  constructor(private readonly opts: CephClientOptions) {
+    this.timeoutMs = opts.timeoutMs ?? CEPH_DEFAULT_TIMEOUT_MS;
+    this.command = opts.command ?? 'ceph';
+  }
+
+  /** The full argument array for a verb: global flags first, then the verb. */
+  args(verb: string[], timeoutMs = this.timeoutMs): string[] {
+    const connect =
+      this.opts.connectTimeoutSec ?? Math.max(1, Math.min(DEFAULT_CONNECT_TIMEOUT_SEC, Math.floor(timeoutMs / 1000) - 1));
+    const out = ['-c', this.opts.conf, '--connect-timeout', String(connect)];
+    if (this.opts.name !== undefined) out.push('-n', this.opts.name);
+    if (this.opts.keyring !== undefined) out.push('-k', this.opts.keyring);
+    return [...out, '--format', 'json', ...verb];
+  }
+
+  // ---- cluster ------------------------------------------------------------------------------
+  status = (call?: CallOptions): Promise<T.CephStatus> => this.query(['status'], S.statusShape, M.toStatus, call);
+  /** `health detail`: the checks with their per-item lines. */
+  health = (call?: CallOptions): Promise<T.CephHealth> =>
+    this.query(['health', 'detail'], S.healthShape, M.toHealth, call);
+  df = (call?: CallOptions): Promise<T.CephDf> => this.query(['df'], S.dfShape, M.toDf, call);
+  pgStat = (call?: CallOptions): Promise<T.PgStat> =>
+    this.query(['pg', 'stat'], S.pgStatShape, (r) => ({
+      ready: r.pg_ready,
+      numPgs: r.pg_summary.num_pgs,
+      pgStates: r.pg_summary.num_pg_by_state.map((s) => ({ state: s.name, count: s.num })),
+    }), call);
+  versions = (call?: CallOptions): Promise<T.CephVersions> =>
+    this.query(['versions'], S.versionsShape, M.toVersions, call);
+
+  // ---- mon / mgr ----------------------------------------------------------------------------
+  monDump = (call?: CallOptions): Promise<T.MonDump> =>
+    this.query(['mon', 'dump'], S.monDumpShape, M.toMonDump, call);
+  monStat = (call?: CallOptions): Promise<T.MonStat> =>
+    this.query(['mon', 'stat'], S.monStatShape, (r) => ({
+      epoch: r.epoch,
+      numMons: r.num_mons,
+      leader: r.leader,
+      quorum: r.quorum.map((q) => ({ rank: q.rank, name: q.name })),
+    }), call);
+  quorumStatus = (call?: CallOptions): Promise<T.QuorumStatus> =>
+    this.query(['quorum_status'], S.quorumStatusShape, M.toQuorumStatus, call);
+  mgrStat = (call?: CallOptions): Promise<T.MgrStat> =>
+    this.query(['mgr', 'stat'], S.mgrStatShape, (r) => ({
+      epoch: r.epoch,
+      available: r.available,
+      activeName: r.active_name,
+      numStandby: r.num_standby,
+    }), call);
+
+  /** Writes the binary monmap to `file` (stdout stays empty); the epoch comes from stderr. */
+  async monGetmap(file: string, call?: CallOptions): Promise<{ epoch?: number }> {
+    const { stderr } = await this.run(['mon', 'getmap', '-o', file], call);
+    const epoch = /got monmap epoch (\d+)/.exec(stderr)?.[1];
+    return epoch === undefined ? {} : { epoch: Number(epoch) };
+  }
+
+  // ---- OSDs and pools -----------------------------------------------------------------------
+  osdTree = (call?: CallOptions): Promise<T.OsdTree> =>
+    this.query(['osd', 'tree'], O.osdTreeShape, M.toOsdTree, call);
+  osdStat = (call?: CallOptions): Promise<T.OsdStat> =>
+    this.query(['osd', 'stat'], O.osdStatShape, (r) => ({
+      epoch: r.epoch,
+      numOsds: r.num_osds,
+      numUpOsds: r.num_up_osds,
+      numInOsds: r.num_in_osds,
+      numRemappedPgs: r.num_remapped_pgs,
+    }), call);
+  osdDump = (call?: CallOptions): Promise<T.OsdDump> =>
+    this.query(['osd', 'dump'], O.osdDumpShape, M.toOsdDump, call);
+  poolList = (call?: CallOptions): Promise<T.Pool[]> =>
+    this.query(['osd', 'pool', 'ls', 'detail'], O.poolLsShape, (r) => r.map(M.toPool), call);
+
+  /** Whether stopping these OSDs now keeps every PG available. "No" is a value. */
+  async okToStop(ids: number[], call?: CallOptions): Promise<T.OkToStop> {
+    checkOsdIds('okToStop', ids);
+    const verb = ['osd', 'ok-to-stop', ...ids.map(String)];
+    try {
+      return okToStopFrom(this.parse(verb, (await this.run(verb, call)).stdout, O.okToStopShape));
+    } catch (err) {
+      const reason = gateRefusal(err);
+      if (reason === undefined) throw err;
+      return { ok: false, reason, osds: ids };
+    }
+  }
+
+  /** Whether these OSDs can be destroyed without losing data. "No" is a value. */
+  async safeToDestroy(ids: number[], call?: CallOptions): Promise<T.SafeToDestroy> {
+    checkOsdIds('safeToDestroy', ids);
+    const verb = ['osd', 'safe-to-destroy', ...ids.map(String)];
+    try {
+      return safeToDestroyFrom(ids, this.parse(verb, (await this.run(verb, call)).stdout, O.safeToDestroyShape));
+    } catch (err) {
+      const reason = gateRefusal(err);
+      if (reason === undefined) throw err;
+      return safeToDestroyRefused(reason);
+    }
+  }
+
+  /** Creates a pool; one that already exists is success (`created: false`). Ceph does not
+   * compare pg counts or types of an existing pool. */
+  async poolCreate(name: string, pgNum: number, call?: CallOptions): Promise<T.Created> {
+    const { stderr } = await this.run(['osd', 'pool', 'create', name, String(pgNum)], call);
+    return { created: !/already exists/.test(stderr) };
+  }
+
+  /** Registers a new OSD id for `uuid`; the same uuid again returns the same id. A cephx
+   * secret for the OSD travels on stdin, never on the command line. */
+  async osdNew(uuid: string, opts: { cephxSecret?: string } & CallOptions = {}): Promise<number> {
+    const secret = opts.cephxSecret;
+    const verb = ['osd', 'new', uuid, ...(secret === undefined ? [] : ['-i', '-'])];
+    const input = secret === undefined ? undefined : JSON.stringify({ cephx_secret: secret });
+    return this.parse(verb, (await this.run(verb, opts, input)).stdout, O.osdNewShape).osdid;
+  }
+
+  // ---- CephFS -------------------------------------------------------------------------------
+  /** Creates a filesystem; the same name over the same pools again is success. */
+  async fsNew(name: string, metadataPool: string, dataPool: string, call?: CallOptions): Promise<T.Created> {
+    const { stderr } = await this.run(['fs', 'new', name, metadataPool, dataPool], call);
+    return { created: !/already exists/.test(stderr) };
+  }
+  fsList = (call?: CallOptions): Promise<T.FsListEntry[]> =>
+    this.query(['fs', 'ls'], O.fsLsShape, (r) => r.map((f) => ({
+      name: f.name,
+      metadataPool: f.metadata_pool,
+      metadataPoolId: f.metadata_pool_id,
+      dataPools: f.data_pools,
+      dataPoolIds: f.data_pool_ids,
+    })), call);
+  mdsStat = (call?: CallOptions): Promise<T.MdsStat> =>
+    this.query(['mds', 'stat'], O.mdsStatShape, (r) => M.toMdsStat(r.fsmap), call);
+  fsDump = (call?: CallOptions): Promise<T.MdsStat> => this.query(['fs', 'dump'], O.fsDumpShape, M.toMdsStat, call);
+  fsStatus = (call?: CallOptions): Promise<M.FsStatus> =>
+    this.query(['fs', 'status'], O.fsStatusShape, M.toFsStatus, call);
+
+  // ---- auth ---------------------------------------------------------------------------------
+  /** The entity's key, created with `caps` if missing. Existing with other caps is an
+   * EINVAL CommandError ("... exists but cap osd does not match"): use `auth caps` for that. */
+  async authGetOrCreate(entity: string, caps: Record<string, string>, call?: CallOptions): Promise<T.AuthEntity> {
+    const verb = ['auth', 'get-or-create', entity, ...Object.entries(caps).flat()];
+    return this.authEntity(verb, call);
+  }
+
+  /** The entity's key and caps; undefined when Ceph has no such entity. */
+  async authGet(entity: string, call?: CallOptions): Promise<T.AuthEntity | undefined> {
+    try {
+      return await this.authEntity(['auth', 'get', entity], call);
+    } catch (err) {
+      if (err instanceof CommandError && err.exitCode === ERRNO.ENOENT) return undefined;
+      throw err;
+    }
+  }
+
+  private async authEntity(verb: string[], call: CallOptions | undefined): Promise<T.AuthEntity> {
+    const [first] = this.parse(verb, (await this.run(verb, call)).stdout, O.authShape);
+    // minItems: 1 in the schema; the check satisfies noUncheckedIndexedAccess.
+    if (!first) throw new CommandOutputError(this.shown(verb), 'empty array');
+    return { entity: first.entity, key: first.key, caps: first.caps };
+  }
+
+  // ---- plumbing -----------------------------------------------------------------------------
+  private async query<Raw, Out>(verb: string[], s: Shape<Raw>, map: (raw: Raw) => Out, call?: CallOptions): Promise<Out> {
+    const { stdout } = await this.run(verb, call);
+    return map(this.parse(verb, stdout, s));
+  }
+
+  private parse<Raw>(verb: string[], stdout: string, s: Shape<Raw>): Raw {
+    return this.out.parse(this.shown(verb), stdout, s);
+  }
+
+  private shown = (verb: string[]): string => [this.command, ...verb].join(' ');
+
+  private run(verb: string[], call: CallOptions | undefined, input?: string): Promise<RunOutput> {
+    const timeoutMs = call?.timeoutMs ?? this.timeoutMs;
+    return this.opts.runner.run(this.command, this.args(verb, timeoutMs), {
+      timeoutMs,
+      ...(call?.signal ? { signal: call.signal } : {}),
+      ...(input === undefined ? {} : { input }),
+    });
+  }
+}
+

@@ -1,0 +1,113 @@
+// Operations on nodes and disks become desired-state writes, never actions: a restart bumps a
+// counter, a monitor request names its disk, an OSD request flips a flag. The loops do the
+// work. Each target is checked against decisions.md's table on the document it writes (CAS),
+// so two racing requests cannot both pass a check that only one may pass.
+import { Kind, type DiskSpec, type NodeSpec } from '../model/kinds.js';
+import {
+  DiskOperation,
+  NodeOperation,
+  diskReasons,
+  offeredDiskOperations,
+  offeredNodeOperations,
+  type DiskDoc,
+  type NodeDoc,
+} from '../model/operations.js';
+import type { Store } from '../store/types.js';
+import type { Inventory } from './inventory.js';
+
+export type TargetResult = { id: string; status: 'scheduled' } | { id: string; status: 'rejected'; reason: string };
+
+const DAEMON: Record<string, 'mon' | 'mgr' | 'mds' | 'rgw'> = {
+  [NodeOperation.createMon]: 'mon',
+  [NodeOperation.createMgr]: 'mgr',
+  [NodeOperation.createMds]: 'mds',
+  [NodeOperation.createRgw]: 'rgw',
+};
+const DAEMON_NAME = { mon: 'monitor', mgr: 'manager', mds: 'metadata server', rgw: 'RADOS gateway' } as const;
+
+class Rejected extends Error {}
+
+export class Invocations {
+  constructor(
+    private readonly store: Store,
+    private readonly inventory: Inventory,
+  ) {}
+
+  invokeNodes(op: NodeOperation, ids: string[], diskId?: string): Promise<TargetResult[]> {
+    return Promise.all(unique(ids).map((id) => settle(id, () => this.invokeNode(op, id, diskId))));
+  }
+
+  /** `onNode`: the caller says which node the disks are on; a disk elsewhere is rejected. */
+  invokeDisks(op: DiskOperation, ids: string[], onNode?: string): Promise<TargetResult[]> {
+    return Promise.all(unique(ids).map((id) => settle(id, () => this.invokeDisk(op, id, onNode))));
+  }
+
+  private async invokeNode(op: NodeOperation, id: string, diskId?: string): Promise<void> {
+    const node = await this.inventory.node(id);
+    if (!node) throw new Rejected('unknown node');
+    const disks = await this.inventory.disksOf(node);
+    if (op === NodeOperation.createMon) await this.checkMonDisk(node, diskId);
+    await this.store.mutateSpec<NodeSpec>(Kind.Node, id, (fresh) => {
+      const now = fresh as NodeDoc;
+      if (!offeredNodeOperations(now, disks).includes(op)) throw new Rejected(whyNotNode(now, op));
+      return desiredNode(now.spec, op, diskId);
+    });
+  }
+
+  private async checkMonDisk(node: NodeDoc, diskId: string | undefined): Promise<void> {
+    const disk = diskId ? await this.inventory.disk(diskId) : undefined;
+    if (!disk) throw new Rejected('unknown disk');
+    if (disk.spec.nodeId !== node.id) throw new Rejected('the disk is not on this node');
+    const reasons = diskReasons(disk, node);
+    if (reasons.length) throw new Rejected(`the disk is not eligible: ${reasons.join(', ')}`);
+  }
+
+  private async invokeDisk(op: DiskOperation, id: string, onNode?: string): Promise<void> {
+    const disk = await this.inventory.disk(id);
+    if (!disk) throw new Rejected('unknown disk');
+    if (onNode !== undefined && disk.spec.nodeId !== onNode) throw new Rejected('the disk is not on this node');
+    const node = await this.inventory.node(disk.spec.nodeId);
+    await this.store.mutateSpec<DiskSpec>(Kind.Disk, id, (fresh) => {
+      const now = fresh as DiskDoc;
+      if (!offeredDiskOperations(now, node).includes(op)) throw new Rejected(whyNotDisk(now, node, op));
+      return op === DiskOperation.createOsd ? { ...now.spec, osd: true } : { ...now.spec, wipeGeneration: now.spec.wipeGeneration + 1 };
+    });
+  }
+}
+
+function desiredNode(spec: NodeSpec, op: NodeOperation, diskId?: string): NodeSpec {
+  if (op === NodeOperation.restart) return { ...spec, restartGeneration: spec.restartGeneration + 1 };
+  if (op === NodeOperation.shutdown) return { ...spec, shutdownGeneration: spec.shutdownGeneration + 1 };
+  const daemon = DAEMON[op];
+  if (!daemon) throw new Error(`no desired state for ${op}`);
+  return { ...spec, daemons: { ...spec.daemons, [daemon]: daemon === 'mon' ? { diskId } : {} } };
+}
+
+export function whyNotNode(n: NodeDoc, op: string): string {
+  const phase = n.status.phase ?? 'discovered';
+  const restartish = op === NodeOperation.restart || op === NodeOperation.shutdown;
+  if (restartish) return `${op} is offered only to active or errored nodes; this node is ${phase}`;
+  if (phase !== 'active') return `${op} is offered only to active nodes; this node is ${phase}`;
+  const daemon = DAEMON[op];
+  if (daemon && n.spec.daemons[daemon]) return `a ${DAEMON_NAME[daemon]} is already desired on this node`;
+  if (op === NodeOperation.createMon) return 'the node has no disk eligible for a monitor';
+  return `${op} is not offered for this node`;
+}
+
+export function whyNotDisk(d: DiskDoc, n: NodeDoc | undefined, op: string): string {
+  if (n?.status.phase !== 'active') return `the disk's node is ${n?.status.phase ?? 'unknown'}; disks of active nodes only`;
+  if (op === DiskOperation.createOsd) return `the disk is not eligible: ${diskReasons(d, n).join(', ')}`;
+  return 'only a disk that holds no OSD and is neither the system nor the monitor disk can be wiped, once at a time';
+}
+
+async function settle(id: string, work: () => Promise<unknown>): Promise<TargetResult> {
+  try {
+    await work();
+    return { id, status: 'scheduled' };
+  } catch (err) {
+    if (err instanceof Rejected) return { id, status: 'rejected', reason: err.message };
+    throw err;
+  }
+}
+
+const unique = (ids: string[]): string[] => [...new Set(ids)];

@@ -1,0 +1,113 @@
+// Bulk operations on nodes and disks, and the single-target Ceph create endpoints. A request is
+// refused whole only for the three reasons of decisions.md; otherwise every target gets its own
+// result and one target's rejection never blocks the others.
+import { ConflictError, InputError, NotFoundError } from '../../errors.js';
+import { DiskOperation, NodeOperation, diskOperations, nodeOperations } from '../../model/operations.js';
+import type { Invocations, TargetResult } from '../invocations.js';
+import { route, type AnyRoute } from '../route.js';
+import { object, statusSchema, uuidSchema } from '../schemas.js';
+
+export const MAX_TARGETS = 100;
+
+// The schema admits more than 100 ids so the refusal carries its own code, TOO_MANY_TARGETS.
+const ids = { type: 'array', items: uuidSchema, minItems: 1, maxItems: 10_000 };
+const resultSchema = object(
+  { id: uuidSchema, status: { enum: ['scheduled', 'rejected'] }, reason: { type: 'string', description: 'why a target was rejected' } },
+  ['id', 'status'],
+);
+const resultsSchema = object({ results: { type: 'array', items: resultSchema } }, ['results']);
+
+function checkCount(list: string[], what: string): void {
+  if (list.length > MAX_TARGETS) {
+    throw new InputError(`at most ${MAX_TARGETS} ${what} per request, got ${list.length}`, [{ path: `/${what}`, message: `must have at most ${MAX_TARGETS} items` }], 'TOO_MANY_TARGETS');
+  }
+}
+
+function requireDisk(diskId: string | undefined): asserts diskId is string {
+  if (!diskId) throw new InputError('ceph.create-mon needs diskId: the disk that will hold the monitor store', [{ path: '/diskId', message: 'required for ceph.create-mon' }], 'DISK_REQUIRED');
+}
+
+/** A single-target create answers like the bulk form would have, as an HTTP status. */
+function single(result: TargetResult | undefined): { status: 'scheduled' } {
+  if (!result) throw new Error('no result');
+  if (result.status === 'scheduled') return { status: 'scheduled' };
+  if (/^unknown (node|disk)$/.test(result.reason)) throw new NotFoundError(`${result.reason} ${result.id}`);
+  throw new ConflictError(result.reason, 'OPERATION_NOT_OFFERED');
+}
+
+interface NodeBody {
+  operation: NodeOperation;
+  nodeIds: string[];
+  diskId?: string;
+}
+
+export function invokeRoutes(invocations: Invocations): AnyRoute[] {
+  const createOn = (path: string, op: NodeOperation, summary: string): AnyRoute =>
+    route<{ nodeId: string }>({
+      method: 'POST', path, summary, tags: ['ceph'], admin: true,
+      body: object({ nodeId: uuidSchema }, ['nodeId']),
+      response: { description: 'scheduled', schema: statusSchema('scheduled') },
+      errors: [404, 409],
+      handler: async ({ body }) => single((await invocations.invokeNodes(op, [body.nodeId]))[0]),
+    });
+  return [
+    route<NodeBody>({
+      method: 'POST',
+      path: '/invoke/node',
+      summary: 'Run an operation on up to 100 nodes; each target is scheduled or rejected with a reason',
+      tags: ['operations'],
+      admin: true,
+      body: object({ operation: { enum: [...nodeOperations] }, nodeIds: ids, diskId: uuidSchema }, ['operation', 'nodeIds']),
+      response: { description: 'one result per distinct target', schema: resultsSchema },
+      handler: async ({ body }) => {
+        checkCount(body.nodeIds, 'nodeIds');
+        if (body.operation === NodeOperation.createMon) requireDisk(body.diskId);
+        else if (body.diskId) throw new InputError('diskId is only taken by ceph.create-mon', [{ path: '/diskId', message: 'only for ceph.create-mon' }]);
+        return { results: await invocations.invokeNodes(body.operation, body.nodeIds, body.diskId) };
+      },
+    }),
+    route<{ operation: DiskOperation; diskIds: string[] }>({
+      method: 'POST',
+      path: '/invoke/disk',
+      summary: 'Run an operation on up to 100 disks; each target is scheduled or rejected with a reason',
+      tags: ['operations'],
+      admin: true,
+      body: object({ operation: { enum: [...diskOperations] }, diskIds: ids }, ['operation', 'diskIds']),
+      response: { description: 'one result per distinct target', schema: resultsSchema },
+      handler: async ({ body }) => {
+        checkCount(body.diskIds, 'diskIds');
+        return { results: await invocations.invokeDisks(body.operation, body.diskIds) };
+      },
+    }),
+    route<{ nodeId: string; diskId?: string }>({
+      method: 'POST',
+      path: '/ceph/mon/create',
+      summary: 'Declare a monitor on a node, keeping its store on the given disk',
+      tags: ['ceph'],
+      admin: true,
+      body: object({ nodeId: uuidSchema, diskId: uuidSchema }, ['nodeId']),
+      response: { description: 'scheduled', schema: statusSchema('scheduled') },
+      errors: [404, 409],
+      handler: async ({ body }) => {
+        requireDisk(body.diskId);
+        return single((await invocations.invokeNodes(NodeOperation.createMon, [body.nodeId], body.diskId))[0]);
+      },
+    }),
+    route<{ nodeId: string; diskId: string }>({
+      method: 'POST',
+      path: '/ceph/osd',
+      summary: 'Declare an OSD on a whole disk of a node',
+      tags: ['ceph'],
+      admin: true,
+      body: object({ nodeId: uuidSchema, diskId: uuidSchema }, ['nodeId', 'diskId']),
+      response: { description: 'scheduled', schema: statusSchema('scheduled') },
+      errors: [404, 409],
+      handler: async ({ body }) => {
+        const [result] = await invocations.invokeDisks(DiskOperation.createOsd, [body.diskId], body.nodeId);
+        return single(result);
+      },
+    }),
+    createOn('/ceph/mgr', NodeOperation.createMgr, 'Declare a manager on a node'),
+    createOn('/ceph/mds', NodeOperation.createMds, 'Declare a metadata server on a node'),
+  ];
+}

@@ -1,0 +1,68 @@
+// Nodes, their NICs and the operations each offers now. Reads only.
+import { offeredNodeOperations } from '../../model/operations.js';
+import type { Inventory } from '../inventory.js';
+import { route, type AnyRoute } from '../route.js';
+import { object, uuidSchema } from '../schemas.js';
+import { disksByNode, nicViews, nodeDetail, nodeSummary } from '../views.js';
+
+const str = { type: 'string' };
+const bool = { type: 'boolean' };
+const int = { type: 'integer', minimum: 0 };
+const summaryProps = { id: uuidSchema, hostname: str, role: { enum: ['master', 'worker'] }, ip: str, createdAt: { type: 'string', format: 'date-time' } };
+const summarySchema = object(summaryProps, Object.keys(summaryProps));
+const detailProps = {
+  ...summaryProps,
+  status: { enum: ['discovered', 'booting', 'active', 'rebooting', 'shutting-down', 'offline', 'error'] },
+  hasMon: bool, hasMgr: bool, hasMds: bool, hasRgw: bool,
+  monExists: bool, mgrExists: bool, mdsExists: bool, rgwExists: bool,
+  diskCount: int, osdCount: int,
+};
+const detailSchema = object(detailProps, Object.keys(detailProps));
+const nicProps = { nodeId: uuidSchema, nodeHostname: str, name: str, mac: str, ip: str, connected: bool, mtu: int };
+const nicSchema = object(nicProps, Object.keys(nicProps));
+
+export function nodeRoutes(inventory: Inventory): AnyRoute[] {
+  return [
+    route({
+      method: 'GET',
+      path: '/nodes',
+      summary: 'Every node, in summary',
+      tags: ['nodes'],
+      response: { description: 'node summaries', schema: { type: 'array', items: summarySchema } },
+      handler: async () => (await inventory.nodes()).map(nodeSummary),
+    }),
+    route({
+      method: 'GET',
+      path: '/nodes/details',
+      summary: 'Every node with its status, Ceph daemons desired (has*) and running (*Exists), disk and OSD counts',
+      tags: ['nodes'],
+      response: { description: 'node details', schema: { type: 'array', items: detailSchema } },
+      handler: async () => {
+        const [nodes, disks] = await Promise.all([inventory.nodes(), inventory.disks()]);
+        const byNode = disksByNode(disks);
+        return nodes.map((n) => nodeDetail(n, byNode.get(n.id) ?? []));
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/nics',
+      summary: 'Every NIC of every node, as its agent last reported it',
+      tags: ['nodes'],
+      response: { description: 'NICs', schema: { type: 'array', items: nicSchema } },
+      handler: async () => (await inventory.nodes()).flatMap(nicViews),
+    }),
+    route<unknown, unknown, { nodeId: string }>({
+      method: 'GET',
+      path: '/nodes/{nodeId}/operations',
+      summary: 'The operation names this node offers in its current state',
+      tags: ['operations'],
+      params: object({ nodeId: uuidSchema }, ['nodeId']),
+      response: { description: 'operation names', schema: { type: 'array', items: str } },
+      errors: [404],
+      handler: async ({ params }) => {
+        const node = await inventory.mustNode(params.nodeId);
+        return offeredNodeOperations(node, await inventory.disksOf(node));
+      },
+    }),
+  ];
+}

@@ -1,0 +1,69 @@
+// What the API shows of nodes, disks and NICs: the contract's field names, built from desired
+// state (has*) and observed state (*Exists, status), never from anything else.
+import type { Doc } from '../model/document.js';
+import type { DiskSpec, DiskStatusFields, NodeSpec, NodeStatusFields } from '../model/kinds.js';
+import { diskReasons, isMonDisk, isOsdDisk, type DiskDoc, type NodeDoc } from '../model/operations.js';
+
+export function nodeSummary(n: NodeDoc) {
+  return { id: n.id, hostname: n.spec.hostname, role: n.spec.role, ip: n.status.ip ?? '', createdAt: n.metadata.createdAt };
+}
+
+export function nodeDetail(n: NodeDoc, disks: DiskDoc[]) {
+  const present = disks.filter((d) => d.status.present !== false);
+  const want = n.spec.daemons;
+  const running = n.status.daemons ?? {};
+  return {
+    ...nodeSummary(n),
+    status: n.status.phase ?? 'discovered',
+    hasMon: want.mon !== undefined,
+    hasMgr: want.mgr !== undefined,
+    hasMds: want.mds !== undefined,
+    hasRgw: want.rgw !== undefined,
+    monExists: running.mon === true,
+    mgrExists: running.mgr === true,
+    mdsExists: running.mds === true,
+    rgwExists: running.rgw === true,
+    diskCount: present.length,
+    osdCount: present.filter((d) => (d.status.osdId ?? null) !== null).length,
+  };
+}
+
+export function diskView(d: DiskDoc, n: NodeDoc | undefined) {
+  const reasons = diskReasons(d, n);
+  return {
+    id: d.id,
+    nodeId: d.spec.nodeId,
+    nodeHostname: n?.spec.hostname ?? '',
+    devicePath: d.status.devicePath ?? '',
+    // Decimal GB, as disk vendors count.
+    capacity: Math.floor((d.status.capacityBytes ?? 0) / 1e9),
+    interface: d.status.interface ?? '',
+    model: d.status.model ?? '',
+    vendor: d.status.vendor ?? '',
+    serial: d.spec.serial,
+    rotational: d.status.rotational ?? false,
+    isOsd: isOsdDisk(d),
+    isMon: isMonDisk(d, n),
+    hasFilesystem: d.status.hasFilesystem ?? false,
+    osdId: d.status.osdId ?? null,
+    eligible: reasons.length === 0,
+    reasons,
+  };
+}
+
+export function nicViews(n: NodeDoc) {
+  return (n.status.nics ?? []).map((nic) => ({ nodeId: n.id, nodeHostname: n.spec.hostname, ...nic }));
+}
+
+/** Disks grouped by node id, so a listing of every node reads every disk once. */
+export function disksByNode(disks: Doc<DiskSpec, DiskStatusFields>[]): Map<string, DiskDoc[]> {
+  const m = new Map<string, DiskDoc[]>();
+  for (const d of disks) {
+    const list = m.get(d.spec.nodeId);
+    if (list) list.push(d);
+    else m.set(d.spec.nodeId, [d]);
+  }
+  return m;
+}
+
+export type { NodeSpec, NodeStatusFields };
