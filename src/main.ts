@@ -18,6 +18,17 @@ import { AgentGateway } from './fleet/gateway.js';
 import { AgentCredentials } from './fleet/credentials.js';
 import { Manager } from './runtime/manager.js';
 import { nodeLoop } from '../reconcilers/node/loop.js';
+import { clusterLoop } from '../reconcilers/cluster/loop.js';
+import { monLoop } from '../reconcilers/mon/loop.js';
+import { daemonLoop, type CephLoopDeps } from '../reconcilers/daemon/loop.js';
+import { mgrKind } from '../reconcilers/mgr/kind.js';
+import { mdsKind } from '../reconcilers/mds/kind.js';
+import { rgwKind } from '../reconcilers/rgw/kind.js';
+import type { CephApi } from './clients/ceph-api.js';
+import { CephClient } from './clients/ceph.js';
+import { SimCephCluster } from './sim/ceph/cluster.js';
+import { SimCephApi } from './sim/ceph/api.js';
+import { seeded } from './sim/random.js';
 import { Lab, type LabOptions } from './sim/lab.js';
 import { createHttpApp, type HttpApp, type Listening } from './http/app.js';
 import type { AuthOptions } from './http/auth/index.js';
@@ -48,6 +59,8 @@ export interface QuarryOptions {
   /** First retry delay of failed node-level runs. */
   retryBaseMs?: number;
   runTimeoutMs?: number;
+  /** Timing of the Ceph loops; tests shorten it. */
+  cephTiming?: Partial<CephTiming>;
   /** Tests lower the password-hashing cost; production keeps the OWASP defaults. */
   auth?: Partial<AuthOptions>;
   /** Where the generated first admin password is shown once (stdout by default). */
@@ -105,6 +118,17 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
       runTimeoutMs: opts.runTimeoutMs ?? 5 * 60_000,
     }),
   );
+  const simCeph = config.driver === 'lab' ? new SimCephCluster({ random: seeded((opts.lab?.seed ?? 42) + 2) }) : null;
+  registerCephLoops(manager, {
+    store,
+    tasks,
+    clock,
+    ceph: simCeph ? new SimCephApi(simCeph) : realCeph(config.stateDir),
+    retryBaseMs: opts.retryBaseMs ?? 5_000,
+    runTimeoutMs: opts.runTimeoutMs ?? 5 * 60_000,
+    ...defaultCephTiming(config.driver),
+    ...opts.cephTiming,
+  });
   fleet.onChange((nodeId) => manager.enqueue('node', nodeId));
   await manager.start();
   // Runs cut short by a crash were marked failed; their objects must look again now.
@@ -129,7 +153,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   // Machines boot only once the master answers, as on a real network; their agents speak
   // HTTP to it (over loopback when it listens on every address).
   const labHost = config.host === '0.0.0.0' ? '127.0.0.1' : config.host === '::' ? '[::1]' : config.host.includes(':') ? `[${config.host}]` : config.host;
-  const labOptions = { nodes: config.labNodes, masterUrl: `http://${labHost}:${listening.port}`, diskDir: join(config.stateDir, 'lab'), ...opts.lab };
+  const labOptions = { nodes: config.labNodes, masterUrl: `http://${labHost}:${listening.port}`, diskDir: join(config.stateDir, 'lab'), ...(simCeph ? { ceph: simCeph } : {}), ...opts.lab };
   const lab = config.driver === 'lab' ? new Lab(gateway, labOptions) : null;
   lab?.start();
   const unsubscribe = bus.subscribe((e) => {
@@ -149,6 +173,35 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
       await store.close();
     },
   };
+}
+
+export interface CephTiming {
+  /** How often the cluster loop asks Ceph for status. */
+  pollMs: number;
+  /** Deadline of each such query: without quorum the CLI waits for its connect timeout. */
+  queryTimeoutMs: number;
+  /** How long a completed start may take to show as running before it is started again. */
+  startGraceMs: number;
+  /** How soon a blocked daemon looks at its gate again. */
+  blockedRecheckMs: number;
+}
+
+function defaultCephTiming(driver: Config['driver']): CephTiming {
+  return driver === 'lab'
+    ? { pollMs: 2_000, queryTimeoutMs: 2_000, startGraceMs: 6_000, blockedRecheckMs: 2_000 }
+    : { pollMs: 10_000, queryTimeoutMs: 20_000, startGraceMs: 60_000, blockedRecheckMs: 10_000 };
+}
+
+/** The master's own ceph CLI, with the admin key Quarry keeps under STATE_DIR/ceph. */
+function realCeph(stateDir: string): CephApi {
+  const dir = join(stateDir, 'ceph');
+  return new CephClient({ runner: new ZxRunner(), conf: join(dir, 'ceph.conf'), name: 'client.admin', keyring: join(dir, 'ceph.client.admin.keyring') });
+}
+
+function registerCephLoops(manager: Manager, deps: CephLoopDeps & CephTiming): void {
+  manager.register(clusterLoop({ store: deps.store, ceph: deps.ceph, clock: deps.clock, pollMs: deps.pollMs, queryTimeoutMs: deps.queryTimeoutMs }));
+  manager.register(monLoop(deps));
+  for (const kind of [mgrKind, mdsKind, rgwKind]) manager.register(daemonLoop(kind, deps));
 }
 
 function inventoryAreas(store: Store) {

@@ -1,3 +1,3 @@
 // The keyring format lives in model (it is pure and the API renders keyrings too); the
 // clients re-export it where their callers expect it.
-export { keyringFile, keyringText, newCephxKey, type KeyringOptions } from '../model/keyring.js';
+export { isCephxKey, keyringFile, keyringText, newCephxKey, type KeyringOptions } from '../model/keyring.js';

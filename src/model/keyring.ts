@@ -41,12 +41,21 @@ export const keyringFile = (entities: AuthEntity[], opts: KeyringOptions = {}): 
  * little-endian. Generated here so the master can create the monitor and admin keys before
  * any Ceph tool or daemon exists, in the lab and on real machines alike.
  */
+const CEPHX_KEY_BYTES = 28;
+
 export function newCephxKey(now: number, random: (n: number) => Buffer): string {
-  const b = Buffer.alloc(28);
+  const b = Buffer.alloc(CEPHX_KEY_BYTES);
   b.writeUInt16LE(1, 0);
   b.writeUInt32LE(Math.floor(now / 1000), 2);
-  b.writeUInt32LE((now % 1000) * 1_000_000, 6);
+  b.writeUInt32LE((Math.floor(now) % 1000) * 1_000_000, 6);
   b.writeUInt16LE(16, 10);
   random(16).copy(b, 12);
   return b.toString('base64');
+}
+
+/** Whether `key` decodes as a cephx AES key: what the monitor checks in `osd new -i`. */
+export function isCephxKey(key: string): boolean {
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(key)) return false;
+  const buf = Buffer.from(key, 'base64');
+  return buf.length === CEPHX_KEY_BYTES && buf.readUInt16LE(0) === 1 && buf.readUInt16LE(10) === 16;
 }

@@ -41,7 +41,17 @@ export interface NodeSpec {
   };
 }
 
+export type DaemonType = 'mon' | 'mgr' | 'mds' | 'rgw';
+
+/** What a Ceph daemon loop last concluded about its daemon; each loop writes only its own. */
+export interface DaemonState {
+  phase: 'pending' | 'blocked' | 'starting' | 'running' | 'failed' | 'orphaned';
+  reason: string;
+  message: string;
+}
+
 export interface NodeStatusFields extends CommonStatus {
+  ceph?: Partial<Record<DaemonType, DaemonState>>;
   phase?: NodeStatus;
   ip?: string;
   observedRestartGeneration?: number;
@@ -78,6 +88,7 @@ export interface DiskStatusFields extends CommonStatus {
   eligible?: boolean;
   reasons?: string[];
   observedWipeGeneration?: number;
+  osd?: DaemonState;
 }
 
 export const RunState = {

@@ -34,6 +34,18 @@ const hostname = { type: 'string', pattern: '^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?
 const mac = { type: 'string', pattern: '^[0-9a-f]{2}(:[0-9a-f]{2}){5}$' } as const;
 const empty = { type: 'object', additionalProperties: false, properties: {} } as const;
 
+/** What a Ceph daemon loop last concluded about its daemon on a node (or an OSD on a disk). */
+export const daemonStateSchema: JsonSchema = {
+  type: 'object',
+  required: ['phase', 'reason', 'message'],
+  additionalProperties: false,
+  properties: {
+    phase: { enum: ['pending', 'blocked', 'starting', 'running', 'failed', 'orphaned'] },
+    reason: { type: 'string', pattern: '^[A-Za-z][A-Za-z0-9]*$' },
+    message: { type: 'string', maxLength: 4096 },
+  },
+};
+
 export const nodeSpecSchema: JsonSchema = {
   type: 'object',
   required: ['hostname', 'macs', 'role', 'image', 'power', 'restartGeneration', 'shutdownGeneration', 'daemons'],
@@ -71,6 +83,11 @@ export const nodeStatusSchema: JsonSchema = {
     bootCount: count,
     bootId: { type: 'string' },
     diskIds: { type: 'array', items: uuid },
+    ceph: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { mon: daemonStateSchema, mgr: daemonStateSchema, mds: daemonStateSchema, rgw: daemonStateSchema },
+    },
     nics: {
       type: 'array',
       maxItems: 64,
@@ -119,6 +136,7 @@ export const diskStatusSchema: JsonSchema = {
     eligible: { type: 'boolean' },
     reasons: { type: 'array', items: { type: 'string' } },
     observedWipeGeneration: count,
+    osd: daemonStateSchema,
   },
 };
 

@@ -7,6 +7,8 @@ import { buildMachines, type MachineSpec } from './machines.js';
 import { SimMachine, type Timing } from './machine.js';
 import { seeded } from './random.js';
 import { builtinSteps, type Step } from './steps.js';
+import { SimCephCluster } from './ceph/cluster.js';
+import { cephSteps } from './ceph/steps.js';
 
 export interface LabOptions extends Partial<Timing> {
   nodes: number;
@@ -21,12 +23,16 @@ export interface LabOptions extends Partial<Timing> {
   masterUrl?: string;
   /** Where the machines' disks are kept between runs of the lab; in memory when absent. */
   diskDir?: string | null;
+  /** The simulated cluster, when the master's loops must reach it before the lab exists. */
+  ceph?: SimCephCluster;
 }
 
 export const defaultTiming: Timing = { bootMs: 400, stepMs: 200, heartbeatMs: 2_000, claimWaitMs: 10_000 };
 
 export class Lab {
   readonly machines: SimMachine[];
+  /** The storage cluster the machines' daemons form, as the lab simulates it. */
+  readonly ceph: SimCephCluster;
   private readonly stopper = new AbortController();
   private readonly steps = builtinSteps();
 
@@ -42,6 +48,10 @@ export class Lab {
       return new SimMachine(spec, link, this.steps, timing, random, this.stopper.signal, disk);
     });
     for (const m of this.machines) m.faults.failRate = opts.failRate ?? 0;
+    this.ceph = opts.ceph ?? new SimCephCluster({ random: seeded((opts.seed ?? 42) + 2) });
+    for (const m of this.machines) m.host = this.ceph.hosts;
+    const hooks = { hostnameOf: (spec: MachineSpec) => this.machine(spec.index).hostname, daemonsOf: (spec: MachineSpec) => this.machine(spec.index).daemons };
+    for (const [name, step] of cephSteps(this.ceph, hooks)) this.defineStep(name, step);
   }
 
   /** Later loops teach the agents their node-level steps. */

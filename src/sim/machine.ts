@@ -3,7 +3,7 @@
 // switches the lab flips: a partition silences the agent, a failing step reports an error.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
-import type { AgentReport } from '../fleet/types.js';
+import type { AgentReport, DaemonReport } from '../fleet/types.js';
 import type { LogLine } from '../tasks/types.js';
 import type { MachineSpec } from './machines.js';
 import type { ClaimedRun, MasterLink } from '../fleet/protocol.js';
@@ -28,6 +28,12 @@ export interface MachineFaults {
 
 type AfterBoot = 'reboot' | 'poweroff';
 
+export interface HostHooks {
+  report(hostname: string): DaemonReport;
+  up(hostname: string): void;
+  down(hostname: string): void;
+}
+
 export class SimMachine {
   powered = false;
   partitioned = false;
@@ -37,6 +43,9 @@ export class SimMachine {
   /** Daemons a later loop's steps have started; reported with the inventory. */
   readonly daemons = { mon: false, mgr: false, mds: false, rgw: false, osds: [] as number[] };
   readonly faults: MachineFaults = { failNext: new Map(), offlineDuring: new Map(), failRate: 0 };
+  /** The simulated cluster's view of this host, when the lab simulates Ceph: what runs here
+   * comes from it, and a boot or power cut starts or stops the host's daemons in it. */
+  host: HostHooks | null = null;
   private boot: AbortController | null = null;
   private looping = false;
   private endBoot: ((a: AfterBoot) => void) | null = null;
@@ -72,7 +81,7 @@ export class SimMachine {
       ip: this.spec.ip,
       disks: this.spec.disks.filter((d) => !d.dead).map(({ dead: _dead, ...d }) => d),
       nics: this.spec.nics,
-      daemons: { ...this.daemons, osds: [...this.daemons.osds] },
+      daemons: this.host ? this.host.report(this.hostname) : { ...this.daemons, osds: [...this.daemons.osds] },
     };
   }
 
@@ -104,7 +113,13 @@ export class SimMachine {
     }
     if (!this.powered) return 'poweroff';
     this.bootId = randomUUID();
-    return this.runAgent(answer.nodeId);
+    this.host?.up(this.hostname);
+    try {
+      return await this.runAgent(answer.nodeId);
+    } finally {
+      // Rebooted, powered off or unplugged: whatever ran here stops with the machine.
+      this.host?.down(this.hostname);
+    }
   }
 
   private runAgent(nodeId: string): Promise<AfterBoot> {

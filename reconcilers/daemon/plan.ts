@@ -1,0 +1,74 @@
+// The pure half shared by the manager, metadata-server and gateway loops: each keeps one
+// daemon running on every node that wants it, once the monitors have quorum. Its key is made
+// on the master (ceph auth get-or-create); the node's agent starts the daemon with it.
+import type { DaemonState, DaemonType } from '../../src/model/kinds.js';
+import type { NodeDoc } from '../../src/model/operations.js';
+import { FAILED_AFTER, isActive, retry, type RunInfo } from '../shared/runs.js';
+import { state } from '../shared/daemon-state.js';
+
+export interface DaemonObserved {
+  type: DaemonType;
+  node: NodeDoc;
+  /** The monitors have quorum (the cluster loop saw `ceph status` answer). */
+  quorum: boolean;
+  keyExists: boolean;
+  keyRun: RunInfo | null;
+  startRun: RunInfo | null;
+  now: number;
+  retryBaseMs: number;
+  /** How long a completed start may take to show up as running before it is tried again. */
+  startGraceMs: number;
+}
+
+export type DaemonStep = { kind: 'create-key'; attempt: number } | { kind: 'start'; attempt: number };
+
+export interface DaemonPlan {
+  state: DaemonState | undefined;
+  step: DaemonStep | null;
+  requeueAfterMs: number | null;
+  /** Set when a gate holds: the loop reports Blocked and looks again later. */
+  blocked: boolean;
+}
+
+const NAME: Record<DaemonType, string> = { mon: 'monitor', mgr: 'manager', mds: 'metadata server', rgw: 'gateway' };
+
+export function planDaemon(o: DaemonObserved): DaemonPlan {
+  const desired = o.node.spec.daemons[o.type] !== undefined;
+  const running = o.node.status.daemons?.[o.type] === true;
+  const what = NAME[o.type];
+  if (!desired) {
+    return { state: running ? state('orphaned', 'NotDesired', `a ${what} runs but is not desired; Quarry leaves it alone`) : undefined, step: null, requeueAfterMs: null, blocked: false };
+  }
+  if (running) return { state: state('running', 'Running', `the ${what} runs`), step: null, requeueAfterMs: null, blocked: false };
+  if (o.node.status.phase !== 'active') {
+    return blockedPlan('NodeNotActive', `the node is ${o.node.status.phase ?? 'discovered'}; nothing is done to it until it is active`);
+  }
+  if (!o.quorum) return blockedPlan('WaitingForQuorum', 'waiting for monitor quorum');
+  if (!o.keyExists) return stepPlan(o, 'create-key', o.keyRun, `creating the ${what}'s key`);
+  return startPlan(o, what);
+}
+
+function startPlan(o: DaemonObserved, what: string): DaemonPlan {
+  const run = o.startRun;
+  if (isActive(run)) return { state: state('starting', 'Starting', `starting the ${what} (run ${run!.id})`), step: null, requeueAfterMs: null, blocked: false };
+  if (run?.state === 'completed' && run.completedAt !== null && o.now - run.completedAt < o.startGraceMs) {
+    // The agent reports on its heartbeat; give it that long to say the daemon runs.
+    const left = run.completedAt + o.startGraceMs - o.now;
+    return { state: state('starting', 'WaitingForAgent', `started; waiting for the agent to report the ${what} running`), step: null, requeueAfterMs: left + 1, blocked: false };
+  }
+  return stepPlan(o, 'start', run?.state === 'completed' ? null : run, run?.state === 'completed' ? `the ${what} is not running; starting it again` : `starting the ${what}`);
+}
+
+function stepPlan(o: DaemonObserved, kind: DaemonStep['kind'], last: RunInfo | null, message: string): DaemonPlan {
+  if (isActive(last)) return { state: state('starting', 'Starting', message), step: null, requeueAfterMs: null, blocked: false };
+  const r = retry(last, o.now, o.retryBaseMs);
+  const failing = last !== null && last.state !== 'completed';
+  const phase = failing && last.attempt >= FAILED_AFTER ? 'failed' : 'starting';
+  const why = failing ? `${message}; attempt ${last.attempt} failed: ${last.error ?? 'unknown error'}` : message;
+  if (r.kind === 'wait') return { state: state(phase, 'RetryBackoff', why), step: null, requeueAfterMs: r.ms + 1, blocked: false };
+  return { state: state(phase, failing ? 'Retrying' : 'Starting', why), step: { kind, attempt: r.attempt }, requeueAfterMs: null, blocked: false };
+}
+
+function blockedPlan(reason: string, message: string): DaemonPlan {
+  return { state: state('blocked', reason, message), step: null, requeueAfterMs: null, blocked: true };
+}

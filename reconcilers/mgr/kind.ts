@@ -1,0 +1,10 @@
+// The manager: `ceph auth get-or-create mgr.<host>` with the caps the recipe records, then the
+// node's agent starts ceph-mgr with that key.
+import type { DaemonKind } from '../daemon/loop.js';
+
+export const mgrKind: DaemonKind = {
+  type: 'mgr',
+  entity: (n) => `mgr.${n.spec.hostname}`,
+  caps: { mon: 'allow profile mgr', osd: 'allow *', mds: 'allow *' },
+  startArgs: (n, c) => ({ name: n.spec.hostname, fsid: c.spec.fsid }),
+};

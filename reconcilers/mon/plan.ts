@@ -1,0 +1,102 @@
+// The monitor loop's pure half. The first monitor creates the cluster (bootstrap); every
+// other one joins the quorum the first formed; a monitor that was created and stopped running
+// is started again. Gates: nothing on a node that is not active, no join without quorum, and
+// exactly one node bootstraps: the others wait for it.
+import type { ClusterSpec, ClusterStatus } from '../../src/model/ceph-kinds.js';
+import type { Doc } from '../../src/model/document.js';
+import type { DaemonState } from '../../src/model/kinds.js';
+import type { DiskDoc, NodeDoc } from '../../src/model/operations.js';
+import { state } from '../shared/daemon-state.js';
+import { FAILED_AFTER, isActive, retry, type RunInfo } from '../shared/runs.js';
+
+export const MonTask = { bootstrap: 'ceph.mon.bootstrap', join: 'ceph.mon.join', restart: 'ceph.daemon.restart' } as const;
+
+export interface MonObserved {
+  node: NodeDoc;
+  cluster: Doc<ClusterSpec, ClusterStatus>;
+  /** Every node with a monitor desired, this one included. */
+  monNodes: NodeDoc[];
+  monDisk: DiskDoc | undefined;
+  quorum: boolean;
+  bootstrapKeys: boolean;
+  /** The node whose bootstrap run is under way or done, if any: once one node has started
+   * creating the cluster, it is the one, whatever the hostnames of later monitors. */
+  bootstrapOwner: NodeDoc | null;
+  /** The newest bootstrap or join run of this node, and the newest restart of its monitor. */
+  createRun: RunInfo | null;
+  restartRun: RunInfo | null;
+  now: number;
+  retryBaseMs: number;
+  startGraceMs: number;
+}
+
+export type MonStep =
+  | { kind: 'bootstrap-keys' }
+  | { kind: 'bootstrap' | 'join' | 'restart'; attempt: number; args: Record<string, unknown> };
+
+export interface MonPlan {
+  state: DaemonState | undefined;
+  step: MonStep | null;
+  requeueAfterMs: number | null;
+  blocked: boolean;
+}
+
+const plan = (s: DaemonState | undefined, step: MonStep | null = null, requeueAfterMs: number | null = null, blocked = false): MonPlan => ({ state: s, step, requeueAfterMs, blocked });
+const gate = (reason: string, message: string): MonPlan => plan(state('blocked', reason, message), null, null, true);
+
+/** The one node that creates the cluster: the first by hostname among active monitor nodes. */
+export function bootstrapper(monNodes: NodeDoc[]): NodeDoc | undefined {
+  return monNodes.filter((n) => n.status.phase === 'active').sort((a, b) => a.spec.hostname.localeCompare(b.spec.hostname))[0];
+}
+
+export function planMon(o: MonObserved): MonPlan {
+  const desired = o.node.spec.daemons.mon !== undefined;
+  const running = o.node.status.daemons?.mon === true;
+  if (!desired) return plan(running ? state('orphaned', 'NotDesired', 'a monitor runs but is not desired; removal is not automatic') : undefined);
+  if (running) return plan(state('running', 'Running', 'the monitor runs'));
+  if (o.node.status.phase !== 'active') return gate('NodeNotActive', `the node is ${o.node.status.phase ?? 'discovered'}; nothing is done to it until it is active`);
+  if (!o.monDisk || o.monDisk.status.present === false) return gate('MonitorDiskMissing', 'the disk chosen for the monitor store is not present');
+  const created = o.createRun?.state === 'completed';
+  if (created) return restartPlan(o);
+  const bootstrapped = o.cluster.status.bootstrapped === true || o.monNodes.some((n) => n.status.daemons?.mon === true);
+  if (bootstrapped) {
+    if (!o.quorum) return gate('WaitingForQuorum', 'waiting for monitor quorum before joining it');
+    return runPlan(o, 'join', o.createRun, 'joining the monitor quorum');
+  }
+  const first = o.bootstrapOwner ?? bootstrapper(o.monNodes);
+  if (first && first.id !== o.node.id) return gate('WaitingForFirstMonitor', `${first.spec.hostname} creates the cluster first`);
+  if (!o.bootstrapKeys) return plan(state('starting', 'CreatingKeys', 'creating the monitor and admin keys'), { kind: 'bootstrap-keys' });
+  return runPlan(o, 'bootstrap', o.createRun, 'creating the cluster with this monitor');
+}
+
+function restartPlan(o: MonObserved): MonPlan {
+  const created = o.createRun!;
+  const last = o.restartRun && (o.restartRun.completedAt ?? o.now) >= (created.completedAt ?? 0) ? o.restartRun : null;
+  const since = Math.max(created.completedAt ?? 0, last?.state === 'completed' ? (last.completedAt ?? 0) : 0);
+  if (!isActive(last) && o.now - since < o.startGraceMs) {
+    return plan(state('starting', 'WaitingForAgent', 'started; waiting for the agent to report the monitor running'), null, since + o.startGraceMs - o.now + 1);
+  }
+  return runPlan(o, 'restart', last?.state === 'completed' ? null : last, 'the monitor is not running; starting it again');
+}
+
+function runPlan(o: MonObserved, kind: 'bootstrap' | 'join' | 'restart', last: RunInfo | null, message: string): MonPlan {
+  if (isActive(last)) return plan(state('starting', 'Starting', message));
+  const r = retry(last, o.now, o.retryBaseMs);
+  const failing = last !== null && last.state !== 'completed';
+  const phase = failing && last.attempt >= FAILED_AFTER ? 'failed' : 'starting';
+  const why = failing ? `${message}; attempt ${last.attempt} failed: ${last.error ?? 'unknown error'}` : message;
+  if (r.kind === 'wait') return plan(state(phase, 'RetryBackoff', why), null, r.ms + 1);
+  return plan(state(phase, failing ? 'Retrying' : 'Starting', why), { kind, attempt: r.attempt, args: monArgs(o, kind) });
+}
+
+function monArgs(o: MonObserved, kind: 'bootstrap' | 'join' | 'restart'): Record<string, unknown> {
+  const name = o.node.spec.hostname;
+  if (kind === 'restart') return { daemon: 'mon', name };
+  return {
+    fsid: o.cluster.spec.fsid,
+    monName: name,
+    addr: o.node.status.ip ?? '',
+    monPort: o.cluster.spec.monPort,
+    devicePath: o.monDisk?.status.devicePath ?? '',
+  };
+}

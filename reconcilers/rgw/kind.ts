@@ -1,0 +1,11 @@
+// The RADOS gateway: S3 on the node's address, port 7480 (radosgw's own default).
+import type { DaemonKind } from '../daemon/loop.js';
+
+export const RGW_PORT = 7480;
+
+export const rgwKind: DaemonKind = {
+  type: 'rgw',
+  entity: (n) => `client.rgw.${n.spec.hostname}`,
+  caps: { mon: 'allow rw', osd: 'allow rwx', mgr: 'allow rw' },
+  startArgs: (n, c) => ({ name: n.spec.hostname, fsid: c.spec.fsid, port: RGW_PORT }),
+};

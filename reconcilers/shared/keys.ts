@@ -1,0 +1,28 @@
+// Keys Quarry holds for the cluster's daemons, one Keyring document per cephx entity. The id
+// is derived from the entity so every loop and the API find the same document.
+import { ConflictError } from '../../src/errors.js';
+import { CephKind, type KeyringSpec, type KeyringStatus } from '../../src/model/ceph-kinds.js';
+import type { Doc } from '../../src/model/document.js';
+import { nameUuid } from '../../src/model/ids.js';
+import type { Store } from '../../src/store/types.js';
+
+export const keyringId = (entity: string): string => nameUuid('keyring', entity);
+
+export function getKey(store: Store, entity: string): Promise<Doc<KeyringSpec, KeyringStatus> | undefined> {
+  return store.get<KeyringSpec, KeyringStatus>(CephKind.Keyring, keyringId(entity));
+}
+
+export async function hasKey(store: Store, entity: string): Promise<boolean> {
+  return Boolean((await getKey(store, entity))?.status.key);
+}
+
+/** Records a key Ceph (or Quarry, for the bootstrap keys) made. */
+export async function saveKey(store: Store, spec: KeyringSpec, key: string): Promise<void> {
+  const id = keyringId(spec.entity);
+  try {
+    await store.create({ kind: CephKind.Keyring, id, name: spec.entity, spec, status: { key } });
+  } catch (err) {
+    if (!(err instanceof ConflictError)) throw err;
+    await store.updateStatus(CephKind.Keyring, id, { key });
+  }
+}

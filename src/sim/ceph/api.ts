@@ -1,0 +1,85 @@
+// The CephApi and RgwApi seams answered by a simulated cluster. Each is the real client
+// (CephClient, RgwAdmin) over a SimCephRunner: the loops get exactly the typed values, errors
+// and gate verdicts the real CLI produces, and every simulated answer passes the same schemas
+// as a real one, so the simulation cannot drift from what Quarry can parse.
+import type { CephApi, RgwApi } from '../../clients/ceph-api.js';
+import { CephClient, type CallOptions } from '../../clients/ceph.js';
+import type * as T from '../../clients/ceph-types.js';
+import type { FsStatus } from '../../clients/ceph-map.js';
+import { RgwAdmin, type RgwUser, type RgwUserCreate } from '../../clients/rgw-admin.js';
+import type { SimCephCluster } from './cluster.js';
+import { SimCephRunner, type SimCephRunnerOptions } from './runner.js';
+
+export interface SimApiOptions extends SimCephRunnerOptions {
+  /** The conf path the client passes (-c); the sim ignores it. */
+  conf?: string;
+  /** Entity to call as; default client.admin. */
+  name?: string;
+  /** Deadline of every call; default the real client's 30 s. */
+  timeoutMs?: number;
+}
+
+const CONF = '/etc/ceph/ceph.conf';
+
+export class SimCephApi implements CephApi {
+  readonly runner: SimCephRunner;
+  readonly client: CephClient;
+
+  constructor(readonly cluster: SimCephCluster, opts: SimApiOptions = {}) {
+    this.runner = new SimCephRunner(cluster, opts);
+    this.client = new CephClient({
+      runner: this.runner,
+      conf: opts.conf ?? CONF,
+      name: opts.name ?? 'client.admin',
+      ...(opts.timeoutMs === undefined ? {} : { timeoutMs: opts.timeoutMs }),
+    });
+  }
+
+  // The CephApi pick, one by one.
+  status = (call?: CallOptions): Promise<T.CephStatus> => this.client.status(call);
+  health = (call?: CallOptions): Promise<T.CephHealth> => this.client.health(call);
+  df = (call?: CallOptions): Promise<T.CephDf> => this.client.df(call);
+  osdTree = (call?: CallOptions): Promise<T.OsdTree> => this.client.osdTree(call);
+  osdDump = (call?: CallOptions): Promise<T.OsdDump> => this.client.osdDump(call);
+  monDump = (call?: CallOptions): Promise<T.MonDump> => this.client.monDump(call);
+  quorumStatus = (call?: CallOptions): Promise<T.QuorumStatus> => this.client.quorumStatus(call);
+  mgrStat = (call?: CallOptions): Promise<T.MgrStat> => this.client.mgrStat(call);
+  mdsStat = (call?: CallOptions): Promise<T.MdsStat> => this.client.mdsStat(call);
+  fsList = (call?: CallOptions): Promise<T.FsListEntry[]> => this.client.fsList(call);
+  poolList = (call?: CallOptions): Promise<T.Pool[]> => this.client.poolList(call);
+  okToStop = (ids: number[], call?: CallOptions): Promise<T.OkToStop> => this.client.okToStop(ids, call);
+  safeToDestroy = (ids: number[], call?: CallOptions): Promise<T.SafeToDestroy> => this.client.safeToDestroy(ids, call);
+  poolCreate = (name: string, pgNum: number, call?: CallOptions): Promise<T.Created> => this.client.poolCreate(name, pgNum, call);
+  fsNew = (name: string, meta: string, data: string, call?: CallOptions): Promise<T.Created> => this.client.fsNew(name, meta, data, call);
+  osdNew = (uuid: string, opts?: { cephxSecret?: string } & CallOptions): Promise<number> => this.client.osdNew(uuid, opts);
+  authGetOrCreate = (entity: string, caps: Record<string, string>, call?: CallOptions): Promise<T.AuthEntity> =>
+    this.client.authGetOrCreate(entity, caps, call);
+  authGet = (entity: string, call?: CallOptions): Promise<T.AuthEntity | undefined> => this.client.authGet(entity, call);
+  monGetmap = (file: string, call?: CallOptions): Promise<{ epoch?: number }> => this.client.monGetmap(file, call);
+
+  // Beyond the pick: the other read-only verbs the real client has, for metrics and tests.
+  osdStat = (call?: CallOptions): Promise<T.OsdStat> => this.client.osdStat(call);
+  pgStat = (call?: CallOptions): Promise<T.PgStat> => this.client.pgStat(call);
+  monStat = (call?: CallOptions): Promise<T.MonStat> => this.client.monStat(call);
+  fsDump = (call?: CallOptions): Promise<T.MdsStat> => this.client.fsDump(call);
+  fsStatus = (call?: CallOptions): Promise<FsStatus> => this.client.fsStatus(call);
+  versions = (call?: CallOptions): Promise<T.CephVersions> => this.client.versions(call);
+}
+
+export class SimRgwApi implements RgwApi {
+  readonly runner: SimCephRunner;
+  readonly admin: RgwAdmin;
+
+  constructor(readonly cluster: SimCephCluster, opts: SimApiOptions = {}) {
+    this.runner = new SimCephRunner(cluster, opts);
+    this.admin = new RgwAdmin({
+      runner: this.runner,
+      conf: opts.conf ?? CONF,
+      name: opts.name ?? 'client.admin',
+      ...(opts.timeoutMs === undefined ? {} : { timeoutMs: opts.timeoutMs }),
+    });
+  }
+
+  userCreate = (u: RgwUserCreate, call?: CallOptions): Promise<RgwUser> => this.admin.userCreate(u, call);
+  userInfo = (uid: string, call?: CallOptions): Promise<RgwUser | undefined> => this.admin.userInfo(uid, call);
+}

@@ -1,0 +1,236 @@
+// One simulated Ceph cluster: the maps a real one keeps (mon, mgr, OSD, FS, auth) and the
+// mutations the lab's node steps and the tests make, named after what happens on a node
+// ("ceph-mon --mkfs + start", "the OSD process dies"). Queries derive placement, usage and
+// health from that state on demand, so every answer is consistent with every other.
+import { seeded } from '../random.js';
+import { Accounts, OSD_CAPS } from './accounts.js';
+import { FsMap, MgrMap } from './daemons.js';
+import { CephRefusal } from './errors.js';
+import { Hosts } from './hosts.js';
+import { healthOf, type SimHealth } from './health.js';
+import type { DeviceClass, SimCephOptions, SimFs, SimPool, SimRgw } from './model.js';
+import { MonMap } from './mons.js';
+import { OsdMap } from './osdmap.js';
+import { mapPgs, type SimPg } from './placement.js';
+import { usageOf, type Usage } from './usage.js';
+import { Workloads } from './workloads.js';
+
+export const defaultCephOptions = (): SimCephOptions => ({
+  poolDefaultSize: 3,
+  poolDefaultPgNum: 32,
+  maxPgPerOsd: 250,
+  failureDomain: 'host',
+  nearfullRatio: 0.85,
+  backfillfullRatio: 0.9,
+  fullRatio: 0.95,
+  downOutIntervalMs: 600_000,
+  now: Date.now,
+  random: seeded(7),
+});
+
+export class SimCephCluster {
+  readonly options: SimCephOptions;
+  readonly mons: MonMap;
+  readonly mgrs: MgrMap;
+  readonly fsmap: FsMap;
+  readonly osdmap: OsdMap;
+  readonly accounts: Accounts;
+  readonly rgws = new Map<string, SimRgw>();
+  /** Pools and filesystems as the mgr, MDS and RGW create them. */
+  readonly workloads: Workloads;
+  /** Daemons by host: what an agent reports, power loss and systemd restarts. */
+  readonly hosts: Hosts;
+  private gids = 4100;
+  private placed: { epoch: number; pgs: SimPg[] } | null = null;
+
+  constructor(opts: Partial<SimCephOptions> = {}) {
+    this.options = { ...defaultCephOptions(), ...opts };
+    const now = () => this.options.now();
+    const gid = () => this.nextGid();
+    this.mons = new MonMap(now);
+    this.mgrs = new MgrMap(gid, now);
+    this.fsmap = new FsMap(gid, now);
+    this.osdmap = new OsdMap(now);
+    this.accounts = new Accounts(this.options.random, now);
+    this.workloads = new Workloads(this);
+    this.hosts = new Hosts(this);
+  }
+
+  get fsid(): string {
+    return this.mons.fsid;
+  }
+
+  /** Global ids as the mons hand them out: every daemon start gets a new one. */
+  nextGid(): number {
+    return (this.gids += 1);
+  }
+
+  // ---- monitors -------------------------------------------------------------------------------
+  /** The first monitor's mkfs: monmap epoch 1 and the initial keys. It is not started. */
+  bootstrap(fsid: string, firstMon: { name: string; addr: string; host?: string }): void {
+    this.mons.bootstrap(fsid, firstMon.name, firstMon.addr, firstMon.host);
+    this.accounts.createInitial();
+  }
+
+  /** `ceph-mon --mkfs` with the cluster's monmap for a new monitor: a new monmap epoch. */
+  addMonToMap(name: string, addr: string, host?: string): void {
+    this.requireBootstrapped();
+    this.mons.add(name, addr, host);
+  }
+
+  /** Starts a monitor of the map; with an address, one that is not in it yet joins first. */
+  startMon(name: string, addr?: string, host?: string): void {
+    if (addr !== undefined && !this.mons.get(name)) this.addMonToMap(name, addr, host);
+    this.mons.setRunning(name, true);
+  }
+
+  stopMon(name: string): void {
+    this.mons.setRunning(name, false);
+  }
+
+  /** The process dies; it stays down until something starts it again. */
+  killMon(name: string): void {
+    this.stopMon(name);
+  }
+
+  hasQuorum(): boolean {
+    return this.mons.quorum() !== null;
+  }
+
+  // ---- mgr, MDS, RGW --------------------------------------------------------------------------
+  startMgr(name: string, host?: string): void {
+    this.mgrs.start(name, host);
+    this.workloads.mgrActive();
+  }
+  stopMgr(name: string): void {
+    this.mgrs.stop(name);
+  }
+  killMgr(name: string): void {
+    this.stopMgr(name);
+  }
+
+  startMds(name: string, host?: string, ip?: string): void {
+    this.fsmap.startMds(name, host, ip);
+    this.workloads.mdsChanged();
+  }
+  stopMds(name: string): void {
+    this.fsmap.stopMds(name);
+  }
+  killMds(name: string): void {
+    this.stopMds(name);
+  }
+
+  /** radosgw creates its pools on first start; it fails to start when it cannot (ERANGE). */
+  startRgw(name: string, port: number, host?: string): void {
+    const known = this.rgws.get(name);
+    if (known?.running && known.port === port) return;
+    this.workloads.rgwPools();
+    const h = host ?? known?.host;
+    this.rgws.set(name, { name, port, gid: this.nextGid(), running: true, startedAt: this.options.now(), ...(h === undefined ? {} : { host: h }) });
+  }
+  stopRgw(name: string): void {
+    const r = this.rgws.get(name);
+    if (r) r.running = false;
+  }
+  killRgw(name: string): void {
+    this.stopRgw(name);
+  }
+
+  // ---- OSDs -----------------------------------------------------------------------------------
+  /** `ceph osd new UUID [ID]`: the id (the same for a known uuid). With a cephx secret the
+   * OSD's key is registered too, as `osd new -i` does. */
+  createOsd(uuid: string, opts: { id?: number; cephxSecret?: string } = {}): number {
+    const { id } = this.osdmap.create(uuid, opts.id);
+    if (opts.cephxSecret !== undefined && !this.accounts.entities.has(`osd.${id}`)) {
+      this.accounts.put(`osd.${id}`, OSD_CAPS, opts.cephxSecret);
+    }
+    return id;
+  }
+
+  /** The OSD process starts on `host` with a device of `sizeBytes`: up, and placed in CRUSH. */
+  startOsd(id: number, host: string, sizeBytes: number, deviceClass: DeviceClass, where: { ip?: string; devicePath?: string } = {}): void {
+    this.osdmap.boot(id, { host, sizeBytes, deviceClass, ...where });
+  }
+
+  /** The process stops or dies: the OSD is marked down (still in: its PGs degrade). */
+  stopOsd(id: number): void {
+    this.osdmap.down(id);
+  }
+  killOsd(id: number): void {
+    this.stopOsd(id);
+  }
+
+  /** `ceph osd out`: its PGs move elsewhere (instantly here). */
+  markOut(id: number): void {
+    this.osdmap.setIn(this.osdmap.require(id), false);
+  }
+  markIn(id: number): void {
+    this.osdmap.setIn(this.osdmap.require(id), true);
+  }
+
+  /** `ceph osd purge`: out of the OSD map, CRUSH and auth. The OSD must be down. */
+  destroyOsd(id: number): void {
+    this.osdmap.purge(id);
+    this.accounts.remove(`osd.${id}`);
+  }
+
+  // ---- pools and filesystems ------------------------------------------------------------------
+  createPool(name: string, pgNum = this.options.poolDefaultPgNum): { created: boolean; pool: SimPool } {
+    return this.workloads.createPool(name, pgNum);
+  }
+
+  newFs(name: string, metadataPool: string, dataPool: string): { created: boolean; fs: SimFs } {
+    return this.workloads.newFs(name, metadataPool, dataPool);
+  }
+
+  /** `osd pool application enable POOL APP`: clients may now write without POOL_APP_NOT_ENABLED. */
+  enableApplication(pool: string, app: string): void {
+    const p = this.osdmap.poolByName(pool);
+    if (!p) throw new CephRefusal('ENOENT', `pool '${pool}' does not exist`);
+    this.osdmap.tagPool(p, app, {});
+  }
+
+  /** Clients wrote `bytes` (in `objects` objects, 4 MiB each by default) into a pool. */
+  writeData(pool: string, bytes: number, objects = Math.ceil(bytes / (4 * 1024 * 1024))): void {
+    const p = this.osdmap.poolByName(pool);
+    if (!p) throw new CephRefusal('ENOENT', `pool '${pool}' does not exist`);
+    p.storedBytes = Math.max(0, p.storedBytes + bytes);
+    p.objects = Math.max(0, p.objects + objects);
+  }
+
+  // ---- derived state --------------------------------------------------------------------------
+  /** Time passes for the mon too: OSDs down for mon_osd_down_out_interval are marked out. */
+  tick(): void {
+    this.osdmap.autoOut(this.options.downOutIntervalMs);
+  }
+
+  pgs(): SimPg[] {
+    this.tick();
+    if (this.placed?.epoch !== this.osdmap.epoch) {
+      this.placed = { epoch: this.osdmap.epoch, pgs: mapPgs(this.osdmap.osds.values(), this.osdmap.pools.values(), this.options.failureDomain) };
+    }
+    return this.placed.pgs;
+  }
+
+  usage(): Usage {
+    return usageOf([...this.osdmap.osds.values()], [...this.osdmap.pools.values()], this.pgs(), this.options.fullRatio);
+  }
+
+  health(): SimHealth {
+    const pgs = this.pgs();
+    return healthOf({
+      mons: this.mons,
+      mgrAvailable: this.mgrs.available,
+      osds: [...this.osdmap.osds.values()],
+      pools: [...this.osdmap.pools.values()],
+      pgs,
+      usage: this.usage(),
+      filesystems: this.fsmap.filesystems.map((fs) => ({ fs, active: this.fsmap.activeFor(fs) !== undefined })),
+      options: this.options,
+    });
+  }
+
+  private requireBootstrapped(): void {
+    if (!this.mons.bootstrapped) throw new Error('the cluster has not been bootstrapped: no monmap yet');
+  }
+}

@@ -1,0 +1,173 @@
+// The `ceph` and `radosgw-admin` verbs the simulated cluster answers, each as the real CLI
+// does: JSON on stdout, the human line on stderr, the same exit codes. Verbs served by the
+// mgr (df, pg stat, ok-to-stop, safe-to-destroy, fs status) are marked: without an active mgr
+// the real CLI waits for one, and so does the runner.
+import { keyringText } from '../../clients/keyring.js';
+import type { SimCephCluster } from './cluster.js';
+import { CephRefusal } from './errors.js';
+import { isCephxKey } from './keys.js';
+import { isClean } from './placement.js';
+import * as R from './render-maps.js';
+import * as S from './render-status.js';
+
+export interface Reply {
+  stdout: string;
+  stderr?: string;
+  exitCode?: number;
+}
+
+export interface CommandContext {
+  cluster: SimCephCluster;
+  /** The words after the verb. */
+  args: string[];
+  input: string | undefined;
+  json: boolean;
+  writeFile(path: string, data: Uint8Array): Promise<void>;
+}
+
+export interface Command {
+  verb: string[];
+  mgr?: boolean;
+  run(ctx: CommandContext): Reply | Promise<Reply>;
+}
+
+const json = (value: unknown, stderr = ''): Reply => ({ stdout: `${JSON.stringify(value)}\n`, stderr });
+const word = (ctx: CommandContext, i: number, what: string): string => {
+  const w = ctx.args[i];
+  if (w === undefined) throw new CephRefusal('EINVAL', `missing required parameter ${what}`);
+  return w;
+};
+const osdIds = (ctx: CommandContext): number[] =>
+  ctx.args.map((a) => {
+    const id = Number(a.replace(/^osd\./, ''));
+    if (!Number.isInteger(id) || id < 0) throw new CephRefusal('EINVAL', `invalid osd id value '${a}'`);
+    return id;
+  });
+
+export const CEPH_COMMANDS: Command[] = [
+  { verb: ['status'], run: (x) => json(S.rawStatus(x.cluster)) },
+  { verb: ['health'], run: (x) => json(S.rawHealth(x.cluster.health(), x.args[0] === 'detail')) },
+  { verb: ['df'], mgr: true, run: (x) => json(S.rawDf(x.cluster)) },
+  { verb: ['pg', 'stat'], mgr: true, run: (x) => json(S.rawPgStat(x.cluster)) },
+  { verb: ['versions'], run: (x) => json(S.rawVersions(x.cluster)) },
+  { verb: ['mon', 'dump'], run: (x) => json(R.rawMonDump(x.cluster), `dumped monmap epoch ${x.cluster.mons.epoch}\n`) },
+  { verb: ['mon', 'stat'], run: (x) => json(R.rawMonStat(x.cluster)) },
+  { verb: ['quorum_status'], run: (x) => json(R.rawQuorumStatus(x.cluster)) },
+  { verb: ['mgr', 'stat'], run: (x) => json(R.rawMgrStat(x.cluster)) },
+  { verb: ['mon', 'getmap'], run: monGetmap },
+  { verb: ['osd', 'tree'], run: (x) => json(R.rawOsdTree(x.cluster)) },
+  { verb: ['osd', 'stat'], run: (x) => json(R.rawOsdStat(x.cluster)) },
+  { verb: ['osd', 'dump'], run: (x) => json(R.rawOsdDump(x.cluster), `dumped osdmap epoch ${x.cluster.osdmap.epoch}\n`) },
+  {
+    verb: ['osd', 'pool', 'ls'],
+    run: (x) => json(x.args[0] === 'detail' ? R.rawPoolLs(x.cluster) : [...x.cluster.osdmap.pools.values()].map((p) => p.name)),
+  },
+  { verb: ['osd', 'pool', 'create'], run: poolCreate },
+  { verb: ['osd', 'ok-to-stop'], mgr: true, run: okToStop },
+  { verb: ['osd', 'safe-to-destroy'], mgr: true, run: safeToDestroy },
+  { verb: ['osd', 'new'], run: osdNew },
+  { verb: ['fs', 'new'], run: fsNew },
+  { verb: ['fs', 'ls'], run: (x) => json(R.rawFsLs(x.cluster)) },
+  { verb: ['fs', 'dump'], run: (x) => json(R.rawFsDump(x.cluster), `dumped fsmap epoch ${x.cluster.fsmap.epoch}\n`) },
+  { verb: ['mds', 'stat'], run: (x) => json(R.rawMdsStat(x.cluster)) },
+  { verb: ['fs', 'status'], mgr: true, run: (x) => json(R.rawFsStatus(x.cluster)) },
+  { verb: ['auth', 'get-or-create'], run: authGetOrCreate },
+  { verb: ['auth', 'get'], run: authGet },
+];
+
+/** A small header with the epoch, then the map as JSON: stable bytes, not Ceph's encoding. */
+async function monGetmap(x: CommandContext): Promise<Reply> {
+  const i = x.args.indexOf('-o');
+  const file = x.args[i + 1];
+  if (i < 0 || file === undefined) throw new CephRefusal('EINVAL', 'mon getmap: this sim writes the map to a file: give -o FILE');
+  const header = Buffer.alloc(12);
+  header.write('QSIMMMAP', 0, 'latin1');
+  header.writeUInt32LE(x.cluster.mons.epoch, 8);
+  await x.writeFile(file, Buffer.concat([header, Buffer.from(JSON.stringify(R.rawMonmap(x.cluster)))]));
+  return { stdout: '', stderr: `got monmap epoch ${x.cluster.mons.epoch}\n` };
+}
+
+function poolCreate(x: CommandContext): Reply {
+  const name = word(x, 0, 'pool');
+  const pgNum = x.args[1] === undefined ? undefined : Number(x.args[1]);
+  const { created } = x.cluster.createPool(name, pgNum);
+  return { stdout: '\n', stderr: `pool '${name}' ${created ? 'created' : 'already exists'}\n` };
+}
+
+/** Would any PG touching these OSDs drop below min_size up replicas (become inactive)? */
+function okToStop(x: CommandContext): Reply {
+  const ids = osdIds(x);
+  const stopping = new Set(ids);
+  const bad: string[] = [];
+  let ok = 0;
+  for (const pg of x.cluster.pgs()) {
+    if (!pg.mapped.some((id) => stopping.has(id))) continue;
+    if (pg.up.filter((id) => !stopping.has(id)).length < pg.pool.minSize) bad.push(pg.pgid);
+    else ok += 1;
+  }
+  const verdict = { ok_to_stop: bad.length === 0, osds: ids, num_ok_pgs: ok, num_not_ok_pgs: bad.length, ...(bad.length > 0 ? { bad_become_inactive: bad } : {}) };
+  if (bad.length === 0) return json(verdict);
+  return { ...json(verdict), exitCode: 16, stderr: `Error EBUSY: unsafe to stop osd(s) at this time (${bad.length} PGs are or would become offline)\n` };
+}
+
+/** DaemonServer's verdict: PGs mapped to an up OSD keep it; a down one is safe only once
+ * every PG is active+clean again (its data has been re-replicated). */
+function safeToDestroy(x: CommandContext): Reply {
+  const pgs = x.cluster.pgs();
+  const allClean = pgs.every((pg) => isClean(pg.state));
+  const out = { safe_to_destroy: [] as number[], active: [] as number[], missing_stats: [] as number[], stored_pgs: [] as number[] };
+  for (const id of osdIds(x)) {
+    const o = x.cluster.osdmap.osds.get(id);
+    if (!o) out.safe_to_destroy.push(id);
+    else if (pgs.some((pg) => pg.up.includes(id))) out.active.push(id);
+    else if (allClean) out.safe_to_destroy.push(id);
+    else if (!o.booted) out.missing_stats.push(id);
+    else out.stored_pgs.push(id);
+  }
+  return json(out);
+}
+
+function osdNew(x: CommandContext): Reply {
+  const uuid = word(x, 0, 'uuid');
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(uuid)) throw new CephRefusal('EINVAL', `invalid uuid '${uuid}'`);
+  const rest = x.args.slice(1).filter((a, i, all) => a !== '-i' && all[i - 1] !== '-i');
+  const id = rest[0] === undefined ? undefined : Number(rest[0]);
+  let cephxSecret: string | undefined;
+  if (x.input !== undefined && x.input.trim() !== '') {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(x.input);
+    } catch {
+      throw new CephRefusal('EINVAL', 'unable to parse input data as json');
+    }
+    const secret = (parsed as { cephx_secret?: unknown } | null)?.cephx_secret;
+    if (typeof secret !== 'string' || !isCephxKey(secret)) throw new CephRefusal('EINVAL', 'unable to decode cephx_secret');
+    cephxSecret = secret;
+  }
+  const osdid = x.cluster.createOsd(uuid, { ...(id === undefined ? {} : { id }), ...(cephxSecret === undefined ? {} : { cephxSecret }) });
+  return { stdout: `\n${JSON.stringify({ osdid })}`, stderr: '' };
+}
+
+function fsNew(x: CommandContext): Reply {
+  const [name, meta, data] = [word(x, 0, 'fs_name'), word(x, 1, 'metadata'), word(x, 2, 'data')];
+  const { created, fs } = x.cluster.newFs(name, meta, data);
+  const stderr = created ? `new fs with metadata pool ${fs.metadataPool} and data pool ${fs.dataPools[0]}\n` : `filesystem '${name}' already exists\n`;
+  return { stdout: '\n', stderr };
+}
+
+function authGetOrCreate(x: CommandContext): Reply {
+  const entity = word(x, 0, 'entity');
+  const words = x.args.slice(1);
+  if (words.length % 2 !== 0) throw new CephRefusal('EINVAL', 'caps must come in pairs of service and cap');
+  const caps: Record<string, string> = {};
+  for (let i = 0; i < words.length; i += 2) caps[words[i] as string] = words[i + 1] as string;
+  const e = x.cluster.accounts.getOrCreate(entity, caps);
+  // Plain output is the keyring without caps; JSON carries them.
+  return x.json ? json([e]) : { stdout: keyringText(e, { withCaps: false }) };
+}
+
+function authGet(x: CommandContext): Reply {
+  const e = x.cluster.accounts.get(word(x, 0, 'entity'));
+  const stderr = `exported keyring for ${e.entity}\n`;
+  return x.json ? json([e], stderr) : { stdout: keyringText(e), stderr };
+}

@@ -1,0 +1,111 @@
+// The daemons by host: what a machine's agent reports as running, what dies when the machine
+// loses power, and what systemd starts again when it boots. Crashed daemons (kill*) are not
+// restarted by a boot: they were not running when the power went.
+import type { DaemonReport } from '../../fleet/types.js';
+import type { FsMap, MgrMap } from './daemons.js';
+import type { DeviceClass, SimRgw } from './model.js';
+import type { MonMap } from './mons.js';
+import type { OsdMap } from './osdmap.js';
+
+export type DaemonKind = 'mon' | 'mgr' | 'mds' | 'rgw' | 'osd';
+
+/** The parts of SimCephCluster this needs (an interface, not an import: no cycle). */
+export interface HostedCluster {
+  readonly mons: MonMap;
+  readonly mgrs: MgrMap;
+  readonly fsmap: FsMap;
+  readonly osdmap: OsdMap;
+  readonly rgws: Map<string, SimRgw>;
+  startMon(name: string): void;
+  stopMon(name: string): void;
+  startMgr(name: string): void;
+  stopMgr(name: string): void;
+  startMds(name: string): void;
+  stopMds(name: string): void;
+  startRgw(name: string, port: number): void;
+  stopRgw(name: string): void;
+  startOsd(id: number, host: string, sizeBytes: number, deviceClass: DeviceClass): void;
+  stopOsd(id: number): void;
+}
+
+export class Hosts {
+  /** Per host: the daemons ("osd.3") running when it lost power. */
+  private readonly suspended = new Map<string, string[]>();
+
+  constructor(private readonly c: HostedCluster) {}
+
+  /** What runs on a host, as its agent reports it. */
+  report(host: string): DaemonReport {
+    const on = <T extends { host?: string; running: boolean }>(xs: Iterable<T>) => [...xs].some((d) => d.host === host && d.running);
+    return {
+      mon: on(this.c.mons.mons),
+      mgr: on(this.c.mgrs.daemons.values()),
+      mds: on(this.c.fsmap.mds.values()),
+      rgw: on(this.c.rgws.values()),
+      osds: [...this.c.osdmap.osds.values()].filter((o) => o.host === host && o.up).map((o) => o.id),
+    };
+  }
+
+  /** The host lost power: everything on it stops. */
+  down(host: string): void {
+    const running = this.all().filter((d) => d.host === host && d.running);
+    for (const d of running) this.stop(d.kind, d.name);
+    this.suspended.set(host, [...(this.suspended.get(host) ?? []), ...running.map((d) => `${d.kind}.${d.name}`)]);
+  }
+
+  /** The host booted: systemd starts again what was running when it went down. */
+  up(host: string): void {
+    for (const d of this.suspended.get(host) ?? []) {
+      const dot = d.indexOf('.');
+      this.start(d.slice(0, dot) as DaemonKind, d.slice(dot + 1));
+    }
+    this.suspended.delete(host);
+  }
+
+  /** Every daemon the cluster knows, wherever it runs: `osd` names are ids. */
+  all(): { kind: DaemonKind; name: string; host?: string; running: boolean }[] {
+    const of = (kind: DaemonKind, xs: Iterable<{ name: string; host?: string; running: boolean }>) =>
+      [...xs].map((d) => ({ kind, name: d.name, running: d.running, ...(d.host === undefined ? {} : { host: d.host }) }));
+    return [
+      ...of('mon', this.c.mons.mons),
+      ...of('mgr', this.c.mgrs.daemons.values()),
+      ...of('mds', this.c.fsmap.mds.values()),
+      ...of('rgw', this.c.rgws.values()),
+      ...of('osd', [...this.c.osdmap.osds.values()].map((o) => ({ name: String(o.id), running: o.up, ...(o.host === undefined ? {} : { host: o.host }) }))),
+    ];
+  }
+
+  stop(kind: DaemonKind, name: string): void {
+    this.known(kind, name);
+    if (kind === 'mon') this.c.stopMon(name);
+    else if (kind === 'mgr') this.c.stopMgr(name);
+    else if (kind === 'mds') this.c.stopMds(name);
+    else if (kind === 'rgw') this.c.stopRgw(name);
+    else this.c.stopOsd(Number(name));
+  }
+
+  /** Starts a known daemon again where it ran before ("systemctl start ceph-osd@3"). */
+  start(kind: DaemonKind, name: string): void {
+    const d = this.known(kind, name);
+    if (kind === 'mon') this.c.startMon(name);
+    else if (kind === 'mgr') this.c.startMgr(name);
+    else if (kind === 'mds') this.c.startMds(name);
+    else if (kind === 'rgw') this.c.startRgw(name, this.c.rgws.get(name)?.port ?? 7480);
+    else {
+      const o = this.c.osdmap.require(Number(name));
+      if (d.host === undefined) throw new Error(`osd.${name} has never run: create it on a disk first`);
+      this.c.startOsd(o.id, d.host, o.sizeBytes, o.deviceClass);
+    }
+  }
+
+  restart(kind: DaemonKind, name: string): void {
+    this.stop(kind, name);
+    this.start(kind, name);
+  }
+
+  private known(kind: DaemonKind, name: string): { host?: string } {
+    const d = this.all().find((x) => x.kind === kind && x.name === name);
+    if (!d) throw new Error(`${kind}.${name} is not known to the cluster`);
+    return d;
+  }
+}

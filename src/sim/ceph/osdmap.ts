@@ -1,0 +1,143 @@
+// The OSD map: OSDs with their up/in state and CRUSH position, and the pools. Every change
+// is a new epoch, as on a real cluster; placement is recomputed only when the epoch moves.
+import { CephRefusal } from './errors.js';
+import { crushWeightOf, defaultMinSize, type DeviceClass, type SimOsd, type SimPool } from './model.js';
+
+export interface OsdBoot {
+  host: string;
+  sizeBytes: number;
+  deviceClass: DeviceClass;
+  ip?: string;
+  devicePath?: string;
+}
+
+export class OsdMap {
+  epoch = 1;
+  created: number;
+  modified: number;
+  lastUpChange = 0;
+  lastInChange = 0;
+  poolMax = 0;
+  readonly osds = new Map<number, SimOsd>();
+  readonly pools = new Map<number, SimPool>();
+  /** CRUSH host bucket ids: -1 is the root, and every host also gets a device-class shadow
+   * bucket, so hosts are -3, -5, ... as on a real cluster with one class. */
+  readonly hostIds = new Map<string, number>();
+
+  constructor(private readonly now: () => number) {
+    this.created = this.modified = now();
+  }
+
+  get maxOsd(): number {
+    return Math.max(0, ...[...this.osds.keys()].map((id) => id + 1));
+  }
+
+  private bump(): void {
+    this.epoch += 1;
+    this.modified = this.now();
+  }
+
+  require(id: number): SimOsd {
+    const o = this.osds.get(id);
+    if (!o) throw new CephRefusal('ENOENT', `osd.${id} does not exist`);
+    return o;
+  }
+
+  /** `osd new UUID [ID]`: the id for this uuid, the same one again if it is known. */
+  create(uuid: string, wantId?: number): { id: number; created: boolean } {
+    const known = [...this.osds.values()].find((o) => o.uuid === uuid);
+    if (known) {
+      if (wantId !== undefined && wantId !== known.id) {
+        throw new CephRefusal('EEXIST', `uuid ${uuid} already in use for different id ${known.id}`);
+      }
+      return { id: known.id, created: false };
+    }
+    if (wantId !== undefined && this.osds.has(wantId)) throw new CephRefusal('EEXIST', `osd.${wantId} already exists`);
+    let id = wantId ?? 0;
+    while (wantId === undefined && this.osds.has(id)) id += 1;
+    // Ceph marks a new OSD in at once; it stays down (and outside CRUSH) until it boots.
+    this.osds.set(id, {
+      id, uuid, sizeBytes: 0, deviceClass: 'hdd', crushWeight: 0,
+      up: false, in: true, autoOut: false, booted: false, upFrom: 0, downAt: 0,
+    });
+    this.bump();
+    this.lastInChange = this.modified;
+    return { id, created: true };
+  }
+
+  /** The OSD process starts: it places itself under its host in CRUSH
+   * (osd_crush_update_on_start) with a weight from its size, and is marked up. */
+  boot(id: number, b: OsdBoot): void {
+    const o = this.require(id);
+    if (!this.hostIds.has(b.host)) this.hostIds.set(b.host, -3 - 2 * this.hostIds.size);
+    Object.assign(o, { host: b.host, sizeBytes: b.sizeBytes, deviceClass: b.deviceClass, crushWeight: crushWeightOf(b.sizeBytes) });
+    if (b.ip !== undefined) o.ip = b.ip;
+    if (b.devicePath !== undefined) o.devicePath = b.devicePath;
+    if (o.up) return;
+    o.up = true;
+    o.booted = true;
+    delete o.downSince;
+    if (o.autoOut) this.setIn(o, true);
+    this.bump();
+    o.upFrom = this.epoch;
+    this.lastUpChange = this.modified;
+  }
+
+  down(id: number): void {
+    const o = this.require(id);
+    if (!o.up) return;
+    o.up = false;
+    o.downSince = this.now();
+    this.bump();
+    o.downAt = this.epoch;
+    this.lastUpChange = this.modified;
+  }
+
+  setIn(o: SimOsd, isIn: boolean, auto = false): void {
+    if (o.in === isIn) return;
+    o.in = isIn;
+    o.autoOut = !isIn && auto;
+    this.bump();
+    this.lastInChange = this.modified;
+  }
+
+  /** mon_osd_down_out_interval: OSDs down for that long are marked out (their data moves). */
+  autoOut(intervalMs: number): void {
+    const now = this.now();
+    for (const o of this.osds.values()) {
+      if (!o.up && o.in && o.booted && o.downSince !== undefined && now - o.downSince >= intervalMs) this.setIn(o, false, true);
+    }
+  }
+
+  /** `osd purge`: gone from the OSD map and CRUSH; its id is free again. */
+  purge(id: number): void {
+    const o = this.osds.get(id);
+    if (!o) return;
+    if (o.up) throw new CephRefusal('EBUSY', `osd.${id} is still up; must be down before removal.`);
+    this.osds.delete(id);
+    this.bump();
+  }
+
+  poolByName(name: string): SimPool | undefined {
+    return [...this.pools.values()].find((p) => p.name === name);
+  }
+
+  createPool(name: string, pgNum: number, size: number, applications: SimPool['applications'] = {}): SimPool {
+    const now = this.now();
+    const pool: SimPool = {
+      id: ++this.poolMax, name, pgNum, size, minSize: defaultMinSize(size),
+      applications, options: {}, storedBytes: 0, objects: 0, createdAt: now, lastChange: 0,
+    };
+    this.pools.set(pool.id, pool);
+    this.bump();
+    pool.lastChange = this.epoch;
+    return pool;
+  }
+
+  /** An application tag on a pool (`osd pool application enable`), a new epoch. */
+  tagPool(pool: SimPool, app: string, meta: Record<string, string>): void {
+    pool.applications[app] = meta;
+    this.bump();
+    pool.lastChange = this.epoch;
+  }
+}

@@ -1,0 +1,121 @@
+// Placement groups: where CRUSH puts each PG and what state that leaves it in. Placement is a
+// straw2 draw (weight-proportional, stable when devices come and go) over failure domains,
+// then over the OSDs inside the chosen one, as CRUSH's chooseleaf does. Recovery and peering
+// are instant here: a PG's state follows from which of its OSDs are up, nothing else.
+import type { SimOsd, SimPool } from './model.js';
+
+export interface SimPg {
+  pgid: string;
+  pool: SimPool;
+  /** The CRUSH mapping, primary first: in OSDs, up or not. */
+  mapped: number[];
+  /** The mapped OSDs that are up (Ceph's up/acting set). */
+  up: number[];
+  state: string;
+}
+
+// A 32-bit integer mix (murmur3's finaliser over three words): CRUSH's rjenkins stand-in.
+function hash3(a: number, b: number, c: number): number {
+  let h = Math.imul(a ^ 0x9e3779b9, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h ^ b, 0xc2b2ae35);
+  h ^= h >>> 16;
+  h = Math.imul(h ^ c, 0x27d4eb2f);
+  h ^= h >>> 15;
+  return h >>> 0;
+}
+
+function stringId(s: string): number {
+  let h = 2166136261;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 16777619);
+  return h | 0;
+}
+
+/** straw2: ln(u)/w with u uniform in (0, 1]; the highest draw wins. */
+const straw2 = (x: number, id: number, r: number, weight: number): number =>
+  Math.log((hash3(x, id, r) + 1) / 4294967296) / weight;
+
+interface Bucket {
+  id: number;
+  weight: number;
+  osds: SimOsd[];
+}
+
+function bucketsOf(osds: Iterable<SimOsd>, failureDomain: 'host' | 'osd'): Bucket[] {
+  const byKey = new Map<string, Bucket>();
+  for (const o of osds) {
+    // Out OSDs have reweight 0 and never-booted ones are not in CRUSH: neither gets data.
+    if (!o.in || o.host === undefined) continue;
+    const key = failureDomain === 'host' ? `host:${o.host}` : `osd:${o.id}`;
+    let b = byKey.get(key);
+    if (!b) {
+      b = { id: failureDomain === 'host' ? stringId(o.host) : o.id, weight: 0, osds: [] };
+      byKey.set(key, b);
+    }
+    b.weight += o.crushWeight;
+    b.osds.push(o);
+  }
+  return [...byKey.values()];
+}
+
+/** Up to `size` OSDs in distinct failure domains for placement seed `x`. */
+function choose(buckets: Bucket[], x: number, size: number): SimOsd[] {
+  const best: { draw: number; b: Bucket }[] = [];
+  for (const b of buckets) {
+    const draw = straw2(x, b.id, 0, b.weight);
+    if (best.length < size) best.push({ draw, b });
+    else if (draw > (best[best.length - 1]?.draw ?? -Infinity)) best[best.length - 1] = { draw, b };
+    else continue;
+    best.sort((p, q) => q.draw - p.draw);
+  }
+  return best.map(({ b }) => {
+    let pick = b.osds[0] as SimOsd;
+    let top = -Infinity;
+    for (const o of b.osds) {
+      const d = straw2(x, o.id, 1, o.crushWeight);
+      if (d > top) [top, pick] = [d, o];
+    }
+    return pick;
+  });
+}
+
+/** The state Ceph would settle on for a PG mapped to `mapped` (primary first). */
+export function pgState(mapped: SimOsd[], size: number, minSize: number): string {
+  if (mapped.length === 0) return 'unknown';
+  const up = mapped.filter((o) => o.up).length;
+  // A mapped replica that is down holds the only copy of some writes: degraded. Too few
+  // failure domains from the start is only undersized.
+  const degraded = up < mapped.length;
+  if (up === 0) return 'stale+undersized+degraded+peered';
+  if (up < minSize) return `undersized+${degraded ? 'degraded+' : ''}peered`;
+  if (up < size) return `active+undersized${degraded ? '+degraded' : ''}`;
+  return 'active+clean';
+}
+
+export function mapPgs(osds: Iterable<SimOsd>, pools: Iterable<SimPool>, failureDomain: 'host' | 'osd'): SimPg[] {
+  const buckets = bucketsOf(osds, failureDomain);
+  const out: SimPg[] = [];
+  for (const pool of pools) {
+    for (let seed = 0; seed < pool.pgNum; seed++) {
+      const chosen = choose(buckets, hash3(pool.id, seed, 0x5eed), pool.size);
+      out.push({
+        pgid: `${pool.id}.${seed.toString(16)}`,
+        pool,
+        mapped: chosen.map((o) => o.id),
+        up: chosen.filter((o) => o.up).map((o) => o.id),
+        state: pgState(chosen, pool.size, pool.minSize),
+      });
+    }
+  }
+  return out;
+}
+
+export const isActive = (state: string): boolean => state.split('+').includes('active') && !state.startsWith('stale');
+export const isClean = (state: string): boolean => state === 'active+clean';
+
+/** pgs_by_state: each state with its count, most common first. */
+export function countStates(pgs: SimPg[]): { state: string; count: number }[] {
+  const counts = new Map<string, number>();
+  for (const pg of pgs) counts.set(pg.state, (counts.get(pg.state) ?? 0) + 1);
+  return [...counts].map(([state, count]) => ({ state, count })).sort((a, b) => b.count - a.count || a.state.localeCompare(b.state));
+}

@@ -1,0 +1,208 @@
+// The maps as Ceph 16 prints them with --format json: monmap (mon dump, mon stat,
+// quorum_status), mgr stat, OSD map (osd tree, osd stat, osd dump, pool ls detail) and FSMap
+// (fs dump, mds stat, fs ls, fs status). Keys follow test/fixtures/ceph; constant fields carry
+// the values a fresh Pacific cluster shows.
+import type { SimCephCluster } from './cluster.js';
+import { CEPH_VERSION, stamp, v1PortOf, type SimFs, type SimMds, type SimMon, type SimPool } from './model.js';
+
+const FEATURES = ['kraken', 'luminous', 'mimic', 'osdmap-prune', 'nautilus', 'octopus', 'pacific', 'elector-pinging'];
+const FEATURE_BITS = 4540138314316775423;
+const isoZ = (ms: number): string => new Date(ms).toISOString().replace('Z', '000Z');
+const secs = (ms: number): number => Math.floor(ms / 1000);
+
+const monEntry = (m: SimMon) => ({
+  rank: m.rank,
+  name: m.name,
+  public_addrs: { addrvec: [{ type: 'v2', addr: `${m.ip}:${m.port}`, nonce: 0 }, { type: 'v1', addr: `${m.ip}:${v1PortOf(m.port)}`, nonce: 0 }] },
+  addr: `${m.ip}:${v1PortOf(m.port)}/0`,
+  public_addr: `${m.ip}:${v1PortOf(m.port)}/0`,
+  priority: 0,
+  weight: 0,
+  crush_location: '{}',
+});
+
+/** The monmap; Pacific really prints "disallowed_leaders: " and "removed_ranks: " as keys. */
+export const rawMonmap = (c: SimCephCluster): Record<string, unknown> => ({
+  epoch: c.mons.epoch,
+  fsid: c.fsid,
+  modified: isoZ(c.mons.modified),
+  created: isoZ(c.mons.created),
+  min_mon_release: 16,
+  min_mon_release_name: 'pacific',
+  election_strategy: 1,
+  'disallowed_leaders: ': '',
+  stretch_mode: false,
+  tiebreaker_mon: '',
+  'removed_ranks: ': '',
+  features: { persistent: FEATURES, optional: [] },
+  mons: c.mons.mons.map(monEntry),
+});
+
+const quorumOf = (c: SimCephCluster) => c.mons.quorum() ?? [];
+
+export const rawMonDump = (c: SimCephCluster) => ({ ...rawMonmap(c), quorum: quorumOf(c).map((m) => m.rank) });
+
+export const rawMonStat = (c: SimCephCluster) => ({
+  epoch: c.mons.epoch,
+  min_mon_release_name: 'pacific',
+  num_mons: c.mons.mons.length,
+  leader: c.mons.leader()?.name ?? '',
+  quorum: quorumOf(c).map((m) => ({ rank: m.rank, name: m.name })),
+});
+
+export const rawQuorumStatus = (c: SimCephCluster) => ({
+  election_epoch: c.mons.electionEpoch,
+  quorum: quorumOf(c).map((m) => m.rank),
+  quorum_names: quorumOf(c).map((m) => m.name),
+  quorum_leader_name: c.mons.leader()?.name ?? '',
+  quorum_age: secs(c.options.now() - c.mons.quorumSince),
+  features: { quorum_con: String(FEATURE_BITS), quorum_mon: FEATURES },
+  monmap: rawMonmap(c),
+});
+
+export const rawMgrStat = (c: SimCephCluster) => ({
+  epoch: c.mgrs.epoch,
+  available: c.mgrs.available,
+  active_name: c.mgrs.active ?? '',
+  num_standby: c.mgrs.standbys().length,
+});
+
+// ---- OSD map ----------------------------------------------------------------------------------
+export function rawOsdTree(c: SimCephCluster): Record<string, unknown> {
+  const osds = [...c.osdmap.osds.values()];
+  const hosts = [...c.osdmap.hostIds].filter(([h]) => osds.some((o) => o.host === h));
+  const osdNode = (id: number) => {
+    const o = c.osdmap.require(id);
+    return {
+      id, device_class: o.deviceClass, name: `osd.${id}`, type: 'osd', type_id: 0, crush_weight: o.crushWeight, depth: 2,
+      pool_weights: {}, exists: 1, status: o.up ? 'up' : 'down', reweight: o.in ? 1 : 0, primary_affinity: 1,
+    };
+  };
+  const nodes: Record<string, unknown>[] = [
+    { id: -1, name: 'default', type: 'root', type_id: 11, children: hosts.map(([, id]) => id).reverse() },
+  ];
+  for (const [name, id] of hosts) {
+    const ids = osds.filter((o) => o.host === name).map((o) => o.id).sort((a, b) => a - b);
+    nodes.push({ id, name, type: 'host', type_id: 1, pool_weights: {}, children: [...ids].reverse() });
+    nodes.push(...ids.map(osdNode));
+  }
+  // Created but never booted: not in CRUSH yet.
+  const stray = osds.filter((o) => o.host === undefined).map((o) => ({
+    id: o.id, name: `osd.${o.id}`, type: 'osd', type_id: 0, crush_weight: 0, depth: 0, exists: 1, status: 'down', reweight: o.in ? 1 : 0, primary_affinity: 1,
+  }));
+  return { nodes, stray };
+}
+
+export function rawOsdStat(c: SimCephCluster): Record<string, unknown> {
+  const osds = [...c.osdmap.osds.values()];
+  return {
+    epoch: c.osdmap.epoch,
+    num_osds: osds.length,
+    num_up_osds: osds.filter((o) => o.up).length,
+    osd_up_since: secs(c.osdmap.lastUpChange),
+    num_in_osds: osds.filter((o) => o.in).length,
+    osd_in_since: secs(c.osdmap.lastInChange),
+    num_remapped_pgs: 0,
+  };
+}
+
+/** The fields `osd dump` and `osd pool ls detail` share for a replicated pool. */
+const poolFields = (p: SimPool) => ({
+  pool_name: p.name, create_time: stamp(p.createdAt), flags: 1, flags_names: 'hashpspool', type: 1, size: p.size,
+  min_size: p.minSize, crush_rule: 0, object_hash: 2, pg_autoscale_mode: 'on', pg_num: p.pgNum, pg_placement_num: p.pgNum,
+  pg_placement_num_target: p.pgNum, pg_num_target: p.pgNum, pg_num_pending: p.pgNum, last_change: String(p.lastChange),
+  auid: 0, snap_mode: 'selfmanaged', snap_seq: 0, snap_epoch: 0, pool_snaps: [], removed_snaps: '[]', quota_max_bytes: 0,
+  quota_max_objects: 0, tiers: [], tier_of: -1, read_tier: -1, write_tier: -1, cache_mode: 'none', erasure_code_profile: '',
+  stripe_width: 0, expected_num_objects: 0, fast_read: false, options: { ...p.options }, application_metadata: p.applications,
+});
+
+export const rawPoolLs = (c: SimCephCluster) => [...c.osdmap.pools.values()].map((p) => ({ pool_id: p.id, ...poolFields(p) }));
+
+export function rawOsdDump(c: SimCephCluster): Record<string, unknown> {
+  const m = c.osdmap;
+  const addrs = (ip: string | undefined, port: number) =>
+    ip === undefined ? { addrvec: [] } : { addrvec: [{ type: 'v2', addr: `${ip}:${port}`, nonce: 0 }, { type: 'v1', addr: `${ip}:${port + 1}`, nonce: 0 }] };
+  const addr = (ip: string | undefined, port: number) => (ip === undefined ? '(unrecognized address family 0)/0' : `${ip}:${port + 1}/0`);
+  return {
+    epoch: m.epoch, fsid: c.fsid, created: stamp(m.created), modified: stamp(m.modified),
+    last_up_change: stamp(m.lastUpChange), last_in_change: stamp(m.lastInChange),
+    flags: 'sortbitwise,recovery_deletes,purged_snapdirs,pglog_hardlimit', flags_num: 5799936, flags_set: ['pglog_hardlimit', 'purged_snapdirs', 'recovery_deletes', 'sortbitwise'],
+    crush_version: 1 + m.hostIds.size, full_ratio: c.options.fullRatio, backfillfull_ratio: c.options.backfillfullRatio,
+    nearfull_ratio: c.options.nearfullRatio, cluster_snapshot: '', pool_max: m.poolMax, max_osd: m.maxOsd,
+    require_min_compat_client: 'luminous', min_compat_client: 'jewel', require_osd_release: 'pacific',
+    pools: [...m.pools.values()].map((p) => ({ pool: p.id, ...poolFields(p) })),
+    osds: [...m.osds.values()].sort((a, b) => a.id - b.id).map((o) => ({
+      osd: o.id, uuid: o.uuid, up: o.up ? 1 : 0, in: o.in ? 1 : 0, weight: o.in ? 1 : 0, primary_affinity: 1,
+      last_clean_begin: 0, last_clean_end: 0, up_from: o.upFrom, up_thru: o.up ? m.epoch : 0, down_at: o.downAt, lost_at: 0,
+      public_addrs: addrs(o.ip, 6800), cluster_addrs: addrs(o.ip, 6802), public_addr: addr(o.ip, 6800), cluster_addr: addr(o.ip, 6802),
+      state: ['exists', ...(o.up ? ['up'] : []), ...(o.booted ? [] : ['new'])],
+    })),
+    osd_xinfo: [], pg_upmap: [], pg_upmap_items: [], pg_temp: [], primary_temp: [], blocklist: {}, range_blocklist: {},
+    erasure_code_profiles: { default: { k: '2', m: '1', plugin: 'jerasure', technique: 'reed_sol_van' } },
+    removed_snaps_queue: [], new_removed_snaps: [], new_purged_snaps: [], crush_node_flags: {}, device_class_flags: {},
+    stretch_mode: { stretch_mode_enabled: false, stretch_bucket_count: 0, degraded_stretch_mode: 0, recovering_stretch_mode: 0, stretch_mode_bucket: 0 },
+  };
+}
+
+// ---- FSMap ------------------------------------------------------------------------------------
+const mdsInfo = (m: SimMds, active: boolean) => ({
+  gid: m.gid, name: m.name, rank: active ? 0 : -1, incarnation: active ? 5 : 0, state: active ? 'up:active' : 'up:standby',
+  state_seq: 2, addr: m.ip === undefined ? '(unrecognized address family 0)/0' : `${m.ip}:6801/${m.gid}`,
+  addrs: { addrvec: m.ip === undefined ? [] : [{ type: 'v2', addr: `${m.ip}:6800`, nonce: m.gid }, { type: 'v1', addr: `${m.ip}:6801`, nonce: m.gid }] },
+  join_fscid: -1, export_targets: [], features: FEATURE_BITS, flags: 0,
+});
+
+function mdsmap(c: SimCephCluster, fs: SimFs): Record<string, unknown> {
+  const active = c.fsmap.activeFor(fs);
+  return {
+    epoch: c.fsmap.epoch, flags: 18, ever_allowed_features: 0, explicitly_allowed_features: 0, created: stamp(fs.createdAt),
+    modified: stamp(fs.createdAt), tableserver: 0, root: 0, session_timeout: 60, session_autoclose: 300, required_client_features: {},
+    max_file_size: 1099511627776, last_failure: 0, last_failure_osd_epoch: 0, max_mds: fs.maxMds,
+    in: fs.everActive ? [0] : [], up: active ? { mds_0: active.gid } : {}, failed: fs.everActive && !active ? [0] : [],
+    damaged: [], stopped: [], info: active ? { [`gid_${active.gid}`]: mdsInfo(active, true) } : {},
+    data_pools: fs.dataPools, metadata_pool: fs.metadataPool, enabled: true, fs_name: fs.name, balancer: '', standby_count_wanted: 0,
+  };
+}
+
+export const rawFsDump = (c: SimCephCluster) => ({
+  epoch: c.fsmap.epoch,
+  default_fscid: c.fsmap.filesystems[0]?.id ?? -1,
+  feature_flags: { enable_multiple: true, ever_enabled_multiple: true },
+  standbys: c.fsmap.standbys().map((m) => ({ ...mdsInfo(m, false), epoch: c.fsmap.epoch })),
+  filesystems: c.fsmap.filesystems.map((fs) => ({ mdsmap: mdsmap(c, fs), id: fs.id })),
+});
+
+export const rawMdsStat = (c: SimCephCluster) => ({ fsmap: rawFsDump(c), mdsmap_first_committed: 1, mdsmap_last_committed: c.fsmap.epoch });
+
+const poolName = (c: SimCephCluster, id: number): string => c.osdmap.pools.get(id)?.name ?? '';
+
+export const rawFsLs = (c: SimCephCluster) =>
+  c.fsmap.filesystems.map((fs) => ({
+    name: fs.name,
+    metadata_pool: poolName(c, fs.metadataPool),
+    metadata_pool_id: fs.metadataPool,
+    data_pool_ids: fs.dataPools,
+    data_pools: fs.dataPools.map((id) => poolName(c, id)),
+  }));
+
+/** The mgr status module's view; inode and dentry counts are those of a fresh filesystem. */
+export function rawFsStatus(c: SimCephCluster): Record<string, unknown> {
+  const u = c.usage();
+  const fss = c.fsmap.filesystems;
+  return {
+    clients: fss.map((fs) => ({ clients: 0, fs: fs.name })),
+    mds_version: CEPH_VERSION,
+    mdsmap: [
+      ...fss.flatMap((fs) => {
+        const a = c.fsmap.activeFor(fs);
+        return a ? [{ caps: 0, dirs: 12, dns: 10, inos: 13, name: a.name, rank: 0, rate: 0, state: 'active' }] : [];
+      }),
+      ...c.fsmap.standbys().map((m) => ({ name: m.name, state: 'standby' })),
+    ],
+    pools: fss.flatMap((fs) =>
+      [[fs.metadataPool, 'metadata'] as const, ...fs.dataPools.map((id) => [id, 'data'] as const)].map(([id, type]) => ({
+        avail: u.pools.get(id)?.maxAvail ?? 0, id, name: poolName(c, id), type, used: u.pools.get(id)?.bytesUsed ?? 0,
+      })),
+    ),
+  };
+}

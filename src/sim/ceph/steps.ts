@@ -1,0 +1,145 @@
+// Node-level steps for the Ceph loops, as the lab's agents carry them out: each changes the
+// simulated cluster the way the real commands on that node would (ceph-mon --mkfs + start,
+// ceph-volume + ceph-osd, systemctl restart, wipefs), then refreshes what the machine's agent
+// reports as running. Register with `for (const [n, s] of cephSteps(...)) lab.defineStep(n, s)`.
+import type { DaemonReport } from '../../fleet/types.js';
+import type { MachineSpec, SimDisk } from '../machines.js';
+import type { Step, StepContext } from '../steps.js';
+import type { SimCephCluster } from './cluster.js';
+import type { DaemonKind } from './hosts.js';
+import type { DeviceClass } from './model.js';
+
+export interface CephStepHooks {
+  /** The machine's hostname: its OSDs go under this CRUSH host bucket. */
+  hostnameOf(machine: MachineSpec): string;
+  /** The machine's reported daemons (SimMachine.daemons), kept equal to what runs there. */
+  daemonsOf(machine: MachineSpec): DaemonReport;
+}
+
+type Body = (ctx: StepContext, host: string) => Record<string, unknown> | void;
+
+export function cephSteps(cluster: SimCephCluster, hooks: CephStepHooks): Map<string, Step> {
+  const step = (body: Body): Step => async (ctx) => {
+    const host = hooks.hostnameOf(ctx.machine);
+    try {
+      return body(ctx, host) ?? undefined;
+    } finally {
+      Object.assign(hooks.daemonsOf(ctx.machine), cluster.hosts.report(host));
+    }
+  };
+  const bootstrapped = () => {
+    if (!cluster.mons.bootstrapped) throw new Error('the cluster has no monmap yet: bootstrap the first monitor');
+  };
+
+  return new Map<string, Step>([
+    ['ceph.mon.bootstrap', step((ctx, host) => {
+      const [fsid, name, addr] = [str(ctx, 'fsid'), str(ctx, 'monName'), str(ctx, 'addr')];
+      cluster.bootstrap(fsid, { name, addr, host });
+      cluster.startMon(name);
+      ctx.log('info', `mon.${name}: mkfs for cluster ${fsid}, started on ${addr}`);
+      return { fsid, monmapEpoch: cluster.mons.epoch };
+    })],
+    ['ceph.mon.join', step((ctx, host) => {
+      const [name, addr] = [str(ctx, 'monName'), str(ctx, 'addr')];
+      bootstrapped();
+      // mkfs needs the current monmap and the mon. key, which only a quorum hands out.
+      if (!cluster.mons.get(name) && !cluster.hasQuorum()) {
+        throw new Error(`mon.${name}: cannot fetch the monmap: the cluster has no quorum (monclient(hunting): authenticate timed out)`);
+      }
+      cluster.addMonToMap(name, addr, host);
+      cluster.startMon(name);
+      ctx.log('info', `mon.${name}: joined the monmap (epoch ${cluster.mons.epoch}) and started on ${addr}`);
+      return { monmapEpoch: cluster.mons.epoch };
+    })],
+    ['ceph.mgr.start', step((ctx, host) => {
+      bootstrapped();
+      cluster.startMgr(str(ctx, 'name'), host);
+    })],
+    ['ceph.mds.start', step((ctx, host) => {
+      bootstrapped();
+      cluster.startMds(str(ctx, 'name'), host, ctx.machine.ip);
+    })],
+    ['ceph.rgw.start', step((ctx, host) => {
+      bootstrapped();
+      cluster.startRgw(str(ctx, 'name'), int(ctx, 'port'), host);
+    })],
+    ['ceph.osd.create', step((ctx, host) => createOsd(cluster, ctx, host))],
+    ['ceph.daemon.restart', step((ctx, host) => {
+      const kind = str(ctx, 'daemon') as DaemonKind;
+      if (!['mon', 'mgr', 'mds', 'rgw', 'osd'].includes(kind)) throw new Error(`unknown daemon type '${kind}'`);
+      const name = kind === 'osd' ? String(optInt(ctx, 'id') ?? str(ctx, 'name').replace(/^osd\./, '')) : str(ctx, 'name');
+      const d = cluster.hosts.all().find((x) => x.kind === kind && x.name === name);
+      if (!d || d.host !== host) throw new Error(`there is no ${kind}.${name} on ${host}`);
+      cluster.hosts.restart(kind, name);
+      ctx.log('info', `systemctl restart ceph-${kind}@${name}`);
+    })],
+    ['disk.wipe', step((ctx, host) => {
+      const disk = diskAt(ctx.machine, str(ctx, 'devicePath'));
+      if (disk.isSystem) throw new Error(`${disk.devicePath} is the system disk`);
+      const holder = osdOn(cluster, host, disk.devicePath);
+      if (holder !== undefined) throw new Error(`${disk.devicePath} holds osd.${holder}: destroy the OSD before wiping the disk`);
+      disk.hasFilesystem = false;
+      ctx.log('info', `wipefs --all ${disk.devicePath}`);
+      return { devicePath: disk.devicePath };
+    })],
+  ]);
+}
+
+/** ceph-volume prepare + activate on a whole disk for an id `osd new` gave out, then start. */
+function createOsd(cluster: SimCephCluster, ctx: StepContext, host: string): Record<string, unknown> {
+  const [id, uuid, devicePath] = [int(ctx, 'osdId'), str(ctx, 'uuid'), str(ctx, 'devicePath')];
+  const disk = diskAt(ctx.machine, devicePath);
+  const holder = osdOn(cluster, host, devicePath);
+  if (holder !== undefined && holder !== id) throw new Error(`${devicePath} already holds osd.${holder}`);
+  if (holder === undefined) {
+    if (disk.isSystem) throw new Error(`${devicePath} is the system disk`);
+    // ceph-volume's own refusal for a disk that still carries something.
+    if (disk.hasFilesystem) throw new Error(`RuntimeError: Device ${devicePath} has a filesystem.`);
+  }
+  const osd = cluster.osdmap.osds.get(id);
+  if (!osd || osd.uuid !== uuid) throw new Error(`osd.${id} with fsid ${uuid} is not in the OSD map: register it with \`osd new\` first`);
+  if (osd.booted && (osd.host !== host || osd.devicePath !== devicePath)) {
+    throw new Error(`osd.${id} already runs from ${osd.devicePath ?? '?'} on ${osd.host ?? '?'}`);
+  }
+  const sizeBytes = optInt(ctx, 'sizeBytes') ?? disk.sizeBytes;
+  const deviceClass = (optStr(ctx, 'deviceClass') ?? classOf(disk)) as DeviceClass;
+  if (!['hdd', 'ssd', 'nvme'].includes(deviceClass)) throw new Error(`unknown device class '${deviceClass}'`);
+  cluster.startOsd(id, host, sizeBytes, deviceClass, { ip: ctx.machine.ip, devicePath });
+  ctx.log('info', `osd.${id}: bluestore on ${devicePath} (${deviceClass}), started`);
+  return { osdId: id, host };
+}
+
+const classOf = (d: SimDisk): DeviceClass => (d.interface === 'nvme' ? 'nvme' : d.rotational ? 'hdd' : 'ssd');
+
+function diskAt(machine: MachineSpec, devicePath: string): SimDisk {
+  const disk = machine.disks.find((d) => d.devicePath === devicePath && !d.dead);
+  if (!disk) throw new Error(`no disk at ${devicePath} on this machine`);
+  return disk;
+}
+
+/** The OSD (not purged) whose data lives on that device of that host. */
+const osdOn = (cluster: SimCephCluster, host: string, devicePath: string): number | undefined =>
+  [...cluster.osdmap.osds.values()].find((o) => o.host === host && o.devicePath === devicePath)?.id;
+
+function optStr(ctx: StepContext, key: string): string | undefined {
+  const v = ctx.args[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string' || v === '') throw new Error(`argument ${key} must be a non-empty string`);
+  return v;
+}
+function str(ctx: StepContext, key: string): string {
+  const v = optStr(ctx, key);
+  if (v === undefined) throw new Error(`argument ${key} is required`);
+  return v;
+}
+function optInt(ctx: StepContext, key: string): number | undefined {
+  const v = ctx.args[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) throw new Error(`argument ${key} must be a non-negative integer`);
+  return v;
+}
+function int(ctx: StepContext, key: string): number {
+  const v = optInt(ctx, key);
+  if (v === undefined) throw new Error(`argument ${key} is required`);
+  return v;
+}
