@@ -4,6 +4,7 @@ const suites: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   store: () => import('./store.js'),
   http: () => import('./http.js'),
   sse: () => import('./sse.js'),
+  inventory: () => import('./inventory.js'),
 };
 
 const wanted = process.argv.slice(2);

@@ -24,10 +24,14 @@ import { daemonLoop, type CephLoopDeps } from '../reconcilers/daemon/loop.js';
 import { mgrKind } from '../reconcilers/mgr/kind.js';
 import { mdsKind } from '../reconcilers/mds/kind.js';
 import { rgwKind } from '../reconcilers/rgw/kind.js';
-import type { CephApi } from './clients/ceph-api.js';
+import { osdLoop } from '../reconcilers/osd/loop.js';
+import { fsLoop } from '../reconcilers/fs/loop.js';
+import { rgwUserLoop } from '../reconcilers/rgw-user/loop.js';
+import type { CephApi, RgwApi } from './clients/ceph-api.js';
 import { CephClient } from './clients/ceph.js';
+import { RgwAdmin } from './clients/rgw-admin.js';
 import { SimCephCluster } from './sim/ceph/cluster.js';
-import { SimCephApi } from './sim/ceph/api.js';
+import { SimCephApi, SimRgwApi } from './sim/ceph/api.js';
 import { seeded } from './sim/random.js';
 import { Lab, type LabOptions } from './sim/lab.js';
 import { createHttpApp, type HttpApp, type Listening } from './http/app.js';
@@ -42,6 +46,9 @@ import { invokeRoutes } from './http/routes/invoke.js';
 import { Inventory } from './http/inventory.js';
 import { Invocations } from './http/invocations.js';
 import { CephConfig, cephRoutes } from './http/routes/ceph.js';
+import { filesystemRoutes } from './http/routes/filesystems.js';
+import { gatewayRoutes } from './http/routes/gateways.js';
+import { RgwUsers } from './http/rgw-users.js';
 import { CephConfRenderer } from './render/ceph-conf.js';
 import { CLUSTER_ID, CephKind, type ClusterSpec } from './model/ceph-kinds.js';
 import { ConflictError } from './errors.js';
@@ -105,6 +112,9 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   const interrupted = await tasks.recover();
   const fleet = new Fleet(clock, config.heartbeatTimeoutMs);
   const manager = new Manager({ store, concurrency: config.reconcileConcurrency, resyncMs: config.resyncMs, log, clock });
+  const simCeph = config.driver === 'lab' ? new SimCephCluster({ random: seeded((opts.lab?.seed ?? 42) + 2) }) : null;
+  const ceph = simCeph ? new SimCephApi(simCeph) : realCeph(config.stateDir);
+  const cephTiming = { ...defaultCephTiming(config.driver), ...opts.cephTiming };
   manager.register(
     nodeLoop({
       store,
@@ -116,18 +126,20 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
       heartbeatTimeoutMs: config.heartbeatTimeoutMs,
       retryBaseMs: opts.retryBaseMs ?? 5_000,
       runTimeoutMs: opts.runTimeoutMs ?? 5 * 60_000,
+      // Restarting or shutting down a node stops its OSDs: Ceph's ok-to-stop gates it.
+      ceph,
+      cephQueryTimeoutMs: cephTiming.queryTimeoutMs,
     }),
   );
-  const simCeph = config.driver === 'lab' ? new SimCephCluster({ random: seeded((opts.lab?.seed ?? 42) + 2) }) : null;
   registerCephLoops(manager, {
     store,
     tasks,
     clock,
-    ceph: simCeph ? new SimCephApi(simCeph) : realCeph(config.stateDir),
+    ceph,
+    rgw: simCeph ? new SimRgwApi(simCeph) : realCeph(config.stateDir, 'rgw'),
     retryBaseMs: opts.retryBaseMs ?? 5_000,
     runTimeoutMs: opts.runTimeoutMs ?? 5 * 60_000,
-    ...defaultCephTiming(config.driver),
-    ...opts.cephTiming,
+    ...cephTiming,
   });
   fleet.onChange((nodeId) => manager.enqueue('node', nodeId));
   await manager.start();
@@ -143,7 +155,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
     config,
     logger: log,
     clock,
-    areas: [taskRoutes(tasks), eventRoutes(hub), ...inventoryAreas(store), (area) => agentRoutes(gateway, area.auth)],
+    areas: [taskRoutes(tasks), eventRoutes(hub), ...inventoryAreas(store, clock), (area) => agentRoutes(gateway, area.auth)],
     ...(opts.auth ? { auth: opts.auth } : {}),
     ...(opts.print ? { print: opts.print } : {}),
     agents: credentials,
@@ -192,22 +204,32 @@ function defaultCephTiming(driver: Config['driver']): CephTiming {
     : { pollMs: 10_000, queryTimeoutMs: 20_000, startGraceMs: 60_000, blockedRecheckMs: 10_000 };
 }
 
-/** The master's own ceph CLI, with the admin key Quarry keeps under STATE_DIR/ceph. */
-function realCeph(stateDir: string): CephApi {
+/** The master's own ceph (or radosgw-admin) CLI, with the admin key Quarry keeps under STATE_DIR/ceph. */
+function realCeph(stateDir: string): CephApi;
+function realCeph(stateDir: string, tool: 'rgw'): RgwApi;
+function realCeph(stateDir: string, tool?: 'rgw'): CephApi | RgwApi {
   const dir = join(stateDir, 'ceph');
-  return new CephClient({ runner: new ZxRunner(), conf: join(dir, 'ceph.conf'), name: 'client.admin', keyring: join(dir, 'ceph.client.admin.keyring') });
+  const opts = { runner: new ZxRunner(), conf: join(dir, 'ceph.conf'), name: 'client.admin', keyring: join(dir, 'ceph.client.admin.keyring') };
+  return tool === 'rgw' ? new RgwAdmin(opts) : new CephClient(opts);
 }
 
-function registerCephLoops(manager: Manager, deps: CephLoopDeps & CephTiming): void {
+function registerCephLoops(manager: Manager, deps: CephLoopDeps & CephTiming & { rgw: RgwApi }): void {
   manager.register(clusterLoop({ store: deps.store, ceph: deps.ceph, clock: deps.clock, pollMs: deps.pollMs, queryTimeoutMs: deps.queryTimeoutMs }));
   manager.register(monLoop(deps));
   for (const kind of [mgrKind, mdsKind, rgwKind]) manager.register(daemonLoop(kind, deps));
+  manager.register(osdLoop(deps));
+  manager.register(fsLoop(deps));
+  manager.register(rgwUserLoop(deps));
 }
 
-function inventoryAreas(store: Store) {
+function inventoryAreas(store: Store, clock: Clock) {
   const inventory = new Inventory(store);
+  const invocations = new Invocations(store, inventory);
   const cephConfig = new CephConfig(store, inventory, new CephConfRenderer());
-  return [nodeRoutes(inventory), diskRoutes(inventory), invokeRoutes(new Invocations(store, inventory)), cephRoutes(cephConfig, inventory)];
+  return [
+    nodeRoutes(inventory), diskRoutes(inventory), invokeRoutes(invocations), cephRoutes(cephConfig, inventory), filesystemRoutes(store),
+    gatewayRoutes({ store, inventory, invocations, users: new RgwUsers(store, clock) }),
+  ];
 }
 
 /** The one Cluster exists from the first start on; its fsid is chosen once and kept. */

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import type { CephApi } from '../../src/clients/ceph-api.js';
 import { CephKind, type ClusterSpec, type ClusterStatus } from '../../src/model/ceph-kinds.js';
 import type { Clock } from '../../src/model/clock.js';
-import { Kind, type NodeSpec } from '../../src/model/kinds.js';
+import { Kind, type NodeSpec, type NodeStatusFields } from '../../src/model/kinds.js';
+import type { AnyDoc, Doc } from '../../src/model/document.js';
 import type { Store } from '../../src/store/types.js';
 import { requeueAfter, type Reconciler } from '../../src/runtime/types.js';
 import { planCluster, type ClusterObserved, type ClusterPlan } from './plan.js';
@@ -24,8 +25,8 @@ export function clusterLoop(deps: ClusterLoopDeps): Reconciler<ClusterObserved, 
   return {
     name: 'cluster',
     kind: CephKind.Cluster,
-    // A monitor declared or started changes what there is to observe.
-    watches: [{ kind: Kind.Node, map: () => ['default'] }],
+    // A monitor declared or started changes what there is to observe; other node changes do not.
+    watches: [{ kind: Kind.Node, map: (doc) => (monitorNode(doc) ? ['default'] : []) }],
     observe: (id) => observe(deps, id),
     plan: planCluster,
     apply: async (o, plan) => {
@@ -33,6 +34,11 @@ export function clusterLoop(deps: ClusterLoopDeps): Reconciler<ClusterObserved, 
       return requeueAfter(plan.requeueAfterMs);
     },
   };
+}
+
+function monitorNode(doc: AnyDoc): boolean {
+  const n = doc as Doc<NodeSpec, NodeStatusFields>;
+  return n.spec.daemons?.mon !== undefined || n.status.daemons?.mon === true;
 }
 
 async function observe(deps: ClusterLoopDeps, id: string): Promise<ClusterObserved | undefined> {

@@ -34,6 +34,9 @@ export interface DaemonKind {
   entity(node: NodeDoc): string;
   caps: Record<string, string>;
   startArgs(node: NodeDoc, cluster: Doc<ClusterSpec, ClusterStatus>): Record<string, unknown>;
+  /** Set for daemons that hold no data: one running but no longer desired is stopped by a
+   * node-level run `ceph.<type>.stop` with { name: hostname }. */
+  stopOrphan?: boolean;
 }
 
 export const hasQuorum = (c: Doc<ClusterSpec, ClusterStatus> | undefined): boolean => (c?.status.quorum?.length ?? 0) > 0 && c?.status.phase === 'ready';
@@ -41,6 +44,7 @@ export const hasQuorum = (c: Doc<ClusterSpec, ClusterStatus> | undefined): boole
 export function daemonLoop(kind: DaemonKind, deps: CephLoopDeps): Reconciler<DaemonObserved & { cluster: Doc<ClusterSpec, ClusterStatus> }, DaemonPlan> {
   const keyTask = `ceph.${kind.type}.key`;
   const startTask = `ceph.${kind.type}.start`;
+  const stopTask = `ceph.${kind.type}.stop`;
   return {
     name: kind.type,
     kind: Kind.Node,
@@ -49,7 +53,11 @@ export function daemonLoop(kind: DaemonKind, deps: CephLoopDeps): Reconciler<Dae
       const node = await deps.store.get<NodeSpec, NodeStatusFields>(Kind.Node, id);
       const cluster = await deps.store.get<ClusterSpec, ClusterStatus>(CephKind.Cluster, CLUSTER_ID);
       if (!node || !cluster) return undefined;
-      const [keyRun, startRun] = await Promise.all([deps.tasks.latestFor(Kind.Node, id, keyTask), deps.tasks.latestFor(Kind.Node, id, startTask)]);
+      const [keyRun, startRun, stopRun] = await Promise.all([
+        deps.tasks.latestFor(Kind.Node, id, keyTask),
+        deps.tasks.latestFor(Kind.Node, id, startTask),
+        kind.stopOrphan ? deps.tasks.latestFor(Kind.Node, id, stopTask) : undefined,
+      ]);
       return {
         type: kind.type, node, cluster,
         quorum: hasQuorum(cluster),
@@ -59,6 +67,7 @@ export function daemonLoop(kind: DaemonKind, deps: CephLoopDeps): Reconciler<Dae
         now: deps.clock.now(),
         retryBaseMs: deps.retryBaseMs,
         startGraceMs: deps.startGraceMs,
+        ...(kind.stopOrphan ? { stopOrphan: true, stopRun: runInfo(stopRun) } : {}),
       };
     },
     plan: planDaemon,
@@ -80,6 +89,12 @@ export function daemonLoop(kind: DaemonKind, deps: CephLoopDeps): Reconciler<Dae
           taskName: startTask, target, attempt: plan.step.attempt, timeoutMs: deps.runTimeoutMs,
           node: { id: o.node.id, hostname: o.node.spec.hostname },
           args: kind.startArgs(o.node, o.cluster),
+        });
+      } else if (plan.step?.kind === 'stop') {
+        await deps.tasks.start({
+          taskName: stopTask, target, attempt: plan.step.attempt, timeoutMs: deps.runTimeoutMs,
+          node: { id: o.node.id, hostname: o.node.spec.hostname },
+          args: { name: o.node.spec.hostname },
         });
       }
       if (plan.blocked) return blocked(plan.state?.reason ?? 'Blocked', plan.state?.message ?? '', deps.blockedRecheckMs);

@@ -18,9 +18,13 @@ export interface DaemonObserved {
   retryBaseMs: number;
   /** How long a completed start may take to show up as running before it is tried again. */
   startGraceMs: number;
+  /** Stop a daemon that runs but is no longer desired: only for daemons that hold no data
+   * (gateways); the others are reported orphaned and left alone. */
+  stopOrphan?: boolean;
+  stopRun?: RunInfo | null;
 }
 
-export type DaemonStep = { kind: 'create-key'; attempt: number } | { kind: 'start'; attempt: number };
+export type DaemonStep = { kind: 'create-key' | 'start' | 'stop'; attempt: number };
 
 export interface DaemonPlan {
   state: DaemonState | undefined;
@@ -37,6 +41,7 @@ export function planDaemon(o: DaemonObserved): DaemonPlan {
   const running = o.node.status.daemons?.[o.type] === true;
   const what = NAME[o.type];
   if (!desired) {
+    if (running && o.stopOrphan) return stopPlan(o, what);
     return { state: running ? state('orphaned', 'NotDesired', `a ${what} runs but is not desired; Quarry leaves it alone`) : undefined, step: null, requeueAfterMs: null, blocked: false };
   }
   if (running) return { state: state('running', 'Running', `the ${what} runs`), step: null, requeueAfterMs: null, blocked: false };
@@ -59,7 +64,24 @@ function startPlan(o: DaemonObserved, what: string): DaemonPlan {
   return stepPlan(o, 'start', run?.state === 'completed' ? null : run, run?.state === 'completed' ? `the ${what} is not running; starting it again` : `starting the ${what}`);
 }
 
-function stepPlan(o: DaemonObserved, kind: DaemonStep['kind'], last: RunInfo | null, message: string): DaemonPlan {
+/** The daemon stays 'orphaned' while it is being stopped: the state says what runs, not what is wanted. */
+function stopPlan(o: DaemonObserved, what: string): DaemonPlan {
+  const run = o.stopRun ?? null;
+  const orphaned = (reason: string, message: string, requeueAfterMs: number | null = null, step: DaemonStep | null = null): DaemonPlan =>
+    ({ state: state('orphaned', reason, message), step, requeueAfterMs, blocked: false });
+  if (o.node.status.phase !== 'active') return orphaned('NodeNotActive', `the ${what} is no longer desired; it is stopped once the node is active`);
+  if (isActive(run)) return orphaned('Stopping', `stopping the ${what}, no longer desired (run ${run!.id})`);
+  if (run?.state === 'completed' && run.completedAt !== null && o.now - run.completedAt < o.startGraceMs) {
+    return orphaned('WaitingForAgent', `stopped; waiting for the agent to report the ${what} gone`, run.completedAt + o.startGraceMs - o.now + 1);
+  }
+  const last = run?.state === 'completed' ? null : run;
+  const r = retry(last, o.now, o.retryBaseMs);
+  const why = last ? `stopping the ${what}, no longer desired; attempt ${last.attempt} failed: ${last.error ?? 'unknown error'}` : `stopping the ${what}, no longer desired`;
+  if (r.kind === 'wait') return orphaned('RetryBackoff', why, r.ms + 1);
+  return orphaned('Stopping', why, null, { kind: 'stop', attempt: r.attempt });
+}
+
+function stepPlan(o: DaemonObserved, kind: 'create-key' | 'start', last: RunInfo | null, message: string): DaemonPlan {
   if (isActive(last)) return { state: state('starting', 'Starting', message), step: null, requeueAfterMs: null, blocked: false };
   const r = retry(last, o.now, o.retryBaseMs);
   const failing = last !== null && last.state !== 'completed';

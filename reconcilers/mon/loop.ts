@@ -36,6 +36,10 @@ async function observe(deps: CephLoopDeps, id: string): Promise<MonObserved | un
   const node = await deps.store.get<NodeSpec, NodeStatusFields>(Kind.Node, id);
   const cluster = await deps.store.get<ClusterSpec, ClusterStatus>(CephKind.Cluster, CLUSTER_ID);
   if (!node || !cluster) return undefined;
+  // Most nodes have no monitor: they need nothing below, least of all a list of every node.
+  if (!node.spec.daemons.mon && !node.status.daemons?.mon) {
+    return { ...quiet(deps), node, cluster, monNodes: [], bootstrapOwner: null, monDisk: undefined, quorum: false, bootstrapKeys: false, createRun: null, restartRun: null };
+  }
   const nodes = await deps.store.list<NodeSpec, NodeStatusFields>(Kind.Node);
   const diskId = node.spec.daemons.mon?.diskId;
   const [bootstrap, join, restart] = await Promise.all([
@@ -59,6 +63,8 @@ async function observe(deps: CephLoopDeps, id: string): Promise<MonObserved | un
     startGraceMs: deps.startGraceMs,
   };
 }
+
+const quiet = (deps: CephLoopDeps) => ({ now: deps.clock.now(), retryBaseMs: deps.retryBaseMs, startGraceMs: deps.startGraceMs });
 
 /** The first node to have started a bootstrap that has not failed. */
 async function bootstrapOwner(deps: CephLoopDeps, monNodes: MonObserved['monNodes']): Promise<MonObserved['bootstrapOwner']> {

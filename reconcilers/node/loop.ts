@@ -3,14 +3,16 @@
 import { ConflictError } from '../../src/errors.js';
 import type { Clock } from '../../src/model/clock.js';
 import type { Doc } from '../../src/model/document.js';
-import { diskIdFor } from '../../src/model/ids.js';
+import { diskIdsOf } from './disks.js';
 import { Kind, type DiskSpec, type DiskStatusFields, type NodeSpec, type NodeStatusFields } from '../../src/model/kinds.js';
 import type { Fleet } from '../../src/fleet/fleet.js';
 import type { Store } from '../../src/store/types.js';
 import type { StartRequest, TaskRun } from '../../src/tasks/types.js';
 import type { EventBus } from '../../src/tasks/bus.js';
 import { blocked, done, requeueAfter, type Reconciler, type Result } from '../../src/runtime/types.js';
-import { NodeTask, planNode, type DiskWrite, type NodeObserved, type NodePlan, type RunView } from './plan.js';
+import { NodeTask, pendingRun, planNode, runningOsds, type DiskWrite, type NodeObserved, type NodePlan, type RunView } from './plan.js';
+import type { CephApi } from '../../src/clients/ceph-api.js';
+import { okToStopAnswer, type OkToStopAnswer } from '../osd/gates.js';
 
 export interface NodeLoopDeps {
   store: Store;
@@ -26,6 +28,9 @@ export interface NodeLoopDeps {
   /** First retry delay of a failed restart/shutdown; doubles per attempt. */
   retryBaseMs: number;
   runTimeoutMs: number;
+  ceph: Pick<CephApi, 'okToStop'>;
+  /** Deadline of the ok-to-stop question (it waits for a manager). */
+  cephQueryTimeoutMs: number;
 }
 
 export function nodeLoop(deps: NodeLoopDeps): Reconciler<NodeObserved, NodePlan> {
@@ -43,15 +48,15 @@ async function observe(deps: NodeLoopDeps, id: string): Promise<NodeObserved | u
   const node = await deps.store.get<NodeSpec, NodeStatusFields>(Kind.Node, id);
   if (!node) return undefined;
   const obs = deps.fleet.observe(id);
-  const ids = new Set(node.status.diskIds ?? []);
-  for (const d of obs.report?.disks ?? []) ids.add(diskIdFor(id, d.serial));
   const disks = new Map<string, Doc<DiskSpec, DiskStatusFields> | undefined>();
-  for (const diskId of ids) disks.set(diskId, await deps.store.get<DiskSpec, DiskStatusFields>(Kind.Disk, diskId));
+  for (const diskId of diskIdsOf(id, node.status.diskIds ?? [], obs.report)) {
+    disks.set(diskId, await deps.store.get<DiskSpec, DiskStatusFields>(Kind.Disk, diskId));
+  }
   const [restart, shutdown] = await Promise.all([
     deps.tasks.latestFor(Kind.Node, id, NodeTask.restart),
     deps.tasks.latestFor(Kind.Node, id, NodeTask.shutdown),
   ]);
-  return {
+  const o: NodeObserved = {
     node,
     obs,
     disks,
@@ -62,6 +67,18 @@ async function observe(deps: NodeLoopDeps, id: string): Promise<NodeObserved | u
     heartbeatTimeoutMs: deps.heartbeatTimeoutMs,
     retryBaseMs: deps.retryBaseMs,
   };
+  // Ceph is asked only when a restart or shutdown is about to be sent to a node running OSDs.
+  const osds = runningOsds(o);
+  if (osds.length > 0 && pendingRun(o)) o.osdGate = await askOkToStop(deps, osds);
+  return o;
+}
+
+async function askOkToStop(deps: NodeLoopDeps, ids: number[]): Promise<OkToStopAnswer> {
+  try {
+    return okToStopAnswer(ids, await deps.ceph.okToStop(ids, { timeoutMs: deps.cephQueryTimeoutMs }));
+  } catch (err) {
+    return okToStopAnswer(ids, { error: err instanceof Error ? err.message : String(err) });
+  }
 }
 
 function runView(run: TaskRun | undefined): RunView | null {
@@ -113,7 +130,7 @@ function changedForOperators(before: NodeStatusFields, after: NodeStatusFields):
   if (before.phase !== after.phase) return true;
   const a = before.daemons ?? {};
   const b = after.daemons ?? {};
-  return a.mon !== b.mon || a.mgr !== b.mgr || a.mds !== b.mds || a.rgw !== b.rgw;
+  return a.mon !== b.mon || a.mgr !== b.mgr || a.mds !== b.mds || a.rgw !== b.rgw || (a.osds ?? []).join() !== (b.osds ?? []).join();
 }
 
 /** Status is merged over what was observed, so the write is CAS on that observation: another

@@ -3,9 +3,12 @@
 import type { Doc } from '../../src/model/document.js';
 import type { Condition } from '../../src/model/conditions.js';
 import type { DiskSpec, DiskStatusFields, NodeSpec, NodeStatus, NodeStatusFields, RunState } from '../../src/model/kinds.js';
-import type { DiskReport, Observation } from '../../src/fleet/types.js';
-import { diskIdFor } from '../../src/model/ids.js';
+import type { Observation } from '../../src/fleet/types.js';
+import { diskIdsOf, planDisks, type DiskWrite } from './disks.js';
+
+export type { DiskWrite };
 import { setCondition } from '../../src/runtime/conditions.js';
+import { okToStopGate, type OkToStopAnswer } from '../osd/gates.js';
 
 export const NodeTask = { restart: 'node.restart', shutdown: 'node.shutdown' } as const;
 export type NodeTask = (typeof NodeTask)[keyof typeof NodeTask];
@@ -36,6 +39,9 @@ export interface NodeObserved {
   startedAt: number;
   heartbeatTimeoutMs: number;
   retryBaseMs: number;
+  /** Ceph's ok-to-stop for the OSDs the node runs; observe asks only when a restart or
+   * shutdown is about to be sent (pendingRun) to a node that runs OSDs. */
+  osdGate?: OkToStopAnswer | null;
 }
 
 export interface StartRun {
@@ -45,11 +51,6 @@ export interface StartRun {
   bootId: string | null;
 }
 
-export interface DiskWrite {
-  id: string;
-  create: DiskSpec | null;
-  status: DiskStatusFields;
-}
 
 export interface NodePlan {
   status: NodeStatusFields;
@@ -71,15 +72,30 @@ interface Decision {
 }
 
 export function planNode(o: NodeObserved): NodePlan {
-  const d = decide(o);
+  const d = gateOsds(o, decide(o));
   const status = buildStatus(o, d);
   return {
     status,
-    disks: planDisks(o),
+    disks: planDisks(o.node.id, o.node.status.diskIds ?? [], o.obs.report, o.disks),
     run: d.run ?? null,
     requeueAfterMs: d.requeueAfterMs ?? untilStale(o),
     blocked: d.blocked ?? null,
   };
+}
+
+/** The run the plan would start if no OSD gate held: observe asks Ceph only then. */
+export const pendingRun = (o: NodeObserved): StartRun | null => decide(o).run ?? null;
+
+/** The OSDs the node's agent reports running: the only ids worth asking Ceph about (it
+ * answers "ok" for ids it does not know). */
+export const runningOsds = (o: NodeObserved): number[] => [...(o.obs.report?.daemons.osds ?? [])].sort((a, b) => a - b);
+
+/** A restart or shutdown stops the node's OSDs: without Ceph's ok nothing is sent. */
+function gateOsds(o: NodeObserved, d: Decision): Decision {
+  if (!d.run) return d;
+  const verb = d.run.taskName === NodeTask.restart ? 'restart' : 'shutdown';
+  const verdict = okToStopGate(verb, runningOsds(o), o.osdGate);
+  return verdict.ok ? d : { ...steady(o), blocked: { reason: verdict.reason, message: verdict.message } };
 }
 
 /** When the node would turn stale if no report came: the loop must look again then. */
@@ -206,50 +222,15 @@ function buildStatus(o: NodeObserved, d: Decision): NodeStatusFields {
     phase: d.phase,
     conditions,
     observedGeneration: gen,
-    diskIds: diskIdsOf(o),
+    diskIds: diskIdsOf(o.node.id, o.node.status.diskIds ?? [], o.obs.report),
   };
   if (report) {
     next.ip = report.ip;
     next.bootId = report.bootId;
     next.nics = report.nics.map((n) => ({ name: n.name, mac: n.mac.toLowerCase(), ip: n.ip, connected: n.connected, mtu: n.mtu }));
-    next.daemons = { mon: report.daemons.mon, mgr: report.daemons.mgr, mds: report.daemons.mds, rgw: report.daemons.rgw };
+    next.daemons = { mon: report.daemons.mon, mgr: report.daemons.mgr, mds: report.daemons.mds, rgw: report.daemons.rgw, osds: [...report.daemons.osds].sort((a, b) => a - b) };
   }
   return next;
-}
-
-function diskIdsOf(o: NodeObserved): string[] {
-  const ids = new Set(o.node.status.diskIds ?? []);
-  for (const d of o.obs.report?.disks ?? []) ids.add(diskIdFor(o.node.id, d.serial));
-  return [...ids].sort();
-}
-
-function planDisks(o: NodeObserved): DiskWrite[] {
-  const report = o.obs.report;
-  if (!report) return [];
-  const seen = new Map(report.disks.map((d) => [diskIdFor(o.node.id, d.serial), d] as const));
-  const writes: DiskWrite[] = [];
-  for (const id of diskIdsOf(o)) {
-    const doc = o.disks.get(id);
-    const hw = seen.get(id);
-    const status: DiskStatusFields = hw ? { ...doc?.status, ...hardware(hw), present: true } : { ...doc?.status, present: false };
-    const create = doc ? null : hw ? { nodeId: o.node.id, serial: hw.serial, osd: false, wipeGeneration: 0 } : null;
-    if (!doc && !create) continue;
-    writes.push({ id, create, status });
-  }
-  return writes;
-}
-
-function hardware(d: DiskReport): DiskStatusFields {
-  return {
-    devicePath: d.devicePath,
-    capacityBytes: d.sizeBytes,
-    rotational: d.rotational,
-    interface: d.interface,
-    model: d.model,
-    vendor: d.vendor,
-    isSystem: d.isSystem,
-    hasFilesystem: d.hasFilesystem,
-  };
 }
 
 function lastBoot(obs: Observation, stage: 'pxe' | 'image'): number | null {

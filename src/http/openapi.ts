@@ -67,6 +67,7 @@ function operation(def: AnyRoute): Record<string, unknown> {
   const ok = { description: response.description, ...(response.schema ? { content: { [contentType]: { schema: response.schema } } } : {}) };
   const responses: Record<string, unknown> = { [String(response.status ?? 200)]: ok };
   if (response.empty) responses[String(response.empty.status)] = { description: response.empty.description };
+  if (response.also) responses[String(response.also.status)] = { description: response.also.description, content: { 'application/json': { schema: response.also.schema } } };
   for (const s of problemStatuses(def)) responses[String(s)] = { $ref: `#/components/responses/${responseName(s)}` };
   const params = parameters(def);
   const body = requestBody(def);

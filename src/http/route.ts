@@ -22,6 +22,9 @@ export interface ResponseSpec {
   contentType?: string;
   /** A bodiless alternative answer the handler sets itself (204 when a long-poll found nothing). */
   empty?: { status: number; description: string };
+  /** An alternative answer with a JSON body the handler sets itself through ctx (202 when a
+   * creation is accepted but not yet done). */
+  also?: { status: number; description: string; schema: JsonSchema };
 }
 
 export interface RouteRequest<B, Q, P> {

@@ -46,9 +46,18 @@ export function diskView(d: DiskDoc, n: NodeDoc | undefined) {
     isMon: isMonDisk(d, n),
     hasFilesystem: d.status.hasFilesystem ?? false,
     osdId: d.status.osdId ?? null,
+    osdState: d.status.osd?.phase ?? null,
+    message: diskMessage(d),
     eligible: reasons.length === 0,
     reasons,
   };
+}
+
+/** What an operator reads first about a disk, from the disk loop's conditions: why it is
+ * blocked, else why it keeps failing, else nothing. */
+function diskMessage(d: DiskDoc): string {
+  const on = (type: string) => d.status.conditions?.find((c) => c.type === type && c.status === 'True')?.message;
+  return on('Blocked') ?? on('Degraded') ?? '';
 }
 
 export function nicViews(n: NodeDoc) {

@@ -64,7 +64,7 @@ export interface NodeStatusFields extends CommonStatus {
   /** The NICs as the agent last reported them. */
   nics?: Array<{ name: string; mac: string; ip: string; connected: boolean; mtu: number }>;
   /** Daemons the agent reports running. */
-  daemons?: { mon?: boolean; mgr?: boolean; mds?: boolean; rgw?: boolean };
+  daemons?: { mon?: boolean; mgr?: boolean; mds?: boolean; rgw?: boolean; osds?: number[] };
 }
 
 export interface DiskSpec {
@@ -85,6 +85,8 @@ export interface DiskStatusFields extends CommonStatus {
   hasFilesystem?: boolean;
   present?: boolean;
   osdId?: number | null;
+  /** The uuid `ceph osd new` was (or will be) called with: chosen once, so a retry gets the same id. */
+  osdUuid?: string;
   eligible?: boolean;
   reasons?: string[];
   observedWipeGeneration?: number;

@@ -2,6 +2,7 @@
 // documents with them, and the HTTP layer and the specs folder reuse the spec schemas.
 import { CephKind, clusterSchemas, keyringSchemas } from './ceph-kinds.js';
 import { Kind } from './kinds.js';
+import { StorageKind, filesystemSchemas, rgwUserSchemas, rgwUserSecretSchemas } from './storage-kinds.js';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -101,7 +102,7 @@ export const nodeStatusSchema: JsonSchema = {
     daemons: {
       type: 'object',
       additionalProperties: false,
-      properties: { mon: { type: 'boolean' }, mgr: { type: 'boolean' }, mds: { type: 'boolean' }, rgw: { type: 'boolean' } },
+      properties: { mon: { type: 'boolean' }, mgr: { type: 'boolean' }, mds: { type: 'boolean' }, rgw: { type: 'boolean' }, osds: { type: 'array', items: count } },
     },
   },
 };
@@ -133,6 +134,7 @@ export const diskStatusSchema: JsonSchema = {
     hasFilesystem: { type: 'boolean' },
     present: { type: 'boolean' },
     osdId: { type: ['integer', 'null'], minimum: 0 },
+    osdUuid: uuid,
     eligible: { type: 'boolean' },
     reasons: { type: 'array', items: { type: 'string' } },
     observedWipeGeneration: count,
@@ -230,6 +232,12 @@ export interface KindSchemas {
   status: JsonSchema;
 }
 
+/** A status schema with the phase, conditions and observedGeneration every kind shares. */
+const withCommonStatus = (s: KindSchemas): KindSchemas => ({
+  spec: s.spec,
+  status: { ...s.status, properties: { ...commonStatus, ...(s.status.properties as object) } },
+});
+
 export const kindSchemas: Record<string, KindSchemas> = {
   [Kind.Node]: { spec: nodeSpecSchema, status: nodeStatusSchema },
   [Kind.Disk]: { spec: diskSpecSchema, status: diskStatusSchema },
@@ -239,4 +247,7 @@ export const kindSchemas: Record<string, KindSchemas> = {
   [Kind.AgentCredential]: { spec: agentCredentialSpecSchema, status: empty },
   [CephKind.Cluster]: clusterSchemas,
   [CephKind.Keyring]: keyringSchemas,
+  [StorageKind.Filesystem]: withCommonStatus(filesystemSchemas),
+  [StorageKind.RgwUser]: withCommonStatus(rgwUserSchemas),
+  [StorageKind.RgwUserSecret]: rgwUserSecretSchemas,
 };

@@ -7,7 +7,7 @@ import { docKey, type AnyDoc, type Doc, type Source } from '../model/document.js
 import { DocValidator } from '../model/validate.js';
 import type { Backend, KeyValue, WatchEvent } from './backend.js';
 import type { CreateInput, SpecWriteOptions, StatusWriteOptions, Store, StoreEvent } from './types.js';
-import { clean, stale, storedToDoc, validLabels, validName, type StoredDoc } from './stored.js';
+import { clean, frozen, stale, storedToDoc, validLabels, validName, type StoredDoc } from './stored.js';
 
 export interface DocumentStoreOptions {
   clock?: Clock;
@@ -170,7 +170,7 @@ export class DocumentStore implements Store {
   private checked(kind: string, part: 'spec' | 'status', value: unknown): unknown {
     const copy = clean(value, `/${part}`);
     this.validator.check(kind, part, copy);
-    return copy;
+    return frozen(copy);
   }
 }
 

@@ -60,18 +60,23 @@ export function storedToDoc(v: StoredDoc, resourceVersion: number): AnyDoc {
       resourceVersion,
       createdAt: m.createdAt,
       updatedAt: m.updatedAt,
-      labels: { ...m.labels },
-      source: m.source && { ...m.source },
+      labels: frozen(m.labels),
+      source: m.source && frozen(m.source),
     },
-    spec: structuredCopy(v.spec),
-    status: structuredCopy(v.status),
+    // Shared, not copied: a read of 50,000 documents (GET /nodes/details at 10k nodes) would
+    // otherwise spend most of its time copying. Frozen, so a caller that tries to change a
+    // document it read gets a TypeError instead of silently changing the store.
+    spec: frozen(v.spec),
+    status: frozen(v.status),
   };
 }
 
-// Stored values are JSON-normal, so a JSON round trip is an exact (and, for small objects, the
-// fastest) deep copy.
-function structuredCopy<T>(value: T): T {
-  return JSON.parse(JSON.stringify(value)) as T;
+/** Deep-freezes a stored value the first time it is handed out (values loaded from disk arrive
+ * unfrozen; values written in this process were frozen when checked). */
+export function frozen<T>(value: T): T {
+  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return value;
+  for (const member of Object.values(value as Record<string, unknown>)) frozen(member);
+  return Object.freeze(value);
 }
 
 export function stale(kind: string, id: string, given: number, current: number): ConflictError {

@@ -30,7 +30,8 @@ export async function startLab(t: ExecutionContext, nodes: number, over: Partial
   const config = loadConfig({
     STATE_DIR: stateDir,
     LAB_NODES: String(nodes),
-    HEARTBEAT_TIMEOUT_MS: '300',
+    // Generous against a loaded 2-core machine: a stalled event loop must not look like a dead node.
+    HEARTBEAT_TIMEOUT_MS: '1000',
     RESYNC_MS: '2000',
     PORT: '0',
     HOST: '127.0.0.1',
@@ -49,7 +50,7 @@ export async function startLab(t: ExecutionContext, nodes: number, over: Partial
     cephTiming: { pollMs: 100, queryTimeoutMs: 300, startGraceMs: 400, blockedRecheckMs: 100 },
     auth: { scrypt: FAST_SCRYPT },
     print: () => {},
-    runTimeoutMs: 500,
+    runTimeoutMs: 2_000,
     ...over,
     lab: { ...FAST, ...over.lab },
   } as QuarryOptions);

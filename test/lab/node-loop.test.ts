@@ -69,7 +69,7 @@ test('node loop puts a node in error after three failed restarts, and a new requ
 test('node loop: a node that falls silent mid-restart goes offline, is blocked, and converges when it returns', async (t) => {
   const q = await startLab(t, 2);
   await allActive(q, 2);
-  q.lab!.offlineDuringNext(1, 'node.restart', 1_500);
+  q.lab!.offlineDuringNext(1, 'node.restart', 4_000);
   const id = await request(q, 1, 'restartGeneration');
   const blocked = await waitFor('blocked while offline', async () => {
     const n = await q.nodeOf(1);

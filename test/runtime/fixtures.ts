@@ -1,5 +1,6 @@
 // Builders for the manager tests: a real in-memory store, a toy Node loop, and a manager wired
 // with manual timers so retries and resyncs happen exactly when a test says.
+import { newNodeSpec } from '../../src/fleet/discovery.js';
 import { ManualClock } from '../../src/model/clock.js';
 import type { Doc } from '../../src/model/document.js';
 import type { NodeSpec, NodeStatusFields, TaskRunSpec, TaskRunStatus } from '../../src/model/kinds.js';
@@ -14,18 +15,7 @@ export type NodeDoc = Doc<NodeSpec, NodeStatusFields>;
 export type LogLine = [level: string, msg: string, fields?: Record<string, unknown>];
 
 export function nodeSpec(n = 1, over: Partial<NodeSpec> = {}): NodeSpec {
-  const mac = `52:54:00:00:00:${n.toString(16).padStart(2, '0')}`;
-  return {
-    hostname: `n${n}`,
-    macs: [mac],
-    role: 'worker',
-    image: null,
-    power: 'on',
-    restartGeneration: 0,
-    shutdownGeneration: 0,
-    daemons: {},
-    ...over,
-  };
+  return { ...newNodeSpec(`52:54:00:00:00:${n.toString(16).padStart(2, '0')}`, `n${n}`), ...over };
 }
 
 export async function createNode(store: Store, n = 1, over: Partial<NodeSpec> = {}): Promise<NodeDoc> {

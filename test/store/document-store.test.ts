@@ -160,13 +160,17 @@ for (const [name, open] of factories) {
     t.deepEqual((await store.list('Node')).map((d) => d.id), ['a', 'b', 'c']);
   });
 
-  test(`${name} store hands out copies that callers may mutate`, async (t) => {
+  test(`${name} store hands out frozen documents: a caller cannot change the store by mutating one`, async (t) => {
     const store = await open(t);
-    const doc = await store.create({ kind: 'Node', id: 'a', name: 'n1', spec: nodeSpec() });
-    doc.spec.macs.push('52:54:00:00:00:02');
+    const spec = nodeSpec();
+    const doc = await store.create({ kind: 'Node', id: 'a', name: 'n1', spec });
+    spec.macs.push('52:54:00:00:00:03');
+    t.throws(() => doc.spec.macs.push('52:54:00:00:00:02'), { instanceOf: TypeError });
     const read = await store.mustGet<{ macs: string[] }>('Node', 'a');
-    read.spec.macs.length = 0;
-    t.deepEqual((await store.mustGet<{ macs: string[] }>('Node', 'a')).spec.macs, ['52:54:00:00:00:01']);
+    t.throws(() => {
+      read.spec.macs.length = 0;
+    }, { instanceOf: TypeError });
+    t.deepEqual((await store.mustGet<{ macs: string[] }>('Node', 'a')).spec.macs, ['52:54:00:00:00:01'], 'the input object was copied, not kept');
   });
 
   test(`${name} store watch reports kinds of change and specChanged`, async (t) => {

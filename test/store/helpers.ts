@@ -1,4 +1,5 @@
 // Builders shared by the store tests.
+import { newNodeSpec } from '../../src/fleet/discovery.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,17 +8,7 @@ import { ManualClock } from '../../src/model/clock.js';
 import type { NodeSpec } from '../../src/model/kinds.js';
 
 export function nodeSpec(over: Partial<NodeSpec> = {}): NodeSpec {
-  return {
-    hostname: 'node-1',
-    macs: ['52:54:00:00:00:01'],
-    role: 'worker',
-    image: null,
-    power: 'on',
-    restartGeneration: 0,
-    shutdownGeneration: 0,
-    daemons: {},
-    ...over,
-  };
+  return { ...newNodeSpec('52:54:00:00:00:01', 'node-1'), ...over };
 }
 
 /** Deterministic ids: id-1, id-2, ... */

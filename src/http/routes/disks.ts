@@ -21,7 +21,12 @@ const diskProps = {
   isOsd: bool,
   isMon: bool,
   hasFilesystem: bool,
-  osdId: { type: ['integer', 'null'] },
+  osdId: { type: ['integer', 'null'], description: 'set once the OSD has run on this disk' },
+  osdState: {
+    enum: ['pending', 'blocked', 'starting', 'running', 'failed', 'orphaned', null],
+    description: "the OSD loop's state of this disk's OSD; null when no OSD is desired",
+  },
+  message: { type: 'string', description: 'why the disk is blocked or failing (OSD or wipe); empty when neither' },
   eligible: bool,
   reasons: {
     type: 'array',

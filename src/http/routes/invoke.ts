@@ -28,7 +28,7 @@ function requireDisk(diskId: string | undefined): asserts diskId is string {
 }
 
 /** A single-target create answers like the bulk form would have, as an HTTP status. */
-function single(result: TargetResult | undefined): { status: 'scheduled' } {
+export function single(result: TargetResult | undefined): { status: 'scheduled' } {
   if (!result) throw new Error('no result');
   if (result.status === 'scheduled') return { status: 'scheduled' };
   if (/^unknown (node|disk)$/.test(result.reason)) throw new NotFoundError(`${result.reason} ${result.id}`);

@@ -63,6 +63,13 @@ export function cephSteps(cluster: SimCephCluster, hooks: CephStepHooks): Map<st
       bootstrapped();
       cluster.startRgw(str(ctx, 'name'), int(ctx, 'port'), host);
     })],
+    ['ceph.rgw.stop', step((ctx, host) => {
+      // systemctl stop of a unit that is not running succeeds; so does this.
+      const name = str(ctx, 'name');
+      const r = cluster.rgws.get(name);
+      if (r?.running && r.host === host) cluster.stopRgw(name);
+      ctx.log('info', `systemctl stop ceph-radosgw@rgw.${name}`);
+    })],
     ['ceph.osd.create', step((ctx, host) => createOsd(cluster, ctx, host))],
     ['ceph.daemon.restart', step((ctx, host) => {
       const kind = str(ctx, 'daemon') as DaemonKind;

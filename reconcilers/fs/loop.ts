@@ -1,0 +1,94 @@
+// The filesystem loop's effectful half: asks Ceph for pools, filesystems and MDS daemons once
+// the monitors have quorum, writes the Filesystem's status, and starts the master-level
+// 'ceph.fs.create' run. It keeps looking after the filesystem is ready: an MDS can go away.
+import type { CephApi } from '../../src/clients/ceph-api.js';
+import type { MdsStat } from '../../src/clients/ceph-types.js';
+import { CLUSTER_ID, CephKind, type ClusterSpec, type ClusterStatus } from '../../src/model/ceph-kinds.js';
+import type { Clock } from '../../src/model/clock.js';
+import { StorageKind, type FilesystemSpec, type FilesystemStatus } from '../../src/model/storage-kinds.js';
+import type { Store } from '../../src/store/types.js';
+import { blocked, requeueAfter, type Reconciler, type Result } from '../../src/runtime/types.js';
+import { hasQuorum, type CephLoopDeps } from '../daemon/loop.js';
+import { runInfo } from '../shared/runs.js';
+import { FS_CREATE_TASK, planFs, type FsCephView, type FsObserved, type FsPlan } from './plan.js';
+
+export interface FsLoopDeps extends Pick<CephLoopDeps, 'tasks' | 'retryBaseMs' | 'blockedRecheckMs' | 'runTimeoutMs'> {
+  store: Store;
+  ceph: CephApi;
+  clock: Clock;
+  /** How often a filesystem is looked at again once nothing is left to do. */
+  pollMs: number;
+  queryTimeoutMs: number;
+}
+
+export function fsLoop(deps: FsLoopDeps): Reconciler<FsObserved, FsPlan> {
+  return {
+    name: 'fs',
+    kind: StorageKind.Filesystem,
+    dependsOn: ['cluster', 'mon', 'mds'],
+    observe: (id) => observe(deps, id),
+    plan: planFs,
+    apply: (o, p) => apply(deps, o, p),
+  };
+}
+
+async function observe(deps: FsLoopDeps, id: string): Promise<FsObserved | undefined> {
+  const fs = await deps.store.get<FilesystemSpec, FilesystemStatus>(StorageKind.Filesystem, id);
+  if (!fs) return undefined;
+  const cluster = await deps.store.get<ClusterSpec, ClusterStatus>(CephKind.Cluster, CLUSTER_ID);
+  // The run first, Ceph second: a run that completes in between is then seen with its result.
+  const run = runInfo(await deps.tasks.latestFor(StorageKind.Filesystem, id, FS_CREATE_TASK));
+  const quorum = hasQuorum(cluster);
+  const base = { fs, quorum, run, now: deps.clock.now(), nowIso: deps.clock.iso(), retryBaseMs: deps.retryBaseMs };
+  if (!quorum) return { ...base, ceph: null };
+  try {
+    return { ...base, ceph: await view(deps, fs.spec.name) };
+  } catch (err) {
+    return { ...base, ceph: { error: err instanceof Error ? err.message : String(err) } };
+  }
+}
+
+async function view(deps: FsLoopDeps, name: string): Promise<FsCephView> {
+  const call = { timeoutMs: deps.queryTimeoutMs };
+  const [pools, list, mds] = await Promise.all([deps.ceph.poolList(call), deps.ceph.fsList(call), deps.ceph.mdsStat(call)]);
+  const entry = list.find((f) => f.name === name);
+  return {
+    pools: pools.map((p) => ({ name: p.name, pgNum: p.pgNum })),
+    listed: entry ? { metadataPool: entry.metadataPool, dataPools: entry.dataPools } : null,
+    ...mdsOf(mds, name),
+  };
+}
+
+/** MDS daemons up anywhere, and the one active for `name`. */
+export function mdsOf(stat: MdsStat, name: string): Pick<FsCephView, 'mdsUp' | 'activeMds'> {
+  const all = [...stat.standbys, ...stat.filesystems.flatMap((f) => f.daemons)];
+  const active = stat.filesystems.find((f) => f.name === name)?.daemons.find((d) => d.state === 'up:active');
+  return { mdsUp: all.filter((d) => d.state.startsWith('up:')).length, activeMds: active?.name ?? null };
+}
+
+async function apply(deps: FsLoopDeps, o: FsObserved, p: FsPlan): Promise<Result> {
+  await deps.store.updateStatus(StorageKind.Filesystem, o.fs.id, p.status);
+  if (p.step) {
+    const { spec } = o.fs;
+    await deps.tasks.start({
+      taskName: FS_CREATE_TASK,
+      target: { kind: StorageKind.Filesystem, id: o.fs.id, generation: o.fs.metadata.generation },
+      attempt: p.step.attempt,
+      timeoutMs: deps.runTimeoutMs,
+      args: { ...spec },
+      script: async (ctx) => {
+        const call = { signal: ctx.signal };
+        // `osd pool create` of an existing pool is success and leaves its PG count alone.
+        for (const [pool, pgs] of [[spec.metadataPool, spec.metadataPG], [spec.dataPool, spec.dataPG]] as const) {
+          const made = await deps.ceph.poolCreate(pool, pgs, call);
+          ctx.log('info', made.created ? `pool ${pool} created with ${pgs} PGs` : `pool ${pool} already exists`);
+        }
+        const fs = await deps.ceph.fsNew(spec.name, spec.metadataPool, spec.dataPool, call);
+        ctx.log('info', fs.created ? `filesystem ${spec.name} created over ${spec.metadataPool} and ${spec.dataPool}` : `filesystem ${spec.name} already exists`);
+        return { created: fs.created };
+      },
+    });
+  }
+  if (p.blocked) return blocked(p.reason, p.message, deps.blockedRecheckMs);
+  return requeueAfter(p.requeueAfterMs ?? deps.pollMs);
+}

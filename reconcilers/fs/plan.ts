@@ -1,0 +1,115 @@
+// The filesystem loop's pure half: from what Ceph lists (pools, filesystems, MDS daemons) and
+// the last create run, the Filesystem's next status and at most one run. The run creates both
+// pools and the filesystem in one go; each of its steps is idempotent, so a retry after a
+// half-done attempt simply finishes the job.
+import type { Doc } from '../../src/model/document.js';
+import type { FilesystemSpec, FilesystemStatus, PoolSeen } from '../../src/model/storage-kinds.js';
+import { setConditions, type ConditionInput } from '../../src/runtime/conditions.js';
+import { FAILED_AFTER, isActive, retry, type RunInfo } from '../shared/runs.js';
+
+export const FS_CREATE_TASK = 'ceph.fs.create';
+
+/** Ceph's answers, reduced to what the plan needs. */
+export interface FsCephView {
+  pools: PoolSeen[];
+  /** `fs ls` entry of this filesystem's name, if there is one. */
+  listed: { metadataPool: string; dataPools: string[] } | null;
+  /** MDS daemons up anywhere (active for some filesystem or standby). */
+  mdsUp: number;
+  /** The MDS active (rank 0, up:active) for this filesystem. */
+  activeMds: string | null;
+}
+
+export interface FsObserved {
+  fs: Doc<FilesystemSpec, FilesystemStatus>;
+  quorum: boolean;
+  /** null without quorum (Ceph was not asked); an error when it did not answer. */
+  ceph: FsCephView | { error: string } | null;
+  run: RunInfo | null;
+  now: number;
+  nowIso: string;
+  retryBaseMs: number;
+}
+
+export interface FsPlan {
+  status: FilesystemStatus;
+  step: { kind: 'create'; attempt: number } | null;
+  /** Set when a gate holds: the loop reports Blocked and looks again later. */
+  blocked: boolean;
+  reason: string;
+  message: string;
+  /** null: look again on the loop's poll interval (the MDS can come and go). */
+  requeueAfterMs: number | null;
+}
+
+type Phase = NonNullable<FilesystemStatus['phase']>;
+type Outcome = { phase: Phase; reason: string; message: string; step?: FsPlan['step']; requeueAfterMs?: number };
+
+const MDS_NEEDED = 'a filesystem needs a metadata server';
+
+export function planFs(o: FsObserved): FsPlan {
+  const view = o.ceph && !('error' in o.ceph) ? o.ceph : null;
+  const out = decide(o, view);
+  const status = statusOf(o, view, out);
+  return { status, step: out.step ?? null, blocked: out.phase === 'blocked', reason: out.reason, message: out.message, requeueAfterMs: out.requeueAfterMs ?? null };
+}
+
+function decide(o: FsObserved, view: FsCephView | null): Outcome {
+  const { spec } = o.fs;
+  if (!o.quorum) return { phase: 'blocked', reason: 'WaitingForQuorum', message: 'waiting for monitor quorum' };
+  if (!view) return { phase: 'blocked', reason: 'CephUnavailable', message: `Ceph does not answer: ${o.ceph && 'error' in o.ceph ? o.ceph.error : 'not asked'}` };
+  if (view.listed) {
+    if (view.listed.metadataPool !== spec.metadataPool || !view.listed.dataPools.includes(spec.dataPool)) {
+      return {
+        phase: 'blocked', reason: 'ExistsWithOtherPools',
+        message: `Ceph already has a filesystem ${spec.name} over ${view.listed.metadataPool} and ${view.listed.dataPools.join(', ')}; Quarry does not change an existing filesystem`,
+      };
+    }
+    if (view.activeMds) return { phase: 'ready', reason: 'Active', message: `served by mds.${view.activeMds}` };
+    if (view.mdsUp === 0) return { phase: 'degraded', reason: 'WaitingForMds', message: `${MDS_NEEDED}: none is running` };
+    return { phase: 'creating', reason: 'WaitingForMdsActive', message: 'a metadata server is taking the filesystem on' };
+  }
+  if (view.mdsUp === 0) return { phase: 'blocked', reason: 'WaitingForMds', message: `${MDS_NEEDED}: declare one (POST /ceph/mds) before the filesystem is created` };
+  return createOutcome(o);
+}
+
+function createOutcome(o: FsObserved): Outcome {
+  const { spec } = o.fs;
+  const what = `creating pools ${spec.metadataPool} (${spec.metadataPG} PGs) and ${spec.dataPool} (${spec.dataPG} PGs), then the filesystem`;
+  const last = o.run;
+  if (isActive(last)) return { phase: 'creating', reason: 'Creating', message: `${what} (run ${last!.id})` };
+  // A completed run whose filesystem is not listed: something removed it since; create again.
+  const r = retry(last, o.now, o.retryBaseMs);
+  const failing = last !== null && last.state !== 'completed';
+  const phase: Phase = failing && last.attempt >= FAILED_AFTER ? 'failed' : 'creating';
+  const message = failing ? `${what}; attempt ${last.attempt} failed: ${last.error ?? 'unknown error'}` : what;
+  if (r.kind === 'wait') return { phase, reason: 'RetryBackoff', message, requeueAfterMs: r.ms + 1 };
+  return { phase, reason: failing ? 'Retrying' : 'Creating', message, step: { kind: 'create', attempt: r.attempt } };
+}
+
+function statusOf(o: FsObserved, view: FsCephView | null, out: Outcome): FilesystemStatus {
+  const { spec } = o.fs;
+  const gen = o.fs.metadata.generation;
+  const cur = o.fs.status;
+  const pools = view ? [spec.metadataPool, spec.dataPool].flatMap((n) => view.pools.filter((p) => p.name === n)) : cur.pools ?? [];
+  const created = view ? view.listed !== null && out.reason !== 'ExistsWithOtherPools' : cur.created ?? false;
+  const mismatch = pools.filter((p) => p.pgNum !== (p.name === spec.metadataPool ? spec.metadataPG : spec.dataPG));
+  const conds: ConditionInput[] = [
+    { type: 'Ready', status: out.phase === 'ready' ? 'True' : 'False', reason: out.reason, message: out.message },
+    { type: 'Progressing', status: out.phase === 'creating' ? 'True' : 'False', reason: out.reason, message: out.phase === 'creating' ? out.message : '' },
+    { type: 'Blocked', status: out.phase === 'blocked' ? 'True' : 'False', reason: out.phase === 'blocked' ? out.reason : 'NotBlocked', message: out.phase === 'blocked' ? out.message : '' },
+    mismatch.length
+      ? { type: 'Degraded', status: 'True', reason: 'PgCountDiffers', message: mismatch.map((p) => `pool ${p.name} has ${p.pgNum} PGs, not the declared ${p.name === spec.metadataPool ? spec.metadataPG : spec.dataPG} (it existed before; Quarry does not change PG counts)`).join('; ') }
+      : { type: 'Degraded', status: out.phase === 'degraded' ? 'True' : 'False', reason: out.phase === 'degraded' ? out.reason : 'NotDegraded', message: out.phase === 'degraded' ? out.message : '' },
+  ];
+  return {
+    ...cur,
+    phase: out.phase,
+    pools,
+    created,
+    mdsActive: view ? view.activeMds !== null : cur.mdsActive ?? false,
+    activeMds: view ? view.activeMds : cur.activeMds ?? null,
+    conditions: setConditions(cur.conditions, conds, gen, o.nowIso),
+    observedGeneration: gen,
+  };
+}

@@ -1,0 +1,98 @@
+// The disk loop (named `osd`): keyed by Disk id, it keeps an OSD on every disk whose spec asks
+// for one and carries out wipe requests. One loop for both, because both act on the same disk
+// and each one's gate is the other's state (no OSD on a disk being wiped, no wipe of an OSD).
+import { randomUUID } from 'node:crypto';
+import { CLUSTER_ID, CephKind, type ClusterSpec, type ClusterStatus } from '../../src/model/ceph-kinds.js';
+import type { AnyDoc } from '../../src/model/document.js';
+import { Kind, type DiskSpec, type DiskStatusFields, type NodeSpec, type NodeStatusFields } from '../../src/model/kinds.js';
+import type { StartRequest } from '../../src/tasks/types.js';
+import { blocked, done, requeueAfter, type Reconciler, type Result } from '../../src/runtime/types.js';
+import { hasQuorum, type CephLoopDeps } from '../daemon/loop.js';
+import { runInfo } from '../shared/runs.js';
+import { OsdTask, planOsd, type OsdObserved, type OsdPlan, type OsdStep } from './plan.js';
+import { osdNewScript, wipeConfirmScript } from './scripts.js';
+import { mergeOwned, ownedStatus, writeDiskStatus, type OwnedStatus } from './status.js';
+import { WipeTask, planWipe, type WipeObserved, type WipePlan, type WipeStep } from './wipe.js';
+
+export type DiskObserved = OsdObserved & WipeObserved & { nowIso: string };
+
+export interface DiskPlan {
+  osd: OsdPlan;
+  wipe: WipePlan;
+  status: OwnedStatus;
+}
+
+export function planDisk(o: DiskObserved): DiskPlan {
+  const osd = planOsd(o);
+  const wipe = planWipe(o);
+  return { osd, wipe, status: ownedStatus(o.disk, osd, wipe, o.nowIso) };
+}
+
+/** A node's change (phase, the OSDs its agent reports) is news for each of its disks. */
+const disksOfNode = (doc: AnyDoc): string[] => ((doc.status as NodeStatusFields | undefined)?.diskIds ?? []).slice();
+
+export function osdLoop(deps: CephLoopDeps): Reconciler<DiskObserved, DiskPlan> {
+  return {
+    name: 'osd',
+    kind: Kind.Disk,
+    dependsOn: ['node', 'cluster', 'mon'],
+    watches: [{ kind: Kind.Node, map: disksOfNode }],
+    observe: (id) => observe(deps, id),
+    plan: planDisk,
+    apply: (o, p) => apply(deps, o, p),
+  };
+}
+
+async function observe(deps: CephLoopDeps, id: string): Promise<DiskObserved | undefined> {
+  const disk = await deps.store.get<DiskSpec, DiskStatusFields>(Kind.Disk, id);
+  if (!disk) return undefined;
+  const [node, cluster] = await Promise.all([
+    deps.store.get<NodeSpec, NodeStatusFields>(Kind.Node, disk.spec.nodeId),
+    deps.store.get<ClusterSpec, ClusterStatus>(CephKind.Cluster, CLUSTER_ID),
+  ]);
+  const latest = (task: string) => deps.tasks.latestFor(Kind.Disk, id, task).then(runInfo);
+  const [newRun, createRun, restartRun, confirmRun, wipeRun] = await Promise.all([
+    latest(OsdTask.new), latest(OsdTask.create), latest(OsdTask.restart), latest(WipeTask.confirm), latest(WipeTask.wipe),
+  ]);
+  return {
+    disk, node, quorum: hasQuorum(cluster),
+    newRun, createRun, restartRun, confirmRun, wipeRun,
+    now: deps.clock.now(), nowIso: deps.clock.iso(),
+    retryBaseMs: deps.retryBaseMs, startGraceMs: deps.startGraceMs,
+  };
+}
+
+async function apply(deps: CephLoopDeps, o: DiskObserved, p: DiskPlan): Promise<Result> {
+  await writeDiskStatus(deps.store, o.disk.id, (s) => mergeOwned(s, p.status));
+  if (p.osd.step?.kind === 'assign-uuid') {
+    // Chosen once and stored before any `osd new`: every retry then asks with the same uuid.
+    await writeDiskStatus(deps.store, o.disk.id, (s) => (s.osdUuid ? s : { ...s, osdUuid: randomUUID() }));
+    return requeueAfter(0);
+  }
+  if (p.osd.step) await deps.tasks.start(osdRun(deps, o, p.osd.step));
+  if (p.wipe.step) await deps.tasks.start(wipeRun(deps, o, p.wipe.step));
+  const gate = p.osd.blocked ? { reason: p.osd.state?.reason ?? 'Blocked', message: p.osd.state?.message ?? '' } : p.wipe.blocked;
+  if (gate) return blocked(gate.reason, gate.message, deps.blockedRecheckMs);
+  const waits = [p.osd.requeueAfterMs, p.wipe.requeueAfterMs].filter((ms): ms is number => ms !== null);
+  return waits.length > 0 ? requeueAfter(Math.min(...waits)) : done();
+}
+
+function base(deps: CephLoopDeps, o: DiskObserved, taskName: string, attempt: number): StartRequest {
+  return { taskName, target: { kind: Kind.Disk, id: o.disk.id, generation: o.disk.metadata.generation }, attempt, timeoutMs: deps.runTimeoutMs };
+}
+
+function nodeRef(o: DiskObserved): { id: string; hostname: string } {
+  return { id: o.disk.spec.nodeId, hostname: o.node?.spec.hostname ?? '' };
+}
+
+function osdRun(deps: CephLoopDeps, o: DiskObserved, step: Exclude<OsdStep, { kind: 'assign-uuid' }>): StartRequest {
+  const req = base(deps, o, OsdTask[step.kind], step.attempt);
+  if (step.kind === 'new') return { ...req, args: step.args, script: osdNewScript(deps, step.args.uuid, o.disk.spec.nodeId) };
+  return { ...req, args: { ...step.args }, node: nodeRef(o) };
+}
+
+function wipeRun(deps: CephLoopDeps, o: DiskObserved, step: WipeStep): StartRequest {
+  const req = base(deps, o, WipeTask[step.kind], step.attempt);
+  if (step.kind === 'confirm') return { ...req, args: step.args, script: wipeConfirmScript(step.args.prompt) };
+  return { ...req, args: step.args, node: nodeRef(o) };
+}

@@ -1,0 +1,129 @@
+// The OSD loop's pure half, keyed by Disk. A disk whose spec asks for an OSD gets one: the
+// master registers it with the monitors (`osd new` with a uuid chosen once and stored first, so
+// a retry gets the same id back), then the node's agent prepares BlueStore on the whole disk
+// and starts it. One that was created and stops running is started again. Gates: nothing on a
+// node that is not active or a disk that is absent, nothing without monitor quorum, and the
+// disk must be eligible until the OSD exists on it.
+import type { DaemonState } from '../../src/model/kinds.js';
+import { DiskReason, diskReasons, type DiskDoc, type NodeDoc } from '../../src/model/operations.js';
+import { state } from '../shared/daemon-state.js';
+import { FAILED_AFTER, isActive, retry, type RunInfo } from '../shared/runs.js';
+
+export const OsdTask = { new: 'ceph.osd.new', create: 'ceph.osd.create', restart: 'ceph.daemon.restart' } as const;
+
+/** The caps `ceph-volume` gives an OSD's key (the bootstrap-osd profile). */
+export const OSD_CAPS: Readonly<Record<string, string>> = { mon: 'allow profile osd', mgr: 'allow profile osd', osd: 'allow *' };
+
+export interface OsdObserved {
+  disk: DiskDoc;
+  node: NodeDoc | undefined;
+  quorum: boolean;
+  /** The newest run of each OSD task for this disk. */
+  newRun: RunInfo | null;
+  createRun: RunInfo | null;
+  restartRun: RunInfo | null;
+  now: number;
+  retryBaseMs: number;
+  startGraceMs: number;
+}
+
+export interface CreateArgs { osdId: number; uuid: string; devicePath: string; sizeBytes: number; deviceClass: DeviceClass }
+
+export type OsdStep =
+  | { kind: 'assign-uuid' }
+  | { kind: 'new'; attempt: number; args: { uuid: string } }
+  | { kind: 'create'; attempt: number; args: CreateArgs }
+  | { kind: 'restart'; attempt: number; args: { daemon: 'osd'; id: number } };
+
+export interface OsdPlan {
+  state: DaemonState | undefined;
+  /** What status.osdId should say: set once the agent reports the OSD running, then kept. */
+  osdId: number | null;
+  step: OsdStep | null;
+  requeueAfterMs: number | null;
+  blocked: boolean;
+}
+
+export type DeviceClass = 'hdd' | 'ssd' | 'nvme';
+
+/** CRUSH device class as ceph-volume would guess it: by interface first, then rotation. */
+export function deviceClassOf(d: DiskDoc): DeviceClass {
+  if (d.status.interface === 'nvme') return 'nvme';
+  return d.status.rotational ? 'hdd' : 'ssd';
+}
+
+/** The OSD id of this disk: recorded in status, or what `osd new` answered for its uuid. */
+export function osdIdOf(o: Pick<OsdObserved, 'disk' | 'newRun'>): number | null {
+  const recorded = o.disk.status.osdId ?? null;
+  if (recorded !== null) return recorded;
+  const r = o.newRun;
+  if (r?.state !== 'completed' || r.args.uuid !== o.disk.status.osdUuid) return null;
+  const id = r.result?.osdId;
+  return typeof id === 'number' && Number.isInteger(id) && id >= 0 ? id : null;
+}
+
+/** Why the disk cannot take this OSD. `holds-osd` is this very request (spec.osd), not a reason. */
+export const creationReasons = (d: DiskDoc, n: NodeDoc | undefined): string[] =>
+  diskReasons(d, n).filter((r) => r !== DiskReason.holdsOsd);
+
+const createdBy = (run: RunInfo | null, id: number): boolean => run?.state === 'completed' && run.args.osdId === id;
+
+export function planOsd(o: OsdObserved): OsdPlan {
+  const { disk, node } = o;
+  const recorded = disk.status.osdId ?? null;
+  const keep = { osdId: recorded };
+  if (!disk.spec.osd) {
+    const orphan = recorded === null ? undefined : state('orphaned', 'NotDesired', `osd.${recorded} is on this disk but no longer desired; removal is not automatic`);
+    return { ...keep, state: orphan, step: null, requeueAfterMs: null, blocked: false };
+  }
+  const phase = node?.status.phase ?? 'discovered';
+  if (phase !== 'active') return gate(recorded, 'NodeNotActive', `the node is ${node ? phase : 'unknown'}; nothing is done to it until it is active`);
+  if (disk.status.present === false) return gate(recorded, 'DiskAbsent', `the disk ${disk.spec.serial} is not present on the node`);
+  const id = osdIdOf(o);
+  if (id !== null && (node?.status.daemons?.osds ?? []).includes(id)) {
+    return { osdId: id, state: state('running', 'Running', `osd.${id} runs`), step: null, requeueAfterMs: null, blocked: false };
+  }
+  if (!o.quorum) return gate(recorded, 'WaitingForQuorum', 'waiting for monitor quorum');
+  if (id !== null && (recorded !== null || createdBy(o.createRun, id))) return restartPlan(o, id);
+  const reasons = creationReasons(disk, node);
+  if (reasons.length > 0) return gate(recorded, 'DiskNotEligible', `the disk cannot take an OSD: ${reasons.join(', ')}`);
+  const uuid = disk.status.osdUuid;
+  if (!uuid) return { ...keep, state: state('starting', 'Registering', 'choosing the OSD uuid'), step: { kind: 'assign-uuid' }, requeueAfterMs: null, blocked: false };
+  if (id === null) {
+    const last = o.newRun?.args.uuid === uuid ? o.newRun : null;
+    return runPlan(o, 'new', last, 'registering the OSD with the monitors (osd new)', { uuid });
+  }
+  const last = o.createRun?.args.osdId === id ? o.createRun : null;
+  const devicePath = disk.status.devicePath ?? '';
+  const args: CreateArgs = { osdId: id, uuid, devicePath, sizeBytes: disk.status.capacityBytes ?? 0, deviceClass: deviceClassOf(disk) };
+  return runPlan(o, 'create', last, `creating osd.${id} on ${devicePath}`, args);
+}
+
+/** Created, not running: give the agent its grace to report it, then start it again. */
+function restartPlan(o: OsdObserved, id: number): OsdPlan {
+  const createdAt = createdBy(o.createRun, id) ? (o.createRun?.completedAt ?? 0) : 0;
+  const r = o.restartRun;
+  const last = r && r.args.daemon === 'osd' && r.args.id === id && (r.completedAt ?? o.now) >= createdAt ? r : null;
+  const since = Math.max(createdAt, last?.state === 'completed' ? (last.completedAt ?? 0) : 0);
+  if (!isActive(last) && o.now - since < o.startGraceMs) {
+    const s = state('starting', 'WaitingForAgent', `started; waiting for the agent to report osd.${id} running`);
+    return { osdId: o.disk.status.osdId ?? null, state: s, step: null, requeueAfterMs: since + o.startGraceMs - o.now + 1, blocked: false };
+  }
+  return runPlan(o, 'restart', last?.state === 'completed' ? null : last, `osd.${id} is not running; starting it again`, { daemon: 'osd', id });
+}
+
+function runPlan<K extends 'new' | 'create' | 'restart'>(o: OsdObserved, kind: K, last: RunInfo | null, message: string, args: Extract<OsdStep, { kind: K }>['args']): OsdPlan {
+  const base = { osdId: o.disk.status.osdId ?? null, blocked: false };
+  if (isActive(last)) return { ...base, state: state('starting', 'Starting', `${message} (run ${last!.id})`), step: null, requeueAfterMs: null };
+  const r = retry(last, o.now, o.retryBaseMs);
+  const failing = last !== null && last.state !== 'completed';
+  const phase = failing && last.attempt >= FAILED_AFTER ? 'failed' : 'starting';
+  const why = failing ? `${message}; attempt ${last.attempt} failed: ${last.error ?? 'unknown error'}` : message;
+  if (r.kind === 'wait') return { ...base, state: state(phase, 'RetryBackoff', why), step: null, requeueAfterMs: r.ms + 1 };
+  const step = { kind, attempt: r.attempt, args } as OsdStep;
+  return { ...base, state: state(phase, failing ? 'Retrying' : 'Starting', why), step, requeueAfterMs: null };
+}
+
+function gate(osdId: number | null, reason: string, message: string): OsdPlan {
+  return { osdId, state: state('blocked', reason, message), step: null, requeueAfterMs: null, blocked: true };
+}

@@ -1,0 +1,100 @@
+// The RGW user loop's effectful half: once there is quorum and a gateway, a master-level run
+// takes the user from RGW (user info) or creates it (user create), and stores its key pair:
+// the secret in an RgwUserSecret document, never in a log line, a run result or an error.
+import type { RgwApi } from '../../src/clients/ceph-api.js';
+import type { RgwUser } from '../../src/clients/rgw-admin.js';
+import { ConflictError } from '../../src/errors.js';
+import { CLUSTER_ID, CephKind, type ClusterSpec, type ClusterStatus } from '../../src/model/ceph-kinds.js';
+import type { Clock } from '../../src/model/clock.js';
+import { Kind, type NodeSpec, type NodeStatusFields } from '../../src/model/kinds.js';
+import { StorageKind, type RgwUserSecretSpec, type RgwUserSecretStatus, type RgwUserSpec, type RgwUserStatus } from '../../src/model/storage-kinds.js';
+import type { Store } from '../../src/store/types.js';
+import { blocked, done, requeueAfter, type Reconciler, type Result } from '../../src/runtime/types.js';
+import { hasQuorum, type CephLoopDeps } from '../daemon/loop.js';
+import { runInfo } from '../shared/runs.js';
+import { RGW_USER_CREATE_TASK, planRgwUser, type RgwUserObserved, type RgwUserPlan } from './plan.js';
+
+export interface RgwUserLoopDeps extends Pick<CephLoopDeps, 'tasks' | 'retryBaseMs' | 'blockedRecheckMs' | 'runTimeoutMs'> {
+  store: Store;
+  rgw: RgwApi;
+  clock: Clock;
+}
+
+export function rgwUserLoop(deps: RgwUserLoopDeps): Reconciler<RgwUserObserved, RgwUserPlan> {
+  return {
+    name: 'rgw-user',
+    kind: StorageKind.RgwUser,
+    dependsOn: ['cluster', 'rgw'],
+    // A stored (or lost) secret changes whether the user is ready; both share the id.
+    watches: [{ kind: StorageKind.RgwUserSecret, map: (doc) => [doc.id] }],
+    observe: (id) => observe(deps, id),
+    plan: planRgwUser,
+    apply: (o, p) => apply(deps, o, p),
+  };
+}
+
+async function observe(deps: RgwUserLoopDeps, id: string): Promise<RgwUserObserved | undefined> {
+  const user = await deps.store.get<RgwUserSpec, RgwUserStatus>(StorageKind.RgwUser, id);
+  if (!user) return undefined;
+  const [cluster, nodes, secret, run] = await Promise.all([
+    deps.store.get<ClusterSpec, ClusterStatus>(CephKind.Cluster, CLUSTER_ID),
+    deps.store.list<NodeSpec, NodeStatusFields>(Kind.Node),
+    deps.store.get<RgwUserSecretSpec, RgwUserSecretStatus>(StorageKind.RgwUserSecret, id),
+    deps.tasks.latestFor(StorageKind.RgwUser, id, RGW_USER_CREATE_TASK),
+  ]);
+  return {
+    user,
+    quorum: hasQuorum(cluster),
+    gatewayRunning: nodes.some((n) => n.status.daemons?.rgw === true),
+    // Only the access key leaves this function: the plan has no use for the secret.
+    issued: secret?.status.secretKey ? secret.spec.accessKey : null,
+    run: runInfo(run),
+    now: deps.clock.now(),
+    nowIso: deps.clock.iso(),
+    retryBaseMs: deps.retryBaseMs,
+  };
+}
+
+async function apply(deps: RgwUserLoopDeps, o: RgwUserObserved, p: RgwUserPlan): Promise<Result> {
+  await deps.store.updateStatus(StorageKind.RgwUser, o.user.id, p.status);
+  if (p.step) {
+    const { id, spec } = o.user;
+    await deps.tasks.start({
+      taskName: RGW_USER_CREATE_TASK,
+      target: { kind: StorageKind.RgwUser, id, generation: o.user.metadata.generation },
+      attempt: p.step.attempt,
+      timeoutMs: deps.runTimeoutMs,
+      args: { ...spec },
+      script: async (ctx) => {
+        const call = { signal: ctx.signal };
+        let user: RgwUser | undefined = await deps.rgw.userInfo(spec.userId, call);
+        if (user) ctx.log('info', `RGW user ${spec.userId} exists already; Quarry keeps its keys`);
+        else {
+          user = await deps.rgw.userCreate({ uid: spec.userId, displayName: spec.displayName, ...(spec.email ? { email: spec.email } : {}) }, call);
+          ctx.log('info', `RGW user ${spec.userId} created`);
+        }
+        const key = user.keys.find((k) => k.user === spec.userId);
+        if (!key) throw new Error(`RGW user ${spec.userId} has no S3 key; Quarry issues keys only when it creates a user`);
+        await saveSecret(deps.store, id, { userId: spec.userId, accessKey: key.accessKey }, key.secretKey);
+        ctx.log('info', `access key ${key.accessKey} issued; the secret key is stored apart`);
+        return { accessKey: key.accessKey };
+      },
+    });
+  }
+  if (p.blocked) return blocked(p.reason, p.message, deps.blockedRecheckMs);
+  return p.requeueAfterMs !== null ? requeueAfter(p.requeueAfterMs) : done();
+}
+
+/** Stores the pair; a pair already stored for that access key keeps its "shown" mark. */
+async function saveSecret(store: Store, id: string, spec: RgwUserSecretSpec, secretKey: string): Promise<void> {
+  try {
+    await store.create({ kind: StorageKind.RgwUserSecret, id, name: spec.userId, spec, status: { secretKey, shownAt: null } });
+    return;
+  } catch (err) {
+    if (!(err instanceof ConflictError)) throw err;
+  }
+  const known = await store.mustGet<RgwUserSecretSpec, RgwUserSecretStatus>(StorageKind.RgwUserSecret, id);
+  if (known.spec.accessKey === spec.accessKey && known.status.secretKey === secretKey) return;
+  const updated = await store.updateSpec(StorageKind.RgwUserSecret, id, spec, { resourceVersion: known.metadata.resourceVersion });
+  await store.updateStatus(StorageKind.RgwUserSecret, id, { secretKey, shownAt: null }, { resourceVersion: updated.metadata.resourceVersion });
+}

@@ -1,0 +1,72 @@
+// The RGW user loop's pure half. A user is ready once its keys are issued: the secret key is
+// stored apart (RgwUserSecret) and only the access key shows in the user's status. The plan
+// never sees the secret, only whether there is one.
+import type { Doc } from '../../src/model/document.js';
+import type { RgwUserSpec, RgwUserStatus } from '../../src/model/storage-kinds.js';
+import { setConditions } from '../../src/runtime/conditions.js';
+import { FAILED_AFTER, isActive, retry, type RunInfo } from '../shared/runs.js';
+
+export const RGW_USER_CREATE_TASK = 'ceph.rgw.user.create';
+
+export interface RgwUserObserved {
+  user: Doc<RgwUserSpec, RgwUserStatus>;
+  quorum: boolean;
+  /** Some node reports a gateway running: its first start created the zone's pools. */
+  gatewayRunning: boolean;
+  /** The access key of the issued pair; null while none is stored. */
+  issued: string | null;
+  run: RunInfo | null;
+  now: number;
+  nowIso: string;
+  retryBaseMs: number;
+}
+
+type Phase = NonNullable<RgwUserStatus['phase']>;
+
+export interface RgwUserPlan {
+  status: RgwUserStatus;
+  step: { kind: 'create'; attempt: number } | null;
+  blocked: boolean;
+  reason: string;
+  message: string;
+  requeueAfterMs: number | null;
+}
+
+type Outcome = { phase: Phase; reason: string; message: string; step?: RgwUserPlan['step']; requeueAfterMs?: number };
+
+export function planRgwUser(o: RgwUserObserved): RgwUserPlan {
+  const out = decide(o);
+  const gen = o.user.metadata.generation;
+  const { accessKey: _old, ...rest } = o.user.status;
+  const status: RgwUserStatus = {
+    ...rest,
+    phase: out.phase,
+    ...(o.issued ? { accessKey: o.issued } : {}),
+    conditions: setConditions(o.user.status.conditions, [
+      { type: 'Ready', status: out.phase === 'ready' ? 'True' : 'False', reason: out.reason, message: out.message },
+      { type: 'Progressing', status: out.phase === 'creating' ? 'True' : 'False', reason: out.reason, message: out.phase === 'creating' ? out.message : '' },
+      { type: 'Blocked', status: out.phase === 'blocked' ? 'True' : 'False', reason: out.phase === 'blocked' ? out.reason : 'NotBlocked', message: out.phase === 'blocked' ? out.message : '' },
+    ], gen, o.nowIso),
+    observedGeneration: gen,
+  };
+  return { status, step: out.step ?? null, blocked: out.phase === 'blocked', reason: out.reason, message: out.message, requeueAfterMs: out.requeueAfterMs ?? null };
+}
+
+function decide(o: RgwUserObserved): Outcome {
+  if (o.issued) return { phase: 'ready', reason: 'KeysIssued', message: `access key ${o.issued} issued` };
+  if (!o.quorum) return { phase: 'blocked', reason: 'WaitingForQuorum', message: 'waiting for monitor quorum' };
+  if (!o.gatewayRunning) {
+    return { phase: 'blocked', reason: 'WaitingForGateway', message: 'RGW users need the RGW pools: deploy a gateway first (POST /gateways/rgw/deploy)' };
+  }
+  const what = `creating RGW user ${o.user.spec.userId}`;
+  const last = o.run;
+  if (isActive(last)) return { phase: 'creating', reason: 'Creating', message: `${what} (run ${last!.id})` };
+  // A completed run without stored keys: the secret document is gone; the run takes the
+  // user's keys from RGW again (user info), it does not make a second user.
+  const r = retry(last, o.now, o.retryBaseMs);
+  const failing = last !== null && last.state !== 'completed';
+  const phase: Phase = failing && last.attempt >= FAILED_AFTER ? 'failed' : 'creating';
+  const message = failing ? `${what}; attempt ${last.attempt} failed: ${last.error ?? 'unknown error'}` : what;
+  if (r.kind === 'wait') return { phase, reason: 'RetryBackoff', message, requeueAfterMs: r.ms + 1 };
+  return { phase, reason: failing ? 'Retrying' : 'Creating', message, step: { kind: 'create', attempt: r.attempt } };
+}

@@ -1,0 +1,128 @@
+// RADOS gateways and their S3 users. A gateway is a node's desired `rgw` daemon (its id is the
+// node's id); deploying and removing one change desired state only, and the rgw loop starts or
+// stops it. Users: created with their key pair; the secret key is shown once, in that answer.
+import { NotFoundError } from '../../errors.js';
+import { Kind, type NodeSpec } from '../../model/kinds.js';
+import { NodeOperation, type NodeDoc } from '../../model/operations.js';
+import { RGW_PORT, RGW_USER_ID_PATTERN, type RgwUserSpec } from '../../model/storage-kinds.js';
+import type { Store } from '../../store/types.js';
+import type { Inventory } from '../inventory.js';
+import type { Invocations } from '../invocations.js';
+import type { RgwUsers } from '../rgw-users.js';
+import { route, type AnyRoute } from '../route.js';
+import { emailSchema, object, statusSchema, uuidSchema } from '../schemas.js';
+import { single } from './invoke.js';
+
+const gatewaySchema = object(
+  {
+    id: { ...uuidSchema, description: "the gateway's id: its node's id" },
+    nodeId: uuidSchema,
+    hostname: { type: 'string' },
+    ip: { type: 'string', description: 'empty until the node reports an address' },
+    port: { type: 'integer' },
+    desired: { type: 'boolean', description: 'false for a removed gateway that is still being stopped' },
+    running: { type: 'boolean', description: "the node's agent reports the gateway running" },
+    state: { enum: ['pending', 'blocked', 'starting', 'running', 'failed', 'orphaned'], description: 'what the rgw loop last concluded' },
+    message: { type: 'string' },
+  },
+  ['id', 'nodeId', 'hostname', 'ip', 'port', 'desired', 'running', 'state', 'message'],
+);
+
+const userIdSchema = { type: 'string', pattern: RGW_USER_ID_PATTERN, description: 'lower-case letters, digits, _ and -, starting with a letter or digit, up to 63' };
+const keysOf = (secret: boolean) => ({
+  type: 'array',
+  items: object(secret ? { accessKey: { type: 'string' }, secretKey: { type: 'string' } } : { accessKey: { type: 'string' } }, secret ? ['accessKey', 'secretKey'] : ['accessKey']),
+});
+const userView = object(
+  {
+    userId: { type: 'string' }, displayName: { type: 'string' }, email: { type: 'string' },
+    keys: { ...keysOf(false), description: 'access keys only: a secret key is shown once, when the user is created' },
+    state: { enum: ['pending', 'blocked', 'creating', 'ready', 'failed'] },
+    message: { type: 'string', description: 'why the user is not ready, or which key it has' },
+  },
+  ['userId', 'displayName', 'keys', 'state', 'message'],
+);
+const createdUser = object({ userId: { type: 'string' }, displayName: { type: 'string' }, email: { type: 'string' }, keys: keysOf(true) }, ['userId', 'displayName', 'keys']);
+
+function gatewayOf(n: NodeDoc) {
+  const st = n.status.ceph?.rgw;
+  return {
+    id: n.id, nodeId: n.id, hostname: n.spec.hostname, ip: n.status.ip ?? '', port: RGW_PORT,
+    desired: n.spec.daemons.rgw !== undefined,
+    running: n.status.daemons?.rgw === true,
+    state: st?.phase ?? 'pending',
+    message: st?.message ?? '',
+  };
+}
+
+export interface GatewayDeps {
+  store: Store;
+  inventory: Inventory;
+  invocations: Invocations;
+  users: RgwUsers;
+}
+
+export function gatewayRoutes({ store, inventory, invocations, users }: GatewayDeps): AnyRoute[] {
+  return [
+    route({
+      method: 'GET', path: '/gateways/rgw', tags: ['gateways'],
+      summary: 'The RADOS gateways: one per node that wants one, and removed ones until they have stopped',
+      response: { description: 'gateways by hostname', schema: { type: 'array', items: gatewaySchema } },
+      handler: async () => (await inventory.nodes())
+        .filter((n) => n.spec.daemons.rgw !== undefined || n.status.daemons?.rgw === true)
+        .sort((a, b) => a.spec.hostname.localeCompare(b.spec.hostname))
+        .map(gatewayOf),
+    }),
+    route<{ nodeId: string }>({
+      method: 'POST', path: '/gateways/rgw/deploy', tags: ['gateways'], admin: true,
+      summary: 'Deploy a RADOS gateway on a node (the same as invoking ceph.create-rgw on it)',
+      body: object({ nodeId: uuidSchema }, ['nodeId']),
+      response: { description: 'scheduled', schema: statusSchema('scheduled') },
+      errors: [404, 409],
+      handler: async ({ body }) => single((await invocations.invokeNodes(NodeOperation.createRgw, [body.nodeId]))[0]),
+    }),
+    route<unknown, unknown, { id: string }>({
+      method: 'POST', path: '/gateways/rgw/{id}/remove', tags: ['gateways'], admin: true,
+      summary: 'Remove a RADOS gateway: it is no longer desired, and the rgw loop stops it (a gateway holds no data)',
+      params: object({ id: uuidSchema }, ['id']),
+      response: { description: 'scheduled', schema: statusSchema('scheduled') },
+      handler: async ({ params }) => {
+        const node = await inventory.mustNode(params.id);
+        if (!node.spec.daemons.rgw) throw new NotFoundError(`no gateway is declared on node ${params.id}`);
+        await store.mutateSpec<NodeSpec>(Kind.Node, node.id, (fresh) => {
+          const { rgw, ...rest } = fresh.spec.daemons;
+          return rgw ? { ...fresh.spec, daemons: rest } : undefined;
+        });
+        return { status: 'scheduled' };
+      },
+    }),
+    route({
+      method: 'GET', path: '/gateways/rgw/users', tags: ['gateways'],
+      summary: 'The RGW (S3) users with their access keys. Secret keys are never listed, to admins neither: each is shown once, in the answer that created it',
+      response: { description: 'users by id', schema: { type: 'array', items: userView } },
+      handler: () => users.list(),
+    }),
+    route<RgwUserSpec>({
+      method: 'POST', path: '/gateways/rgw/users', tags: ['gateways'], admin: true,
+      summary: 'Create an RGW (S3) user. Answers 201 with its key pair once the user exists in RGW (this is the only time the secret key is shown), '
+        + 'or 202 when that takes longer than 30 s (monitor quorum and a running gateway are needed): repeat the same request later to get the keys. '
+        + 'A user whose secret was shown already, or declared with another display name or email, is 409 RGW_USER_EXISTS.',
+      body: object({ userId: userIdSchema, displayName: { type: 'string', minLength: 1, maxLength: 256 }, email: emailSchema }, ['userId', 'displayName']),
+      response: {
+        status: 201,
+        description: 'created, with the key pair (the secret key is shown this once)',
+        schema: createdUser,
+        also: { status: 202, description: 'declared, keys not issued yet: the same request again answers 201 with them once they are', schema: statusSchema('scheduled') },
+      },
+      errors: [409],
+      handler: async ({ body, ctx }) => {
+        const spec: RgwUserSpec = { userId: body.userId, displayName: body.displayName, ...(body.email ? { email: body.email } : {}) };
+        const created = await users.create(spec);
+        if (created) return created;
+        ctx.status = 202;
+        ctx.body = { status: 'scheduled' };
+        return undefined;
+      },
+    }),
+  ];
+}
