@@ -18,40 +18,18 @@ import { AgentGateway } from './fleet/gateway.js';
 import { AgentCredentials } from './fleet/credentials.js';
 import { Manager } from './runtime/manager.js';
 import { nodeLoop } from '../reconcilers/node/loop.js';
-import { clusterLoop } from '../reconcilers/cluster/loop.js';
-import { monLoop } from '../reconcilers/mon/loop.js';
-import { daemonLoop, type CephLoopDeps } from '../reconcilers/daemon/loop.js';
-import { mgrKind } from '../reconcilers/mgr/kind.js';
-import { mdsKind } from '../reconcilers/mds/kind.js';
-import { rgwKind } from '../reconcilers/rgw/kind.js';
-import { osdLoop } from '../reconcilers/osd/loop.js';
-import { fsLoop } from '../reconcilers/fs/loop.js';
-import { rgwUserLoop } from '../reconcilers/rgw-user/loop.js';
-import type { CephApi, RgwApi } from './clients/ceph-api.js';
-import { CephClient } from './clients/ceph.js';
-import { RgwAdmin } from './clients/rgw-admin.js';
 import { SimCephCluster } from './sim/ceph/cluster.js';
 import { SimCephApi, SimRgwApi } from './sim/ceph/api.js';
 import { seeded } from './sim/random.js';
 import { Lab, type LabOptions } from './sim/lab.js';
+import { defaultCephTiming, ensureCluster, realCeph, registerCephLoops, type CephTiming } from './main/ceph.js';
+import { inventoryAreas } from './main/areas.js';
 import { createHttpApp, type HttpApp, type Listening } from './http/app.js';
 import type { AuthOptions } from './http/auth/index.js';
 import { SseHub } from './http/sse/hub.js';
 import { taskRoutes } from './http/routes/tasks.js';
 import { eventRoutes } from './http/routes/events.js';
 import { agentRoutes } from './http/routes/agent.js';
-import { nodeRoutes } from './http/routes/nodes.js';
-import { diskRoutes } from './http/routes/disks.js';
-import { invokeRoutes } from './http/routes/invoke.js';
-import { Inventory } from './http/inventory.js';
-import { Invocations } from './http/invocations.js';
-import { CephConfig, cephRoutes } from './http/routes/ceph.js';
-import { filesystemRoutes } from './http/routes/filesystems.js';
-import { gatewayRoutes } from './http/routes/gateways.js';
-import { RgwUsers } from './http/rgw-users.js';
-import { CephConfRenderer } from './render/ceph-conf.js';
-import { CLUSTER_ID, CephKind, type ClusterSpec } from './model/ceph-kinds.js';
-import { ConflictError } from './errors.js';
 
 export interface QuarryOptions {
   config: Readonly<Config>;
@@ -185,62 +163,6 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
       await store.close();
     },
   };
-}
-
-export interface CephTiming {
-  /** How often the cluster loop asks Ceph for status. */
-  pollMs: number;
-  /** Deadline of each such query: without quorum the CLI waits for its connect timeout. */
-  queryTimeoutMs: number;
-  /** How long a completed start may take to show as running before it is started again. */
-  startGraceMs: number;
-  /** How soon a blocked daemon looks at its gate again. */
-  blockedRecheckMs: number;
-}
-
-function defaultCephTiming(driver: Config['driver']): CephTiming {
-  return driver === 'lab'
-    ? { pollMs: 2_000, queryTimeoutMs: 2_000, startGraceMs: 6_000, blockedRecheckMs: 2_000 }
-    : { pollMs: 10_000, queryTimeoutMs: 20_000, startGraceMs: 60_000, blockedRecheckMs: 10_000 };
-}
-
-/** The master's own ceph (or radosgw-admin) CLI, with the admin key Quarry keeps under STATE_DIR/ceph. */
-function realCeph(stateDir: string): CephApi;
-function realCeph(stateDir: string, tool: 'rgw'): RgwApi;
-function realCeph(stateDir: string, tool?: 'rgw'): CephApi | RgwApi {
-  const dir = join(stateDir, 'ceph');
-  const opts = { runner: new ZxRunner(), conf: join(dir, 'ceph.conf'), name: 'client.admin', keyring: join(dir, 'ceph.client.admin.keyring') };
-  return tool === 'rgw' ? new RgwAdmin(opts) : new CephClient(opts);
-}
-
-function registerCephLoops(manager: Manager, deps: CephLoopDeps & CephTiming & { rgw: RgwApi }): void {
-  manager.register(clusterLoop({ store: deps.store, ceph: deps.ceph, clock: deps.clock, pollMs: deps.pollMs, queryTimeoutMs: deps.queryTimeoutMs }));
-  manager.register(monLoop(deps));
-  for (const kind of [mgrKind, mdsKind, rgwKind]) manager.register(daemonLoop(kind, deps));
-  manager.register(osdLoop(deps));
-  manager.register(fsLoop(deps));
-  manager.register(rgwUserLoop(deps));
-}
-
-function inventoryAreas(store: Store, clock: Clock) {
-  const inventory = new Inventory(store);
-  const invocations = new Invocations(store, inventory);
-  const cephConfig = new CephConfig(store, inventory, new CephConfRenderer());
-  return [
-    nodeRoutes(inventory), diskRoutes(inventory), invokeRoutes(invocations), cephRoutes(cephConfig, inventory), filesystemRoutes(store),
-    gatewayRoutes({ store, inventory, invocations, users: new RgwUsers(store, clock) }),
-  ];
-}
-
-/** The one Cluster exists from the first start on; its fsid is chosen once and kept. */
-async function ensureCluster(store: Store): Promise<void> {
-  if (await store.get(CephKind.Cluster, CLUSTER_ID)) return;
-  const spec: ClusterSpec = { fsid: uuid(), publicNetwork: null, clusterNetwork: null, monPort: 3300, poolDefaults: { size: 3, minSize: 2 } };
-  try {
-    await store.create({ kind: CephKind.Cluster, id: CLUSTER_ID, name: 'ceph', spec });
-  } catch (err) {
-    if (!(err instanceof ConflictError)) throw err;
-  }
 }
 
 async function main(): Promise<void> {

@@ -1,0 +1,69 @@
+// The composition root's Ceph part: which Ceph the loops talk to (the lab's simulated cluster
+// or the master's own CLI), their timing, and the loops themselves. Only the root imports this.
+import { join } from 'node:path';
+import type { Config } from '../config.js';
+import { ConflictError } from '../errors.js';
+import { uuid } from '../model/clock.js';
+import { CLUSTER_ID, CephKind, type ClusterSpec } from '../model/ceph-kinds.js';
+import type { Store } from '../store/types.js';
+import { ZxRunner } from '../exec/zx-runner.js';
+import type { CephApi, RgwApi } from '../clients/ceph-api.js';
+import { CephClient } from '../clients/ceph.js';
+import { RgwAdmin } from '../clients/rgw-admin.js';
+import type { Manager } from '../runtime/manager.js';
+import { clusterLoop } from '../../reconcilers/cluster/loop.js';
+import { monLoop } from '../../reconcilers/mon/loop.js';
+import { daemonLoop, type CephLoopDeps } from '../../reconcilers/daemon/loop.js';
+import { mgrKind } from '../../reconcilers/mgr/kind.js';
+import { mdsKind } from '../../reconcilers/mds/kind.js';
+import { rgwKind } from '../../reconcilers/rgw/kind.js';
+import { osdLoop } from '../../reconcilers/osd/loop.js';
+import { fsLoop } from '../../reconcilers/fs/loop.js';
+import { rgwUserLoop } from '../../reconcilers/rgw-user/loop.js';
+
+export interface CephTiming {
+  /** How often the cluster loop asks Ceph for status. */
+  pollMs: number;
+  /** Deadline of each such query: without quorum the CLI waits for its connect timeout. */
+  queryTimeoutMs: number;
+  /** How long a completed start may take to show as running before it is started again. */
+  startGraceMs: number;
+  /** How soon a blocked daemon looks at its gate again. */
+  blockedRecheckMs: number;
+}
+
+export function defaultCephTiming(driver: Config['driver']): CephTiming {
+  return driver === 'lab'
+    ? { pollMs: 2_000, queryTimeoutMs: 2_000, startGraceMs: 6_000, blockedRecheckMs: 2_000 }
+    : { pollMs: 10_000, queryTimeoutMs: 20_000, startGraceMs: 60_000, blockedRecheckMs: 10_000 };
+}
+
+/** The master's own ceph (or radosgw-admin) CLI, with the admin key Quarry keeps under STATE_DIR/ceph. */
+export function realCeph(stateDir: string): CephApi;
+export function realCeph(stateDir: string, tool: 'rgw'): RgwApi;
+export function realCeph(stateDir: string, tool?: 'rgw'): CephApi | RgwApi {
+  const dir = join(stateDir, 'ceph');
+  const opts = { runner: new ZxRunner(), conf: join(dir, 'ceph.conf'), name: 'client.admin', keyring: join(dir, 'ceph.client.admin.keyring') };
+  return tool === 'rgw' ? new RgwAdmin(opts) : new CephClient(opts);
+}
+
+export function registerCephLoops(manager: Manager, deps: CephLoopDeps & CephTiming & { rgw: RgwApi }): void {
+  manager.register(clusterLoop({ store: deps.store, ceph: deps.ceph, clock: deps.clock, pollMs: deps.pollMs, queryTimeoutMs: deps.queryTimeoutMs }));
+  manager.register(monLoop(deps));
+  for (const kind of [mgrKind, mdsKind, rgwKind]) manager.register(daemonLoop(kind, deps));
+  manager.register(osdLoop(deps));
+  manager.register(fsLoop(deps));
+  manager.register(rgwUserLoop(deps));
+}
+
+/** The one Cluster exists from the first start on; its fsid is chosen once and kept. */
+export async function ensureCluster(store: Store): Promise<void> {
+  if (await store.get(CephKind.Cluster, CLUSTER_ID)) return;
+  const spec: ClusterSpec = { fsid: uuid(), publicNetwork: null, clusterNetwork: null, monPort: 3300, poolDefaults: { size: 3, minSize: 2 } };
+  try {
+    await store.create({ kind: CephKind.Cluster, id: CLUSTER_ID, name: 'ceph', spec });
+  } catch (err) {
+    if (!(err instanceof ConflictError)) throw err;
+  }
+}
+
