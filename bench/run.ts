@@ -5,6 +5,7 @@ const suites: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   http: () => import('./http.js'),
   sse: () => import('./sse.js'),
   inventory: () => import('./inventory.js'),
+  osds: () => import('./osds.js'),
 };
 
 const wanted = process.argv.slice(2);

@@ -1,6 +1,7 @@
 // The manager runs every registered loop: list + watch the store, turn changes into queue keys,
 // and drive observe → plan → apply for each key, translating results into requeues.
 // Level-triggered: a key says "look at this object again", never what changed.
+import { setMaxListeners } from 'node:events';
 import { ConflictError, TerminalError } from '../errors.js';
 import { systemClock, type Clock } from '../model/clock.js';
 import type { Store, StoreEvent } from '../store/types.js';
@@ -58,6 +59,8 @@ export class Manager {
   private counters = { reconciles: 0, errors: 0, terminalErrors: 0, conflicts: 0, busyMs: 0 };
 
   constructor(private readonly opts: ManagerOptions) {
+    // Every reconcile in flight listens on the one stop signal; more than ten is normal.
+    setMaxListeners(0, this.abort.signal);
     this.clock = opts.clock ?? systemClock;
     this.timers = opts.timers ?? realTimers;
     this.queue = new WorkQueue({

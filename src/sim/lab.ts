@@ -1,5 +1,6 @@
 // The simulated datacenter: LAB_NODES machines that network-boot against the master, run
 // agents, and carry out node-level steps with configurable latency and injected faults.
+import { setMaxListeners } from 'node:events';
 import type { MasterLink } from '../fleet/protocol.js';
 import { MachineDisk } from './disk.js';
 import { HttpAgentLink } from './http-link.js';
@@ -38,6 +39,8 @@ export class Lab {
 
   /** `master` answers network boots in-process, and everything else too with the in-process link. */
   constructor(master: MasterLink, opts: LabOptions) {
+    // Every machine listens for the lab's stop: a thousand listeners on one signal is by design.
+    setMaxListeners(0, this.stopper.signal);
     const timing: Timing = { ...defaultTiming, ...definedOnly(opts) };
     const random = seeded((opts.seed ?? 42) + 1);
     const http = (opts.link ?? 'http') === 'http';
