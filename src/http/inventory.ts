@@ -3,9 +3,15 @@ import { NotFoundError } from '../errors.js';
 import { Kind, type DiskSpec, type DiskStatusFields, type NodeSpec, type NodeStatusFields } from '../model/kinds.js';
 import type { DiskDoc, NodeDoc } from '../model/operations.js';
 import type { Store } from '../store/types.js';
+import { NodeDetails } from './node-details.js';
 
 export class Inventory {
-  constructor(private readonly store: Store) {}
+  /** GET /nodes/details, kept serialized (see node-details.ts). */
+  readonly details: NodeDetails;
+
+  constructor(private readonly store: Store) {
+    this.details = new NodeDetails(store);
+  }
 
   nodes(): Promise<NodeDoc[]> {
     return this.store.list<NodeSpec, NodeStatusFields>(Kind.Node);

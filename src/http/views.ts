@@ -8,12 +8,31 @@ export function nodeSummary(n: NodeDoc) {
   return { id: n.id, hostname: n.spec.hostname, role: n.spec.role, ip: n.status.ip ?? '', createdAt: n.metadata.createdAt };
 }
 
+/** What a disk adds to its node's detail: counted while present, as an OSD while it has an id. */
+export const diskCounts = (d: DiskDoc) => ({ present: d.status.present !== false, osd: (d.status.osdId ?? null) !== null });
+
 export function nodeDetail(n: NodeDoc, disks: DiskDoc[]) {
-  const present = disks.filter((d) => d.status.present !== false);
+  let diskCount = 0;
+  let osdCount = 0;
+  for (const d of disks) {
+    const c = diskCounts(d);
+    if (c.present) diskCount++;
+    if (c.present && c.osd) osdCount++;
+  }
+  return nodeDetailOf(n, diskCount, osdCount);
+}
+
+/** One literal (no spread of the summary): this runs for every node a GET /nodes/details
+ * rebuilds. Field order is the summary's, then the detail's. */
+export function nodeDetailOf(n: NodeDoc, diskCount: number, osdCount: number) {
   const want = n.spec.daemons;
   const running = n.status.daemons ?? {};
   return {
-    ...nodeSummary(n),
+    id: n.id,
+    hostname: n.spec.hostname,
+    role: n.spec.role,
+    ip: n.status.ip ?? '',
+    createdAt: n.metadata.createdAt,
     status: n.status.phase ?? 'discovered',
     hasMon: want.mon !== undefined,
     hasMgr: want.mgr !== undefined,
@@ -23,8 +42,8 @@ export function nodeDetail(n: NodeDoc, disks: DiskDoc[]) {
     mgrExists: running.mgr === true,
     mdsExists: running.mds === true,
     rgwExists: running.rgw === true,
-    diskCount: present.length,
-    osdCount: present.filter((d) => (d.status.osdId ?? null) !== null).length,
+    diskCount,
+    osdCount,
   };
 }
 

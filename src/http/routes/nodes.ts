@@ -3,7 +3,7 @@ import { offeredNodeOperations } from '../../model/operations.js';
 import type { Inventory } from '../inventory.js';
 import { route, type AnyRoute } from '../route.js';
 import { object, uuidSchema } from '../schemas.js';
-import { disksByNode, nicViews, nodeDetail, nodeSummary } from '../views.js';
+import { nicViews, nodeSummary } from '../views.js';
 
 const str = { type: 'string' };
 const bool = { type: 'boolean' };
@@ -37,10 +37,13 @@ export function nodeRoutes(inventory: Inventory): AnyRoute[] {
       summary: 'Every node with its status, Ceph daemons desired (has*) and running (*Exists), disk and OSD counts',
       tags: ['nodes'],
       response: { description: 'node details', schema: { type: 'array', items: detailSchema } },
-      handler: async () => {
-        const [nodes, disks] = await Promise.all([inventory.nodes(), inventory.disks()]);
-        const byNode = disksByNode(disks);
-        return nodes.map((n) => nodeDetail(n, byNode.get(n.id) ?? []));
+      // Answered with the projection's cached JSON text, the same bytes koa would serialize.
+      handler: async ({ ctx }) => {
+        const body = await inventory.details.serialized();
+        ctx.status = 200;
+        ctx.type = 'application/json';
+        ctx.body = body;
+        return undefined;
       },
     }),
     route({

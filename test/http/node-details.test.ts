@@ -1,0 +1,65 @@
+import test from 'ava';
+import { Kind } from '../../src/model/kinds.js';
+import type { DiskDoc, NodeDoc } from '../../src/model/operations.js';
+import { NodeDetails } from '../../src/http/node-details.js';
+import { disksByNode, nodeDetail } from '../../src/http/views.js';
+import { createMemoryStore, type Store } from '../../src/store/index.js';
+import { nodeSpec, testDeps } from '../store/helpers.js';
+
+const uuid = (c: string) => `00000000-0000-4000-8000-00000000000${c}`;
+const [N0, NA, NB] = [uuid('0'), uuid('a'), uuid('b')];
+
+/** What the route answered before it had a projection: list, group, build, serialize. */
+async function fresh(store: Store): Promise<string> {
+  const nodes = await store.list(Kind.Node) as NodeDoc[];
+  const byNode = disksByNode(await store.list(Kind.Disk) as DiskDoc[]);
+  return JSON.stringify(nodes.map((n) => nodeDetail(n, byNode.get(n.id) ?? [])));
+}
+
+const diskStatus = (over: Record<string, unknown> = {}) => ({ present: true, devicePath: '/dev/sdb', capacityBytes: 4e12, rotational: true, interface: 'sata', model: 'M', vendor: 'V', isSystem: false, hasFilesystem: false, osdId: null, ...over });
+
+async function addDisk(store: Store, id: string, nodeId: string) {
+  return store.create({ kind: Kind.Disk, id, name: id, spec: { nodeId, serial: id, osd: false, wipeGeneration: 0 }, status: diskStatus() });
+}
+
+test('node details: every node or disk change shows in the next read, byte for byte as before', async (t) => {
+  const store = await createMemoryStore(testDeps());
+  for (const id of [NB, NA]) {
+    await store.create({ kind: Kind.Node, id, name: id, spec: nodeSpec({ hostname: id }), status: { phase: 'active', ip: '192.0.2.1', daemons: { mon: false, mgr: false, mds: false, rgw: false } } });
+  }
+  for (const id of ['d-1', 'd-2', 'd-3']) await addDisk(store, id, NA);
+  const details = new NodeDetails(store);
+  const same = async (what: string) => t.is(await details.serialized(), await fresh(store), what);
+  await same('initial');
+  t.is(JSON.parse(await details.serialized())[0].diskCount, 3);
+
+  await store.updateStatus(Kind.Disk, 'd-1', diskStatus({ osdId: 4 }));
+  await same('a disk became an OSD');
+  t.is(JSON.parse(await details.serialized())[0].osdCount, 1);
+  await store.updateStatus(Kind.Disk, 'd-2', diskStatus({ present: false }));
+  await same('a disk went away');
+  const d3 = await store.mustGet<{ nodeId: string }>(Kind.Disk, 'd-3');
+  await store.updateSpec(Kind.Disk, 'd-3', { ...d3.spec, nodeId: NB }, { resourceVersion: d3.metadata.resourceVersion });
+  await same('a disk moved to another node');
+  await store.delete(Kind.Disk, 'd-1');
+  await same('a disk was deleted');
+  await store.updateStatus(Kind.Node, NB, { phase: 'rebooting', ip: '192.0.2.9', daemons: { mon: true } });
+  await same('a node changed');
+  await store.create({ kind: Kind.Node, id: N0, name: N0, spec: nodeSpec({ hostname: N0 }), status: {} });
+  await addDisk(store, 'd-9', N0);
+  await same('a node was added, in key order');
+  await store.delete(Kind.Node, NA);
+  await same('a node was deleted');
+  t.is(JSON.parse(await details.serialized()).length, 2);
+});
+
+test('node details: after a relist it lists again and stays correct', async (t) => {
+  const store = await createMemoryStore(testDeps());
+  await store.create({ kind: Kind.Node, id: NA, name: NA, spec: nodeSpec(), status: {} });
+  const details = new NodeDetails(store);
+  t.is(await details.serialized(), await fresh(store));
+  details.reset();
+  await addDisk(store, 'd-1', NA);
+  t.is(await details.serialized(), await fresh(store));
+  t.is(JSON.parse(await details.serialized())[0].diskCount, 1);
+});
