@@ -180,7 +180,13 @@ export class SimMachine {
     if (next.after === 'poweroff') this.powered = false;
     await this.link.log(nodeId, run.id, lines).catch(() => {});
     await this.link.finish(nodeId, run.id, result).catch(() => {});
-    if (next.after) this.endBoot?.(next.after);
+    if (next.after) {
+      this.endBoot?.(next.after);
+      return;
+    }
+    // A step may have started or stopped a daemon: say so now, as a real agent does, rather
+    // than on the next heartbeat.
+    if (!this.partitioned) await this.link.report(nodeId, this.report()).catch(() => {});
   }
 
   private async outcome(run: ClaimedRun, log: (l: LogLine['level'], m: string) => void, after: (a: AfterBoot) => void) {
