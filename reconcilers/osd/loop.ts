@@ -87,7 +87,7 @@ function nodeRef(o: DiskObserved): { id: string; hostname: string } {
 
 function osdRun(deps: CephLoopDeps, o: DiskObserved, step: Exclude<OsdStep, { kind: 'assign-uuid' }>): StartRequest {
   const req = base(deps, o, OsdTask[step.kind], step.attempt);
-  if (step.kind === 'new') return { ...req, args: step.args, script: osdNewScript(deps, step.args.uuid, o.disk.spec.nodeId) };
+  if (step.kind === 'new') return { ...req, args: step.args, script: osdNewScript(deps, step.args.uuid, o.disk.spec.nodeId, step.attempt) };
   return { ...req, args: { ...step.args }, node: nodeRef(o) };
 }
 

@@ -22,11 +22,13 @@ export interface ScriptDeps {
  * Ceph for it, and kept as the Keyring of `osd.<id>` for the node's agent. A uuid the monitors
  * know already (an earlier attempt got that far) keeps its id and key: a second `osd new` with
  * another secret would be refused, so the key is read back instead when Quarry lost it.
+ * Only a retry can find its uuid registered (the uuid is new for each disk), so the first
+ * attempt skips `osd dump`, whose answer grows with the cluster.
  */
-export function osdNewScript(deps: ScriptDeps, uuid: string, nodeId: string): Script {
+export function osdNewScript(deps: ScriptDeps, uuid: string, nodeId: string, attempt: number): Script {
   return async (ctx) => {
     const call = { signal: ctx.signal };
-    const known = (await deps.ceph.osdDump(call)).osds.find((o) => o.uuid === uuid);
+    const known = attempt > 1 ? (await deps.ceph.osdDump(call)).osds.find((o) => o.uuid === uuid) : undefined;
     let id: number;
     if (known) {
       id = known.id;
