@@ -13,11 +13,13 @@ interface Row {
   quarry: { median: number; p99: number; bytes: number };
   baseline: { median: number; p99: number };
   rss: number;
+  settledRss: number;
+  heapUsed: number;
 }
 
 export async function run(): Promise<void> {
   console.log('GET /nodes/details (20 sequential requests), Quarry vs a bare server sending the same bytes');
-  console.log('nodes    disks    body MB  quarry median ms  p99 ms  bare median ms  ratio  RSS MB');
+  console.log('nodes    disks    body MB  quarry median ms  p99 ms  bare median ms  ratio  RSS MB  RSS settled  heap used');
   for (const n of [1_000, 10_000]) {
     const { stdout } = await promisify(execFile)(process.execPath, [child, String(n)], { maxBuffer: 1 << 20 });
     const r = JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as Row;
@@ -30,10 +32,12 @@ export async function run(): Promise<void> {
       r.baseline.median.toFixed(1).padStart(15),
       (r.quarry.median / r.baseline.median).toFixed(1).padStart(6),
       (r.rss / 2 ** 20).toFixed(0).padStart(7),
+      (r.settledRss / 2 ** 20).toFixed(0).padStart(12),
+      (r.heapUsed / 2 ** 20).toFixed(0).padStart(10),
     ];
     console.log(cells.join(' '));
   }
-  console.log('targets: median <= 100 ms and RSS <= 400 MB at 10,000 nodes');
+  console.log('targets: median <= 100 ms and RSS <= 400 MB at 10,000 nodes (settled: 10 s idle after the load burst)');
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await run();
