@@ -3,7 +3,7 @@
 // on the master (ceph auth get-or-create); the node's agent starts the daemon with it.
 import type { DaemonState, DaemonType } from '../../src/model/kinds.js';
 import type { NodeDoc } from '../../src/model/operations.js';
-import { FAILED_AFTER, isActive, retry, type RunInfo } from '../shared/runs.js';
+import { isActive, nextAttempt, type RunInfo } from '../shared/runs.js';
 import { state } from '../shared/daemon-state.js';
 
 export interface DaemonObserved {
@@ -74,21 +74,18 @@ function stopPlan(o: DaemonObserved, what: string): DaemonPlan {
   if (run?.state === 'completed' && run.completedAt !== null && o.now - run.completedAt < o.startGraceMs) {
     return orphaned('WaitingForAgent', `stopped; waiting for the agent to report the ${what} gone`, run.completedAt + o.startGraceMs - o.now + 1);
   }
-  const last = run?.state === 'completed' ? null : run;
-  const r = retry(last, o.now, o.retryBaseMs);
-  const why = last ? `stopping the ${what}, no longer desired; attempt ${last.attempt} failed: ${last.error ?? 'unknown error'}` : `stopping the ${what}, no longer desired`;
-  if (r.kind === 'wait') return orphaned('RetryBackoff', why, r.ms + 1);
-  return orphaned('Stopping', why, null, { kind: 'stop', attempt: r.attempt });
+  const next = nextAttempt(run?.state === 'completed' ? null : run, o.now, o.retryBaseMs, `stopping the ${what}, no longer desired`);
+  if (next.kind === 'busy') return orphaned('Stopping', next.message);
+  if (next.kind === 'wait') return orphaned('RetryBackoff', next.message, next.waitMs);
+  return orphaned('Stopping', next.message, null, { kind: 'stop', attempt: next.attempt });
 }
 
 function stepPlan(o: DaemonObserved, kind: 'create-key' | 'start', last: RunInfo | null, message: string): DaemonPlan {
-  if (isActive(last)) return { state: state('starting', 'Starting', message), step: null, requeueAfterMs: null, blocked: false };
-  const r = retry(last, o.now, o.retryBaseMs);
-  const failing = last !== null && last.state !== 'completed';
-  const phase = failing && last.attempt >= FAILED_AFTER ? 'failed' : 'starting';
-  const why = failing ? `${message}; attempt ${last.attempt} failed: ${last.error ?? 'unknown error'}` : message;
-  if (r.kind === 'wait') return { state: state(phase, 'RetryBackoff', why), step: null, requeueAfterMs: r.ms + 1, blocked: false };
-  return { state: state(phase, failing ? 'Retrying' : 'Starting', why), step: { kind, attempt: r.attempt }, requeueAfterMs: null, blocked: false };
+  const next = nextAttempt(last, o.now, o.retryBaseMs, message);
+  if (next.kind === 'busy') return { state: state('starting', 'Starting', message), step: null, requeueAfterMs: null, blocked: false };
+  const s = state(next.failed ? 'failed' : 'starting', next.reason, next.message);
+  if (next.kind === 'wait') return { state: s, step: null, requeueAfterMs: next.waitMs, blocked: false };
+  return { state: s, step: { kind, attempt: next.attempt }, requeueAfterMs: null, blocked: false };
 }
 
 function blockedPlan(reason: string, message: string): DaemonPlan {

@@ -7,7 +7,7 @@ import type { Doc } from '../../src/model/document.js';
 import type { DaemonState } from '../../src/model/kinds.js';
 import type { DiskDoc, NodeDoc } from '../../src/model/operations.js';
 import { state } from '../shared/daemon-state.js';
-import { FAILED_AFTER, isActive, retry, type RunInfo } from '../shared/runs.js';
+import { isActive, nextAttempt, type RunInfo } from '../shared/runs.js';
 
 export const MonTask = { bootstrap: 'ceph.mon.bootstrap', join: 'ceph.mon.join', restart: 'ceph.daemon.restart' } as const;
 
@@ -80,13 +80,11 @@ function restartPlan(o: MonObserved): MonPlan {
 }
 
 function runPlan(o: MonObserved, kind: 'bootstrap' | 'join' | 'restart', last: RunInfo | null, message: string): MonPlan {
-  if (isActive(last)) return plan(state('starting', 'Starting', message));
-  const r = retry(last, o.now, o.retryBaseMs);
-  const failing = last !== null && last.state !== 'completed';
-  const phase = failing && last.attempt >= FAILED_AFTER ? 'failed' : 'starting';
-  const why = failing ? `${message}; attempt ${last.attempt} failed: ${last.error ?? 'unknown error'}` : message;
-  if (r.kind === 'wait') return plan(state(phase, 'RetryBackoff', why), null, r.ms + 1);
-  return plan(state(phase, failing ? 'Retrying' : 'Starting', why), { kind, attempt: r.attempt, args: monArgs(o, kind) });
+  const next = nextAttempt(last, o.now, o.retryBaseMs, message);
+  if (next.kind === 'busy') return plan(state('starting', 'Starting', message));
+  const s = state(next.failed ? 'failed' : 'starting', next.reason, next.message);
+  if (next.kind === 'wait') return plan(s, null, next.waitMs);
+  return plan(s, { kind, attempt: next.attempt, args: monArgs(o, kind) });
 }
 
 function monArgs(o: MonObserved, kind: 'bootstrap' | 'join' | 'restart'): Record<string, unknown> {

@@ -7,7 +7,7 @@
 import type { DaemonState } from '../../src/model/kinds.js';
 import { DiskReason, diskReasons, type DiskDoc, type NodeDoc } from '../../src/model/operations.js';
 import { state } from '../shared/daemon-state.js';
-import { FAILED_AFTER, isActive, retry, type RunInfo } from '../shared/runs.js';
+import { isActive, nextAttempt, type RunInfo } from '../shared/runs.js';
 
 export const OsdTask = { new: 'ceph.osd.new', create: 'ceph.osd.create', restart: 'ceph.daemon.restart' } as const;
 
@@ -114,14 +114,11 @@ function restartPlan(o: OsdObserved, id: number): OsdPlan {
 
 function runPlan<K extends 'new' | 'create' | 'restart'>(o: OsdObserved, kind: K, last: RunInfo | null, message: string, args: Extract<OsdStep, { kind: K }>['args']): OsdPlan {
   const base = { osdId: o.disk.status.osdId ?? null, blocked: false };
-  if (isActive(last)) return { ...base, state: state('starting', 'Starting', `${message} (run ${last!.id})`), step: null, requeueAfterMs: null };
-  const r = retry(last, o.now, o.retryBaseMs);
-  const failing = last !== null && last.state !== 'completed';
-  const phase = failing && last.attempt >= FAILED_AFTER ? 'failed' : 'starting';
-  const why = failing ? `${message}; attempt ${last.attempt} failed: ${last.error ?? 'unknown error'}` : message;
-  if (r.kind === 'wait') return { ...base, state: state(phase, 'RetryBackoff', why), step: null, requeueAfterMs: r.ms + 1 };
-  const step = { kind, attempt: r.attempt, args } as OsdStep;
-  return { ...base, state: state(phase, failing ? 'Retrying' : 'Starting', why), step, requeueAfterMs: null };
+  const next = nextAttempt(last, o.now, o.retryBaseMs, message);
+  if (next.kind === 'busy') return { ...base, state: state('starting', 'Starting', `${message} (run ${last!.id})`), step: null, requeueAfterMs: null };
+  const s = state(next.failed ? 'failed' : 'starting', next.reason, next.message);
+  if (next.kind === 'wait') return { ...base, state: s, step: null, requeueAfterMs: next.waitMs };
+  return { ...base, state: s, step: { kind, attempt: next.attempt, args } as OsdStep, requeueAfterMs: null };
 }
 
 function gate(osdId: number | null, reason: string, message: string): OsdPlan {

@@ -4,7 +4,7 @@
 import type { Doc } from '../../src/model/document.js';
 import type { RgwUserSpec, RgwUserStatus } from '../../src/model/storage-kinds.js';
 import { setConditions } from '../../src/runtime/conditions.js';
-import { FAILED_AFTER, isActive, retry, type RunInfo } from '../shared/runs.js';
+import { nextAttempt, type RunInfo } from '../shared/runs.js';
 
 export const RGW_USER_CREATE_TASK = 'ceph.rgw.user.create';
 
@@ -60,13 +60,11 @@ function decide(o: RgwUserObserved): Outcome {
   }
   const what = `creating RGW user ${o.user.spec.userId}`;
   const last = o.run;
-  if (isActive(last)) return { phase: 'creating', reason: 'Creating', message: `${what} (run ${last!.id})` };
   // A completed run without stored keys: the secret document is gone; the run takes the
   // user's keys from RGW again (user info), it does not make a second user.
-  const r = retry(last, o.now, o.retryBaseMs);
-  const failing = last !== null && last.state !== 'completed';
-  const phase: Phase = failing && last.attempt >= FAILED_AFTER ? 'failed' : 'creating';
-  const message = failing ? `${what}; attempt ${last.attempt} failed: ${last.error ?? 'unknown error'}` : what;
-  if (r.kind === 'wait') return { phase, reason: 'RetryBackoff', message, requeueAfterMs: r.ms + 1 };
-  return { phase, reason: failing ? 'Retrying' : 'Creating', message, step: { kind: 'create', attempt: r.attempt } };
+  const next = nextAttempt(last, o.now, o.retryBaseMs, what);
+  if (next.kind === 'busy') return { phase: 'creating', reason: 'Creating', message: `${what} (run ${last!.id})` };
+  const phase: Phase = next.failed ? 'failed' : 'creating';
+  if (next.kind === 'wait') return { phase, reason: next.reason, message: next.message, requeueAfterMs: next.waitMs };
+  return { phase, reason: next.reason === 'Starting' ? 'Creating' : next.reason, message: next.message, step: { kind: 'create', attempt: next.attempt } };
 }

@@ -41,3 +41,22 @@ export function retry(last: RunInfo | null, now: number, baseMs: number): RetryD
   const due = (last.completedAt ?? now) + Math.min(RETRY_CAP_MS, baseMs * 2 ** (last.attempt - 1));
   return now >= due ? { kind: 'now', attempt } : { kind: 'wait', ms: due - now, attempt };
 }
+
+/**
+ * What to do about a step given its last run, as every Ceph plan words it: a run in progress
+ * (busy), a wait for the backoff, or a new attempt; `failed` once FAILED_AFTER attempts failed
+ * (retries go on), and a message that carries the last error.
+ */
+export type NextAttempt =
+  | { kind: 'busy'; message: string }
+  | { kind: 'wait' | 'start'; attempt: number; failed: boolean; reason: 'RetryBackoff' | 'Retrying' | 'Starting'; message: string; waitMs: number };
+
+export function nextAttempt(last: RunInfo | null, now: number, baseMs: number, what: string): NextAttempt {
+  if (isActive(last)) return { kind: 'busy', message: what };
+  const r = retry(last, now, baseMs);
+  const failing = last !== null && last.state !== 'completed';
+  const failed = failing && last.attempt >= FAILED_AFTER;
+  const message = failing ? `${what}; attempt ${last.attempt} failed: ${last.error ?? 'unknown error'}` : what;
+  if (r.kind === 'wait') return { kind: 'wait', attempt: r.attempt, failed, reason: 'RetryBackoff', message, waitMs: r.ms + 1 };
+  return { kind: 'start', attempt: r.attempt, failed, reason: failing ? 'Retrying' : 'Starting', message, waitMs: 0 };
+}
