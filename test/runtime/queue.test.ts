@@ -1,4 +1,6 @@
 import test from 'ava';
+import { runInNewContext } from 'node:vm';
+import { setFlagsFromString } from 'node:v8';
 import { ManualTimers } from '../../src/runtime/backoff.js';
 import { WorkQueue } from '../../src/runtime/queue.js';
 import { deferred, tick, ticks } from './helpers.js';
@@ -209,4 +211,45 @@ test('WorkQueue refuses to start twice', (t) => {
   const q = new WorkQueue();
   q.start(async () => {});
   t.throws(() => q.start(async () => {}), { message: /already started/ });
+});
+
+test('WorkQueue holds a backlog of waiting keys in a few bytes each', (t) => {
+  // After a burst of 50,000 documents some 90,000 keys wait at once. A promise, closures and an
+  // abort handler per waiting key (a p-queue task each) held ~870 bytes a key, ~80 MB.
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const keys = Array.from({ length: 100_000 }, (_, i) => `loop/key-${i}`);
+  const q = new WorkQueue();
+  gc();
+  const before = process.memoryUsage().heapUsed;
+  for (const key of keys) q.add(key);
+  gc();
+  const perKey = (process.memoryUsage().heapUsed - before) / keys.length;
+  t.is(q.len(), keys.length);
+  t.true(perKey < 200, `${perKey.toFixed(0)} bytes of heap per waiting key`);
+});
+
+test('WorkQueue processes a large backlog once each, oldest first, within the concurrency bound', async (t) => {
+  const q = new WorkQueue({ concurrency: 3 });
+  const n = 5_000;
+  for (let i = 0; i < n; i++) q.add(`k${i}`);
+  q.add('k0');
+  const seen: string[] = [];
+  let running = 0;
+  let maxRunning = 0;
+  q.start(async (key) => {
+    running++;
+    maxRunning = Math.max(maxRunning, running);
+    seen.push(key);
+    await tick();
+    // Re-adding keys while the backlog drains appends them behind it.
+    if (key === 'k10') q.add('late');
+    running--;
+  });
+  await q.idle();
+  t.is(seen.length, n + 1);
+  t.deepEqual(seen.slice(0, n), Array.from({ length: n }, (_, i) => `k${i}`));
+  t.is(seen[n], 'late');
+  t.is(maxRunning, 3);
+  t.deepEqual(q.stats().waiting, 0);
 });
