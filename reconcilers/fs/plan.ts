@@ -5,7 +5,7 @@
 import type { Doc } from '../../src/model/document.js';
 import type { FilesystemSpec, FilesystemStatus, PoolSeen } from '../../src/model/storage-kinds.js';
 import { setConditions, type ConditionInput } from '../../src/runtime/conditions.js';
-import { nextAttempt, type RunInfo } from '../shared/runs.js';
+import { createAttempt, type RunInfo } from '../shared/runs.js';
 
 export const FS_CREATE_TASK = 'ceph.fs.create';
 
@@ -76,13 +76,8 @@ function decide(o: FsObserved, view: FsCephView | null): Outcome {
 function createOutcome(o: FsObserved): Outcome {
   const { spec } = o.fs;
   const what = `creating pools ${spec.metadataPool} (${spec.metadataPG} PGs) and ${spec.dataPool} (${spec.dataPG} PGs), then the filesystem`;
-  const last = o.run;
   // A completed run whose filesystem is not listed: something removed it since; create again.
-  const next = nextAttempt(last, o.now, o.retryBaseMs, what);
-  if (next.kind === 'busy') return { phase: 'creating', reason: 'Creating', message: `${what} (run ${last!.id})` };
-  const phase: Phase = next.failed ? 'failed' : 'creating';
-  if (next.kind === 'wait') return { phase, reason: next.reason, message: next.message, requeueAfterMs: next.waitMs };
-  return { phase, reason: next.reason === 'Starting' ? 'Creating' : next.reason, message: next.message, step: { kind: 'create', attempt: next.attempt } };
+  return createAttempt(o.run, o.now, o.retryBaseMs, what);
 }
 
 function statusOf(o: FsObserved, view: FsCephView | null, out: Outcome): FilesystemStatus {

@@ -4,7 +4,7 @@
 import type { Doc } from '../../src/model/document.js';
 import type { RgwUserSpec, RgwUserStatus } from '../../src/model/storage-kinds.js';
 import { setConditions } from '../../src/runtime/conditions.js';
-import { nextAttempt, type RunInfo } from '../shared/runs.js';
+import { createAttempt, type RunInfo } from '../shared/runs.js';
 
 export const RGW_USER_CREATE_TASK = 'ceph.rgw.user.create';
 
@@ -59,12 +59,7 @@ function decide(o: RgwUserObserved): Outcome {
     return { phase: 'blocked', reason: 'WaitingForGateway', message: 'RGW users need the RGW pools: deploy a gateway first (POST /gateways/rgw/deploy)' };
   }
   const what = `creating RGW user ${o.user.spec.userId}`;
-  const last = o.run;
   // A completed run without stored keys: the secret document is gone; the run takes the
   // user's keys from RGW again (user info), it does not make a second user.
-  const next = nextAttempt(last, o.now, o.retryBaseMs, what);
-  if (next.kind === 'busy') return { phase: 'creating', reason: 'Creating', message: `${what} (run ${last!.id})` };
-  const phase: Phase = next.failed ? 'failed' : 'creating';
-  if (next.kind === 'wait') return { phase, reason: next.reason, message: next.message, requeueAfterMs: next.waitMs };
-  return { phase, reason: next.reason === 'Starting' ? 'Creating' : next.reason, message: next.message, step: { kind: 'create', attempt: next.attempt } };
+  return createAttempt(o.run, o.now, o.retryBaseMs, what);
 }

@@ -60,3 +60,21 @@ export function nextAttempt(last: RunInfo | null, now: number, baseMs: number, w
   if (r.kind === 'wait') return { kind: 'wait', attempt: r.attempt, failed, reason: 'RetryBackoff', message, waitMs: r.ms + 1 };
   return { kind: 'start', attempt: r.attempt, failed, reason: failing ? 'Retrying' : 'Starting', message, waitMs: 0 };
 }
+
+/** The outcome of a one-shot creation step (a filesystem, an RGW user), in the words of the
+ * plans whose phases are `creating` / `failed`. */
+export type CreateAttempt = {
+  phase: 'creating' | 'failed';
+  reason: string;
+  message: string;
+  step?: { kind: 'create'; attempt: number };
+  requeueAfterMs?: number;
+};
+
+export function createAttempt(last: RunInfo | null, now: number, baseMs: number, what: string): CreateAttempt {
+  const next = nextAttempt(last, now, baseMs, what);
+  if (next.kind === 'busy') return { phase: 'creating', reason: 'Creating', message: `${what} (run ${last!.id})` };
+  const phase = next.failed ? 'failed' : 'creating';
+  if (next.kind === 'wait') return { phase, reason: next.reason, message: next.message, requeueAfterMs: next.waitMs };
+  return { phase, reason: next.reason === 'Starting' ? 'Creating' : next.reason, message: next.message, step: { kind: 'create', attempt: next.attempt } };
+}

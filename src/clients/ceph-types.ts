@@ -2,6 +2,8 @@
 // use. The raw shapes and their schemas live in ceph-schemas*.ts; anything Ceph adds beyond them
 // is ignored.
 
+import type { ClusterMetrics } from '../model/ceph-kinds.js';
+
 export const HEALTH = { OK: 'HEALTH_OK', WARN: 'HEALTH_WARN', ERR: 'HEALTH_ERR' } as const;
 export type HealthStatus = (typeof HEALTH)[keyof typeof HEALTH];
 
@@ -28,20 +30,11 @@ export interface PgStateCount {
 
 /** `ceph status`: every number comes from that one call (Pacific's pgmap carries the byte
  * totals that `ceph df` reports too). */
-export interface CephStatus {
+export interface CephStatus extends ClusterMetrics {
   fsid: string;
   health: HealthStatus;
   healthChecks: HealthCheck[];
-  monCount: number;
   quorumNames: string[];
-  osdCount: number;
-  osdUp: number;
-  osdIn: number;
-  pgCount: number;
-  poolCount: number;
-  usedBytes: number;
-  availableBytes: number;
-  totalBytes: number;
   pgStates: PgStateCount[];
   mgrAvailable: boolean;
 }

@@ -1,5 +1,5 @@
+import { alive } from '../helpers/process.js';
 import test from 'ava';
-import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,19 +10,6 @@ import type { RunOptions } from '../../src/exec/runner.js';
 const runner = new ZxRunner({ killGraceMs: 300 });
 const T = 10_000;
 
-/** A killed orphan stays a zombie when PID 1 does not reap (containers): that counts as gone. */
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0] !== 'Z';
-  } catch {
-    return false;
-  }
-};
 
 /** Runs `sh -c script` that prints its own pid first, and returns that pid with the outcome. */
 async function runWithPid(script: string, opts: Partial<RunOptions>): Promise<{ pid: number; error: unknown }> {

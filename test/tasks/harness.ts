@@ -1,6 +1,5 @@
 // A TaskService over a real in-memory store, with the bus, logs and ids tests look at.
 import type { ExecutionContext } from 'ava';
-import { readFileSync } from 'node:fs';
 import { ManualClock } from '../../src/model/clock.js';
 import type { Runner } from '../../src/exec/runner.js';
 import { createMemoryStore } from '../../src/store/index.js';
@@ -74,16 +73,4 @@ export const nodeRun = (over: Partial<StartRequest> = {}): StartRequest => ({
 
 export const questionAsked = (runId: string) => (e: AnyBusEvent) => isEvent(e, 'task.question.asked') && e.payload.runId === runId;
 
-/** A killed orphan stays a zombie when PID 1 does not reap (containers): that counts as gone. */
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0] !== 'Z';
-  } catch {
-    return false;
-  }
-}
+export { alive } from '../helpers/process.js';

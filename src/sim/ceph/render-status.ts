@@ -4,6 +4,7 @@ import type { SimCephCluster } from './cluster.js';
 import type { SimHealth } from './health.js';
 import { CEPH_VERSION, stamp } from './model.js';
 import { countStates } from './placement.js';
+import { rawOsdStat } from './render-maps.js';
 
 const secs = (ms: number): number => Math.floor(ms / 1000);
 
@@ -22,7 +23,6 @@ export function rawHealth(h: SimHealth, detail: boolean): Record<string, unknown
 
 export function rawStatus(c: SimCephCluster): Record<string, unknown> {
   const quorum = c.mons.quorum() ?? [];
-  const osds = [...c.osdmap.osds.values()];
   const pools = [...c.osdmap.pools.values()];
   const pgs = c.pgs();
   const u = c.usage();
@@ -34,15 +34,8 @@ export function rawStatus(c: SimCephCluster): Record<string, unknown> {
     quorum_names: quorum.map((m) => m.name),
     quorum_age: secs(c.options.now() - c.mons.quorumSince),
     monmap: { epoch: c.mons.epoch, min_mon_release_name: 'pacific', num_mons: c.mons.mons.length },
-    osdmap: {
-      epoch: c.osdmap.epoch,
-      num_osds: osds.length,
-      num_up_osds: osds.filter((o) => o.up).length,
-      osd_up_since: secs(c.osdmap.lastUpChange),
-      num_in_osds: osds.filter((o) => o.in).length,
-      osd_in_since: secs(c.osdmap.lastInChange),
-      num_remapped_pgs: 0,
-    },
+    // `ceph status` embeds exactly what `ceph osd stat` prints.
+    osdmap: rawOsdStat(c),
     pgmap: {
       pgs_by_state: countStates(pgs).map((s) => ({ state_name: s.state, count: s.count })),
       num_pgs: pgs.length,
