@@ -16,6 +16,8 @@ export interface Config {
   /** Every loop looks at every object this often, whatever the watches said. */
   resyncMs: number;
   reconcileConcurrency: number;
+  /** DRIVER=real: the network namespace the master's interfaces and dnsmasq live in (tests, containers). */
+  masterNetns: string | null;
 }
 
 type Env = Record<string, string | undefined>;
@@ -30,6 +32,15 @@ function int(env: Env, name: string, dflt: number, min: number, max: number): nu
     ]);
   }
   return n;
+}
+
+function netns(raw: string | undefined): string | null {
+  if (raw === undefined || raw === '') return null;
+  // A name `ip netns` accepts, and nothing a command line could misread.
+  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/.test(raw)) {
+    throw new InputError(`MASTER_NETNS must be a network namespace name, got "${raw}"`, [{ path: '/env/MASTER_NETNS', message: 'letters, digits, _ . -' }]);
+  }
+  return raw;
 }
 
 /** Flags mirror the variables: --port 9000 is PORT=9000, --lab-nodes 3 is LAB_NODES=3. */
@@ -61,5 +72,6 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonl
     heartbeatTimeoutMs: int(env, 'HEARTBEAT_TIMEOUT_MS', 15_000, 10, 3_600_000),
     resyncMs: int(env, 'RESYNC_MS', 300_000, 100, 86_400_000),
     reconcileConcurrency: int(env, 'RECONCILE_CONCURRENCY', 16, 1, 1024),
+    masterNetns: netns(env.MASTER_NETNS),
   });
 }

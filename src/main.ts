@@ -24,6 +24,7 @@ import { seeded } from './sim/random.js';
 import { Lab, type LabOptions } from './sim/lab.js';
 import { defaultCephTiming, ensureCluster, realCeph, registerCephLoops, type CephTiming } from './main/ceph.js';
 import { inventoryAreas } from './main/areas.js';
+import { networkArea, type NetworkArea, type NetworkOptions } from './main/network.js';
 import { createHttpApp, type HttpApp, type Listening } from './http/app.js';
 import type { AuthOptions } from './http/auth/index.js';
 import { SseHub } from './http/sse/hub.js';
@@ -50,6 +51,7 @@ export interface QuarryOptions {
   auth?: Partial<AuthOptions>;
   /** Where the generated first admin password is shown once (stdout by default). */
   print?: (line: string) => void;
+  network?: NetworkOptions;
 }
 
 export interface Quarry {
@@ -63,6 +65,7 @@ export interface Quarry {
   lab: Lab | null;
   http: HttpApp;
   hub: SseHub;
+  network: NetworkArea;
   /** The address the API answers on (the port is the real one when PORT=0). */
   url: string;
   stop(): Promise<void>;
@@ -119,6 +122,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
     runTimeoutMs: opts.runTimeoutMs ?? 5 * 60_000,
     ...cephTiming,
   });
+  const network = networkArea({ ...opts.network, config, store, tasks, manager, clock, retryBaseMs: opts.retryBaseMs ?? 5_000, runTimeoutMs: opts.runTimeoutMs ?? 60_000 });
   fleet.onChange((nodeId) => manager.enqueue('node', nodeId));
   await manager.start();
   // Runs cut short by a crash were marked failed; their objects must look again now.
@@ -133,13 +137,14 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
     config,
     logger: log,
     clock,
-    areas: [taskRoutes(tasks), eventRoutes(hub), ...inventoryAreas(store, clock), (area) => agentRoutes(gateway, area.auth)],
+    areas: [taskRoutes(tasks), eventRoutes(hub), ...inventoryAreas(store, clock), (area) => agentRoutes(gateway, area.auth), network.routes],
     ...(opts.auth ? { auth: opts.auth } : {}),
     ...(opts.print ? { print: opts.print } : {}),
     agents: credentials,
   });
   const listening: Listening = await http.listen(config.port, config.host);
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${listening.port}`;
+  await network.listening(listening.port);
   // Machines boot only once the master answers, as on a real network; their agents speak
   // HTTP to it (over loopback when it listens on every address).
   const labHost = config.host === '0.0.0.0' ? '127.0.0.1' : config.host === '::' ? '[::1]' : config.host.includes(':') ? `[${config.host}]` : config.host;
@@ -151,13 +156,14 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   });
   log('info', 'quarry started', { url, driver: config.driver, labNodes: lab ? config.labNodes : 0, interruptedRuns: interrupted.length });
   return {
-    config, store, bus, tasks, fleet, gateway, manager, lab, http, hub, url,
+    config, store, bus, tasks, fleet, gateway, manager, lab, http, hub, network, url,
     async stop() {
       lab?.stop();
       hub.close();
       await listening.close();
       unsubscribe();
       await manager.stop();
+      await network.stop();
       await tasks.close();
       await logs.close();
       await store.close();

@@ -3,6 +3,7 @@
 import { CephKind, clusterSchemas, keyringSchemas } from './ceph-kinds.js';
 import { Kind } from './kinds.js';
 import { StorageKind, filesystemSchemas, rgwUserSchemas, rgwUserSecretSchemas } from './storage-kinds.js';
+import { NetworkKind, networkSchemas } from './network-kinds.js';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -250,4 +251,5 @@ export const kindSchemas: Record<string, KindSchemas> = {
   [StorageKind.Filesystem]: withCommonStatus(filesystemSchemas),
   [StorageKind.RgwUser]: withCommonStatus(rgwUserSchemas),
   [StorageKind.RgwUserSecret]: rgwUserSecretSchemas,
+  [NetworkKind.Network]: withCommonStatus(networkSchemas),
 };

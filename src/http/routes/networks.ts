@@ -1,0 +1,81 @@
+// DHCP networks and the master's interfaces they bind to. Creating one writes desired state
+// only; the network loop starts its dnsmasq.
+import { MAX_PREFIX, MIN_PREFIX, type NetworkDoc, type NetworkInput, type Networks } from '../networks.js';
+import { route, type AnyRoute } from '../route.js';
+import { object, statusSchema, uuidSchema } from '../schemas.js';
+
+const ipv4 = (description: string) => ({ type: 'string', format: 'ipv4', description });
+
+const bodySchema = object(
+  {
+    cidr: { type: 'string', pattern: '^[0-9.]+/[0-9]{1,2}$', description: `IPv4 network, host bits zero, /${MIN_PREFIX} to /${MAX_PREFIX}; may not overlap another network (409 NETWORK_OVERLAP)` },
+    gateway: ipv4('router handed to machines: a host address of cidr, outside the range'),
+    dnsServers: { type: 'array', items: { type: 'string', format: 'ipv4' }, maxItems: 8, description: 'DNS servers handed to machines; default: [gateway]' },
+    rangeStart: ipv4('first leased address; with rangeEnd, or neither. Default: the upper half of the longest run of host addresses free of the gateway and the interface\'s own address'),
+    rangeEnd: ipv4('last leased address, not before rangeStart'),
+    nicId: { ...uuidSchema, description: 'id of a master interface (GET /networks/interfaces; 404 when unknown); one network per interface (409 NIC_IN_USE)' },
+  },
+  ['cidr', 'gateway', 'nicId'],
+);
+
+const str = { type: 'string' };
+const condition = object(
+  { type: str, status: { enum: ['True', 'False', 'Unknown'] }, reason: str, message: str, lastTransitionTime: str, observedGeneration: { type: 'integer' } },
+  ['type', 'status', 'reason', 'message', 'lastTransitionTime', 'observedGeneration'],
+);
+const networkView = object(
+  {
+    id: uuidSchema, cidr: str, gateway: str, dnsServers: { type: 'array', items: str }, rangeStart: str, rangeEnd: str, nicId: uuidSchema,
+    status: object({
+      phase: { enum: ['pending', 'starting', 'running', 'degraded'] },
+      pid: { type: ['integer', 'null'], description: 'the dnsmasq serving the network' },
+      configHash: { type: ['string', 'null'], description: 'SHA-256 of the configuration it runs' },
+      nicName: str,
+      bootUrl: { type: 'string', description: 'where iPXE clients are sent' },
+      conditions: { type: 'array', items: condition },
+    }, ['phase', 'pid', 'configHash', 'conditions']),
+  },
+  ['id', 'cidr', 'gateway', 'dnsServers', 'rangeStart', 'rangeEnd', 'nicId', 'status'],
+);
+const nicView = object(
+  { id: { ...uuidSchema, description: 'stable: derived from the MAC' }, name: str, mac: str, ip: { type: 'string', description: "first IPv4 address, '' when none" }, connected: { type: 'boolean' }, mtu: { type: 'integer' } },
+  ['id', 'name', 'mac', 'ip', 'connected', 'mtu'],
+);
+
+const view = (n: NetworkDoc) => ({
+  id: n.id,
+  ...n.spec,
+  status: {
+    phase: n.status.phase ?? 'pending',
+    pid: n.status.pid ?? null,
+    configHash: n.status.configHash ?? null,
+    ...(n.status.nicName !== undefined ? { nicName: n.status.nicName } : {}),
+    ...(n.status.bootUrl !== undefined ? { bootUrl: n.status.bootUrl } : {}),
+    conditions: n.status.conditions ?? [],
+  },
+});
+
+export function networkRoutes(networks: Networks): AnyRoute[] {
+  return [
+    route({
+      method: 'GET', path: '/networks', tags: ['networks'],
+      summary: 'The DHCP networks, each with what the network loop last saw of its dnsmasq',
+      response: { description: 'networks by CIDR', schema: { type: 'array', items: networkView } },
+      handler: async () => (await networks.list()).sort((a, b) => a.spec.cidr.localeCompare(b.spec.cidr)).map(view),
+    }),
+    route<NetworkInput>({
+      method: 'POST', path: '/networks/create', tags: ['networks'], admin: true,
+      summary: `Declare a DHCP network on an interface of the master; the network loop serves it with dnsmasq (the same declaration again answers the same id)`,
+      body: bodySchema,
+      response: { description: 'created', schema: statusSchema('created', true) },
+      errors: [404, 409],
+      handler: async ({ body }) => ({ status: 'created', id: await networks.create(body) }),
+    }),
+    route({
+      method: 'GET', path: '/networks/interfaces', tags: ['networks'],
+      summary: `The master's interfaces a network can bind to (Ethernet links; loopback excluded)`,
+      response: { description: 'interfaces by name', schema: { type: 'array', items: nicView } },
+      handler: async () => (await networks.interfaces()).sort((a, b) => a.name.localeCompare(b.name)).map(({ id, name, mac, ip, connected, mtu }) => ({ id, name, mac, ip, connected, mtu })),
+    }),
+  ];
+}
