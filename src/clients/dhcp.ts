@@ -1,6 +1,7 @@
 // The master as the network loop sees it: its interfaces and one DHCP server per network.
 // Two implementations: dnsmasq on the real master (clients/dnsmasq.ts) and the lab's
 // simulated master (sim/master.ts), which touches no network at all.
+import { join } from 'node:path';
 import type { InterfaceSource } from '../model/network-kinds.js';
 
 export const DhcpFailureReason = { NicMissing: 'NicMissing', PortBusy: 'PortBusy', StartFailed: 'StartFailed', Exited: 'Exited' } as const;
@@ -62,6 +63,41 @@ export interface DhcpServers {
 
 export interface MasterHost extends InterfaceSource {
   dhcp: DhcpServers;
+}
+
+/** The bookkeeping both implementations share: servers by network, how each last ended, who
+ * to tell when one ends on its own, and where its files are. */
+export abstract class DhcpServerBook<S> {
+  protected readonly servers = new Map<string, S>();
+  protected readonly exits = new Map<string, DhcpExit>();
+  private readonly listeners: Array<(id: string) => void> = [];
+
+  constructor(protected readonly dir: string) {}
+
+  abstract running(networkId: string): DhcpServerState | null;
+
+  files(networkId: string): DhcpFiles {
+    const base = join(this.dir, networkId);
+    return { conf: `${base}.conf`, pidFile: `${base}.pid`, leaseFile: `${base}.leases` };
+  }
+
+  lastExit(networkId: string): DhcpExit | null {
+    return this.exits.get(networkId) ?? null;
+  }
+
+  networks(): string[] {
+    return [...this.servers.keys()];
+  }
+
+  onExit(listener: (networkId: string) => void): void {
+    this.listeners.push(listener);
+  }
+
+  /** A server ended without being asked to: remember why, and tell the listeners. */
+  protected ended(networkId: string, exit: DhcpExit): void {
+    this.exits.set(networkId, exit);
+    for (const l of this.listeners) l(networkId);
+  }
 }
 
 /** dnsmasq's own words for why it did not start, as a reason the status can carry. */

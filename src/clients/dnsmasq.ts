@@ -2,9 +2,8 @@
 // A configuration change is a stop and a start: SIGHUP does not re-read dhcp-range and the
 // other main settings, and crashes Debian 12's dnsmasq with tagged host entries.
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { ProcessSupervisor, Supervised } from '../exec/supervisor.js';
-import { DhcpFailureReason, DhcpStartError, classifyDnsmasqError, type DhcpExit, type DhcpFiles, type DhcpServerState, type DhcpServers, type DhcpStartRequest } from './dhcp.js';
+import { DhcpFailureReason, DhcpServerBook, DhcpStartError, classifyDnsmasqError, type DhcpFiles, type DhcpServerState, type DhcpServers, type DhcpStartRequest } from './dhcp.js';
 
 export interface DnsmasqOptions {
   supervisor: ProcessSupervisor;
@@ -29,35 +28,16 @@ interface Server {
 const STARTED = /started, version/;
 const TAIL = 20;
 
-export class DnsmasqServers implements DhcpServers {
-  private readonly servers = new Map<string, Server>();
-  private readonly exits = new Map<string, DhcpExit>();
-  private readonly listeners: Array<(id: string) => void> = [];
+export class DnsmasqServers extends DhcpServerBook<Server> implements DhcpServers {
   private readonly now: () => number;
 
   constructor(private readonly opts: DnsmasqOptions) {
+    super(opts.dir);
     this.now = opts.now ?? Date.now;
-  }
-
-  files(networkId: string): DhcpFiles {
-    const base = join(this.opts.dir, networkId);
-    return { conf: `${base}.conf`, pidFile: `${base}.pid`, leaseFile: `${base}.leases` };
   }
 
   running(networkId: string): DhcpServerState | null {
     return this.servers.get(networkId)?.state ?? null;
-  }
-
-  lastExit(networkId: string): DhcpExit | null {
-    return this.exits.get(networkId) ?? null;
-  }
-
-  networks(): string[] {
-    return [...this.servers.keys()];
-  }
-
-  onExit(listener: (networkId: string) => void): void {
-    this.listeners.push(listener);
   }
 
   async start(networkId: string, req: DhcpStartRequest, log: (line: string) => void): Promise<DhcpServerState> {
@@ -90,7 +70,7 @@ export class DnsmasqServers implements DhcpServers {
       throw new DhcpStartError(why.reason, why.message);
     }
     this.servers.set(networkId, server);
-    void proc.exited.then(() => this.ended(networkId, server));
+    void proc.exited.then(() => this.died(networkId, server));
     return server.state;
   }
 
@@ -106,12 +86,11 @@ export class DnsmasqServers implements DhcpServers {
     await Promise.all(this.networks().map((id) => this.stop(id)));
   }
 
-  private ended(networkId: string, server: Server): void {
+  private died(networkId: string, server: Server): void {
     if (server.stopping) return;
     if (this.servers.get(networkId) === server) this.servers.delete(networkId);
     const last = server.tail.slice(-3).join(' / ') || 'no output';
-    this.exits.set(networkId, { at: this.now(), configHash: server.state.configHash, reason: DhcpFailureReason.Exited, message: `dnsmasq pid ${server.state.pid} exited: ${last}` });
-    for (const l of this.listeners) l(networkId);
+    this.ended(networkId, { at: this.now(), configHash: server.state.configHash, reason: DhcpFailureReason.Exited, message: `dnsmasq pid ${server.state.pid} exited: ${last}` });
   }
 
   private command(conf: string): [string, string[]] {

@@ -47,3 +47,9 @@ export const object = (properties: Record<string, JsonSchema>, required: string[
   additionalProperties: false,
   properties,
 });
+
+/** A status condition as the API shows it (Ready, Degraded, ...). */
+export const conditionView: JsonSchema = object(
+  { type: { type: 'string' }, status: { enum: ['True', 'False', 'Unknown'] }, reason: { type: 'string' }, message: { type: 'string' }, lastTransitionTime: { type: 'string' }, observedGeneration: { type: 'integer' } },
+  ['type', 'status', 'reason', 'message', 'lastTransitionTime', 'observedGeneration'],
+);

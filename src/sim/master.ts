@@ -1,7 +1,6 @@
 // The lab's master: two NICs and DHCP servers that only pretend to run. Nothing here touches
 // the machine's network; tests unplug NICs, occupy the DHCP port and kill servers through it.
-import { join } from 'node:path';
-import { DhcpFailureReason, DhcpStartError, type DhcpExit, type DhcpFiles, type DhcpServerState, type DhcpServers, type DhcpStartRequest, type MasterHost } from '../clients/dhcp.js';
+import { DhcpFailureReason, DhcpServerBook, DhcpStartError, type DhcpServerState, type DhcpServers, type DhcpStartRequest, type MasterHost } from '../clients/dhcp.js';
 import { masterNicId, type MasterInterface } from '../model/network-kinds.js';
 
 /** The lab's machines live in 10.0.0.0/16 (sim/machines.ts); the master sits at its top. */
@@ -14,12 +13,9 @@ export interface SimDhcpServer extends DhcpServerState {
   config: string;
 }
 
-export class SimMaster implements MasterHost, DhcpServers {
+export class SimMaster extends DhcpServerBook<SimDhcpServer> implements MasterHost, DhcpServers {
   readonly dhcp: DhcpServers = this;
   private readonly nics = new Map<string, MasterInterface>();
-  private readonly servers = new Map<string, SimDhcpServer>();
-  private readonly exits = new Map<string, DhcpExit>();
-  private readonly listeners: Array<(id: string) => void> = [];
   /** NICs whose DHCP port something else holds. */
   private readonly busy = new Set<string>();
   private nextPid = 4000;
@@ -27,9 +23,10 @@ export class SimMaster implements MasterHost, DhcpServers {
   readonly starts: Array<{ networkId: string; pid: number; configHash: string }> = [];
 
   constructor(
-    private readonly dir: string,
+    dir: string,
     private readonly now: () => number = Date.now,
   ) {
+    super(dir);
     for (const n of SIM_MASTER_NICS) this.plug(n);
   }
 
@@ -57,34 +54,16 @@ export class SimMaster implements MasterHost, DhcpServers {
     const s = this.servers.get(networkId);
     if (!s) return;
     this.servers.delete(networkId);
-    this.exits.set(networkId, { at: this.now(), configHash: s.configHash, reason: DhcpFailureReason.Exited, message: `dnsmasq pid ${s.pid} exited: ${why}` });
-    for (const l of this.listeners) l(networkId);
+    this.ended(networkId, { at: this.now(), configHash: s.configHash, reason: DhcpFailureReason.Exited, message: `dnsmasq pid ${s.pid} exited: ${why}` });
   }
 
   server(networkId: string): SimDhcpServer | null {
     return this.servers.get(networkId) ?? null;
   }
 
-  files(networkId: string): DhcpFiles {
-    const base = join(this.dir, networkId);
-    return { conf: `${base}.conf`, pidFile: `${base}.pid`, leaseFile: `${base}.leases` };
-  }
-
   running(networkId: string): DhcpServerState | null {
     const s = this.servers.get(networkId);
     return s ? { pid: s.pid, configHash: s.configHash, nic: s.nic, startedAt: s.startedAt } : null;
-  }
-
-  lastExit(networkId: string): DhcpExit | null {
-    return this.exits.get(networkId) ?? null;
-  }
-
-  networks(): string[] {
-    return [...this.servers.keys()];
-  }
-
-  onExit(listener: (networkId: string) => void): void {
-    this.listeners.push(listener);
   }
 
   start(networkId: string, req: DhcpStartRequest, log: (line: string) => void): Promise<DhcpServerState> {

@@ -6,7 +6,7 @@ import type { Doc } from '../../model/document.js';
 import { POOL_NAME_PATTERN, StorageKind, filesystemId, type FilesystemSpec, type FilesystemStatus } from '../../model/storage-kinds.js';
 import type { Store } from '../../store/types.js';
 import { route, type AnyRoute } from '../route.js';
-import { object, statusSchema, uuidSchema } from '../schemas.js';
+import { conditionView, object, statusSchema, uuidSchema } from '../schemas.js';
 
 const PG_RULE = 'a power of two from 1 to 4096';
 const name = (what: string): Record<string, unknown> => ({
@@ -21,10 +21,6 @@ const bodySchema = object(
   ['name', 'metadataPool', 'dataPool'],
 );
 
-const condition = object(
-  { type: { type: 'string' }, status: { enum: ['True', 'False', 'Unknown'] }, reason: { type: 'string' }, message: { type: 'string' }, lastTransitionTime: { type: 'string' }, observedGeneration: { type: 'integer' } },
-  ['type', 'status', 'reason', 'message', 'lastTransitionTime', 'observedGeneration'],
-);
 const fsView = object(
   {
     id: uuidSchema,
@@ -35,7 +31,7 @@ const fsView = object(
       mdsActive: { type: 'boolean' },
       activeMds: { type: ['string', 'null'] },
       pools: { type: 'array', items: object({ name: { type: 'string' }, pgNum: { type: 'integer' } }, ['name', 'pgNum']), description: 'its pools as Ceph lists them' },
-      conditions: { type: 'array', items: condition },
+      conditions: { type: 'array', items: conditionView },
       observedGeneration: { type: 'integer' },
     }, ['phase', 'created', 'mdsActive', 'pools', 'conditions']),
   },

@@ -2,7 +2,7 @@
 // only; the network loop starts its dnsmasq.
 import { MAX_PREFIX, MIN_PREFIX, type NetworkDoc, type NetworkInput, type Networks } from '../networks.js';
 import { route, type AnyRoute } from '../route.js';
-import { object, statusSchema, uuidSchema } from '../schemas.js';
+import { conditionView, object, statusSchema, uuidSchema } from '../schemas.js';
 
 const ipv4 = (description: string) => ({ type: 'string', format: 'ipv4', description });
 
@@ -19,10 +19,6 @@ const bodySchema = object(
 );
 
 const str = { type: 'string' };
-const condition = object(
-  { type: str, status: { enum: ['True', 'False', 'Unknown'] }, reason: str, message: str, lastTransitionTime: str, observedGeneration: { type: 'integer' } },
-  ['type', 'status', 'reason', 'message', 'lastTransitionTime', 'observedGeneration'],
-);
 const networkView = object(
   {
     id: uuidSchema, cidr: str, gateway: str, dnsServers: { type: 'array', items: str }, rangeStart: str, rangeEnd: str, nicId: uuidSchema,
@@ -32,7 +28,7 @@ const networkView = object(
       configHash: { type: ['string', 'null'], description: 'SHA-256 of the configuration it runs' },
       nicName: str,
       bootUrl: { type: 'string', description: 'where iPXE clients are sent' },
-      conditions: { type: 'array', items: condition },
+      conditions: { type: 'array', items: conditionView },
     }, ['phase', 'pid', 'configHash', 'conditions']),
   },
   ['id', 'cidr', 'gateway', 'dnsServers', 'rangeStart', 'rangeEnd', 'nicId', 'status'],
