@@ -2,7 +2,7 @@
 // given through the API with a real dnsmasq in A; busybox udhcpc in namespace B gets leases
 // with the router, the DNS servers and the boot file of its kind (iPXE: Quarry's URL; plain
 // PXE: iPXE over TFTP). Killing dnsmasq or changing the network restarts it.
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -21,7 +21,7 @@ import { netnsPair, type NetnsPair } from './netns.js';
 const PASSWORD = 'real-dhcp-admin-password';
 const IPXE = ['-x', '0x4d:69505845']; // user-class "iPXE", as iPXE sends it
 
-async function quarryIn(t: Parameters<typeof netnsPair>[0], pair: NetnsPair): Promise<Quarry> {
+async function quarryIn(t: ExecutionContext, pair: NetnsPair): Promise<Quarry> {
   const stateDir = await mkdtemp(join(tmpdir(), 'qnet-state-'));
   const q = await startQuarry({
     config: loadConfig({ DRIVER: 'real', MASTER_NETNS: pair.nsA, STATE_DIR: stateDir, PORT: '0', HOST: '127.0.0.1', ADMIN_PASSWORD: PASSWORD, RESYNC_MS: '60000' }),
