@@ -24,6 +24,7 @@ import { seeded } from './sim/random.js';
 import { Lab, type LabOptions } from './sim/lab.js';
 import { defaultCephTiming, ensureCluster, realCeph, registerCephLoops, type CephTiming } from './main/ceph.js';
 import { inventoryAreas } from './main/areas.js';
+import { startImages, type ImageParts, type ImageTiming } from './main/images.js';
 import { createHttpApp, type HttpApp, type Listening } from './http/app.js';
 import type { AuthOptions } from './http/auth/index.js';
 import { SseHub } from './http/sse/hub.js';
@@ -50,6 +51,8 @@ export interface QuarryOptions {
   auth?: Partial<AuthOptions>;
   /** Where the generated first admin password is shown once (stdout by default). */
   print?: (line: string) => void;
+  /** Progress interval, stall limit and deadline of image downloads; tests shorten them. */
+  imageTiming?: Partial<ImageTiming>;
 }
 
 export interface Quarry {
@@ -63,6 +66,7 @@ export interface Quarry {
   lab: Lab | null;
   http: HttpApp;
   hub: SseHub;
+  images: ImageParts;
   /** The address the API answers on (the port is the real one when PORT=0). */
   url: string;
   stop(): Promise<void>;
@@ -119,6 +123,8 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
     runTimeoutMs: opts.runTimeoutMs ?? 5 * 60_000,
     ...cephTiming,
   });
+  const images = await startImages({ config, store, tasks, bus, clock, retryBaseMs: opts.retryBaseMs ?? 5_000, ...(opts.imageTiming ? { timing: opts.imageTiming } : {}) });
+  manager.register(images.loop);
   fleet.onChange((nodeId) => manager.enqueue('node', nodeId));
   await manager.start();
   // Runs cut short by a crash were marked failed; their objects must look again now.
@@ -133,7 +139,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
     config,
     logger: log,
     clock,
-    areas: [taskRoutes(tasks), eventRoutes(hub), ...inventoryAreas(store, clock), (area) => agentRoutes(gateway, area.auth)],
+    areas: [taskRoutes(tasks), eventRoutes(hub), ...inventoryAreas(store, clock), (area) => agentRoutes(gateway, area.auth), images.routes],
     ...(opts.auth ? { auth: opts.auth } : {}),
     ...(opts.print ? { print: opts.print } : {}),
     agents: credentials,
@@ -151,13 +157,14 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   });
   log('info', 'quarry started', { url, driver: config.driver, labNodes: lab ? config.labNodes : 0, interruptedRuns: interrupted.length });
   return {
-    config, store, bus, tasks, fleet, gateway, manager, lab, http, hub, url,
+    config, store, bus, tasks, fleet, gateway, manager, lab, http, hub, images, url,
     async stop() {
       lab?.stop();
       hub.close();
       await listening.close();
       unsubscribe();
       await manager.stop();
+      await images.stop();
       await tasks.close();
       await logs.close();
       await store.close();
