@@ -86,8 +86,8 @@ const fileSchema = (url: JsonSchema): JsonSchema => ({
   },
 });
 
-const entryProperties = (url: JsonSchema): Record<string, JsonSchema> => ({
-  id: { type: 'string', pattern: FULL_ID_PATTERN },
+const entryProperties = (url: JsonSchema, id: string): Record<string, JsonSchema> => ({
+  id: { type: 'string', pattern: id },
   name: text,
   distro: text,
   version: text,
@@ -103,7 +103,7 @@ export const catalogSchema: JsonSchema = {
     type: 'object',
     required: ['id', 'name', 'distro', 'version', 'arch', 'files'],
     // Registries may say more about an entry than Quarry reads.
-    properties: entryProperties({ type: 'string', minLength: 1, maxLength: 2048 }),
+    properties: entryProperties({ type: 'string', minLength: 1, maxLength: 2048 }, '^[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}$'),
   },
 };
 
@@ -113,7 +113,7 @@ export const imageSchemas = {
     required: ['id', 'name', 'distro', 'version', 'arch', 'files', 'downloaded', 'default'],
     additionalProperties: false,
     properties: {
-      ...entryProperties({ type: 'string', pattern: '^https?://', maxLength: 2048 }),
+      ...entryProperties({ type: 'string', pattern: '^https?://', maxLength: 2048 }, FULL_ID_PATTERN),
       downloaded: { type: 'boolean' },
       default: { type: 'boolean' },
     },

@@ -3,7 +3,7 @@
 // loop fetches and removes files, and reports progress as image.download.progress events.
 import { ID_OR_SHORT_PATTERN } from '../../model/image-kinds.js';
 import type { Images } from '../images.js';
-import { route, type AnyRoute } from '../route.js';
+import { route, type AnyRoute, type HttpMethod } from '../route.js';
 import { object, statusSchema, uuidSchema } from '../schemas.js';
 
 const str = { type: 'string' };
@@ -20,6 +20,18 @@ const idParams = object(
 );
 type IdParams = { imageId: string };
 
+/** The admin-only writes: each changes desired state and answers `{ status: <word> }`. */
+function write(method: HttpMethod, path: string, word: string, errors: number[], summary: string, act: (imageId: string) => Promise<void>): AnyRoute {
+  return route<unknown, unknown, IdParams>({
+    method, path, tags: ['images'], admin: true, summary, params: idParams, errors,
+    response: { description: word, schema: statusSchema(word) },
+    handler: async ({ params }) => {
+      await act(params.imageId);
+      return { status: word };
+    },
+  });
+}
+
 export function imageRoutes(images: Images): AnyRoute[] {
   return [
     route({
@@ -35,40 +47,16 @@ export function imageRoutes(images: Images): AnyRoute[] {
       response: { description: 'downloaded images', schema: { type: 'array', items: downloaded } },
       handler: () => images.downloaded(),
     }),
-    route<unknown, unknown, IdParams>({
-      method: 'GET', path: '/images/{imageId}/download', tags: ['images'], admin: true,
-      summary: 'Download an image of the catalog (asynchronous: the image loop fetches and verifies its files; '
+    write('GET', '/images/{imageId}/download', 'downloading', [409, 503],
+      'Download an image of the catalog (asynchronous: the image loop fetches and verifies its files; '
         + 'progress is the image.download.progress event). A short id that names several images is 409 AMBIGUOUS_ID',
-      params: idParams,
-      response: { description: 'the download is under way (or done already)', schema: statusSchema('downloading') },
-      errors: [409, 503],
-      handler: async ({ params }) => {
-        await images.download(params.imageId);
-        return { status: 'downloading' };
-      },
-    }),
-    route<unknown, unknown, IdParams>({
-      method: 'POST', path: '/images/{imageId}/default', tags: ['images'], admin: true,
-      summary: 'Make a downloaded image the default boot image (409 IMAGE_NOT_DOWNLOADED otherwise); the previous default stops being it',
-      params: idParams,
-      response: { description: 'updated', schema: statusSchema('updated') },
-      errors: [409],
-      handler: async ({ params }) => {
-        await images.setDefault(params.imageId);
-        return { status: 'updated' };
-      },
-    }),
-    route<unknown, unknown, IdParams>({
-      method: 'DELETE', path: '/images/{imageId}', tags: ['images'], admin: true,
-      summary: 'Remove an image from the master (the image loop deletes its files and stops a download in progress); '
+      (id) => images.download(id)),
+    write('POST', '/images/{imageId}/default', 'updated', [409],
+      'Make a downloaded image the default boot image (409 IMAGE_NOT_DOWNLOADED otherwise); the previous default stops being it',
+      (id) => images.setDefault(id)),
+    write('DELETE', '/images/{imageId}', 'deleted', [409],
+      'Remove an image from the master (the image loop deletes its files and stops a download in progress); '
         + 'the default image is refused with 409 IMAGE_IS_DEFAULT',
-      params: idParams,
-      response: { description: 'deleted', schema: statusSchema('deleted') },
-      errors: [409],
-      handler: async ({ params }) => {
-        await images.remove(params.imageId);
-        return { status: 'deleted' };
-      },
-    }),
+      (id) => images.remove(id)),
   ];
 }
