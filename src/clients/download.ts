@@ -6,6 +6,7 @@ import { createHash, type Hash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { mkdir, open, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { fetchFailure, fetchUrl, shownUrl } from './fetch-url.js';
 
 export interface FileDownload {
   url: string;
@@ -42,16 +43,16 @@ export async function downloadFile(d: FileDownload): Promise<DownloadOutcome> {
     const res = await request(d, bytes);
     if (res.status === 200 && bytes > 0) {
       // The server ignored the Range header: what it sends starts at byte 0.
-      d.log?.(`${d.url}: the server does not resume; starting over`);
+      d.log?.(`${shownUrl(d.url)}: the server does not resume; starting over`);
       ({ hash, bytes } = { hash: createHash('sha256'), bytes: 0 });
     }
     bytes = await receive(d, res, hash, bytes);
   }
-  if (bytes !== d.size) throw new Error(`${d.url} ended at ${bytes} of ${d.size} bytes`);
+  if (bytes !== d.size) throw new Error(`${shownUrl(d.url)} ended at ${bytes} of ${d.size} bytes`);
   const digest = hash.digest('hex');
   if (digest !== d.sha256) {
     await unlink(d.partPath).catch(() => undefined);
-    throw new IntegrityError(`SHA-256 mismatch for ${d.url}: the catalog says ${d.sha256}, the download is ${digest}`);
+    throw new IntegrityError(`SHA-256 mismatch for ${shownUrl(d.url)}: the catalog says ${d.sha256}, the download is ${digest}`);
   }
   await rename(d.partPath, d.finalPath);
   await syncDir(dirname(d.finalPath));
@@ -73,18 +74,21 @@ async function hashPart(d: FileDownload): Promise<{ hash: Hash; bytes: number }>
 
 async function request(d: FileDownload, from: number): Promise<Response> {
   const headers: Record<string, string> = from > 0 ? { range: `bytes=${from}-` } : {};
-  const res = await fetch(d.url, { headers, signal: d.signal, redirect: 'follow' });
+  const res = await fetchUrl(d.url, { headers, signal: d.signal, redirect: 'follow' }).catch((err: unknown) => {
+    if (d.signal.aborted) throw err;
+    throw new Error(`${shownUrl(d.url)} did not answer: ${fetchFailure(err)}`);
+  });
   if (res.status === 206) {
     const start = /^bytes (\d+)-/.exec(res.headers.get('content-range') ?? '')?.[1];
     if (Number(start) !== from) {
       await res.body?.cancel();
-      throw new Error(`${d.url} answered a range from byte ${start ?? '?'} to a request from byte ${from}`);
+      throw new Error(`${shownUrl(d.url)} answered a range from byte ${start ?? '?'} to a request from byte ${from}`);
     }
     return res;
   }
   if (res.status === 200) return res;
   await res.body?.cancel();
-  throw new Error(`${d.url} answered HTTP ${res.status}`);
+  throw new Error(`${shownUrl(d.url)} answered HTTP ${res.status}`);
 }
 
 /** Appends the body to the part (from `bytes` on), hashing as it goes; returns the size. */
@@ -99,7 +103,7 @@ async function receive(d: FileDownload, res: Response, hash: Hash, bytes: number
   try {
     for (;;) {
       const { done, value } = reader ? await reader.read() : { done: true, value: undefined };
-      if (stall.signal.aborted) throw new Error(`${d.url}: no data for ${stallMs} ms`);
+      if (stall.signal.aborted) throw new Error(`${shownUrl(d.url)}: no data for ${stallMs} ms`);
       if (done) break;
       clearTimeout(timer);
       timer = setTimeout(() => stall.abort(), stallMs);
@@ -121,7 +125,7 @@ async function receive(d: FileDownload, res: Response, hash: Hash, bytes: number
 async function tooLong(d: FileDownload, fh: FileHandle): Promise<IntegrityError> {
   await fh.close().catch(() => undefined);
   await unlink(d.partPath).catch(() => undefined);
-  return new IntegrityError(`${d.url} is longer than the catalog's ${d.size} bytes`);
+  return new IntegrityError(`${shownUrl(d.url)} is longer than the catalog's ${d.size} bytes`);
 }
 
 async function syncDir(dir: string): Promise<void> {

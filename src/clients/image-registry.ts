@@ -5,6 +5,7 @@
 import { ServiceUnavailableError } from '../errors.js';
 import { catalogSchema, type CatalogEntry, type ImageRegistry } from '../model/image-kinds.js';
 import { createAjv, toFieldErrors } from '../model/validate.js';
+import { fetchFailure, fetchUrl } from './fetch-url.js';
 
 const MAX_CATALOG_BYTES = 16 * 1024 * 1024;
 const validate = createAjv().compile(catalogSchema);
@@ -42,10 +43,10 @@ export class HttpImageRegistry implements ImageRegistry {
   private async read(signal: AbortSignal): Promise<string> {
     let res: Response;
     try {
-      res = await fetch(this.url, { signal, headers: { accept: 'application/json' }, redirect: 'follow' });
+      res = await fetchUrl(this.url, { signal, headers: { accept: 'application/json' }, redirect: 'follow' });
     } catch (err) {
       // The URL is left out: it may carry credentials.
-      throw unreachable(signal.aborted ? `no answer within ${this.timeoutMs} ms` : causeOf(err));
+      throw unreachable(signal.aborted ? `no answer within ${this.timeoutMs} ms` : fetchFailure(err));
     }
     if (!res.ok) {
       await res.body?.cancel();
@@ -61,7 +62,7 @@ export class HttpImageRegistry implements ImageRegistry {
       }
     } catch (err) {
       if (err instanceof ServiceUnavailableError) throw err;
-      throw unreachable(`the answer broke off: ${causeOf(err)}`);
+      throw unreachable(`the answer broke off: ${fetchFailure(err)}`);
     }
     return Buffer.concat(chunks).toString('utf8');
   }
@@ -95,9 +96,4 @@ function resolveUrl(url: string, base: string, where: string): string {
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') throw invalid(`${where} must be http or https`);
   return u.href;
-}
-
-function causeOf(err: unknown): string {
-  const cause = (err as { cause?: { code?: string; message?: string } })?.cause;
-  return cause?.code ?? cause?.message ?? (err instanceof Error ? err.message : String(err));
 }

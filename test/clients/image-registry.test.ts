@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { ServiceUnavailableError } from '../../src/errors.js';
 import { parseCatalog } from '../../src/clients/image-registry.js';
 import { downloadFile, IntegrityError } from '../../src/clients/download.js';
-import { bytesOf, serveImages, sha } from '../helpers/image-server.js';
+import { bytesOf, closedPort, serveImages, sha } from '../helpers/image-server.js';
 
 const ID = '5e1f0c3a-7d42-4b8e-a1c9-0f6d2e8b7a13';
 const entry = (url: string, over: Record<string, unknown> = {}) => ({ id: ID.toUpperCase(), name: 'n', distro: 'd', version: '1', arch: 'a', extra: 'kept out', files: [{ name: 'vmlinuz', url, size: 3, sha256: 'AB'.repeat(32) }], ...over });
@@ -57,4 +57,18 @@ test('download: more bytes than the catalog says is refused, and the part is gon
   await t.throwsAsync(downloadFile(d), { instanceOf: IntegrityError, message: /longer than the catalog's 40000 bytes/ });
   t.is(await stat(d.partPath).catch(() => null), null);
   t.is(await stat(d.finalPath).catch(() => null), null);
+});
+
+test('download: errors and logs show a file URL without its credentials or query', async (t) => {
+  const server = await serveImages(t, []);
+  const dir = await mkdtemp(join(tmpdir(), 'qimg-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const url = server.url.replace('http://', 'http://reader:s3cret@').replace('catalog.json', 'files/none?token=abc');
+  const d = { url, size: 1, sha256: 'a'.repeat(64), finalPath: join(dir, 'k'), partPath: join(dir, 'k.part'), signal: new AbortController().signal };
+  const err = await t.throwsAsync(downloadFile(d), { message: /answered HTTP 404/ });
+  t.notRegex(err?.message ?? '', /s3cret|reader|token/);
+  t.deepEqual(server.requests.map((r) => [r.path, r.authorization]), [['/files/none', `Basic ${Buffer.from('reader:s3cret').toString('base64')}`]]);
+  const port = await closedPort();
+  const refused = await t.throwsAsync(downloadFile({ ...d, url: `http://reader:s3cret@127.0.0.1:${port}/x?token=abc` }));
+  t.is(refused?.message, `http://127.0.0.1:${port}/x did not answer: ECONNREFUSED`);
 });

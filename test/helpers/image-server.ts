@@ -31,6 +31,7 @@ export interface Faults {
 export interface ServedRequest {
   path: string;
   range: string | null;
+  authorization: string | null;
 }
 
 export interface ImageServer {
@@ -71,7 +72,7 @@ export async function serveImages(t: ExecutionContext, images: TestImage[], faul
   const state: ImageServer = { url: '', requests: [], faults, catalogBody: null };
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
-    state.requests.push({ path, range: req.headers.range ?? null });
+    state.requests.push({ path, range: req.headers.range ?? null, authorization: req.headers.authorization ?? null });
     if (path === '/catalog.json') return void res.writeHead(200, { 'content-type': 'application/json' }).end(state.catalogBody ?? JSON.stringify(catalog));
     const file = files.get(path);
     if (!file) return void res.writeHead(404).end();
@@ -95,4 +96,13 @@ export async function serveImages(t: ExecutionContext, images: TestImage[], faul
   });
   state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/catalog.json`;
   return state;
+}
+
+/** A loopback port nothing listens on (it was free a moment ago). */
+export async function closedPort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', () => resolve()));
+  const { port } = s.address() as AddressInfo;
+  await new Promise<void>((resolve) => s.close(() => resolve()));
+  return port;
 }
