@@ -25,6 +25,7 @@ import { Lab, type LabOptions } from './sim/lab.js';
 import { defaultCephTiming, ensureCluster, realCeph, registerCephLoops, type CephTiming } from './main/ceph.js';
 import { inventoryAreas } from './main/areas.js';
 import { networkArea, type NetworkArea, type NetworkOptions } from './main/network.js';
+import { startImages, type ImageParts, type ImageTiming } from './main/images.js';
 import { createHttpApp, type HttpApp, type Listening } from './http/app.js';
 import type { AuthOptions } from './http/auth/index.js';
 import { SseHub } from './http/sse/hub.js';
@@ -52,6 +53,8 @@ export interface QuarryOptions {
   /** Where the generated first admin password is shown once (stdout by default). */
   print?: (line: string) => void;
   network?: NetworkOptions;
+  /** Progress interval, stall limit and deadline of image downloads; tests shorten them. */
+  imageTiming?: Partial<ImageTiming>;
 }
 
 export interface Quarry {
@@ -66,6 +69,7 @@ export interface Quarry {
   http: HttpApp;
   hub: SseHub;
   network: NetworkArea;
+  images: ImageParts;
   /** The address the API answers on (the port is the real one when PORT=0). */
   url: string;
   stop(): Promise<void>;
@@ -123,6 +127,8 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
     ...cephTiming,
   });
   const network = networkArea({ ...opts.network, config, store, tasks, manager, clock, retryBaseMs: opts.retryBaseMs ?? 5_000, runTimeoutMs: opts.runTimeoutMs ?? 60_000 });
+  const images = await startImages({ config, store, tasks, bus, clock, retryBaseMs: opts.retryBaseMs ?? 5_000, ...(opts.imageTiming ? { timing: opts.imageTiming } : {}) });
+  manager.register(images.loop);
   fleet.onChange((nodeId) => manager.enqueue('node', nodeId));
   await manager.start();
   // Runs cut short by a crash were marked failed; their objects must look again now.
@@ -137,7 +143,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
     config,
     logger: log,
     clock,
-    areas: [taskRoutes(tasks), eventRoutes(hub), ...inventoryAreas(store, clock), (area) => agentRoutes(gateway, area.auth), network.routes],
+    areas: [taskRoutes(tasks), eventRoutes(hub), ...inventoryAreas(store, clock), (area) => agentRoutes(gateway, area.auth), network.routes, images.routes],
     ...(opts.auth ? { auth: opts.auth } : {}),
     ...(opts.print ? { print: opts.print } : {}),
     agents: credentials,
@@ -156,7 +162,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   });
   log('info', 'quarry started', { url, driver: config.driver, labNodes: lab ? config.labNodes : 0, interruptedRuns: interrupted.length });
   return {
-    config, store, bus, tasks, fleet, gateway, manager, lab, http, hub, network, url,
+    config, store, bus, tasks, fleet, gateway, manager, lab, http, hub, network, images, url,
     async stop() {
       lab?.stop();
       hub.close();
@@ -164,6 +170,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
       unsubscribe();
       await manager.stop();
       await network.stop();
+      await images.stop();
       await tasks.close();
       await logs.close();
       await store.close();

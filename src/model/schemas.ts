@@ -1,6 +1,7 @@
 // JSON Schemas of each kind's spec and status. One source of truth: the store validates
 // documents with them, and the HTTP layer and the specs folder reuse the spec schemas.
 import { CephKind, clusterSchemas, keyringSchemas } from './ceph-kinds.js';
+import { ImageKind, imageSchemas } from './image-kinds.js';
 import { Kind } from './kinds.js';
 import { StorageKind, filesystemSchemas, rgwUserSchemas, rgwUserSecretSchemas } from './storage-kinds.js';
 import { NetworkKind, networkSchemas } from './network-kinds.js';
@@ -252,4 +253,5 @@ export const kindSchemas: Record<string, KindSchemas> = {
   [StorageKind.RgwUser]: withCommonStatus(rgwUserSchemas),
   [StorageKind.RgwUserSecret]: rgwUserSecretSchemas,
   [NetworkKind.Network]: withCommonStatus(networkSchemas),
+  [ImageKind.Image]: withCommonStatus(imageSchemas),
 };
