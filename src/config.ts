@@ -16,6 +16,11 @@ export interface Config {
   /** Every loop looks at every object this often, whatever the watches said. */
   resyncMs: number;
   reconcileConcurrency: number;
+  /** A template render running longer than this is stopped. */
+  templateTimeoutMs: number;
+  /** More network boots than this within the window, with no agent report, is a boot loop. */
+  bootLoopMaxBoots: number;
+  bootLoopWindowMs: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -61,5 +66,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonl
     heartbeatTimeoutMs: int(env, 'HEARTBEAT_TIMEOUT_MS', 15_000, 10, 3_600_000),
     resyncMs: int(env, 'RESYNC_MS', 300_000, 100, 86_400_000),
     reconcileConcurrency: int(env, 'RECONCILE_CONCURRENCY', 16, 1, 1024),
+    templateTimeoutMs: int(env, 'TEMPLATE_TIMEOUT_MS', 2_000, 10, 60_000),
+    bootLoopMaxBoots: int(env, 'BOOT_LOOP_MAX_BOOTS', 5, 1, 30),
+    bootLoopWindowMs: int(env, 'BOOT_LOOP_WINDOW_MS', 600_000, 1_000, 86_400_000),
   });
 }

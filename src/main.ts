@@ -30,6 +30,8 @@ import { SseHub } from './http/sse/hub.js';
 import { taskRoutes } from './http/routes/tasks.js';
 import { eventRoutes } from './http/routes/events.js';
 import { agentRoutes } from './http/routes/agent.js';
+import { templatesPart } from './main/templates.js';
+import type { ProvisioningSources } from './http/template-context.js';
 
 export interface QuarryOptions {
   config: Readonly<Config>;
@@ -50,6 +52,8 @@ export interface QuarryOptions {
   auth?: Partial<AuthOptions>;
   /** Where the generated first admin password is shown once (stdout by default). */
   print?: (line: string) => void;
+  /** The network and image answers templates and boot scripts use (tests replace them). */
+  provisioning?: Partial<ProvisioningSources>;
 }
 
 export interface Quarry {
@@ -107,6 +111,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
       // Restarting or shutting down a node stops its OSDs: Ceph's ok-to-stop gates it.
       ceph,
       cephQueryTimeoutMs: cephTiming.queryTimeoutMs,
+      bootLoop: { maxBoots: config.bootLoopMaxBoots, windowMs: config.bootLoopWindowMs },
     }),
   );
   registerCephLoops(manager, {
@@ -125,6 +130,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   for (const t of interrupted) for (const loop of manager.loopsFor(t.kind)) manager.enqueue(loop, t.id);
   const credentials = new AgentCredentials(store, clock);
   const gateway = new AgentGateway(store, fleet, tasks.agents, credentials);
+  const templates = await templatesPart({ store, clock, config, credentials, ...(opts.provisioning ? { sources: opts.provisioning } : {}) });
   // Log lines stay out of /events: they would crowd state changes out of the replay buffer,
   // and GET /task/run/{id}/logs serves them.
   const hub = new SseHub({ subscribe: (h) => bus.subscribe((e) => e.type !== 'task.log' && h(e)), lastSeq: () => bus.lastSeq() });
@@ -133,7 +139,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
     config,
     logger: log,
     clock,
-    areas: [taskRoutes(tasks), eventRoutes(hub), ...inventoryAreas(store, clock), (area) => agentRoutes(gateway, area.auth)],
+    areas: [taskRoutes(tasks), eventRoutes(hub), ...inventoryAreas(store, clock, templates), (area) => agentRoutes(gateway, area.auth), templates.routes({ fleet, credentials })],
     ...(opts.auth ? { auth: opts.auth } : {}),
     ...(opts.print ? { print: opts.print } : {}),
     agents: credentials,
@@ -158,6 +164,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
       await listening.close();
       unsubscribe();
       await manager.stop();
+      await templates.close();
       await tasks.close();
       await logs.close();
       await store.close();

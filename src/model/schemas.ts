@@ -3,6 +3,7 @@
 import { CephKind, clusterSchemas, keyringSchemas } from './ceph-kinds.js';
 import { Kind } from './kinds.js';
 import { StorageKind, filesystemSchemas, rgwUserSchemas, rgwUserSecretSchemas } from './storage-kinds.js';
+import { TemplateKind, templateSchemas, templateVersionSchemas } from './template-kinds.js';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -82,6 +83,7 @@ export const nodeStatusSchema: JsonSchema = {
     observedRestartGeneration: count,
     observedShutdownGeneration: count,
     bootCount: count,
+    bootLoopResetAt: timestamp,
     bootId: { type: 'string' },
     diskIds: { type: 'array', items: uuid },
     ceph: {
@@ -250,4 +252,6 @@ export const kindSchemas: Record<string, KindSchemas> = {
   [StorageKind.Filesystem]: withCommonStatus(filesystemSchemas),
   [StorageKind.RgwUser]: withCommonStatus(rgwUserSchemas),
   [StorageKind.RgwUserSecret]: rgwUserSecretSchemas,
+  [TemplateKind.Template]: templateSchemas,
+  [TemplateKind.TemplateVersion]: templateVersionSchemas,
 };
