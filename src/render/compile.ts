@@ -3,17 +3,15 @@
 // template line through the `__line = N` markers ejs writes before each piece.
 import vm from 'node:vm';
 import ejs from 'ejs';
-import { QuarryError } from '../errors.js';
+import { InputError } from '../errors.js';
 
-export class TemplateCompileError extends QuarryError {
-  readonly errors: Array<{ path: string; message: string }>;
+export class TemplateCompileError extends InputError {
   constructor(
     readonly templateName: string,
     readonly line: number,
     reason: string,
   ) {
-    super(`template ${templateName} does not compile: line ${line}: ${reason}`, 400, 'TEMPLATE_INVALID');
-    this.errors = [{ path: `/body/line/${line}`, message: reason }];
+    super(`template ${templateName} does not compile: line ${line}: ${reason}`, [{ path: `/body/line/${line}`, message: reason }], 'TEMPLATE_INVALID');
   }
 }
 

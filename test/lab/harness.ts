@@ -24,7 +24,7 @@ export interface LabQuarry extends Quarry {
   nodeOf(machineIndex: number): Promise<Doc<NodeSpec, NodeStatusFields>>;
 }
 
-export async function startLab(t: ExecutionContext, nodes: number, over: Partial<QuarryOptions> & { stateDir?: string } = {}): Promise<LabQuarry> {
+export async function startLab(t: ExecutionContext, nodes: number, over: Partial<QuarryOptions> & { stateDir?: string; env?: Record<string, string> } = {}): Promise<LabQuarry> {
   const stateDir = over.stateDir ?? (await mkdtemp(join(tmpdir(), 'quarry-lab-')));
   if (!over.stateDir) t.teardown(() => rm(stateDir, { recursive: true, force: true }));
   const config = loadConfig({
@@ -36,6 +36,7 @@ export async function startLab(t: ExecutionContext, nodes: number, over: Partial
     PORT: '0',
     HOST: '127.0.0.1',
     ADMIN_PASSWORD,
+    ...over.env,
   });
   const events: AnyBusEvent[] = [];
   const bus = new EventBus();
