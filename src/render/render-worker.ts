@@ -16,12 +16,17 @@ export interface RenderRequest {
 export type RenderReply = { id: number; text: string } | { id: number; error: string; line: number | null };
 
 const MAX_CACHED = 64;
+
+/** include() would read any file of the master: a template is one stored source. */
+const noInclude = (): never => {
+  throw new Error('include() is not available in Quarry templates');
+};
 const compiled = new Map<string, ejs.TemplateFunction>();
 
 function compile(req: RenderRequest): ejs.TemplateFunction {
   let fn = compiled.get(req.key);
   if (!fn) {
-    fn = ejs.compile(req.source, { filename: req.name, compileDebug: true, async: false }) as ejs.TemplateFunction;
+    fn = ejs.compile(req.source, { filename: req.name, compileDebug: true, async: false, includer: noInclude }) as ejs.TemplateFunction;
     if (compiled.size >= MAX_CACHED) compiled.delete(compiled.keys().next().value as string);
     compiled.set(req.key, fn);
   }

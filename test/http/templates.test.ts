@@ -160,6 +160,12 @@ test('templates a render past its time limit is stopped with a clear error while
   t.is(boom.status, 422);
   t.is(boom.json.code, 'TEMPLATE_FAILED');
   t.regex(boom.json.detail, /line 2.*nosuch is not defined/);
+  // No template reads files of the master.
+  t.is((await put(c, '/templates/peek', "<%- include('/etc/passwd') %>")).status, 200);
+  const peek = await new Client(q.url).get('/templates/rendered/peek');
+  t.is(peek.status, 422);
+  t.regex(peek.json.detail, /include\(\) is not available/);
+  t.false(peek.text.includes('root:'));
 });
 
 test('templates POST /templates/context answers the requested kinds for a node', async (t) => {
