@@ -41,6 +41,6 @@ export function bootLoop(spec: NodeSpec, status: NodeStatusFields, obs: Observat
   const minutes = Math.round(limits.windowMs / 60_000);
   return {
     state: 'detected',
-    message: `${n} network boots within ${minutes >= 1 ? `${minutes} min` : `${limits.windowMs} ms`} without an agent report; no installer is sent until node.restart resets it`,
+    message: `${n} network boots within ${minutes >= 1 ? `${minutes} min` : `${limits.windowMs} ms`} without an agent report, so no installer is sent until node.restart resets it`,
   };
 }

@@ -20,10 +20,8 @@ export const inBootLoop = (status: NodeStatusFields): boolean => (status.conditi
 
 export function decideBoot(node: Doc<NodeSpec, NodeStatusFields>, imageAvailable: boolean): BootDecision {
   const { status } = node;
-  if (inBootLoop(status)) {
-    const why = status.conditions?.find((c) => c.type === BOOT_LOOP)?.message ?? '';
-    return { action: 'bootloop', reason: `boot loop: ${why} (request node.restart to reset)` };
-  }
+  // Reasons go into iPXE `echo` lines: plain words only.
+  if (inBootLoop(status)) return { action: 'bootloop', reason: 'in a boot loop, booting the local disk (an operator resets it with node.restart)' };
   // A node whose agent has reported once has an installed system to boot.
   if (status.bootId) return { action: 'local', reason: 'installed: booting from the local disk' };
   if (!imageAvailable) return { action: 'wait', reason: 'no boot image is available yet' };

@@ -103,6 +103,7 @@ test('boot a machine that network-boots too often gets BootLoop and no installer
   const held = await anon(q).get(`/boot/config?mac=${MAC}`);
   t.true(held.text.includes('set quarry-action bootloop'));
   t.regex(held.text, /^exit$/m);
+  t.false(held.text.includes(';'), 'iPXE lines carry plain words only');
   t.false(/^kernel /m.test(held.text));
   t.true((await anon(q).get(`/templates/rendered/cloud-init?mac=${MAC}`)).text.includes('"secret":null'));
   const c = await admin(q);
