@@ -6,6 +6,7 @@ const suites: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   sse: () => import('./sse.js'),
   inventory: () => import('./inventory.js'),
   osds: () => import('./osds.js'),
+  templates: () => import('./templates.js'),
 };
 
 const wanted = process.argv.slice(2);

@@ -18,6 +18,11 @@ export interface Config {
   reconcileConcurrency: number;
   /** DRIVER=real: the network namespace the master's interfaces and dnsmasq live in (tests, containers). */
   masterNetns: string | null;
+  /** A template render running longer than this is stopped. */
+  templateTimeoutMs: number;
+  /** More network boots than this within the window, with no agent report, is a boot loop. */
+  bootLoopMaxBoots: number;
+  bootLoopWindowMs: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -73,5 +78,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonl
     resyncMs: int(env, 'RESYNC_MS', 300_000, 100, 86_400_000),
     reconcileConcurrency: int(env, 'RECONCILE_CONCURRENCY', 16, 1, 1024),
     masterNetns: netns(env.MASTER_NETNS),
+    templateTimeoutMs: int(env, 'TEMPLATE_TIMEOUT_MS', 2_000, 10, 60_000),
+    bootLoopMaxBoots: int(env, 'BOOT_LOOP_MAX_BOOTS', 5, 1, 30),
+    bootLoopWindowMs: int(env, 'BOOT_LOOP_WINDOW_MS', 600_000, 1_000, 86_400_000),
   });
 }

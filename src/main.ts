@@ -25,6 +25,7 @@ import { Lab, type LabOptions } from './sim/lab.js';
 import { defaultCephTiming, ensureCluster, realCeph, registerCephLoops, type CephTiming } from './main/ceph.js';
 import { inventoryAreas } from './main/areas.js';
 import { networkArea, type NetworkArea, type NetworkOptions } from './main/network.js';
+import { provisioning } from './main/provisioning.js';
 import { startImages, type ImageParts, type ImageTiming } from './main/images.js';
 import { createHttpApp, type HttpApp, type Listening } from './http/app.js';
 import type { AuthOptions } from './http/auth/index.js';
@@ -32,6 +33,8 @@ import { SseHub } from './http/sse/hub.js';
 import { taskRoutes } from './http/routes/tasks.js';
 import { eventRoutes } from './http/routes/events.js';
 import { agentRoutes } from './http/routes/agent.js';
+import { templatesPart } from './main/templates.js';
+import type { ProvisioningSources } from './http/template-context.js';
 
 export interface QuarryOptions {
   config: Readonly<Config>;
@@ -55,6 +58,8 @@ export interface QuarryOptions {
   network?: NetworkOptions;
   /** Progress interval, stall limit and deadline of image downloads; tests shorten them. */
   imageTiming?: Partial<ImageTiming>;
+  /** The network and image answers templates and boot scripts use (tests replace them). */
+  provisioning?: Partial<ProvisioningSources>;
 }
 
 export interface Quarry {
@@ -114,6 +119,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
       // Restarting or shutting down a node stops its OSDs: Ceph's ok-to-stop gates it.
       ceph,
       cephQueryTimeoutMs: cephTiming.queryTimeoutMs,
+      bootLoop: { maxBoots: config.bootLoopMaxBoots, windowMs: config.bootLoopWindowMs },
     }),
   );
   registerCephLoops(manager, {
@@ -126,14 +132,17 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
     runTimeoutMs: opts.runTimeoutMs ?? 5 * 60_000,
     ...cephTiming,
   });
-  const network = networkArea({ ...opts.network, config, store, tasks, manager, clock, retryBaseMs: opts.retryBaseMs ?? 5_000, runTimeoutMs: opts.runTimeoutMs ?? 60_000 });
+  const credentials = new AgentCredentials(store, clock);
   const images = await startImages({ config, store, tasks, bus, clock, retryBaseMs: opts.retryBaseMs ?? 5_000, ...(opts.imageTiming ? { timing: opts.imageTiming } : {}) });
   manager.register(images.loop);
+  const boot = await provisioning({ config, store, images: images.images, clock, log });
+  const templates = await templatesPart({ store, clock, config, credentials, sources: { ...boot.sources, ...opts.provisioning } });
+  // dnsmasq.conf is a template like any other: an operator's edit reaches the DHCP servers.
+  const network = networkArea({ render: templates.render, ...opts.network, config, store, tasks, manager, clock, retryBaseMs: opts.retryBaseMs ?? 5_000, runTimeoutMs: opts.runTimeoutMs ?? 60_000 });
   fleet.onChange((nodeId) => manager.enqueue('node', nodeId));
   await manager.start();
   // Runs cut short by a crash were marked failed; their objects must look again now.
   for (const t of interrupted) for (const loop of manager.loopsFor(t.kind)) manager.enqueue(loop, t.id);
-  const credentials = new AgentCredentials(store, clock);
   const gateway = new AgentGateway(store, fleet, tasks.agents, credentials);
   // Log lines stay out of /events: they would crowd state changes out of the replay buffer,
   // and GET /task/run/{id}/logs serves them.
@@ -143,7 +152,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
     config,
     logger: log,
     clock,
-    areas: [taskRoutes(tasks), eventRoutes(hub), ...inventoryAreas(store, clock), (area) => agentRoutes(gateway, area.auth), network.routes, images.routes],
+    areas: [taskRoutes(tasks), eventRoutes(hub), ...inventoryAreas(store, clock, templates), (area) => agentRoutes(gateway, area.auth), templates.routes({ fleet, credentials }), network.routes, images.routes, boot.routes],
     ...(opts.auth ? { auth: opts.auth } : {}),
     ...(opts.print ? { print: opts.print } : {}),
     agents: credentials,
@@ -171,6 +180,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
       await manager.stop();
       await network.stop();
       await images.stop();
+      await templates.close();
       await tasks.close();
       await logs.close();
       await store.close();

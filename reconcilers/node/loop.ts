@@ -13,6 +13,7 @@ import { blocked, done, requeueAfter, type Reconciler, type Result } from '../..
 import { NodeTask, pendingRun, planNode, runningOsds, type DiskWrite, type NodeObserved, type NodePlan, type RunView } from './plan.js';
 import type { CephApi } from '../../src/clients/ceph-api.js';
 import { okToStopAnswer, type OkToStopAnswer } from '../osd/gates.js';
+import type { BootLoopLimits } from './boot-loop.js';
 
 export interface NodeLoopDeps {
   store: Store;
@@ -31,6 +32,8 @@ export interface NodeLoopDeps {
   ceph: Pick<CephApi, 'okToStop'>;
   /** Deadline of the ok-to-stop question (it waits for a manager). */
   cephQueryTimeoutMs: number;
+  /** When repeated network boots make a boot loop (defaults: more than 5 in 10 min). */
+  bootLoop?: BootLoopLimits;
 }
 
 export function nodeLoop(deps: NodeLoopDeps): Reconciler<NodeObserved, NodePlan> {
@@ -66,6 +69,7 @@ async function observe(deps: NodeLoopDeps, id: string): Promise<NodeObserved | u
     startedAt: deps.startedAt,
     heartbeatTimeoutMs: deps.heartbeatTimeoutMs,
     retryBaseMs: deps.retryBaseMs,
+    ...(deps.bootLoop ? { bootLoop: deps.bootLoop } : {}),
   };
   // Ceph is asked only when a restart or shutdown is about to be sent to a node running OSDs.
   const osds = runningOsds(o);

@@ -9,6 +9,8 @@ import { diskIdsOf, planDisks, type DiskWrite } from './disks.js';
 export type { DiskWrite };
 import { setCondition } from '../../src/runtime/conditions.js';
 import { okToStopGate, type OkToStopAnswer } from '../osd/gates.js';
+import { bootLoop, defaultBootLoopLimits, type BootLoopLimits } from './boot-loop.js';
+import { BOOT_LOOP } from '../../src/fleet/boot-decision.js';
 
 export const NodeTask = { restart: 'node.restart', shutdown: 'node.shutdown' } as const;
 export type NodeTask = (typeof NodeTask)[keyof typeof NodeTask];
@@ -42,6 +44,8 @@ export interface NodeObserved {
   /** Ceph's ok-to-stop for the OSDs the node runs; observe asks only when a restart or
    * shutdown is about to be sent (pendingRun) to a node that runs OSDs. */
   osdGate?: OkToStopAnswer | null;
+  /** When repeated network boots make a boot loop; the defaults when absent. */
+  bootLoop?: BootLoopLimits;
 }
 
 export interface StartRun {
@@ -69,6 +73,8 @@ interface Decision {
   requeueAfterMs?: number;
   blocked?: { reason: string; message: string };
   ack?: Partial<Pick<NodeStatusFields, 'observedRestartGeneration' | 'observedShutdownGeneration'>>;
+  /** on: the node is in a boot loop; reset: an operator's restart request just ended one. */
+  bootLoop?: 'on' | 'reset';
 }
 
 export function planNode(o: NodeObserved): NodePlan {
@@ -112,6 +118,11 @@ export function isFresh(o: Pick<NodeObserved, 'obs' | 'now' | 'heartbeatTimeoutM
 
 function decide(o: NodeObserved): Decision {
   const { spec, status } = o.node;
+  // Before any request: a looping machine has no agent to send a run to, and the restart
+  // request that resets the loop is acknowledged here without one.
+  const loop = bootLoop(spec, status, o.obs, o.now, o.bootLoop ?? defaultBootLoopLimits);
+  if (loop.state === 'detected' || loop.state === 'held') return { phase: 'error', reason: BOOT_LOOP, message: loop.message, bootLoop: 'on' };
+  if (loop.state === 'reset') return { ...steady(o), ack: { observedRestartGeneration: loop.restartGeneration }, bootLoop: 'reset' };
   if (spec.shutdownGeneration > (status.observedShutdownGeneration ?? 0)) {
     const d = request(o, NodeTask.shutdown, spec.shutdownGeneration);
     // A restart asked for before the shutdown is moot once the node is off.
@@ -215,6 +226,9 @@ function buildStatus(o: NodeObserved, d: Decision): NodeStatusFields {
   set('Progressing', moving, moving ? d.reason : 'Idle', moving ? d.message : '');
   set('Blocked', d.blocked !== undefined, d.blocked?.reason ?? 'NotBlocked', d.blocked?.message ?? '');
   set('Degraded', d.phase === 'error', d.phase === 'error' ? d.reason : 'Healthy', d.phase === 'error' ? d.message : '');
+  // Only nodes that ever looped carry the condition.
+  if (d.bootLoop === 'on') set(BOOT_LOOP, true, 'TooManyBoots', d.message);
+  else if (d.bootLoop === 'reset') set(BOOT_LOOP, false, 'ResetByRestart', 'reset by a restart request');
   const report = o.obs.report;
   const next: NodeStatusFields = {
     ...cur,
@@ -223,6 +237,7 @@ function buildStatus(o: NodeObserved, d: Decision): NodeStatusFields {
     conditions,
     observedGeneration: gen,
     diskIds: diskIdsOf(o.node.id, o.node.status.diskIds ?? [], o.obs.report),
+    ...(d.bootLoop === 'reset' ? { bootLoopResetAt: o.nowIso } : {}),
   };
   if (report) {
     next.ip = report.ip;

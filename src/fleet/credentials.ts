@@ -1,6 +1,6 @@
 // Per-node agent credentials. Trust on first use: Quarry issues a 256-bit secret when it first
-// sees a node and hands the plaintext to the machine once, in the boot answer of its install
-// (issue 4/6 moves it into the rendered cloud-init). Whoever installs first with that MAC gets
+// sees a node and hands the plaintext to the machine in its install: in the rendered cloud-init
+// user-data (GET /templates/rendered/cloud-init?mac=), or the in-process lab's boot answer. Whoever installs first with that MAC gets
 // it, which is the trust the provisioning network already implies. The first login with it
 // deletes the stored plaintext, and the agent must then rotate to a secret only it ever saw;
 // a thief who won the race locks the real agent out, which shows as a node that never reports.

@@ -35,8 +35,9 @@ export async function findNodeByMac(store: Store, mac: string): Promise<Doc<Node
   return all.find((n) => n.spec.macs.includes(mac)) as Doc<NodeSpec> | undefined;
 }
 
-/** Records a network boot of `rawMac`, creating the node when the MAC is new. */
-export async function discoverNode(store: Store, fleet: Fleet, rawMac: string): Promise<{ node: Doc<NodeSpec>; created: boolean }> {
+/** Records a network boot of `rawMac` (unless `record` is false), creating the node when the
+ * MAC is new. */
+export async function discoverNode(store: Store, fleet: Fleet, rawMac: string, record = true): Promise<{ node: Doc<NodeSpec>; created: boolean }> {
   const mac = normaliseMac(rawMac);
   let node = await findNodeByMac(store, mac);
   let created = false;
@@ -49,6 +50,6 @@ export async function discoverNode(store: Store, fleet: Fleet, rawMac: string): 
       node = (await store.mustGet<NodeSpec>(Kind.Node, nodeIdForMac(mac))) as Doc<NodeSpec>;
     }
   }
-  fleet.recordBoot(node.id, 'pxe');
+  if (record) fleet.recordBoot(node.id, 'pxe');
   return { node, created };
 }

@@ -7,6 +7,8 @@ import type { Store } from '../store/types.js';
 import type { AgentResult, LogLine, TaskRun } from '../tasks/types.js';
 import { agentUsername, type AgentCredentials } from './credentials.js';
 import { discoverNode } from './discovery.js';
+import { decideBoot } from './boot-decision.js';
+import type { Doc } from '../model/document.js';
 import type { Fleet } from './fleet.js';
 import type { AgentRunState, BootAnswer, ClaimedRun, MasterLink } from './protocol.js';
 import type { AgentReport } from './types.js';
@@ -32,9 +34,9 @@ export class AgentGateway implements MasterLink {
     const { node } = await discoverNode(this.store, this.fleet, mac);
     // Every node that boots has a credential, whichever way it came into the store.
     await this.credentials.ensure(node.id);
-    const status = node.status as NodeStatusFields;
-    // A node whose agent has reported once has an installed system to boot.
-    const answer: BootAnswer = { nodeId: node.id, hostname: node.spec.hostname, action: status.bootId ? 'local' : 'install' };
+    // The lab's in-process machines always have an image to install.
+    const { action } = decideBoot(node as Doc<NodeSpec, NodeStatusFields>, true);
+    const answer: BootAnswer = { nodeId: node.id, hostname: node.spec.hostname, action: action === 'install' ? 'install' : 'local' };
     const secret = answer.action === 'install' ? await this.credentials.bootSecret(node.id) : null;
     return secret ? { ...answer, credential: { username: agentUsername(node.id), secret } } : answer;
   }

@@ -7,8 +7,9 @@ import type { AgentResult, LogLine } from '../tasks/types.js';
 export interface BootAnswer {
   nodeId: string;
   hostname: string;
-  /** install: fetch the image and install; local: boot what is on the system disk. */
-  action: 'install' | 'local';
+  /** install: fetch the image and install; local: boot what is on the system disk; wait: no
+   * image to install yet, network-boot again a little later. */
+  action: 'install' | 'local' | 'wait';
   /** Only with `install`, and only while no agent has used it: the agent's first secret. */
   credential?: { username: string; secret: string };
 }

@@ -56,6 +56,7 @@ function operationId(def: AnyRoute): string {
 }
 
 function callers(def: AnyRoute): string | undefined {
+  if (def.signed) return 'No session: the link itself is the credential (`expires` and `signature`, as handed out in boot scripts); a wrong or expired one is 401.';
   if (def.agent === true) return "Node agents only (session of POST /user/login as `agent:<nodeId>`), each for its own node; users get 403.";
   if (def.agent === 'also') return `${def.admin ? 'Admins' : 'Users'}, and the agent of the node concerned.`;
   return def.admin ? 'Admins only.' : undefined;
@@ -75,7 +76,7 @@ function operation(def: AnyRoute): Record<string, unknown> {
     operationId: operationId(def),
     summary: def.summary,
     ...(def.tags ? { tags: def.tags } : {}),
-    security: def.public ? [] : [{ sessionCookie: [] }],
+    security: def.public || def.signed ? [] : [{ sessionCookie: [] }],
     ...(callers(def) ? { description: callers(def) } : {}),
     ...(params.length ? { parameters: params } : {}),
     ...(body ? { requestBody: body } : {}),

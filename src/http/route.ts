@@ -47,6 +47,9 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
   tags?: string[];
   /** Callable without session cookies. Only the five routes of the contract may say so. */
   public?: boolean;
+  /** Authenticated by a signed link (`expires` + `signature` in the query, see signed-urls.ts)
+   * instead of session cookies: for booting machines, which carry none. The handler verifies. */
+  signed?: true;
   /** Only users with isAdmin; others get 403. */
   admin?: boolean;
   /** Who may call: users (the default); `true`: only node agents, each for its own node;
@@ -148,7 +151,7 @@ export function compileRoute(def: AnyRoute, env: RouteEnv): Middleware {
   const { status = 200, contentType } = def.response;
   return async (ctx) => {
     let callers: Callers = { principal: null, agent: null };
-    if (!def.public) {
+    if (!def.public && !def.signed) {
       const caller = await env.auth.authenticateCaller(ctx);
       ctx.set('Cache-Control', 'no-store');
       callers = admit(def, caller);

@@ -12,11 +12,13 @@ import { filesystemRoutes } from '../http/routes/filesystems.js';
 import { gatewayRoutes } from '../http/routes/gateways.js';
 import { RgwUsers } from '../http/rgw-users.js';
 import { CephConfRenderer } from '../render/ceph-conf.js';
+import type { TemplatesPart } from './templates.js';
 
-export function inventoryAreas(store: Store, clock: Clock) {
+export function inventoryAreas(store: Store, clock: Clock, templates: Pick<TemplatesPart, 'render' | 'contexts'>) {
   const inventory = new Inventory(store);
   const invocations = new Invocations(store, inventory);
-  const cephConfig = new CephConfig(store, inventory, new CephConfRenderer());
+  const cephConfig = new CephConfig(store, inventory, new CephConfRenderer(templates.render));
+  templates.contexts.provide('ceph.conf', () => cephConfig.context());
   return [
     nodeRoutes(inventory), diskRoutes(inventory), invokeRoutes(invocations), cephRoutes(cephConfig, inventory), filesystemRoutes(store),
     gatewayRoutes({ store, inventory, invocations, users: new RgwUsers(store, clock) }),

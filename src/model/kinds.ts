@@ -57,6 +57,8 @@ export interface NodeStatusFields extends CommonStatus {
   observedRestartGeneration?: number;
   observedShutdownGeneration?: number;
   bootCount?: number;
+  /** When an operator last reset a boot loop: earlier network boots no longer count. */
+  bootLoopResetAt?: string;
   /** The boot the agent last reported from; a restart is confirmed when it changes. */
   bootId?: string;
   /** Every disk the node has reported, present or not. */

@@ -5,6 +5,7 @@ import { ImageKind, imageSchemas } from './image-kinds.js';
 import { Kind } from './kinds.js';
 import { StorageKind, filesystemSchemas, rgwUserSchemas, rgwUserSecretSchemas } from './storage-kinds.js';
 import { NetworkKind, networkSchemas } from './network-kinds.js';
+import { TemplateKind, templateSchemas, templateVersionSchemas } from './template-kinds.js';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -84,6 +85,7 @@ export const nodeStatusSchema: JsonSchema = {
     observedRestartGeneration: count,
     observedShutdownGeneration: count,
     bootCount: count,
+    bootLoopResetAt: timestamp,
     bootId: { type: 'string' },
     diskIds: { type: 'array', items: uuid },
     ceph: {
@@ -254,4 +256,6 @@ export const kindSchemas: Record<string, KindSchemas> = {
   [StorageKind.RgwUserSecret]: rgwUserSecretSchemas,
   [NetworkKind.Network]: withCommonStatus(networkSchemas),
   [ImageKind.Image]: withCommonStatus(imageSchemas),
+  [TemplateKind.Template]: templateSchemas,
+  [TemplateKind.TemplateVersion]: templateVersionSchemas,
 };

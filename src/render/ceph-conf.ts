@@ -1,8 +1,7 @@
-// ceph.conf, rendered from templates/ceph.conf.ejs. The bytes served and the bytes hashed are
-// the same string, so a worker's hash comparison is exact.
+// ceph.conf, rendered from the `ceph.conf` template (shipped as templates/ceph.conf.ejs; a PUT
+// of its source changes what is served). The bytes served and the bytes hashed are the same
+// string, so a worker's hash comparison is exact.
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import ejs from 'ejs';
 
 export interface CephConfContext {
   fsid: string;
@@ -14,18 +13,17 @@ export interface CephConfContext {
   poolDefaults: { size: number; minSize: number };
 }
 
+/** The shipped templates: every *.ejs here is a template named by its file name. */
 export const defaultTemplatesDir = new URL('../../../templates/', import.meta.url);
 
+/** Renders a stored template by name with a context, within the sandbox's time limit. */
+export type RenderTemplate = (name: string, context: Record<string, unknown>) => Promise<string>;
+
 export class CephConfRenderer {
-  private readonly render: ejs.TemplateFunction;
+  constructor(private readonly render: RenderTemplate) {}
 
-  constructor(templatesDir: URL = defaultTemplatesDir) {
-    const source = readFileSync(new URL('ceph.conf.ejs', templatesDir), 'utf8');
-    this.render = ejs.compile(source, { async: false }) as ejs.TemplateFunction;
-  }
-
-  renderConf(ctx: CephConfContext): string {
-    return this.render(ctx) as string;
+  renderConf(ctx: CephConfContext): Promise<string> {
+    return this.render('ceph.conf', { ...ctx });
   }
 }
 

@@ -1,12 +1,14 @@
-// The lab's agents over HTTP: a machine network-boots through the in-process gateway (until
-// GET /boot/config serves real boot answers, issue 4/6), keeps the credential of its install
-// answer on its disk, and from then on speaks the agent protocol to the master's real port
-// with its session cookies, as an agent on a real node does. The node id in each call is the
-// machine's own and is not sent: the master takes it from the session.
+// The lab's machines over HTTP: a machine network-boots as iPXE does (GET /boot/config?mac=
+// and runs the script it gets), and an install fetches its cloud-init user-data from
+// /templates/rendered/cloud-init?mac= and keeps the agent's credential from it on its disk.
+// From then on its agent speaks the agent protocol to the master's real port with its session
+// cookies, as an agent on a real node does. The node id in each call is the machine's own and
+// is not sent: the master takes it from the session.
 import type { AgentResult, LogLine } from '../tasks/types.js';
 import type { AgentReport } from '../fleet/types.js';
 import type { BootAnswer, ClaimedRun, MasterLink } from '../fleet/protocol.js';
-import { AgentSession } from './agent-session.js';
+import { AgentHttpError, AgentSession } from './agent-session.js';
+import { readAgentConfig, readBootScript } from './installer.js';
 import type { MachineDisk } from './disk.js';
 
 /** The most lines one POST /node/runs/{runId}/logs takes. */
@@ -16,19 +18,28 @@ export class HttpAgentLink implements MasterLink {
   private readonly session: AgentSession;
 
   constructor(
-    private readonly boot: Pick<MasterLink, 'pxeBoot' | 'fetchImage'>,
-    base: string,
+    private readonly boot: Pick<MasterLink, 'fetchImage'>,
+    private readonly base: string,
     private readonly disk: MachineDisk,
   ) {
     this.session = new AgentSession(base, disk);
   }
 
   async pxeBoot(mac: string): Promise<BootAnswer> {
-    const answer = await this.boot.pxeBoot(mac);
+    const answer = readBootScript(await this.text(`/boot/config?mac=${encodeURIComponent(mac)}`));
     this.session.reset();
+    if (answer.action !== 'install') return answer;
     // The installer writes the credential to the system disk; a local boot finds it there.
-    if (answer.credential) this.disk.saveAgentSecret({ ...answer.credential, rotated: false });
-    return answer;
+    const credential = readAgentConfig(await this.text(`/templates/rendered/cloud-init?mac=${encodeURIComponent(mac)}`));
+    if (credential) this.disk.saveAgentSecret({ ...credential, rotated: false });
+    return credential ? { ...answer, credential } : answer;
+  }
+
+  private async text(path: string): Promise<string> {
+    const res = await fetch(new URL(path, this.base));
+    const body = await res.text();
+    if (res.status !== 200) throw new AgentHttpError(res.status, `GET ${path.split('?')[0]}`, undefined);
+    return body;
   }
 
   fetchImage(nodeId: string): Promise<void> {

@@ -106,6 +106,8 @@ export class SimMachine {
     const answer = await this.link.pxeBoot(this.spec.mac);
     this.nodeId = answer.nodeId;
     this.hostname = answer.hostname;
+    // iPXE's wait script sleeps, then asks again.
+    if (answer.action === 'wait') return (await this.pause(this.timing.heartbeatMs, this.lab)) ? 'reboot' : 'poweroff';
     if (!(await this.pause(this.timing.bootMs / 2, this.lab))) return 'poweroff';
     if (answer.action === 'install') {
       await this.link.fetchImage(answer.nodeId);

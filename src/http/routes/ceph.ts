@@ -7,7 +7,7 @@ import { keyringText } from '../../model/keyring.js';
 import { CLUSTER_ID, CephKind, type ClusterSpec, type ClusterStatus, type KeyringSpec, type KeyringStatus } from '../../model/ceph-kinds.js';
 import { mayReadNodeSecrets } from '../auth/principal.js';
 import type { Doc } from '../../model/document.js';
-import { CephConfRenderer, monitorsForConf } from '../../render/ceph-conf.js';
+import { CephConfRenderer, monitorsForConf, type CephConfContext } from '../../render/ceph-conf.js';
 import type { Store } from '../../store/types.js';
 import type { Inventory } from '../inventory.js';
 import { route, type AnyRoute } from '../route.js';
@@ -51,17 +51,22 @@ export class CephConfig {
 
   /** The rendered ceph.conf: what GET /ceph/cluster/config serves and its hash covers. */
   async text(): Promise<string> {
+    return this.renderer.renderConf(await this.context());
+  }
+
+  /** What the ceph.conf template sees, here and in GET /templates/rendered/ceph.conf. */
+  async context(): Promise<CephConfContext> {
     const { spec } = await this.cluster();
     const mons = (await this.inventory.nodes())
       .filter((n) => n.spec.daemons.mon)
       .map((n) => ({ hostname: n.spec.hostname, ip: n.status.ip ?? '', running: n.status.daemons?.mon === true }));
-    return this.renderer.renderConf({
+    return {
       fsid: spec.fsid,
       ...monitorsForConf(mons, spec.monPort),
       publicNetwork: spec.publicNetwork,
       clusterNetwork: spec.clusterNetwork,
       poolDefaults: spec.poolDefaults,
-    });
+    };
   }
 }
 

@@ -1,0 +1,33 @@
+// The lab's machines boot the way real ones do, through HTTP: iPXE's GET /boot/config, then the
+// installer's GET /templates/rendered/cloud-init for the agent's credential.
+import test from 'ava';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Kind, type AgentCredentialSpec } from '../../src/model/kinds.js';
+import type { BootImage } from '../../src/http/template-context.js';
+import { allActive, startLab, waitFor } from './harness.js';
+
+const image: BootImage = { id: 'test-image', name: 'Test image', kernel: 'vmlinuz', initrd: 'initrd.img', cmdline: '' };
+
+test('lab machines wait while no image is available, uncounted as boots, and install with their cloud-init credential once one is', async (t) => {
+  let available = false;
+  const q = await startLab(t, 2, { provisioning: { bootImageFor: async () => (available ? image : null) } });
+  const waiting = await waitFor('two discovered nodes', async () => {
+    const ns = await q.nodes();
+    return ns.length === 2 ? ns : undefined;
+  });
+  // Many wait-and-ask-again rounds (one per lab heartbeat) go by.
+  await sleep(400);
+  for (const n of await q.nodes()) {
+    t.is(n.status.phase, 'discovered');
+    t.false(n.status.conditions?.some((c) => c.type === 'BootLoop') ?? false);
+    t.is((await q.store.mustGet<AgentCredentialSpec>(Kind.AgentCredential, n.id)).spec.firstUsedAt, null);
+  }
+  available = true;
+  const active = await allActive(q, 2);
+  t.deepEqual(active.map((n) => n.id).sort(), waiting.map((n) => n.id).sort());
+  for (const n of active) {
+    const cred = await q.store.mustGet<AgentCredentialSpec>(Kind.AgentCredential, n.id);
+    t.is(cred.spec.initialSecret, null);
+    t.not(cred.spec.rotatedAt, null);
+  }
+});
