@@ -179,7 +179,7 @@ test('templates POST /templates/context answers the requested kinds for a node',
   t.regex(r.json.master.url, /^http:\/\/127\.0\.0\.1:\d+$/);
   t.regex(r.json.cluster.fsid, /^[0-9a-f-]{36}$/);
   t.is(r.json.network, null);
-  t.regex(r.json.image.kernelUrl, /^http:\/\/127\.0\.0\.1:\d+\/images\/lab\/files\/vmlinuz$/);
+  t.regex(r.json.image.kernelUrl, /^http:\/\/127\.0\.0\.1:\d+\/images\/lab\/files\/vmlinuz\?expires=\d+&signature=[0-9a-f]{64}$/);
   t.deepEqual(Object.keys((await c.post('/templates/context', { nodeId: node!.id, kinds: ['master'] })).json), ['master']);
   t.is((await c.post('/templates/context', { nodeId: '00000000-0000-4000-8000-000000000000', kinds: ['node'] })).status, 404);
   t.is((await c.post('/templates/context', { nodeId: node!.id, kinds: ['keyrings'] })).status, 400);
