@@ -13,7 +13,7 @@ export interface RenderRequest {
   context: Record<string, unknown>;
 }
 
-export type RenderReply = { id: number; text: string } | { id: number; error: string; line: number | null };
+export type RenderReply = { id: number; text: string } | { id: number; error: string; line: number | null } | { ready: true };
 
 const MAX_CACHED = 64;
 
@@ -50,3 +50,6 @@ parentPort?.on('message', (req: RenderRequest) => {
   }
   parentPort?.postMessage(reply);
 });
+// Said once the imports are done: the sandbox starts a render's deadline from here, so a new
+// thread's start-up on a busy machine is not charged to the template.
+parentPort?.postMessage({ ready: true } satisfies RenderReply);

@@ -1,7 +1,7 @@
 // Renders templates in a worker thread with a deadline. One render at a time runs there; a
 // render past its deadline gets its thread terminated (the only way to stop synchronous code)
-// and a fresh thread takes the rest of the queue. The deadline starts when the render starts,
-// not while it waits in the queue.
+// and a fresh thread takes the rest of the queue. The deadline starts when the render starts in
+// a thread that is ready, not while it waits in the queue or for a new thread to load.
 import { Worker } from 'node:worker_threads';
 import { QuarryError } from '../errors.js';
 import type { RenderReply, RenderRequest } from './render-worker.js';
@@ -26,8 +26,9 @@ const WORKER_URL = new URL('./render-worker.js', import.meta.url);
 
 export class TemplateSandbox {
   private worker: Worker | null = null;
+  private workerReady = false;
   private readonly queue: Job[] = [];
-  private current: { job: Job; timer: NodeJS.Timeout } | null = null;
+  private current: { job: Job; timer: NodeJS.Timeout | null } | null = null;
   private nextId = 1;
   private closed = false;
 
@@ -54,16 +55,20 @@ export class TemplateSandbox {
     const job = this.queue.shift();
     if (!job) return;
     const worker = this.ensureWorker();
-    const timer = setTimeout(() => this.timedOut(), this.opts.timeoutMs);
-    this.current = { job, timer };
+    this.current = { job, timer: this.workerReady ? this.deadline() : null };
     worker.postMessage(job.req);
+  }
+
+  private deadline(): NodeJS.Timeout {
+    return setTimeout(() => this.timedOut(), this.opts.timeoutMs);
   }
 
   private ensureWorker(): Worker {
     if (this.worker) return this.worker;
     const w = new Worker(WORKER_URL);
+    this.workerReady = false;
     w.unref(); // an idle sandbox never keeps the process alive
-    w.on('message', (reply: RenderReply) => this.replied(reply));
+    w.on('message', (reply: RenderReply) => this.worker === w && this.replied(reply));
     w.on('error', (err) => this.lost(w, err));
     w.on('exit', () => this.lost(w, new Error('the template thread stopped')));
     this.worker = w;
@@ -72,6 +77,11 @@ export class TemplateSandbox {
 
   private replied(reply: RenderReply): void {
     const cur = this.current;
+    if ('ready' in reply) {
+      this.workerReady = true;
+      if (cur && !cur.timer) cur.timer = this.deadline();
+      return;
+    }
     if (!cur || cur.job.req.id !== reply.id) return;
     if ('text' in reply) this.finish(null, reply.text);
     else {
@@ -98,7 +108,7 @@ export class TemplateSandbox {
   private finish(err: Error | null, text = ''): void {
     const cur = this.current;
     if (!cur) return;
-    clearTimeout(cur.timer);
+    if (cur.timer) clearTimeout(cur.timer);
     this.current = null;
     if (err) cur.job.reject(err);
     else cur.job.resolve(text);

@@ -40,7 +40,7 @@ test('image files: the boot script of the default image links files a machine ca
   t.true(await refused(path(kernel!).replace(/signature=[0-9a-f]/, (m) => m.slice(0, -1) + (m.endsWith('0') ? '1' : '0'))), 'a forged signature');
   t.true(await refused(path(kernel!).replace('/vmlinuz?', '/rootfs.tar?')), 'the link of one file for another');
   t.true(await refused(path(kernel!).replace(/expires=\d+/, (m) => `expires=${Number(m.slice(8)) + 3600}`)), 'a stretched expiry');
-  t.is((await anon.get(path(kernel!).split('?')[0]!)).status, 400, 'no signature at all is a bad request');
+  t.true(await refused(path(kernel!).split('?')[0]!), 'no signature at all');
 });
 
 test('image files: a signed link expires', (t) => {

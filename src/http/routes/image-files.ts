@@ -15,16 +15,16 @@ const name = { type: 'string', minLength: 1, maxLength: 128, pattern: '^[A-Za-z0
 
 export function imageFileRoutes(links: SignedUrls, lookup: ImageFileLookup): AnyRoute[] {
   return [
-    route<unknown, { expires: number; signature: string }, { imageId: string; file: string }>({
+    route<unknown, { expires?: number; signature?: string }, { imageId: string; file: string }>({
       method: 'GET',
       path: '/images/{imageId}/files/{file}',
       summary: 'A file of a downloaded image, for a booting machine (signed link from its boot script)',
       tags: ['images', 'boot'],
       signed: true,
       params: { type: 'object', required: ['imageId', 'file'], additionalProperties: false, properties: { imageId: { type: 'string', format: 'uuid' }, file: name } },
+      // Both optional to the schema: a link without them is a missing credential (401), not a bad request.
       query: {
         type: 'object',
-        required: ['expires', 'signature'],
         additionalProperties: false,
         properties: { expires: { type: 'integer', minimum: 0 }, signature: { type: 'string', pattern: '^[0-9a-f]{64}$' } },
       },
