@@ -6,7 +6,7 @@
 import type { AgentResult, LogLine } from '../tasks/types.js';
 import type { AgentReport } from '../fleet/types.js';
 import type { BootAnswer, ClaimedRun, MasterLink } from '../fleet/protocol.js';
-import { AgentSession } from './agent-session.js';
+import { AgentSession } from '../fleet/agent-session.js';
 import type { MachineDisk } from './disk.js';
 
 /** The most lines one POST /node/runs/{runId}/logs takes. */

@@ -1,0 +1,128 @@
+// One real Ceph node for a system test: a private temp dir (data, run, log), a loop device
+// over a sparse file as its whole disk, a window of ports below the ephemeral range, and a
+// stand-in master that serves real keys (made by Quarry's own key generator and by the real
+// cluster's `ceph auth get-or-create`), the ceph.conf Quarry renders, and the monmap. Teardown
+// stops every daemon it finds by pid file (never by name), detaches the loop device and
+// removes the dir, also when the test failed.
+import type { ExecutionContext } from 'ava';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtemp, rm, truncate, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CephHost } from '../../src/agent/ceph-host.js';
+import type { Keyring, MasterFiles } from '../../src/agent/master.js';
+import type { AgentStepContext } from '../../src/agent/steps/context.js';
+import { CephClient } from '../../src/clients/ceph.js';
+import { keyringText } from '../../src/model/keyring.js';
+import { newCephxKey } from '../../src/model/keyring.js';
+import { ZxRunner } from '../../src/exec/zx-runner.js';
+import { CephConfRenderer, monAddrVec } from '../../src/render/ceph-conf.js';
+import type { LogLine } from '../../src/tasks/types.js';
+
+/** Test-only speed-ups and limits of a small box (the recipe's TUNE_FAST and its §3.1). */
+const TEST_CONF = `[global]
+osd_pool_default_pg_num = 8
+osd_pool_default_pgp_num = 8
+mon_max_pg_per_osd = 500
+mon_data_avail_warn = 10
+mon_data_avail_crit = 2
+mgr_stats_period = 1
+mon_mgr_digest_period = 1
+osd_mon_report_interval = 1
+paxos_propose_interval = 0.1
+mgr_tick_period = 1
+[mon]
+mgr_initial_modules = iostat
+[osd]
+osd_memory_target = 939524096
+bluestore_fsck_on_mkfs = false
+[mds]
+mds_cache_memory_limit = 268435456`;
+
+export class FakeMaster implements MasterFiles {
+  readonly keys: Keyring[] = [];
+  constructor(readonly conf: string) {}
+  add(entity: string, key: string, caps: Record<string, string>): void {
+    this.keys.push({ entity, keyring: keyringText({ entity, key, caps }) });
+  }
+  config = async (): Promise<string> => this.conf;
+  keyrings = async (): Promise<Keyring[]> => this.keys;
+  monmap = async (): Promise<Buffer> => {
+    throw new Error('no monmap in this test');
+  };
+}
+
+export interface Sandbox {
+  dir: string;
+  device: string;
+  port: number;
+  fsid: string;
+  host: CephHost;
+  master: FakeMaster;
+  runner: ZxRunner;
+  /** The admin CLI, as the master runs it. */
+  admin: CephClient;
+  lines: LogLine[];
+  ctx(args: Record<string, unknown>): AgentStepContext;
+}
+
+export async function sandbox(t: ExecutionContext, diskGiB = 3): Promise<Sandbox> {
+  const runner = new ZxRunner();
+  const dir = await mkdtemp(join(tmpdir(), 'qceph-'));
+  let device: string | null = null;
+  const port = await freePortWindow();
+  const host = new CephHost({
+    runner, dataDir: join(dir, 'data'), runDir: join(dir, 'run'), logDir: join(dir, 'log'),
+    publicAddr: '127.0.0.1', portRange: { min: port + 10, max: port + 99 }, extraConf: TEST_CONF, stopGraceMs: 10_000,
+  });
+  t.teardown(async () => {
+    // Layer by layer, as the recipe learned: clients first, monitors last.
+    for (const type of ['rgw', 'mds', 'osd', 'mgr', 'mon'] as const) {
+      const ids = (await host.daemons()).filter((d) => d.type === type).map((d) => d.id);
+      await Promise.all(ids.map((id) => host.stop(type, id)));
+    }
+    if (device) await runner.run('losetup', ['-d', device], { timeoutMs: 10_000 });
+    await rm(dir, { recursive: true, force: true });
+  });
+  const img = join(dir, 'disk.img');
+  await writeFile(img, '');
+  await truncate(img, diskGiB * 2 ** 30);
+  device = (await runner.run('losetup', ['-f', '--show', img], { timeoutMs: 10_000 })).stdout.trim();
+  const fsid = randomUUID();
+  const conf = new CephConfRenderer().renderConf({
+    fsid, monInitialMembers: ['a'], monHost: [monAddrVec('127.0.0.1', port)],
+    publicNetwork: '127.0.0.0/8', clusterNetwork: null, poolDefaults: { size: 1, minSize: 1 },
+  });
+  const master = new FakeMaster(conf);
+  master.add('mon.', newKey(), { mon: 'allow *' });
+  const adminKey = newKey();
+  master.add('client.admin', adminKey, { mon: 'allow *', osd: 'allow *', mds: 'allow *', mgr: 'allow *' });
+  const adminKeyring = join(dir, 'admin.keyring');
+  await writeFile(adminKeyring, keyringText({ entity: 'client.admin', key: adminKey, caps: {} }), { mode: 0o600 });
+  const admin = new CephClient({ runner, conf: host.conf, name: 'client.admin', keyring: adminKeyring, timeoutMs: 30_000 });
+  const lines: LogLine[] = [];
+  const ctx = (args: Record<string, unknown>): AgentStepContext => ({
+    args, signal: new AbortController().signal, runner, host, master,
+    log: (level, message) => lines.push({ timestamp: new Date().toISOString(), level, message }),
+  });
+  return { dir, device, port, fsid, host, master, runner, admin, lines, ctx };
+}
+
+export const newKey = (): string => newCephxKey(Date.now(), randomBytes);
+
+/** A window of 100 ports below the ephemeral range (recipe F2) whose first three are free. */
+async function freePortWindow(): Promise<number> {
+  for (let i = 0; i < 50; i++) {
+    const base = 20_000 + 100 * Math.floor(Math.random() * 120);
+    if ((await Promise.all([0, 1, 2].map((k) => canBind(base + k)))).every(Boolean)) return base;
+  }
+  throw new Error('no free port window below 32768');
+}
+
+const canBind = (port: number): Promise<boolean> =>
+  new Promise((resolve) => {
+    const s = createServer();
+    s.once('error', () => resolve(false));
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
+  });
