@@ -17,6 +17,8 @@ export interface AgentConfig {
   /** Extra ceph.conf lines for this node (CEPH_EXTRA_CONF names a file). */
   extraConf: string;
   hostname: string;
+  /** Report only these devices (DISKS=/dev/sdb,/dev/sdc); null: every disk. */
+  disks: string[] | null;
   heartbeatMs: number;
   claimWaitMs: number;
 }
@@ -47,6 +49,7 @@ export function loadAgentConfig(env: Env): Readonly<AgentConfig> {
     portRange: portMin ? { min: portMin, max: portMax } : null,
     extraConf: env.CEPH_EXTRA_CONF ? readFileSync(env.CEPH_EXTRA_CONF, 'utf8') : '',
     hostname: env.NODE_HOSTNAME || hostname(),
+    disks: env.DISKS ? env.DISKS.split(',').map((d) => d.trim()).filter(Boolean) : null,
     heartbeatMs: int(env, 'HEARTBEAT_MS', 5_000, 10, 600_000),
     claimWaitMs: int(env, 'CLAIM_WAIT_MS', 25_000, 0, 30_000),
   });

@@ -36,7 +36,10 @@ export async function startAgent(config: Readonly<AgentConfig>, log: Logger): Pr
     session, host, runner, log,
     steps: agentSteps(),
     master: new HttpMasterFiles(session, nodeId),
-    inventory: () => readInventory(runner),
+    inventory: async () => {
+      const inv = await readInventory(runner);
+      return config.disks ? { ...inv, disks: inv.disks.filter((d) => config.disks!.includes(d.devicePath)) } : inv;
+    },
     identity: { bootId, hostname: config.hostname, ip: config.publicAddr },
     heartbeatMs: config.heartbeatMs,
     claimWaitMs: config.claimWaitMs,

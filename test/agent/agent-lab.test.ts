@@ -78,4 +78,9 @@ test('agent program logs in, rotates its secret, reports, and runs steps with lo
   const seen = q.fleet.observe(e.nodeId).report;
   t.like(seen, { hostname: 'n1', ip: '192.0.2.2', daemons: { mon: false, mgr: false, mds: false, rgw: false, osds: [] } });
   t.deepEqual(seen?.disks.map((d) => d.devicePath), ['/dev/loop0', '/dev/vda']);
+  // What the Ceph steps fetch: the cluster's conf, this node's keyrings (none yet), no monmap yet.
+  const master = new HttpMasterFiles(session, e.nodeId);
+  t.regex(await master.config(), /^fsid = [0-9a-f-]{36}$/m);
+  t.deepEqual(await master.keyrings(), []);
+  await t.throwsAsync(master.monmap(), { message: 'GET /ceph/monmap: HTTP 503 CLUSTER_UNAVAILABLE' });
 });

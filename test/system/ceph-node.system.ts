@@ -10,27 +10,11 @@ import { mdsKind } from '../../reconcilers/mds/kind.js';
 import { mgrKind } from '../../reconcilers/mgr/kind.js';
 import { OSD_CAPS } from '../../reconcilers/osd/plan.js';
 import { rgwKind } from '../../reconcilers/rgw/kind.js';
-import { newKey, sandbox, type Sandbox } from './node-sandbox.js';
+import { newKey, sandbox, until, type Sandbox } from './node-sandbox.js';
 import type { CephStatus } from '../../src/clients/ceph.js';
 
 const steps = agentSteps();
 const run = (s: Sandbox, name: string, args: Record<string, unknown>) => steps.get(name)!(s.ctx(args));
-
-async function until<T>(what: string, get: () => Promise<T>, ok: (v: T) => boolean, ms = 120_000): Promise<T> {
-  const end = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await get();
-      if (ok(v)) return v;
-      last = v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}; last: ${last instanceof Error ? last.message : JSON.stringify(last)}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
 
 test('agent steps bring up mon, mgr, osd on a loop device, mds and rgw on one real node', async (t) => {
   const started = Date.now();

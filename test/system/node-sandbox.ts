@@ -21,7 +21,7 @@ import { CephConfRenderer, monAddrVec } from '../../src/render/ceph-conf.js';
 import type { LogLine } from '../../src/tasks/types.js';
 
 /** Test-only speed-ups and limits of a small box (the recipe's TUNE_FAST and its §3.1). */
-const TEST_CONF = `[global]
+export const TEST_CONF = `[global]
 osd_pool_default_pg_num = 8
 osd_pool_default_pgp_num = 8
 mon_max_pg_per_osd = 500
@@ -77,18 +77,11 @@ export async function sandbox(t: ExecutionContext, diskGiB = 3): Promise<Sandbox
     publicAddr: '127.0.0.1', portRange: { min: port + 10, max: port + 99 }, extraConf: TEST_CONF, stopGraceMs: 10_000,
   });
   t.teardown(async () => {
-    // Layer by layer, as the recipe learned: clients first, monitors last.
-    for (const type of ['rgw', 'mds', 'osd', 'mgr', 'mon'] as const) {
-      const ids = (await host.daemons()).filter((d) => d.type === type).map((d) => d.id);
-      await Promise.all(ids.map((id) => host.stop(type, id)));
-    }
+    await stopAll(host);
     if (device) await runner.run('losetup', ['-d', device], { timeoutMs: 10_000 });
     await rm(dir, { recursive: true, force: true });
   });
-  const img = join(dir, 'disk.img');
-  await writeFile(img, '');
-  await truncate(img, diskGiB * 2 ** 30);
-  device = (await runner.run('losetup', ['-f', '--show', img], { timeoutMs: 10_000 })).stdout.trim();
+  device = await loopDevice(runner, join(dir, 'disk.img'), diskGiB);
   const fsid = randomUUID();
   const conf = new CephConfRenderer().renderConf({
     fsid, monInitialMembers: ['a'], monHost: [monAddrVec('127.0.0.1', port)],
@@ -109,10 +102,26 @@ export async function sandbox(t: ExecutionContext, diskGiB = 3): Promise<Sandbox
   return { dir, device, port, fsid, host, master, runner, admin, lines, ctx };
 }
 
+/** Stops every daemon of the node by its pid file, layer by layer as the recipe learned:
+ * clients first, monitors last. */
+export async function stopAll(host: CephHost): Promise<void> {
+  for (const type of ['rgw', 'mds', 'osd', 'mgr', 'mon'] as const) {
+    const ids = (await host.daemons()).filter((d) => d.type === type).map((d) => d.id);
+    await Promise.all(ids.map((id) => host.stop(type, id)));
+  }
+}
+
+/** A loop device over a new sparse file: a whole "disk" that costs no space. */
+export async function loopDevice(runner: ZxRunner, img: string, gib: number): Promise<string> {
+  await writeFile(img, '');
+  await truncate(img, gib * 2 ** 30);
+  return (await runner.run('losetup', ['-f', '--show', img], { timeoutMs: 10_000 })).stdout.trim();
+}
+
 export const newKey = (): string => newCephxKey(Date.now(), randomBytes);
 
 /** A window of 100 ports below the ephemeral range (recipe F2) whose first three are free. */
-async function freePortWindow(): Promise<number> {
+export async function freePortWindow(): Promise<number> {
   for (let i = 0; i < 50; i++) {
     const base = 20_000 + 100 * Math.floor(Math.random() * 120);
     if ((await Promise.all([0, 1, 2].map((k) => canBind(base + k)))).every(Boolean)) return base;
@@ -126,3 +135,20 @@ const canBind = (port: number): Promise<boolean> =>
     s.once('error', () => resolve(false));
     s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
   });
+
+/** Polls until `ok`; the bound is a safety net against a hang, never the thing asserted. */
+export async function until<T>(what: string, get: () => Promise<T>, ok: (v: T) => boolean, ms = 120_000): Promise<T> {
+  const end = Date.now() + ms;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await get();
+      if (ok(v)) return v;
+      last = v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}; last: ${last instanceof Error ? last.message : JSON.stringify(last)}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
