@@ -51,7 +51,7 @@ test('api: monitor, manager, OSD, MDS and gateway on one real node through the A
     log: silentLogger, store: await createMemoryStore(), logs: new MemoryLogStore(), print: () => undefined,
     auth: { scrypt: { N: 2 ** 10, r: 8, p: 1 } },
     retryBaseMs: 1_000, runTimeoutMs: 180_000,
-    cephTiming: { pollMs: 1_000, queryTimeoutMs: 15_000, startGraceMs: 30_000, blockedRecheckMs: 1_000 },
+    cephTiming: { pollMs: 1_000, queryTimeoutMs: 15_000, startGraceMs: 5_000, blockedRecheckMs: 1_000 },
   });
   stops.push(() => q.stop());
   // The cluster's settings have no API yet: a private port window, one copy of each object.
@@ -61,13 +61,13 @@ test('api: monitor, manager, OSD, MDS and gateway on one real node through the A
   const boot = await q.gateway.pxeBoot('02:00:00:00:0c:01');
   await q.gateway.fetchImage(boot.nodeId);
   new CredentialFile(agentConf.credentialFile).saveAgentSecret({ ...boot.credential!, rotated: false });
-  const agent = await startAgent({ ...agentConf, masterUrl: q.url }, silentLogger);
+  let agent = await startAgent({ ...agentConf, masterUrl: q.url }, silentLogger);
   stops.push(() => agent.stop());
 
   // On a failure, what the loops did and saw: the first thing anyone debugging CI needs.
   t.teardown(async () => {
     if (t.passed) return;
-    for (const r of (await q.tasks.recent(50)).reverse()) t.log(`${r.spec.taskName} ${r.status.state} ${r.status.error ?? ''}`);
+    for (const r of (await q.tasks.recent(50)).reverse()) t.log(`${r.spec.taskName} ${JSON.stringify(r.spec.args)} ${r.status.state} ${r.status.error ?? ''}`);
     const c = await q.store.get(CephKind.Cluster, CLUSTER_ID);
     t.log(JSON.stringify(c?.status).slice(0, 2000));
   });
@@ -82,6 +82,7 @@ test('api: monitor, manager, OSD, MDS and gateway on one real node through the A
     const r = await admin.post(path, body);
     t.is(r.status, 200, `${path}: ${r.text}`);
   };
+  const firstCall = Date.now();
   await scheduled('/ceph/mon/create', { nodeId, diskId: diskAt(devices[0]!) });
   await until('monitor quorum in /ceph/metrics', () => admin.get('/ceph/metrics'), (r) => r.status === 200 && r.json.monCount === 1, 60_000);
   for (const operation of ['ceph.create-mgr', 'ceph.create-mds', 'ceph.create-rgw']) await scheduled('/invoke/node', { operation, nodeIds: [nodeId] });
@@ -90,7 +91,8 @@ test('api: monitor, manager, OSD, MDS and gateway on one real node through the A
   const metrics = await until('the OSD up and in', () => admin.get('/ceph/metrics'), (r) => r.json?.osdUp === 1 && r.json?.osdIn === 1, 180_000);
   const state = await until('every daemon running on the node', () => admin.get(`/ceph/nodes/${nodeId}/state`),
     (r) => r.json?.mon && r.json?.mgr && r.json?.mds && r.json?.rgw && r.json?.osdIds?.length === 1, 180_000);
-  t.log(`first API call to every daemon running: ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  const secs = (from: number): string => ((Date.now() - from) / 1000).toFixed(1);
+  t.log(`every daemon running ${secs(firstCall)} s after the first API call (${secs(started)} s after Quarry started)`);
 
   // Observed equals real: the master's own CLI (its files written from the store) agrees.
   const ceph = new CephClient({ runner, conf: join(dir, 'master', 'ceph', 'ceph.conf'), name: 'client.admin', keyring: join(dir, 'master', 'ceph', 'ceph.client.admin.keyring') });
@@ -100,4 +102,20 @@ test('api: monitor, manager, OSD, MDS and gateway on one real node through the A
   t.deepEqual(state.json.osdIds, [0]);
   t.is(metrics.json.osdCount, 1);
   await until('rgw answering S3 on 7480', () => fetch('http://127.0.0.1:7480/').then((r) => r.status), (c) => c === 200);
+
+  // The agent stops (an upgrade, a crash) and comes back: the daemons never noticed.
+  const host = new CephHost({ runner, ...agentConf });
+  const pids = await Promise.all((['mon', 'mgr', 'mds'] as const).map((type) => host.pidOf(type, boot.hostname)));
+  await agent.stop();
+  t.deepEqual(await host.report(), { mon: true, mgr: true, mds: true, rgw: true, osds: [0] });
+  agent = await startAgent({ ...agentConf, masterUrl: q.url }, silentLogger);
+  t.deepEqual(await Promise.all((['mon', 'mgr', 'mds'] as const).map((type) => host.pidOf(type, boot.hostname))), pids);
+
+  // An OSD killed outright is reported gone and started again by the OSD loop through the agent.
+  const osdPid = (await host.pidOf('osd', '0'))!;
+  process.kill(osdPid, 'SIGKILL');
+  await until('osd.0 restarted', () => host.pidOf('osd', '0'), (p) => p !== null && p !== osdPid, 120_000);
+  await until('the restart run completed', () => q.tasks.recent(100),
+    (runs) => runs.some((r) => r.spec.taskName === 'ceph.daemon.restart' && r.spec.args.daemon === 'osd' && r.spec.args.id === 0 && r.status.state === 'completed'));
+  await until('the OSD up again', () => ceph.osdStat(), (o) => o.numUpOsds === 1, 120_000);
 });
