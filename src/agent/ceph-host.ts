@@ -4,11 +4,11 @@
 // and finds them again by their pid files. How each daemon was started is kept as a small "unit"
 // file, so a restart can start it again the same way (a restart step knows only its name).
 import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CommandError } from '../errors.js';
 import type { DaemonReport } from '../fleet/types.js';
 import type { Runner } from '../exec/runner.js';
+import { alive as running } from '../exec/processes.js';
 import { localConf, type CephPaths } from './ceph-conf.js';
 
 const LOG_TAIL_LINES = 5;
@@ -172,19 +172,5 @@ function signal(pid: number, sig: NodeJS.Signals): void {
     process.kill(pid, sig);
   } catch {
     // gone already
-  }
-}
-
-/** A zombie (exited, not yet reaped by PID 1) is not running. */
-export function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0] !== 'Z';
-  } catch {
-    return false;
   }
 }

@@ -3,19 +3,15 @@
 // node needs only the master's address; a test points every path into its temp dir.
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { envInt as int } from '../config.js';
 import { InputError } from '../errors.js';
+import type { CephPaths } from './ceph-conf.js';
 
-export interface AgentConfig {
+/** With the paths, address and port window of CephPaths (ceph-conf.ts). */
+export interface AgentConfig extends CephPaths {
   masterUrl: string;
   /** JSON {username, secret, rotated} written at install; the rotated secret replaces it. */
   credentialFile: string;
-  dataDir: string;
-  runDir: string;
-  logDir: string;
-  publicAddr: string | null;
-  portRange: { min: number; max: number } | null;
-  /** Extra ceph.conf lines for this node (CEPH_EXTRA_CONF names a file). */
-  extraConf: string;
   hostname: string;
   /** Report only these devices (DISKS=/dev/sdb,/dev/sdc); null: every disk. */
   disks: string[] | null;
@@ -24,14 +20,6 @@ export interface AgentConfig {
 }
 
 type Env = Record<string, string | undefined>;
-
-function int(env: Env, name: string, dflt: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return dflt;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) throw new InputError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
-  return n;
-}
 
 export function loadAgentConfig(env: Env): Readonly<AgentConfig> {
   const masterUrl = env.MASTER_URL ?? '';
