@@ -38,7 +38,7 @@ test('api: monitor, manager, OSD, MDS and gateway on one real node through the A
   const stops: Array<() => Promise<unknown>> = [];
   t.teardown(async () => {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
-    await stopAll(new CephHost({ runner, ...agentConf }));
+    await stopAll([new CephHost({ runner, ...agentConf })]);
     for (const d of devices) await runner.run('losetup', ['-d', d], { timeoutMs: 10_000 });
     await rm(dir, { recursive: true, force: true });
   });

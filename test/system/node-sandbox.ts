@@ -6,7 +6,7 @@
 // removes the dir, also when the test failed.
 import type { ExecutionContext } from 'ava';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtemp, rm, truncate, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -46,11 +46,13 @@ export class FakeMaster implements MasterFiles {
   add(entity: string, key: string, caps: Record<string, string>): void {
     this.keys.push({ entity, keyring: keyringText({ entity, key, caps }) });
   }
+  /** How the master gets the current monmap: `ceph mon getmap`, once the cluster exists. */
+  monmapFrom: () => Promise<Buffer> = async () => {
+    throw new Error('no cluster yet');
+  };
   config = async (): Promise<string> => this.conf;
   keyrings = async (): Promise<Keyring[]> => this.keys;
-  monmap = async (): Promise<Buffer> => {
-    throw new Error('no monmap in this test');
-  };
+  monmap = (): Promise<Buffer> => this.monmapFrom();
 }
 
 export interface Sandbox {
@@ -64,7 +66,10 @@ export interface Sandbox {
   /** The admin CLI, as the master runs it. */
   admin: CephClient;
   lines: LogLine[];
-  ctx(args: Record<string, unknown>): AgentStepContext;
+  /** A step's context on the first node, or on `host`. */
+  ctx(args: Record<string, unknown>, host?: CephHost): AgentStepContext;
+  /** Another node of the same machine: its own dirs, daemons bound to another loopback address. */
+  addNode(name: string, addr: string): CephHost;
 }
 
 export async function sandbox(t: ExecutionContext, diskGiB = 3): Promise<Sandbox> {
@@ -72,12 +77,19 @@ export async function sandbox(t: ExecutionContext, diskGiB = 3): Promise<Sandbox
   const dir = await mkdtemp(join(tmpdir(), 'qceph-'));
   let device: string | null = null;
   const port = await freePortWindow();
-  const host = new CephHost({
-    runner, dataDir: join(dir, 'data'), runDir: join(dir, 'run'), logDir: join(dir, 'log'),
-    publicAddr: '127.0.0.1', portRange: { min: port + 10, max: port + 99 }, extraConf: TEST_CONF, stopGraceMs: 10_000,
-  });
+  const hosts: CephHost[] = [];
+  const addNode = (name: string, addr: string): CephHost => {
+    const k = hosts.length;
+    const h = new CephHost({
+      runner, dataDir: join(dir, name, 'data'), runDir: join(dir, name, 'run'), logDir: join(dir, name, 'log'),
+      publicAddr: addr, portRange: { min: port + 10 + 30 * k, max: port + 39 + 30 * k }, extraConf: TEST_CONF, stopGraceMs: 10_000,
+    });
+    hosts.push(h);
+    return h;
+  };
+  const host = addNode('n1', '127.0.0.1');
   t.teardown(async () => {
-    await stopAll(host);
+    await stopAll(hosts);
     if (device) await runner.run('losetup', ['-d', device], { timeoutMs: 10_000 });
     await rm(dir, { recursive: true, force: true });
   });
@@ -88,6 +100,11 @@ export async function sandbox(t: ExecutionContext, diskGiB = 3): Promise<Sandbox
     publicNetwork: '127.0.0.0/8', clusterNetwork: null, poolDefaults: { size: 1, minSize: 1 },
   });
   const master = new FakeMaster(conf);
+  master.monmapFrom = async () => {
+    const file = join(dir, 'monmap');
+    await admin.monGetmap(file);
+    return readFile(file);
+  };
   master.add('mon.', newKey(), { mon: 'allow *' });
   const adminKey = newKey();
   master.add('client.admin', adminKey, { mon: 'allow *', osd: 'allow *', mds: 'allow *', mgr: 'allow *' });
@@ -95,19 +112,19 @@ export async function sandbox(t: ExecutionContext, diskGiB = 3): Promise<Sandbox
   await writeFile(adminKeyring, keyringText({ entity: 'client.admin', key: adminKey, caps: {} }), { mode: 0o600 });
   const admin = new CephClient({ runner, conf: host.conf, name: 'client.admin', keyring: adminKeyring, timeoutMs: 30_000 });
   const lines: LogLine[] = [];
-  const ctx = (args: Record<string, unknown>): AgentStepContext => ({
-    args, signal: new AbortController().signal, runner, host, master,
+  const ctx = (args: Record<string, unknown>, on = host): AgentStepContext => ({
+    args, signal: new AbortController().signal, runner, host: on, master,
     log: (level, message) => lines.push({ timestamp: new Date().toISOString(), level, message }),
   });
-  return { dir, device, port, fsid, host, master, runner, admin, lines, ctx };
+  return { dir, device, port, fsid, host, master, runner, admin, lines, ctx, addNode };
 }
 
-/** Stops every daemon of the node by its pid file, layer by layer as the recipe learned:
+/** Stops every daemon of the nodes by its pid file, layer by layer as the recipe learned:
  * clients first, monitors last. */
-export async function stopAll(host: CephHost): Promise<void> {
+export async function stopAll(hosts: CephHost[]): Promise<void> {
   for (const type of ['rgw', 'mds', 'osd', 'mgr', 'mon'] as const) {
-    const ids = (await host.daemons()).filter((d) => d.type === type).map((d) => d.id);
-    await Promise.all(ids.map((id) => host.stop(type, id)));
+    const all = await Promise.all(hosts.map(async (h) => (await h.daemons()).filter((d) => d.type === type).map((d) => ({ h, id: d.id }))));
+    await Promise.all(all.flat().map(({ h, id }) => h.stop(type, id)));
   }
 }
 
