@@ -4,7 +4,7 @@
 // declares a monitor, a manager, an OSD, an MDS and a gateway; the loops hand the node-level
 // steps to the agent and run the master-level ones (keys, `osd new`) with the master's own CLI.
 import test from 'ava';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startAgent } from '../../src/agent/main.js';
@@ -16,7 +16,7 @@ import { ZxRunner } from '../../src/exec/zx-runner.js';
 import { CredentialFile } from '../../src/fleet/credential-file.js';
 import { silentLogger } from '../../src/log.js';
 import { startQuarry } from '../../src/main.js';
-import { CLUSTER_ID, CephKind, type ClusterSpec } from '../../src/model/ceph-kinds.js';
+import { CLUSTER_ID, CephKind, type ClusterSpec, type ClusterStatus } from '../../src/model/ceph-kinds.js';
 import { createMemoryStore } from '../../src/store/index.js';
 import { MemoryLogStore } from '../../src/tasks/logs.js';
 import { Client } from '../http/client.js';
@@ -51,7 +51,9 @@ test('api: monitor, manager, OSD, MDS and gateway on one real node through the A
     log: silentLogger, store: await createMemoryStore(), logs: new MemoryLogStore(), print: () => undefined,
     auth: { scrypt: { N: 2 ** 10, r: 8, p: 1 } },
     retryBaseMs: 1_000, runTimeoutMs: 180_000,
-    cephTiming: { pollMs: 1_000, queryTimeoutMs: 15_000, startGraceMs: 5_000, blockedRecheckMs: 1_000 },
+    // A start's grace is generous: on a loaded 2-core machine an OSD may take seconds to show
+    // in the agent's report, and a restart in that window would kill a booting OSD.
+    cephTiming: { pollMs: 1_000, queryTimeoutMs: 15_000, startGraceMs: 20_000, blockedRecheckMs: 1_000 },
   });
   stops.push(() => q.stop());
   // The cluster's settings have no API yet: a private port window, one copy of each object.
@@ -68,8 +70,12 @@ test('api: monitor, manager, OSD, MDS and gateway on one real node through the A
   t.teardown(async () => {
     if (t.passed) return;
     for (const r of (await q.tasks.recent(50)).reverse()) t.log(`${r.spec.taskName} ${JSON.stringify(r.spec.args)} ${r.status.state} ${r.status.error ?? ''}`);
-    const c = await q.store.get(CephKind.Cluster, CLUSTER_ID);
-    t.log(JSON.stringify(c?.status).slice(0, 2000));
+    const c = await q.store.get<ClusterSpec, ClusterStatus>(CephKind.Cluster, CLUSTER_ID);
+    t.log(JSON.stringify(c?.status?.conditions));
+    for (const f of await readdir(agentConf.logDir).catch(() => [] as string[])) {
+      const tail = (await readFile(join(agentConf.logDir, f), 'utf8')).trim().split('\n').slice(-8).join('\n');
+      t.log(`${f}:\n${tail}`);
+    }
   });
   const admin = new Client(q.url);
   t.is((await admin.post('/user/login', { username: 'admin', password: ADMIN_PASSWORD })).status, 200);
