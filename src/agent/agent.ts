@@ -81,7 +81,11 @@ export class Agent {
       const batch = lines.splice(0);
       if (batch.length) await this.d.session.call('POST', `/node/runs/${encodeURIComponent(run.id)}/logs`, { lines: batch });
     };
+    // Canceled by the master, or the agent stopping: the step's commands are killed and the run
+    // is reported failed now rather than left for the master's deadline.
     const abort = new AbortController();
+    const onStop = (): void => abort.abort();
+    this.stopping.signal.addEventListener('abort', onStop, { once: true });
     const timers = [
       setInterval(() => flush().catch((err: unknown) => this.d.log('warn', 'sending run logs failed', { runId: run.id, error: String(err) })), LOG_FLUSH_MS),
       setInterval(() => this.watchCancel(run.id, abort), this.d.cancelPollMs ?? 5_000),
@@ -99,6 +103,7 @@ export class Agent {
       result = { ok: false, error: message.length > MAX_ERROR ? `${message.slice(0, MAX_ERROR - 1)}…` : message };
     } finally {
       timers.forEach(clearInterval);
+      this.stopping.signal.removeEventListener('abort', onStop);
     }
     await flush();
     await this.d.session.call('POST', `/node/runs/${encodeURIComponent(run.id)}/finish`, result);

@@ -19,7 +19,7 @@ import { silentLogger } from '../../src/log.js';
 import { Kind } from '../../src/model/kinds.js';
 import { enroll } from '../http/agent-helpers.js';
 import { FakeRunner } from '../helpers/fake-runner.js';
-import { startLab } from '../lab/harness.js';
+import { startLab, waitFor } from '../lab/harness.js';
 
 const fixture = (name: string): string => readFileSync(new URL(`../../../test/fixtures/inventory/${name}`, import.meta.url), 'utf8');
 
@@ -37,6 +37,7 @@ test('agent program logs in, rotates its secret, reports, and runs steps with lo
   const host = new CephHost({ runner, dataDir: join(dir, 'data'), runDir: join(dir, 'run'), logDir: join(dir, 'log'), publicAddr: null, portRange: null, extraConf: '' });
   const steps = new Map<string, AgentStep>([
     ...agentSteps(),
+    ['test.hang', (ctx) => new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('stopped: the agent is shutting down'))))],
     ['test.secret', async (ctx) => {
       await ctx.runner.run('ceph-authtool', ['--print-key', { secret: 'AQsecretsecret==' }], { timeoutMs: 1_000 });
       return { done: true };
@@ -78,6 +79,14 @@ test('agent program logs in, rotates its secret, reports, and runs steps with lo
   const seen = q.fleet.observe(e.nodeId).report;
   t.like(seen, { hostname: 'n1', ip: '192.0.2.2', daemons: { mon: false, mgr: false, mds: false, rgw: false, osds: [] } });
   t.deepEqual(seen?.disks.map((d) => d.devicePath), ['/dev/loop0', '/dev/vda']);
+  // An agent that stops in the middle of a step kills it and reports the run failed at once.
+  const hanging = await start('test.hang', {});
+  // Claimed is not enough: the claim's answer may still be on its way when the agent stops.
+  await waitFor('the hanging step started on the node', async () => (await q.tasks.logs(hanging.id)).some((l) => l.message === 'test.hang started'));
+  await agent.stop();
+  const hung = await q.tasks.whenFinished(hanging.id);
+  t.like(hung.status, { state: 'failed', error: 'stopped: the agent is shutting down' });
+
   // What the Ceph steps fetch: the cluster's conf, this node's keyrings (none yet), no monmap yet.
   const master = new HttpMasterFiles(session, e.nodeId);
   t.regex(await master.config(), /^fsid = [0-9a-f-]{36}$/m);
