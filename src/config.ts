@@ -27,7 +27,8 @@ export interface Config {
 
 type Env = Record<string, string | undefined>;
 
-function int(env: Env, name: string, dflt: number, min: number, max: number): number {
+/** An integer variable within [min, max]; unset or empty: the default. */
+export function envInt(env: Env, name: string, dflt: number, min: number, max: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return dflt;
   const n = Number(raw);
@@ -66,20 +67,20 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonl
     throw new InputError(`DRIVER must be "lab" or "real", got "${driver}"`, [{ path: '/env/DRIVER', message: 'must be lab or real' }]);
   }
   return Object.freeze({
-    port: int(env, 'PORT', 8080, 0, 65535),
+    port: envInt(env, 'PORT', 8080, 0, 65535),
     host: env.HOST || '0.0.0.0',
     stateDir: resolve(cwd, env.STATE_DIR || './state'),
     specsDir: resolve(cwd, env.SPECS_DIR || './specs'),
     adminPassword: env.ADMIN_PASSWORD || null,
     driver,
-    labNodes: int(env, 'LAB_NODES', 6, 0, 100_000),
+    labNodes: envInt(env, 'LAB_NODES', 6, 0, 100_000),
     imageRegistry: env.IMAGE_REGISTRY || null,
-    heartbeatTimeoutMs: int(env, 'HEARTBEAT_TIMEOUT_MS', 15_000, 10, 3_600_000),
-    resyncMs: int(env, 'RESYNC_MS', 300_000, 100, 86_400_000),
-    reconcileConcurrency: int(env, 'RECONCILE_CONCURRENCY', 16, 1, 1024),
+    heartbeatTimeoutMs: envInt(env, 'HEARTBEAT_TIMEOUT_MS', 15_000, 10, 3_600_000),
+    resyncMs: envInt(env, 'RESYNC_MS', 300_000, 100, 86_400_000),
+    reconcileConcurrency: envInt(env, 'RECONCILE_CONCURRENCY', 16, 1, 1024),
     masterNetns: netns(env.MASTER_NETNS),
-    templateTimeoutMs: int(env, 'TEMPLATE_TIMEOUT_MS', 2_000, 10, 60_000),
-    bootLoopMaxBoots: int(env, 'BOOT_LOOP_MAX_BOOTS', 5, 1, 30),
-    bootLoopWindowMs: int(env, 'BOOT_LOOP_WINDOW_MS', 600_000, 1_000, 86_400_000),
+    templateTimeoutMs: envInt(env, 'TEMPLATE_TIMEOUT_MS', 2_000, 10, 60_000),
+    bootLoopMaxBoots: envInt(env, 'BOOT_LOOP_MAX_BOOTS', 5, 1, 30),
+    bootLoopWindowMs: envInt(env, 'BOOT_LOOP_WINDOW_MS', 600_000, 1_000, 86_400_000),
   });
 }

@@ -103,7 +103,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   const fleet = new Fleet(clock, config.heartbeatTimeoutMs);
   const manager = new Manager({ store, concurrency: config.reconcileConcurrency, resyncMs: config.resyncMs, log, clock });
   const simCeph = config.driver === 'lab' ? new SimCephCluster({ random: seeded((opts.lab?.seed ?? 42) + 2) }) : null;
-  const ceph = simCeph ? new SimCephApi(simCeph) : realCeph(config.stateDir);
+  const ceph = simCeph ? new SimCephApi(simCeph) : realCeph(config.stateDir, store);
   const cephTiming = { ...defaultCephTiming(config.driver), ...opts.cephTiming };
   manager.register(
     nodeLoop({
@@ -127,7 +127,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
     tasks,
     clock,
     ceph,
-    rgw: simCeph ? new SimRgwApi(simCeph) : realCeph(config.stateDir, 'rgw'),
+    rgw: simCeph ? new SimRgwApi(simCeph) : realCeph(config.stateDir, store, 'rgw'),
     retryBaseMs: opts.retryBaseMs ?? 5_000,
     runTimeoutMs: opts.runTimeoutMs ?? 5 * 60_000,
     ...cephTiming,

@@ -24,7 +24,7 @@ const allowed: Record<string, string[]> = {
   reconcilers: ['errors', 'model', 'store', 'tasks', 'fleet', 'runtime', 'clients', 'render', 'reconcilers'],
   // The lab answers the same typed client calls the real Ceph CLI does.
   sim: ['errors', 'model', 'fleet', 'tasks', 'clients'],
-  agent: ['errors', 'model', 'fleet', 'tasks', 'exec', 'clients'],
+  agent: ['errors', 'model', 'fleet', 'tasks', 'exec', 'clients', 'render', 'config', 'log'],
   http: ['errors', 'model', 'store', 'tasks', 'fleet', 'gitops', 'render', 'config', 'log'],
 };
 

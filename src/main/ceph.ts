@@ -10,6 +10,7 @@ import { ZxRunner } from '../exec/zx-runner.js';
 import type { CephApi, RgwApi } from '../clients/ceph-api.js';
 import { CephClient } from '../clients/ceph.js';
 import { RgwAdmin } from '../clients/rgw-admin.js';
+import { MasterCephFiles, withMasterFiles } from './ceph-files.js';
 import type { Manager } from '../runtime/manager.js';
 import { clusterLoop } from '../../reconcilers/cluster/loop.js';
 import { monLoop } from '../../reconcilers/mon/loop.js';
@@ -38,13 +39,15 @@ export function defaultCephTiming(driver: Config['driver']): CephTiming {
     : { pollMs: 10_000, queryTimeoutMs: 20_000, startGraceMs: 60_000, blockedRecheckMs: 10_000 };
 }
 
-/** The master's own ceph (or radosgw-admin) CLI, with the admin key Quarry keeps under STATE_DIR/ceph. */
-export function realCeph(stateDir: string): CephApi;
-export function realCeph(stateDir: string, tool: 'rgw'): RgwApi;
-export function realCeph(stateDir: string, tool?: 'rgw'): CephApi | RgwApi {
+/** The master's own ceph (or radosgw-admin) CLI, with the conf and admin key Quarry keeps
+ * under STATE_DIR/ceph, written from the store before each call (ceph-files.ts). */
+export function realCeph(stateDir: string, store: Store): CephApi;
+export function realCeph(stateDir: string, store: Store, tool: 'rgw'): RgwApi;
+export function realCeph(stateDir: string, store: Store, tool?: 'rgw'): CephApi | RgwApi {
   const dir = join(stateDir, 'ceph');
+  const files = new MasterCephFiles(store, dir);
   const opts = { runner: new ZxRunner(), conf: join(dir, 'ceph.conf'), name: 'client.admin', keyring: join(dir, 'ceph.client.admin.keyring') };
-  return tool === 'rgw' ? new RgwAdmin(opts) : new CephClient(opts);
+  return withMasterFiles(tool === 'rgw' ? new RgwAdmin(opts) : new CephClient(opts), files);
 }
 
 export function registerCephLoops(manager: Manager, deps: CephLoopDeps & CephTiming & { rgw: RgwApi }): void {

@@ -7,7 +7,7 @@
 import type { AgentResult, LogLine } from '../tasks/types.js';
 import type { AgentReport } from '../fleet/types.js';
 import type { BootAnswer, ClaimedRun, MasterLink } from '../fleet/protocol.js';
-import { AgentHttpError, AgentSession } from './agent-session.js';
+import { AgentHttpError, AgentSession } from '../fleet/agent-session.js';
 import { readAgentConfig, readBootScript } from './installer.js';
 import type { MachineDisk } from './disk.js';
 

@@ -1,16 +1,2 @@
 // Whether a process is still there, for tests that check a killed command is really gone.
-import { readFileSync } from 'node:fs';
-
-/** A killed orphan stays a zombie when PID 1 does not reap (containers): that counts as gone. */
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0] !== 'Z';
-  } catch {
-    return false;
-  }
-}
+export { alive } from '../../src/exec/processes.js';

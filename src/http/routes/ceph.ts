@@ -30,7 +30,7 @@ const nodeStateProps = {
 export class CephConfig {
   constructor(
     private readonly store: Store,
-    private readonly inventory: Inventory,
+    private readonly inventory: Pick<Inventory, 'nodes' | 'mustNode'>,
     private readonly renderer: CephConfRenderer,
   ) {}
 
@@ -84,16 +84,22 @@ export function cephRoutes(config: CephConfig, inventory: Inventory): AnyRoute[]
     }),
     route({
       method: 'GET', path: '/ceph/cluster/config', summary: 'The ceph.conf every node uses, base64', tags: ['ceph'],
+      // Every node's agent writes this file for its daemons (no secret in it).
+      agent: 'also',
       response: { description: 'config', schema: object({ config: { type: 'string', contentEncoding: 'base64' } }, ['config']) },
       handler: async () => ({ config: Buffer.from(await config.text()).toString('base64') }),
     }),
     route({
       method: 'GET', path: '/ceph/cluster/config/hash', summary: 'SHA-256 of exactly the bytes GET /ceph/cluster/config encodes', tags: ['ceph'],
+      // Agents compare their copy with it.
+      agent: 'also',
       response: { description: 'hash', schema: object({ hash: { type: 'string', pattern: '^[0-9a-f]{64}$' } }, ['hash']) },
       handler: async () => ({ hash: createHash('sha256').update(await config.text()).digest('hex') }),
     }),
     route({
       method: 'GET', path: '/ceph/monmap', summary: 'The current monitor map, binary', tags: ['ceph'],
+      // A joining monitor's mkfs reads it on its node.
+      agent: 'also',
       response: { description: 'the monmap', contentType: 'application/octet-stream' },
       errors: [503],
       handler: async ({ ctx }) => {

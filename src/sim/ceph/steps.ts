@@ -8,6 +8,7 @@ import type { Step, StepContext } from '../steps.js';
 import type { SimCephCluster } from './cluster.js';
 import type { DaemonKind } from './hosts.js';
 import type { DeviceClass } from './model.js';
+import * as A from '../../fleet/step-args.js';
 
 export interface CephStepHooks {
   /** The machine's hostname: its OSDs go under this CRUSH host bucket. */
@@ -17,6 +18,11 @@ export interface CephStepHooks {
 }
 
 type Body = (ctx: StepContext, host: string) => Record<string, unknown> | void;
+
+const str = (ctx: StepContext, key: string) => A.str(ctx.args, key);
+const optStr = (ctx: StepContext, key: string) => A.optStr(ctx.args, key);
+const int = (ctx: StepContext, key: string) => A.int(ctx.args, key);
+const optInt = (ctx: StepContext, key: string) => A.optInt(ctx.args, key);
 
 export function cephSteps(cluster: SimCephCluster, hooks: CephStepHooks): Map<string, Step> {
   const step = (body: Body): Step => async (ctx) => {
@@ -127,26 +133,3 @@ function diskAt(machine: MachineSpec, devicePath: string): SimDisk {
 /** The OSD (not purged) whose data lives on that device of that host. */
 const osdOn = (cluster: SimCephCluster, host: string, devicePath: string): number | undefined =>
   [...cluster.osdmap.osds.values()].find((o) => o.host === host && o.devicePath === devicePath)?.id;
-
-function optStr(ctx: StepContext, key: string): string | undefined {
-  const v = ctx.args[key];
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'string' || v === '') throw new Error(`argument ${key} must be a non-empty string`);
-  return v;
-}
-function str(ctx: StepContext, key: string): string {
-  const v = optStr(ctx, key);
-  if (v === undefined) throw new Error(`argument ${key} is required`);
-  return v;
-}
-function optInt(ctx: StepContext, key: string): number | undefined {
-  const v = ctx.args[key];
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) throw new Error(`argument ${key} must be a non-negative integer`);
-  return v;
-}
-function int(ctx: StepContext, key: string): number {
-  const v = optInt(ctx, key);
-  if (v === undefined) throw new Error(`argument ${key} is required`);
-  return v;
-}

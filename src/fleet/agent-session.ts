@@ -2,11 +2,27 @@
 // credential on its disk, rotates the installed secret before anything else, sends the session
 // cookies with each call, renews the access token with POST /user/refresh on a 401, and logs
 // in again when the refresh is refused. No secret ever goes into an error message.
-import type { MachineDisk } from './disk.js';
+// Shared by the lab's simulated agents and the real agent program (src/agent).
+
+export interface AgentSecret {
+  username: string;
+  secret: string;
+  /** False while it is the secret from the install boot answer, which must be rotated. */
+  rotated: boolean;
+}
+
+/** Where an agent keeps its credential: a machine's system disk, a file on a real node. */
+export interface CredentialStore {
+  readonly agentSecret: AgentSecret | null;
+  /** Must be durable when it returns: a rotated secret lost to a crash locks the agent out. */
+  saveAgentSecret(secret: AgentSecret): void;
+}
 
 export interface Answer {
   status: number;
   json: unknown;
+  /** The body as received (a monmap is binary). */
+  bytes: Buffer;
 }
 
 export class AgentHttpError extends Error {
@@ -26,7 +42,7 @@ export class AgentSession {
 
   constructor(
     private readonly base: string,
-    private readonly disk: MachineDisk,
+    private readonly disk: CredentialStore,
   ) {}
 
   /** A new boot: the agent process starts over, with nothing but its disk. */
@@ -89,8 +105,9 @@ export class AgentSession {
     if (body !== undefined) headers['content-type'] = 'application/json';
     const res = await fetch(new URL(path, this.base), { method, headers, body: body === undefined ? undefined : JSON.stringify(body), ...(signal ? { signal } : {}) });
     for (const line of res.headers.getSetCookie()) this.keep(line);
-    const text = await res.text();
-    return { status: res.status, json: text && /json/.test(res.headers.get('content-type') ?? '') ? JSON.parse(text) : undefined };
+    const bytes = Buffer.from(await res.arrayBuffer());
+    const json = bytes.length && /json/.test(res.headers.get('content-type') ?? '') ? (JSON.parse(bytes.toString('utf8')) as unknown) : undefined;
+    return { status: res.status, json, bytes };
   }
 
   /** Cleared cookies come back empty or already expired. */

@@ -1,0 +1,152 @@
+// The agent's two loops. A heartbeat reports the node's inventory and which daemons run (pid
+// files) on POST /node/hardware; a claim loop long-polls POST /node/runs/claim, carries out the
+// step, streams its log lines and reports the result. A run this agent was carrying when it died
+// is not resumed: the master fails it when its deadline passes, and the loop starts a new one.
+import type { AgentSession } from '../fleet/agent-session.js';
+import type { AgentReport, DaemonReport, DiskReport, NicReport } from '../fleet/types.js';
+import type { ClaimedRun } from '../fleet/protocol.js';
+import { displayCommand, type Runner } from '../exec/runner.js';
+import type { Logger } from '../log.js';
+import type { AgentResult, LogLevel, LogLine } from '../tasks/types.js';
+import type { CephHost } from './ceph-host.js';
+import type { MasterFiles } from './master.js';
+import type { AgentStep } from './steps/context.js';
+
+export interface AgentDeps {
+  session: Pick<AgentSession, 'call'>;
+  steps: Map<string, AgentStep>;
+  host: CephHost;
+  master: MasterFiles;
+  runner: Runner;
+  inventory: () => Promise<{ disks: DiskReport[]; nics: NicReport[] }>;
+  identity: { bootId: string; hostname: string; ip: string | null };
+  heartbeatMs: number;
+  claimWaitMs: number;
+  /** How often a running step asks whether its run was canceled. */
+  cancelPollMs?: number;
+  log: Logger;
+}
+
+/** The most a run's error may hold (POST /node/runs/{id}/finish). */
+const MAX_ERROR = 4096;
+const LOG_FLUSH_MS = 500;
+
+export class Agent {
+  private readonly stopping = new AbortController();
+  private loops: Promise<void>[] = [];
+
+  constructor(private readonly d: AgentDeps) {}
+
+  start(): void {
+    this.loops = [this.every(this.d.heartbeatMs, () => this.heartbeat()), this.claimLoop()];
+  }
+
+  async stop(): Promise<void> {
+    this.stopping.abort();
+    await Promise.allSettled(this.loops);
+  }
+
+  /** One report: inventory, addresses and daemons as they are now. */
+  async heartbeat(): Promise<void> {
+    const [{ disks, nics }, daemons] = await Promise.all([this.d.inventory(), this.d.host.report()]);
+    const ip = this.d.identity.ip ?? nics.find((n) => n.connected && n.ip)?.ip ?? '';
+    const report: AgentReport = { bootId: this.d.identity.bootId, hostname: this.d.identity.hostname, ip, disks, nics, daemons: daemons satisfies DaemonReport };
+    await this.d.session.call('POST', '/node/hardware', report);
+  }
+
+  /** Claims and carries out one run; false when none came within the wait. */
+  async claimOnce(): Promise<boolean> {
+    const answer = await this.d.session.call('POST', '/node/runs/claim', { waitMs: this.d.claimWaitMs }, this.stopping.signal);
+    if (answer.status === 204) return false;
+    await this.execute(answer.json as ClaimedRun);
+    return true;
+  }
+
+  private async claimLoop(): Promise<void> {
+    while (!this.stopping.signal.aborted) {
+      try {
+        await this.claimOnce();
+      } catch (err) {
+        if (this.stopping.signal.aborted) return;
+        this.d.log('warn', 'claiming a run failed', { error: String(err) });
+        await this.pause(Math.min(this.d.heartbeatMs, 5_000));
+      }
+    }
+  }
+
+  async execute(run: ClaimedRun): Promise<AgentResult> {
+    const lines: LogLine[] = [];
+    const log = (level: LogLevel, message: string): void => void lines.push({ timestamp: new Date().toISOString(), level, message });
+    const flush = async (): Promise<void> => {
+      const batch = lines.splice(0);
+      if (batch.length) await this.d.session.call('POST', `/node/runs/${encodeURIComponent(run.id)}/logs`, { lines: batch });
+    };
+    // Canceled by the master, or the agent stopping: the step's commands are killed and the run
+    // is reported failed now rather than left for the master's deadline.
+    const abort = new AbortController();
+    const onStop = (): void => abort.abort();
+    this.stopping.signal.addEventListener('abort', onStop, { once: true });
+    const timers = [
+      setInterval(() => flush().catch((err: unknown) => this.d.log('warn', 'sending run logs failed', { runId: run.id, error: String(err) })), LOG_FLUSH_MS),
+      setInterval(() => this.watchCancel(run.id, abort), this.d.cancelPollMs ?? 5_000),
+    ];
+    let result: AgentResult;
+    try {
+      const step = this.d.steps.get(run.taskName);
+      if (!step) throw new Error(`this agent has no step ${run.taskName}`);
+      log('info', `${run.taskName} started`);
+      const out = await step({ args: run.args, signal: abort.signal, log, runner: streamed(this.d.runner, log), host: this.d.host, master: this.d.master });
+      result = { ok: true, ...(out ? { result: out } : {}) };
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      log('error', message);
+      result = { ok: false, error: message.length > MAX_ERROR ? `${message.slice(0, MAX_ERROR - 1)}…` : message };
+    } finally {
+      timers.forEach(clearInterval);
+      this.stopping.signal.removeEventListener('abort', onStop);
+    }
+    await flush();
+    await this.d.session.call('POST', `/node/runs/${encodeURIComponent(run.id)}/finish`, result);
+    // The master learns at once what the step started or stopped.
+    await this.heartbeat().catch((err: unknown) => this.d.log('warn', 'heartbeat failed', { error: String(err) }));
+    return result;
+  }
+
+  private watchCancel(runId: string, abort: AbortController): void {
+    this.d.session.call('GET', `/node/runs/${encodeURIComponent(runId)}`).then(
+      ({ json }) => {
+        if ((json as { canceled?: boolean }).canceled) abort.abort();
+      },
+      () => undefined, // the master is away: keep going, the finish call will tell
+    );
+  }
+
+  private async every(ms: number, body: () => Promise<void>): Promise<void> {
+    while (!this.stopping.signal.aborted) {
+      await body().catch((err: unknown) => this.d.log('warn', 'heartbeat failed', { error: String(err) }));
+      await this.pause(ms);
+    }
+  }
+
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.stopping.signal.addEventListener('abort', done, { once: true });
+    });
+  }
+}
+
+/** Each command a step runs goes into the run's log: its command line (secrets masked) and
+ * every output line (masked by the runner). */
+function streamed(base: Runner, log: (level: LogLevel, message: string) => void): Runner {
+  return {
+    run: (cmd, args, opts) => {
+      log('info', `$ ${displayCommand(cmd, args)}`);
+      return base.run(cmd, args, { ...opts, onLine: (_stream, line) => log('info', line) });
+    },
+  };
+}

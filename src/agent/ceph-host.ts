@@ -1,0 +1,176 @@
+// The Ceph daemons of this node: where their files live, and starting, stopping and finding
+// them. Daemons fork themselves into the background (Ceph's own daemonize, no `-f`) and write a
+// pid file, so they are children of no agent: an agent that restarts or dies leaves them running,
+// and finds them again by their pid files. How each daemon was started is kept as a small "unit"
+// file, so a restart can start it again the same way (a restart step knows only its name).
+import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { CommandError } from '../errors.js';
+import type { DaemonReport } from '../fleet/types.js';
+import type { Runner } from '../exec/runner.js';
+import { alive as running } from '../exec/processes.js';
+import { localConf, type CephPaths } from './ceph-conf.js';
+
+const LOG_TAIL_LINES = 5;
+
+export type DaemonType = 'mon' | 'mgr' | 'mds' | 'osd' | 'rgw';
+
+/** The Ceph entity name of a daemon: mon.a, osd.3, client.rgw.gw1. */
+export const entityOf = (type: DaemonType, id: string): string => (type === 'rgw' ? `client.rgw.${id}` : `${type}.${id}`);
+const BINARY: Record<DaemonType, string> = { mon: 'ceph-mon', mgr: 'ceph-mgr', mds: 'ceph-mds', osd: 'ceph-osd', rgw: 'radosgw' };
+
+interface Unit {
+  cmd: string;
+  args: string[];
+}
+
+export interface CephHostOptions extends CephPaths {
+  runner: Runner;
+  /** Deadline of a daemon's start (it returns once the daemon has forked and is up). */
+  startTimeoutMs?: number;
+  /** How long a daemon gets between SIGTERM and SIGKILL. */
+  stopGraceMs?: number;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+export class CephHost {
+  readonly conf: string;
+
+  constructor(readonly opts: CephHostOptions) {
+    this.conf = join(opts.dataDir, 'ceph.conf');
+  }
+
+  /** The daemon's data directory, as the local conf names it ($type_data = dir/type/ceph-$id). */
+  dataDirOf(type: Exclude<DaemonType, 'rgw'>, id: string): string {
+    return join(this.opts.dataDir, type, `ceph-${id}`);
+  }
+
+  keyringOf(entity: string): string {
+    return join(this.opts.dataDir, 'keyring', `ceph.${entity}.keyring`);
+  }
+
+  pidFileOf(type: DaemonType, id: string): string {
+    return join(this.opts.runDir, `ceph-${entityOf(type, id)}.pid`);
+  }
+
+  /** Writes the master's ceph.conf with this node's paths and addresses after it. */
+  async writeConf(masterConf: string): Promise<void> {
+    const dirs = [this.opts.runDir, this.opts.logDir, ...['keyring', 'crash', 'mon', 'mgr', 'osd', 'mds', 'radosgw'].map((d) => join(this.opts.dataDir, d))];
+    await Promise.all(dirs.map((d) => mkdir(d, { recursive: true, mode: 0o750 })));
+    await writeFile(this.conf, localConf(masterConf, this.opts), { mode: 0o644 });
+  }
+
+  /** A secret file, readable by root only. */
+  async writeSecret(file: string, text: string): Promise<void> {
+    await mkdir(join(file, '..'), { recursive: true, mode: 0o750 });
+    await writeFile(file, text, { mode: 0o600 });
+  }
+
+  /** Starts the daemon unless it runs; `extra` are its own flags after `-c conf`. */
+  async start(type: DaemonType, id: string, extra: string[] = [], signal?: AbortSignal): Promise<'started' | 'running'> {
+    if (await this.pidOf(type, id)) return 'running';
+    const unit: Unit = { cmd: BINARY[type], args: ['-c', this.conf, ...(type === 'rgw' ? ['-n', entityOf(type, id)] : ['-i', id]), ...extra] };
+    await this.writeSecret(this.unitFile(type, id), JSON.stringify(unit));
+    await this.launch(unit, signal);
+    return 'started';
+  }
+
+  /** Stops (if running) and starts again the way it was last started. */
+  async restart(type: DaemonType, id: string, signal?: AbortSignal): Promise<void> {
+    const unit = await this.unit(type, id);
+    if (!unit) throw new Error(`${entityOf(type, id)} was never started on this node`);
+    await this.stop(type, id);
+    await this.launch(unit, signal);
+  }
+
+  /** SIGTERM, then SIGKILL after the grace period; true when it was running. */
+  async stop(type: DaemonType, id: string): Promise<boolean> {
+    const pid = await this.pidOf(type, id);
+    if (!pid) return false;
+    signal(pid, 'SIGTERM');
+    const sleep = this.opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+    const deadline = Date.now() + (this.opts.stopGraceMs ?? 15_000);
+    while (running(pid) && Date.now() < deadline) await sleep(100);
+    if (running(pid)) signal(pid, 'SIGKILL');
+    while (running(pid)) await sleep(50);
+    await rm(this.pidFileOf(type, id), { force: true });
+    return true;
+  }
+
+  /** Forgets a daemon: its unit file and its data directory (the daemon must be stopped). */
+  async remove(type: Exclude<DaemonType, 'rgw'>, id: string): Promise<void> {
+    await rm(this.unitFile(type, id), { force: true });
+    await rm(this.dataDirOf(type, id), { recursive: true, force: true });
+  }
+
+  /** The pid of the running daemon, or null: a pid file whose process is gone, or is some
+   * other program now (pid reuse), does not count. */
+  async pidOf(type: DaemonType, id: string): Promise<number | null> {
+    const text = await readFile(this.pidFileOf(type, id), 'utf8').catch(() => '');
+    const pid = Number(text.trim());
+    if (!Number.isInteger(pid) || pid <= 0 || !running(pid)) return null;
+    const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+    return cmdline.split('\0').includes(this.conf) ? pid : null;
+  }
+
+  /** The daemons running here, found by their pid files. */
+  async daemons(): Promise<Array<{ type: DaemonType; id: string }>> {
+    const out: Array<{ type: DaemonType; id: string }> = [];
+    for (const f of await readdir(this.opts.runDir).catch(() => [] as string[])) {
+      const m = /^ceph-(?:(mon|mgr|mds|osd)|client\.(rgw))\.(.+)\.pid$/.exec(f);
+      const type = (m?.[1] ?? m?.[2]) as DaemonType | undefined;
+      if (m && type && (await this.pidOf(type, m[3]!))) out.push({ type, id: m[3]! });
+    }
+    return out;
+  }
+
+  /** Which daemons run here: the agent's report. */
+  async report(): Promise<DaemonReport> {
+    const out: DaemonReport = { mon: false, mgr: false, mds: false, rgw: false, osds: [] };
+    for (const { type, id } of await this.daemons()) {
+      if (type === 'osd') out.osds.push(Number(id));
+      else out[type] = true;
+    }
+    out.osds.sort((a, b) => a - b);
+    return out;
+  }
+
+  private unitFile(type: DaemonType, id: string): string {
+    return join(this.opts.dataDir, 'units', `${entityOf(type, id)}.json`);
+  }
+
+  private async unit(type: DaemonType, id: string): Promise<Unit | null> {
+    const text = await readFile(this.unitFile(type, id), 'utf8').catch(() => null);
+    return text ? (JSON.parse(text) as Unit) : null;
+  }
+
+  /** Ceph's daemonize: the command returns once the forked daemon is initialised. */
+  private async launch(unit: Unit, signal?: AbortSignal): Promise<void> {
+    const entity = unit.args[unit.args.indexOf(unit.cmd === 'radosgw' ? '-n' : '-i') + 1] ?? '';
+    await this.explained(unit.cmd === 'radosgw' ? entity : `${unit.cmd.replace('ceph-', '')}.${entity}`, () =>
+      this.opts.runner.run(unit.cmd, unit.args, { timeoutMs: this.opts.startTimeoutMs ?? 120_000, ...(signal ? { signal } : {}) }),
+    );
+  }
+
+  /** Ceph daemons and their mkfs say why they failed in their log file, not on stderr: a
+   * failure without stderr gets the log's last lines, so the run's error says what happened. */
+  async explained<T>(entity: string, body: () => Promise<T>): Promise<T> {
+    try {
+      return await body();
+    } catch (err) {
+      if (!(err instanceof CommandError) || err.stderr.trim() !== '') throw err;
+      const log = await readFile(join(this.opts.logDir, `ceph-${entity}.log`), 'utf8').catch(() => '');
+      const tail = log.trim().split('\n').slice(-LOG_TAIL_LINES).join('\n');
+      if (tail) err.message = `${err.message}; its log ends with:\n${tail}`;
+      throw err;
+    }
+  }
+}
+
+function signal(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(pid, sig);
+  } catch {
+    // gone already
+  }
+}

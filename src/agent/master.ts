@@ -1,0 +1,44 @@
+// What node-level Ceph steps fetch from the master: the cluster's ceph.conf, this node's
+// keyrings (secrets: kept in files of mode 0600, never logged) and the current monmap.
+import type { AgentSession } from '../fleet/agent-session.js';
+
+export interface Keyring {
+  entity: string;
+  /** The keyring file's text, caps included. */
+  keyring: string;
+}
+
+export interface MasterFiles {
+  config(): Promise<string>;
+  keyrings(): Promise<Keyring[]>;
+  monmap(): Promise<Buffer>;
+}
+
+/** The master's files over the agent's own session (GET /ceph/...). */
+export class HttpMasterFiles implements MasterFiles {
+  constructor(
+    private readonly session: Pick<AgentSession, 'call'>,
+    private readonly nodeId: string,
+  ) {}
+
+  async config(): Promise<string> {
+    const { json } = await this.session.call('GET', '/ceph/cluster/config');
+    return Buffer.from((json as { config: string }).config, 'base64').toString('utf8');
+  }
+
+  async keyrings(): Promise<Keyring[]> {
+    const { json } = await this.session.call('GET', `/ceph/nodes/${encodeURIComponent(this.nodeId)}/keyrings`);
+    return (json as { keyrings: Keyring[] }).keyrings;
+  }
+
+  async monmap(): Promise<Buffer> {
+    return (await this.session.call('GET', '/ceph/monmap')).bytes;
+  }
+}
+
+/** The keyring of one entity; a clear error when the master has none for this node yet. */
+export async function keyringFor(master: MasterFiles, entity: string): Promise<string> {
+  const found = (await master.keyrings()).find((k) => k.entity === entity);
+  if (!found) throw new Error(`the master holds no key of ${entity} for this node (was its key created?)`);
+  return found.keyring;
+}

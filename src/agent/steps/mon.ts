@@ -1,0 +1,83 @@
+// Monitors. The first creates the cluster: a monmap holding only itself, a mon keyring with the
+// mon. and client.admin keys the master made, `ceph-mon --mkfs`, start. Later ones take the
+// master's current monmap and the mon. key, mkfs, and start: a monitor that is not in the map
+// yet asks the quorum to add it. A monitor store that exists already is not made again, so a
+// retried step only starts what is not running.
+import { access, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { monAddrVec } from '../../render/ceph-conf.js';
+import { int, str } from '../../fleet/step-args.js';
+import type { AgentStep, AgentStepContext } from './context.js';
+import { refreshConf, tool } from './context.js';
+
+const MON_KEYS = ['mon.', 'client.admin'];
+
+export const bootstrapMon: AgentStep = async (ctx) => {
+  const [fsid, name, addr, port] = [str(ctx.args, 'fsid'), str(ctx.args, 'monName'), str(ctx.args, 'addr'), int(ctx.args, 'monPort')];
+  await refreshConf(ctx);
+  const addrv = monAddrVec(addr, port);
+  await withMkfsFiles(ctx, async (dir) => {
+    const monmap = join(dir, 'monmap');
+    await tool(ctx, 'monmaptool', ['--create', '--fsid', fsid, '--addv', name, addrv, '--set-min-mon-release', 'pacific', '--enable-all-features', monmap]);
+    await mkfs(ctx, name, monmap, dir, MON_KEYS);
+  });
+  await startMon(ctx, name, addrv);
+  return { fsid, monName: name, addr: addrv };
+};
+
+export const joinMon: AgentStep = async (ctx) => {
+  const [name, addr] = [str(ctx.args, 'monName'), str(ctx.args, 'addr')];
+  const addrv = monAddrVec(addr, typeof ctx.args.monPort === 'number' ? int(ctx.args, 'monPort') : 3300);
+  await refreshConf(ctx);
+  await withMkfsFiles(ctx, async (dir) => {
+    const monmap = join(dir, 'monmap');
+    await writeFile(monmap, await ctx.master.monmap(), { mode: 0o600 });
+    await mkfs(ctx, name, monmap, dir, ['mon.']);
+  });
+  await startMon(ctx, name, addrv);
+  return { monName: name, addr: addrv };
+};
+
+/** Stops the monitor and deletes its store; taking it out of the monmap is the master's step. */
+export const removeMon: AgentStep = async (ctx) => {
+  const name = str(ctx.args, 'monName');
+  const stopped = await ctx.host.stop('mon', name);
+  await ctx.host.remove('mon', name);
+  ctx.log('info', `mon.${name}: ${stopped ? 'stopped' : 'was not running'}; its store is removed`);
+  return { monName: name };
+};
+
+async function mkfs(ctx: AgentStepContext, name: string, monmap: string, dir: string, entities: string[]): Promise<void> {
+  const data = ctx.host.dataDirOf('mon', name);
+  if (await exists(join(data, 'kv_backend'))) {
+    ctx.log('info', `mon.${name}: its store exists already; not made again`);
+    return;
+  }
+  const keyrings = await ctx.master.keyrings();
+  const text = entities.map((e) => {
+    const k = keyrings.find((x) => x.entity === e);
+    if (!k) throw new Error(`the master holds no ${e} key for this monitor`);
+    return k.keyring;
+  });
+  const keyring = join(dir, 'mon.keyring');
+  await ctx.host.writeSecret(keyring, text.join(''));
+  await ctx.host.explained(`mon.${name}`, () => tool(ctx, 'ceph-mon', ['-c', ctx.host.conf, '--mkfs', '-i', name, '--monmap', monmap, '--keyring', keyring]));
+  ctx.log('info', `mon.${name}: store made in ${data}`);
+}
+
+async function startMon(ctx: AgentStepContext, name: string, addrv: string): Promise<void> {
+  const how = await ctx.host.start('mon', name, ['--public-addrv', addrv], ctx.signal);
+  ctx.log('info', `mon.${name}: ${how === 'running' ? 'already running' : `started on ${addrv}`}`);
+}
+
+/** A private directory for the mkfs inputs (the keyring holds secrets), removed afterwards. */
+async function withMkfsFiles(ctx: AgentStepContext, body: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await mkdtemp(join(ctx.host.opts.runDir, 'mkfs-'));
+  try {
+    await body(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+const exists = (p: string): Promise<boolean> => access(p).then(() => true, () => false);

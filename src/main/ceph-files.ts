@@ -1,0 +1,57 @@
+// DRIVER=real: the master's own `ceph` and `radosgw-admin` read STATE_DIR/ceph/ceph.conf and the
+// client.admin keyring there. Both are derived from the store (the conf is exactly what GET
+// /ceph/cluster/config serves; the key is the one Quarry made at bootstrap), so they are
+// written before each call when they changed: the first monitor's bootstrap, a monitor added or
+// gone, all show up in the master's next call without anyone copying files.
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { CephConfig } from '../http/routes/ceph.js';
+import { keyringText } from '../model/keyring.js';
+import { Kind, type NodeSpec, type NodeStatusFields } from '../model/kinds.js';
+import { CephConfRenderer } from '../render/ceph-conf.js';
+import type { Store } from '../store/types.js';
+import { getKey } from '../../reconcilers/shared/keys.js';
+
+export class MasterCephFiles {
+  private readonly config: CephConfig;
+  private readonly written = new Map<string, string>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly dir: string,
+  ) {
+    const nodes = { nodes: () => store.list<NodeSpec, NodeStatusFields>(Kind.Node), mustNode: (id: string) => store.mustGet<NodeSpec, NodeStatusFields>(Kind.Node, id) };
+    this.config = new CephConfig(store, nodes, new CephConfRenderer());
+  }
+
+  async sync(): Promise<void> {
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    await this.write('ceph.conf', await this.config.text(), 0o644);
+    const admin = await getKey(this.store, 'client.admin');
+    if (admin?.status.key) await this.write('ceph.client.admin.keyring', keyringText({ entity: 'client.admin', key: admin.status.key, caps: {} }), 0o600);
+  }
+
+  private async write(name: string, text: string, mode: number): Promise<void> {
+    const file = join(this.dir, name);
+    if (this.written.get(name) === text) return;
+    if ((await readFile(file, 'utf8').catch(() => null)) !== text) {
+      await writeFile(`${file}.tmp`, text, { mode });
+      await rename(`${file}.tmp`, file);
+    }
+    this.written.set(name, text);
+  }
+}
+
+/** The client with its files brought up to date before every call. */
+export function withMasterFiles<T extends object>(client: T, files: MasterCephFiles): T {
+  return new Proxy(client, {
+    get(target, prop, receiver) {
+      const value: unknown = Reflect.get(target, prop, receiver);
+      if (typeof value !== 'function') return value;
+      return async (...args: unknown[]) => {
+        await files.sync();
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+}
