@@ -102,8 +102,12 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   const interrupted = await tasks.recover();
   const fleet = new Fleet(clock, config.heartbeatTimeoutMs);
   const manager = new Manager({ store, concurrency: config.reconcileConcurrency, resyncMs: config.resyncMs, log, clock });
+  const credentials = new AgentCredentials(store, clock);
+  const images = await startImages({ config, store, tasks, bus, clock, retryBaseMs: opts.retryBaseMs ?? 5_000, ...(opts.imageTiming ? { timing: opts.imageTiming } : {}) });
+  const boot = await provisioning({ config, store, images: images.images, clock, log });
+  const templates = await templatesPart({ store, clock, config, credentials, sources: { ...boot.sources, ...opts.provisioning } });
   const simCeph = config.driver === 'lab' ? new SimCephCluster({ random: seeded((opts.lab?.seed ?? 42) + 2) }) : null;
-  const ceph = simCeph ? new SimCephApi(simCeph) : realCeph(config.stateDir, store);
+  const ceph = simCeph ? new SimCephApi(simCeph) : realCeph(config.stateDir, store, templates.render);
   const cephTiming = { ...defaultCephTiming(config.driver), ...opts.cephTiming };
   manager.register(
     nodeLoop({
@@ -127,16 +131,12 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
     tasks,
     clock,
     ceph,
-    rgw: simCeph ? new SimRgwApi(simCeph) : realCeph(config.stateDir, store, 'rgw'),
+    rgw: simCeph ? new SimRgwApi(simCeph) : realCeph(config.stateDir, store, templates.render, 'rgw'),
     retryBaseMs: opts.retryBaseMs ?? 5_000,
     runTimeoutMs: opts.runTimeoutMs ?? 5 * 60_000,
     ...cephTiming,
   });
-  const credentials = new AgentCredentials(store, clock);
-  const images = await startImages({ config, store, tasks, bus, clock, retryBaseMs: opts.retryBaseMs ?? 5_000, ...(opts.imageTiming ? { timing: opts.imageTiming } : {}) });
   manager.register(images.loop);
-  const boot = await provisioning({ config, store, images: images.images, clock, log });
-  const templates = await templatesPart({ store, clock, config, credentials, sources: { ...boot.sources, ...opts.provisioning } });
   // dnsmasq.conf is a template like any other: an operator's edit reaches the DHCP servers.
   const network = networkArea({ render: templates.render, ...opts.network, config, store, tasks, manager, clock, retryBaseMs: opts.retryBaseMs ?? 5_000, runTimeoutMs: opts.runTimeoutMs ?? 60_000 });
   fleet.onChange((nodeId) => manager.enqueue('node', nodeId));

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { CephConfig } from '../http/routes/ceph.js';
 import { keyringText } from '../model/keyring.js';
 import { Kind, type NodeSpec, type NodeStatusFields } from '../model/kinds.js';
-import { CephConfRenderer } from '../render/ceph-conf.js';
+import { CephConfRenderer, type RenderTemplate } from '../render/ceph-conf.js';
 import type { Store } from '../store/types.js';
 import { getKey } from '../../reconcilers/shared/keys.js';
 
@@ -19,9 +19,10 @@ export class MasterCephFiles {
   constructor(
     private readonly store: Store,
     private readonly dir: string,
+    render: RenderTemplate,
   ) {
     const nodes = { nodes: () => store.list<NodeSpec, NodeStatusFields>(Kind.Node), mustNode: (id: string) => store.mustGet<NodeSpec, NodeStatusFields>(Kind.Node, id) };
-    this.config = new CephConfig(store, nodes, new CephConfRenderer());
+    this.config = new CephConfig(store, nodes, new CephConfRenderer(render));
   }
 
   async sync(): Promise<void> {

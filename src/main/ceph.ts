@@ -11,6 +11,7 @@ import type { CephApi, RgwApi } from '../clients/ceph-api.js';
 import { CephClient } from '../clients/ceph.js';
 import { RgwAdmin } from '../clients/rgw-admin.js';
 import { MasterCephFiles, withMasterFiles } from './ceph-files.js';
+import type { RenderTemplate } from '../render/ceph-conf.js';
 import type { Manager } from '../runtime/manager.js';
 import { clusterLoop } from '../../reconcilers/cluster/loop.js';
 import { monLoop } from '../../reconcilers/mon/loop.js';
@@ -41,11 +42,11 @@ export function defaultCephTiming(driver: Config['driver']): CephTiming {
 
 /** The master's own ceph (or radosgw-admin) CLI, with the conf and admin key Quarry keeps
  * under STATE_DIR/ceph, written from the store before each call (ceph-files.ts). */
-export function realCeph(stateDir: string, store: Store): CephApi;
-export function realCeph(stateDir: string, store: Store, tool: 'rgw'): RgwApi;
-export function realCeph(stateDir: string, store: Store, tool?: 'rgw'): CephApi | RgwApi {
+export function realCeph(stateDir: string, store: Store, render: RenderTemplate): CephApi;
+export function realCeph(stateDir: string, store: Store, render: RenderTemplate, tool: 'rgw'): RgwApi;
+export function realCeph(stateDir: string, store: Store, render: RenderTemplate, tool?: 'rgw'): CephApi | RgwApi {
   const dir = join(stateDir, 'ceph');
-  const files = new MasterCephFiles(store, dir);
+  const files = new MasterCephFiles(store, dir, render);
   const opts = { runner: new ZxRunner(), conf: join(dir, 'ceph.conf'), name: 'client.admin', keyring: join(dir, 'ceph.client.admin.keyring') };
   return withMasterFiles(tool === 'rgw' ? new RgwAdmin(opts) : new CephClient(opts), files);
 }

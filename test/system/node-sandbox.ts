@@ -17,7 +17,8 @@ import { CephClient } from '../../src/clients/ceph.js';
 import { keyringText } from '../../src/model/keyring.js';
 import { newCephxKey } from '../../src/model/keyring.js';
 import { ZxRunner } from '../../src/exec/zx-runner.js';
-import { CephConfRenderer, monAddrVec } from '../../src/render/ceph-conf.js';
+import { CephConfRenderer, defaultTemplatesDir, monAddrVec } from '../../src/render/ceph-conf.js';
+import { fileTemplates } from '../../src/render/template-file.js';
 import type { LogLine } from '../../src/tasks/types.js';
 
 /** Test-only speed-ups and limits of a small box (the recipe's TUNE_FAST and its §3.1). */
@@ -95,7 +96,7 @@ export async function sandbox(t: ExecutionContext, diskGiB = 3): Promise<Sandbox
   });
   device = await loopDevice(runner, join(dir, 'disk.img'), diskGiB);
   const fsid = randomUUID();
-  const conf = new CephConfRenderer().renderConf({
+  const conf = await new CephConfRenderer(fileTemplates(defaultTemplatesDir)).renderConf({
     fsid, monInitialMembers: ['a'], monHost: [monAddrVec('127.0.0.1', port)],
     publicNetwork: '127.0.0.0/8', clusterNetwork: null, poolDefaults: { size: 1, minSize: 1 },
   });
