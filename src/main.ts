@@ -34,6 +34,7 @@ import { taskRoutes } from './http/routes/tasks.js';
 import { eventRoutes } from './http/routes/events.js';
 import { agentRoutes } from './http/routes/agent.js';
 import { templatesPart } from './main/templates.js';
+import { s3Part, type S3Part } from './main/s3.js';
 import type { ProvisioningSources } from './http/template-context.js';
 
 export interface QuarryOptions {
@@ -75,6 +76,7 @@ export interface Quarry {
   hub: SseHub;
   network: NetworkArea;
   images: ImageParts;
+  s3: S3Part;
   /** The address the API answers on (the port is the real one when PORT=0). */
   url: string;
   stop(): Promise<void>;
@@ -146,13 +148,14 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   const gateway = new AgentGateway(store, fleet, tasks.agents, credentials);
   // Log lines stay out of /events: they would crowd state changes out of the replay buffer,
   // and GET /task/run/{id}/logs serves them.
+  const s3 = s3Part({ store, simCeph });
   const hub = new SseHub({ subscribe: (h) => bus.subscribe((e) => e.type !== 'task.log' && h(e)), lastSeq: () => bus.lastSeq() });
   const http = await createHttpApp({
     store,
     config,
     logger: log,
     clock,
-    areas: [taskRoutes(tasks), eventRoutes(hub), ...inventoryAreas(store, clock, templates), (area) => agentRoutes(gateway, area.auth), templates.routes({ fleet, credentials }), network.routes, images.routes, boot.routes],
+    areas: [taskRoutes(tasks), eventRoutes(hub), ...inventoryAreas(store, clock, templates), (area) => agentRoutes(gateway, area.auth), templates.routes({ fleet, credentials }), network.routes, images.routes, boot.routes, s3.routes],
     ...(opts.auth ? { auth: opts.auth } : {}),
     ...(opts.print ? { print: opts.print } : {}),
     agents: credentials,
@@ -171,7 +174,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   });
   log('info', 'quarry started', { url, driver: config.driver, labNodes: lab ? config.labNodes : 0, interruptedRuns: interrupted.length });
   return {
-    config, store, bus, tasks, fleet, gateway, manager, lab, http, hub, network, images, url,
+    config, store, bus, tasks, fleet, gateway, manager, lab, http, hub, network, images, s3, url,
     async stop() {
       lab?.stop();
       hub.close();
@@ -180,6 +183,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
       await manager.stop();
       await network.stop();
       await images.stop();
+      await s3.stop();
       await templates.close();
       await tasks.close();
       await logs.close();

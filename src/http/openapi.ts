@@ -56,10 +56,19 @@ function operationId(def: AnyRoute): string {
 }
 
 function callers(def: AnyRoute): string | undefined {
+  if (def.s3) return 'No session: an RGW user\'s key pair, in the headers X-S3-Access-Key and X-S3-Secret-Key or the query parameters accessKey and secretKey. Served by a running RADOS gateway, which checks the signature made with the pair: missing or wrong keys are 401, no gateway running is 503 CLUSTER_UNAVAILABLE.';
   if (def.signed) return 'No session: the link itself is the credential (`expires` and `signature`, as handed out in boot scripts); a wrong or expired one is 401.';
   if (def.agent === true) return "Node agents only (session of POST /user/login as `agent:<nodeId>`), each for its own node; users get 403.";
   if (def.agent === 'also') return `${def.admin ? 'Admins' : 'Users'}, and the agent of the node concerned.`;
   return def.admin ? 'Admins only.' : undefined;
+}
+
+/** Key pair in headers, or key pair in the query. */
+const S3_SECURITY = [{ s3AccessKey: [], s3SecretKey: [] }, { s3AccessKeyQuery: [], s3SecretKeyQuery: [] }];
+
+function security(def: AnyRoute): unknown[] {
+  if (def.s3) return S3_SECURITY;
+  return def.public || def.signed ? [] : [{ sessionCookie: [] }];
 }
 
 function operation(def: AnyRoute): Record<string, unknown> {
@@ -76,7 +85,7 @@ function operation(def: AnyRoute): Record<string, unknown> {
     operationId: operationId(def),
     summary: def.summary,
     ...(def.tags ? { tags: def.tags } : {}),
-    security: def.public || def.signed ? [] : [{ sessionCookie: [] }],
+    security: security(def),
     ...(callers(def) ? { description: callers(def) } : {}),
     ...(params.length ? { parameters: params } : {}),
     ...(body ? { requestBody: body } : {}),
@@ -101,6 +110,10 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: ApiInfo): Record
       responses,
       securitySchemes: {
         sessionCookie: { type: 'apiKey', in: 'cookie', name: 'access_token', description: 'Set by POST /user/login; renewed by POST /user/refresh.' },
+        s3AccessKey: { type: 'apiKey', in: 'header', name: 'X-S3-Access-Key', description: "An RGW user's access key (the /s3 operations)." },
+        s3SecretKey: { type: 'apiKey', in: 'header', name: 'X-S3-Secret-Key', description: "That user's secret key." },
+        s3AccessKeyQuery: { type: 'apiKey', in: 'query', name: 'accessKey', description: 'The access key, as a query parameter.' },
+        s3SecretKeyQuery: { type: 'apiKey', in: 'query', name: 'secretKey', description: 'The secret key, as a query parameter.' },
       },
     },
   };

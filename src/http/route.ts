@@ -5,7 +5,9 @@
 import type { Context, Middleware } from 'koa';
 import { ForbiddenError } from '../errors.js';
 import type { JsonSchema } from '../model/schemas.js';
+import type { S3Credentials } from '../model/s3.js';
 import { isAgent, type AgentPrincipal, type Auth, type Caller, type Principal } from './auth/index.js';
+import { s3Credentials, withoutS3Keys } from './auth/s3-keys.js';
 import { UnsupportedMediaTypeError } from './problem.js';
 import { NO_BODY, RequestValidator, type Validators } from './validation.js';
 
@@ -35,6 +37,8 @@ export interface RouteRequest<B, Q, P> {
   principal: Principal | null;
   /** The calling node agent, on routes that admit agents; null otherwise. */
   agent: AgentPrincipal | null;
+  /** The caller's RGW key pair, on `s3` routes; null otherwise. */
+  s3: S3Credentials | null;
   /** For what JSON in and out does not cover: cookies, streams (SSE), text bodies. */
   ctx: Context;
 }
@@ -50,6 +54,10 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
   /** Authenticated by a signed link (`expires` + `signature` in the query, see signed-urls.ts)
    * instead of session cookies: for booting machines, which carry none. The handler verifies. */
   signed?: true;
+  /** Authenticated by an RGW user's S3 key pair (headers X-S3-Access-Key/X-S3-Secret-Key or query
+   * accessKey/secretKey) instead of session cookies; the handler gets it as `s3`, and the
+   * gateway it signs requests for decides whether it is good. Missing keys are 401. */
+  s3?: true;
   /** Only users with isAdmin; others get 403. */
   admin?: boolean;
   /** Who may call: users (the default); `true`: only node agents, each for its own node;
@@ -92,6 +100,7 @@ export function problemStatuses(def: AnyRoute): number[] {
   const s = new Set<number>([500, ...(def.errors ?? [])]);
   if (def.body || def.query || pathParams(def.path).length || takesBody(def.method)) s.add(400);
   if (!def.public) s.add(401);
+  if (def.s3) s.add(503); // no gateway running, or none answering
   if (def.admin || def.agent || takesBody(def.method)) s.add(403); // and state-changing requests: cross-site refusal
   if (pathParams(def.path).length) s.add(404);
   if (takesBody(def.method)) [413, 415].forEach((x) => s.add(x));
@@ -130,34 +139,44 @@ function checkParams(def: AnyRoute): void {
   }
 }
 
-type Callers = Pick<RouteRequest<unknown, unknown, unknown>, 'principal' | 'agent'>;
+type Callers = Pick<RouteRequest<unknown, unknown, unknown>, 'principal' | 'agent' | 's3'>;
 
 /** 403 for a caller of the wrong sort: an agent on a user route, a user on an agent route. */
 function admit(def: AnyRoute, caller: Caller): Callers {
   if (isAgent(caller)) {
     if (!def.agent) throw new ForbiddenError('a node agent may call only the agent operations');
-    return { principal: null, agent: caller };
+    return { principal: null, agent: caller, s3: null };
   }
   if (def.agent === true) throw new ForbiddenError('this operation is for node agents');
   // On an `agent: 'also'` route, `admin` restricts the users; an agent reaches the handler.
   if (def.admin && !caller.user.isAdmin) throw new ForbiddenError('this operation needs an admin');
-  return { principal: caller, agent: null };
+  return { principal: caller, agent: null, s3: null };
+}
+
+/** A route has one way of authenticating its callers. */
+function checkAuthMode(def: AnyRoute): void {
+  const modes = [def.public, def.signed, def.s3, def.admin || def.agent].filter(Boolean).length;
+  if (modes > 1) throw new Error(`route ${def.method} ${def.path}: public, signed, s3 and admin/agent exclude each other`);
 }
 
 export function compileRoute(def: AnyRoute, env: RouteEnv): Middleware {
   checkParams(def);
+  checkAuthMode(def);
   const body = def.body ?? (def.bodyType === 'text' ? undefined : NO_BODY);
   const validator = new RequestValidator({ params: paramsSchema(def), query: def.query ?? EMPTY_QUERY, body }, env.validators);
   const { status = 200, contentType } = def.response;
   return async (ctx) => {
-    let callers: Callers = { principal: null, agent: null };
-    if (!def.public && !def.signed) {
+    let callers: Callers = { principal: null, agent: null, s3: null };
+    if (def.s3) {
+      callers = { ...callers, s3: s3Credentials(ctx) };
+      ctx.set('Cache-Control', 'no-store');
+    } else if (!def.public && !def.signed) {
       const caller = await env.auth.authenticateCaller(ctx);
       ctx.set('Cache-Control', 'no-store');
       callers = admit(def, caller);
       ctx.state.principal = caller;
     }
-    const values = { params: { ...(ctx as { params?: Record<string, string> }).params }, query: { ...ctx.query }, body: await readBody(ctx, def, env) };
+    const values = { params: { ...(ctx as { params?: Record<string, string> }).params }, query: def.s3 ? withoutS3Keys(ctx.query) : { ...ctx.query }, body: await readBody(ctx, def, env) };
     validator.check(values);
     const result = await def.handler({ ...values, ...callers, ctx });
     if (result === undefined) return; // the handler answered through ctx (streams, redirects)

@@ -3,33 +3,12 @@
 // shown once and nowhere else.
 import test from 'ava';
 import { StorageKind } from '../../src/model/storage-kinds.js';
-import { Client } from '../http/client.js';
-import { ADMIN_PASSWORD, allActive, startLab, waitFor, type LabQuarry } from './harness.js';
+import type { Client } from '../http/client.js';
+import { cluster, login } from './ceph-cluster.js';
+import { startLab, waitFor } from './harness.js';
 
 interface Fs { name: string; status: { phase: string; created: boolean; mdsActive: boolean; pools: Array<{ name: string; pgNum: number }>; conditions: Array<{ type: string; status: string; reason: string; message: string }> } }
 interface Gateway { id: string; hostname: string; running: boolean; desired: boolean; state: string; port: number }
-
-async function login(q: LabQuarry, username = 'admin', password = ADMIN_PASSWORD): Promise<Client> {
-  const c = new Client(q.url);
-  const r = await c.post('/user/login', { username, password });
-  if (r.status !== 200) throw new Error(`login ${r.status}`);
-  return c;
-}
-
-/** Three active nodes with a monitor each, in quorum; returns an admin client and the node ids. */
-async function cluster(t: Parameters<typeof startLab>[0]): Promise<{ q: LabQuarry; c: Client; ids: [string, string, string] }> {
-  const q = await startLab(t, 3);
-  const nodes = await allActive(q, 3);
-  const c = await login(q);
-  const disks = (await c.get('/disks')).json as Array<{ id: string; nodeId: string; eligible: boolean }>;
-  for (const n of nodes) {
-    const diskId = disks.find((d) => d.nodeId === n.id && d.eligible)!.id;
-    // A loaded machine can miss a heartbeat and see a node offline for a moment: ask again.
-    await waitFor(`monitor declared on ${n.spec.hostname}`, async () => (await c.post('/ceph/mon/create', { nodeId: n.id, diskId })).status === 200);
-  }
-  await waitFor('quorum of three', async () => (await c.get('/ceph/metrics')).json?.monCount === 3, 30_000);
-  return { q, c, ids: nodes.map((n) => n.id) as [string, string, string] };
-}
 
 const fsNamed = async (c: Client, name: string): Promise<Fs | undefined> => ((await c.get('/ceph/fs')).json as Fs[]).find((f) => f.name === name);
 

@@ -1,0 +1,61 @@
+// The service behind the /s3 routes: which RADOS gateway serves a request, and one S3 session
+// with it in the caller's name. A gateway qualifies when its node wants it, the node's agent
+// reports it running, and the node has an address and is not offline. Gateways are tried in
+// turn, starting with a different one each time; one that does not answer (503) hands the
+// request to the next, since every operation here can be repeated without harm.
+import { ServiceUnavailableError } from '../errors.js';
+import { Kind, NodeStatus, type NodeSpec, type NodeStatusFields } from '../model/kinds.js';
+import type { NodeDoc } from '../model/operations.js';
+import { RGW_PORT } from '../model/storage-kinds.js';
+import type { GatewayAddress, S3Connect, S3Credentials, S3Session } from '../model/s3.js';
+import type { Store } from '../store/types.js';
+
+export interface S3ServiceDeps {
+  store: Store;
+  connect: S3Connect;
+  /** Where a gateway's S3 answers: `http://<ip>:<port>` on a real network; the lab maps it. */
+  endpointOf?: (gw: GatewayAddress) => Promise<string> | string;
+}
+
+export const gatewayUrl = (gw: GatewayAddress): string => `http://${gw.ip.includes(':') ? `[${gw.ip}]` : gw.ip}:${gw.port}`;
+
+const serving = (n: NodeDoc): boolean =>
+  n.spec.daemons.rgw !== undefined && n.status.daemons?.rgw === true && !!n.status.ip && n.status.phase !== NodeStatus.offline;
+
+export class S3Service {
+  private next = 0;
+  private readonly endpointOf: (gw: GatewayAddress) => Promise<string> | string;
+
+  constructor(private readonly deps: S3ServiceDeps) {
+    this.endpointOf = deps.endpointOf ?? gatewayUrl;
+  }
+
+  /** The gateways that may serve S3 now, by hostname. */
+  async gateways(): Promise<GatewayAddress[]> {
+    const nodes = await this.deps.store.list<NodeSpec, NodeStatusFields>(Kind.Node);
+    return nodes
+      .filter(serving)
+      .map((n) => ({ hostname: n.spec.hostname, ip: n.status.ip ?? '', port: RGW_PORT }))
+      .sort((a, b) => a.hostname.localeCompare(b.hostname));
+  }
+
+  /** Runs `op` against a gateway in the caller's name: 503 when none is running or none answers. */
+  async with<T>(credentials: S3Credentials, op: (s: S3Session) => Promise<T>): Promise<T> {
+    const all = await this.gateways();
+    if (all.length === 0) {
+      throw new ServiceUnavailableError('no RADOS gateway is running: deploy one (POST /gateways/rgw/deploy) and wait for it to run', 'CLUSTER_UNAVAILABLE');
+    }
+    const start = this.next++ % all.length;
+    let last: unknown;
+    for (let i = 0; i < all.length; i++) {
+      const gw = all[(start + i) % all.length] as GatewayAddress;
+      try {
+        return await op(this.deps.connect(await this.endpointOf(gw), credentials));
+      } catch (err) {
+        if (!(err instanceof ServiceUnavailableError)) throw err;
+        last = err;
+      }
+    }
+    throw last;
+  }
+}

@@ -1,0 +1,28 @@
+// The composition root's S3 part: the /s3 routes over the AWS SDK client, talking to a running
+// RADOS gateway at `http://<node ip>:7480`; in the lab, the simulated gateways' loopback
+// listeners stand in for those addresses, and everything else is the same code.
+import { connectS3 } from '../clients/s3.js';
+import { S3Service, gatewayUrl } from '../http/s3.js';
+import { s3Routes } from '../http/routes/s3.js';
+import type { AnyRoute } from '../http/route.js';
+import type { Store } from '../store/types.js';
+import type { SimCephCluster } from '../sim/ceph/cluster.js';
+import { LabS3Gateways } from '../sim/s3/gateway.js';
+
+export interface S3Part {
+  routes: AnyRoute[];
+  service: S3Service;
+  /** The lab's gateways, with DRIVER=lab. */
+  lab: LabS3Gateways | null;
+  stop(): Promise<void>;
+}
+
+export function s3Part(deps: { store: Store; simCeph: SimCephCluster | null }): S3Part {
+  const lab = deps.simCeph ? new LabS3Gateways(deps.simCeph) : null;
+  const service = new S3Service({
+    store: deps.store,
+    connect: connectS3(),
+    endpointOf: lab ? (gw) => lab.url(gw.hostname) : gatewayUrl,
+  });
+  return { routes: s3Routes(service), service, lab, stop: () => lab?.stop() ?? Promise.resolve() };
+}
