@@ -31,6 +31,8 @@ export interface NodeLoopDeps {
   ceph: Pick<CephApi, 'okToStop'>;
   /** Deadline of the ok-to-stop question (it waits for a manager). */
   cephQueryTimeoutMs: number;
+  /** Source of the staleness-recheck jitter; tests inject a fixed one. */
+  random?: () => number;
 }
 
 export function nodeLoop(deps: NodeLoopDeps): Reconciler<NodeObserved, NodePlan> {
@@ -66,6 +68,7 @@ async function observe(deps: NodeLoopDeps, id: string): Promise<NodeObserved | u
     startedAt: deps.startedAt,
     heartbeatTimeoutMs: deps.heartbeatTimeoutMs,
     retryBaseMs: deps.retryBaseMs,
+    staleJitter: (deps.random ?? Math.random)(),
   };
   // Ceph is asked only when a restart or shutdown is about to be sent to a node running OSDs.
   const osds = runningOsds(o);
