@@ -2,9 +2,10 @@
 // the monmap (master-level `ceph mon remove`), then off the node (stop the daemon, delete its
 // store). The monmap step is gated: never the last monitor, never two at once, and only if the
 // monitors left would still have a quorum counting only those that are up.
+import type { DaemonState } from '../../src/model/kinds.js';
+import type { NodeDoc } from '../../src/model/operations.js';
 import { isActive, nextAttempt, type RunInfo } from '../shared/runs.js';
 import { state } from '../shared/daemon-state.js';
-import type { MonObserved, MonPlan, MonStep } from './plan.js';
 
 /** The reason a node's monitor state carries while it is being taken out of the monmap: other
  * nodes' removals wait while any node shows it. */
@@ -23,8 +24,27 @@ export interface RemovalObserved {
   nodeRun: RunInfo | null;
 }
 
-const plan = (s: MonPlan['state'], step: MonStep | null = null, requeueAfterMs: number | null = null, blocked = false): MonPlan => ({ state: s, step, requeueAfterMs, blocked });
-const gate = (reason: string, message: string): MonPlan => plan(state('blocked', reason, message), null, null, true);
+/** What of the monitor loop's observation the removal plans from (MonObserved has it all). */
+export interface RemovalInput {
+  node: NodeDoc;
+  createRun: RunInfo | null;
+  restartRun: RunInfo | null;
+  removal: RemovalObserved;
+  now: number;
+  retryBaseMs: number;
+  startGraceMs: number;
+}
+
+/** A MonPlan whose step, if any, is one of the two removal steps. */
+export interface RemovalPlan {
+  state: DaemonState | undefined;
+  step: { kind: 'monmap-remove' | 'remove'; attempt: number; args: Record<string, unknown> } | null;
+  requeueAfterMs: number | null;
+  blocked: boolean;
+}
+
+const plan = (s: RemovalPlan['state'], step: RemovalPlan['step'] = null, requeueAfterMs: number | null = null, blocked = false): RemovalPlan => ({ state: s, step, requeueAfterMs, blocked });
+const gate = (reason: string, message: string): RemovalPlan => plan(state('blocked', reason, message), null, null, true);
 
 /** Whether removing `name` leaves a strict majority of the smaller monmap up (in quorum). */
 export function quorumAfterRemoval(names: string[], quorum: string[], name: string): { ok: boolean; up: number; left: number } {
@@ -33,7 +53,7 @@ export function quorumAfterRemoval(names: string[], quorum: string[], name: stri
   return { ok: left.length > 0 && up * 2 > left.length, up, left: left.length };
 }
 
-export function planRemoval(o: MonObserved): MonPlan {
+export function planRemoval(o: RemovalInput): RemovalPlan {
   const running = o.node.status.daemons?.mon === true;
   // Nothing was ever made here (no create run) and nothing runs: there is nothing to remove.
   if (!running && o.createRun === null && o.removal.nodeRun === null) return plan(undefined);
@@ -44,7 +64,7 @@ export function planRemoval(o: MonObserved): MonPlan {
   return fromNode(o, name, running);
 }
 
-function fromMonmap(o: MonObserved, name: string, map: { names: string[]; quorum: string[] }): MonPlan {
+function fromMonmap(o: RemovalInput, name: string, map: { names: string[]; quorum: string[] }): RemovalPlan {
   const { monmapRun } = o.removal;
   if (!isActive(monmapRun)) {
     const other = o.removal.othersRemoving[0];
@@ -63,7 +83,7 @@ function fromMonmap(o: MonObserved, name: string, map: { names: string[]; quorum
   return plan(s, { kind: 'monmap-remove', attempt: next.attempt, args: { monName: name } });
 }
 
-function fromNode(o: MonObserved, name: string, running: boolean): MonPlan {
+function fromNode(o: RemovalInput, name: string, running: boolean): RemovalPlan {
   const run = o.removal.nodeRun;
   const made = Math.max(o.createRun?.completedAt ?? 0, o.restartRun?.completedAt ?? 0);
   const cleaned = run?.state === 'completed' && (run.completedAt ?? 0) >= made;
