@@ -8,7 +8,7 @@ import { Kind, type DiskSpec, type DiskStatusFields, type NodeSpec, type NodeSta
 import type { TaskRun } from '../../src/tasks/types.js';
 import { blocked, done, requeueAfter, type Reconciler, type Result } from '../../src/runtime/types.js';
 import { hasQuorum, type CephLoopDeps } from '../daemon/loop.js';
-import { writeDaemonState } from '../shared/daemon-state.js';
+import { state, writeDaemonState } from '../shared/daemon-state.js';
 import { hasKey, saveKey } from '../shared/keys.js';
 import { runInfo } from '../shared/runs.js';
 import { MonTask, planMon, type MonObserved, type MonPlan } from './plan.js';
@@ -118,7 +118,9 @@ async function apply(deps: MonLoopDeps, o: MonObserved, p: MonPlan, slot: { hold
   // One removal from the monmap at a time: claimed before anything is awaited.
   if (p.step?.kind === 'monmap-remove') {
     if (slot.holder !== null && slot.holder !== id) {
-      return blocked('RemovalInProgress', 'another monitor is being removed; one at a time', deps.blockedRecheckMs);
+      const held = state('blocked', 'RemovalInProgress', 'another monitor is being taken out of the monmap; one at a time');
+      await writeDaemonState(deps.store, id, 'mon', held);
+      return blocked(held.reason, held.message, deps.blockedRecheckMs);
     }
     slot.holder = id;
   } else if (slot.holder === id && p.state?.reason !== REMOVING_FROM_MONMAP) {

@@ -8,7 +8,7 @@ import type { DaemonState } from '../../src/model/kinds.js';
 import type { DiskDoc, NodeDoc } from '../../src/model/operations.js';
 import { state } from '../shared/daemon-state.js';
 import { isActive, nextAttempt, type RunInfo } from '../shared/runs.js';
-import { planRemoval, type RemovalObserved } from './removal.js';
+import { planRemoval, type RemovalInput } from './removal.js';
 
 export const MonTask = {
   bootstrap: 'ceph.mon.bootstrap',
@@ -20,8 +20,8 @@ export const MonTask = {
   remove: 'ceph.mon.remove',
 } as const;
 
-export interface MonObserved {
-  node: NodeDoc;
+/** The node, its runs, the clock and the removal inputs are RemovalInput's (removal.ts). */
+export interface MonObserved extends RemovalInput {
   cluster: Doc<ClusterSpec, ClusterStatus>;
   /** Every node with a monitor desired, this one included. */
   monNodes: NodeDoc[];
@@ -31,14 +31,6 @@ export interface MonObserved {
   /** The node whose bootstrap run is under way or done, if any: once one node has started
    * creating the cluster, it is the one, whatever the hostnames of later monitors. */
   bootstrapOwner: NodeDoc | null;
-  /** The newest bootstrap or join run of this node, and the newest restart of its monitor. */
-  createRun: RunInfo | null;
-  restartRun: RunInfo | null;
-  /** What removing a monitor no longer desired needs to know (see removal.ts). */
-  removal: RemovalObserved;
-  now: number;
-  retryBaseMs: number;
-  startGraceMs: number;
 }
 
 export type MonStep =

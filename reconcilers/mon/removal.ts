@@ -24,11 +24,13 @@ export interface RemovalObserved {
   nodeRun: RunInfo | null;
 }
 
-/** What of the monitor loop's observation the removal plans from (MonObserved has it all). */
+/** What of the monitor loop's observation the removal plans from (MonObserved extends it). */
 export interface RemovalInput {
   node: NodeDoc;
+  /** The newest bootstrap or join run of this node, and the newest restart of its monitor. */
   createRun: RunInfo | null;
   restartRun: RunInfo | null;
+  /** What removing a monitor no longer desired needs to know. */
   removal: RemovalObserved;
   now: number;
   retryBaseMs: number;
