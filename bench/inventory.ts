@@ -2,6 +2,7 @@
 // resident memory holding 10k nodes / 40k disks. Baseline: a bare node:http server sending the
 // same bytes, in the same run. Targets: median <= 100 ms at 10k; RSS <= 400 MB at 10k.
 import { execFile } from 'node:child_process';
+import { QUARRY_V8_FLAGS } from './node-flags.js';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
@@ -21,7 +22,7 @@ export async function run(): Promise<void> {
   console.log('GET /nodes/details (20 sequential requests), Quarry vs a bare server sending the same bytes');
   console.log('nodes    disks    body MB  quarry median ms  p99 ms  bare median ms  ratio  RSS MB  RSS settled  heap used');
   for (const n of [1_000, 10_000]) {
-    const { stdout } = await promisify(execFile)(process.execPath, [child, String(n)], { maxBuffer: 1 << 20 });
+    const { stdout } = await promisify(execFile)(process.execPath, [...QUARRY_V8_FLAGS, child, String(n)], { maxBuffer: 1 << 20 });
     const r = JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as Row;
     const cells = [
       n.toLocaleString('en').padEnd(8),

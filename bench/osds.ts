@@ -2,13 +2,14 @@
 // every eligible disk to every OSD reported running (target <= 30 s), with reconciles per
 // second; baseline: the simulated cluster creating the same OSDs directly.
 import { execFile } from 'node:child_process';
+import { QUARRY_V8_FLAGS } from './node-flags.js';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
 const child = fileURLToPath(new URL('./osds-child.js', import.meta.url));
 
 export async function run(nodes = Number(process.env.BENCH_LAB_NODES ?? 1000)): Promise<void> {
-  const { stdout } = await promisify(execFile)(process.execPath, [child, String(nodes)], { maxBuffer: 1 << 20, timeout: 20 * 60_000 });
+  const { stdout } = await promisify(execFile)(process.execPath, [...QUARRY_V8_FLAGS, child, String(nodes)], { maxBuffer: 1 << 20, timeout: 20 * 60_000 });
   const r = JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as Record<string, number>;
   const s = (x: number): string => (x / 1000).toFixed(1);
   console.log(`lab: ${r.n} nodes booted to active in ${s(r.bootMs ?? 0)} s`);

@@ -53,20 +53,21 @@ export function daemonLoop(kind: DaemonKind, deps: CephLoopDeps): Reconciler<Dae
       const node = await deps.store.get<NodeSpec, NodeStatusFields>(Kind.Node, id);
       const cluster = await deps.store.get<ClusterSpec, ClusterStatus>(CephKind.Cluster, CLUSTER_ID);
       if (!node || !cluster) return undefined;
+      const common = { type: kind.type, node, cluster, quorum: hasQuorum(cluster), now: deps.clock.now(), retryBaseMs: deps.retryBaseMs, startGraceMs: deps.startGraceMs };
+      // Most nodes neither want nor run this daemon: nothing below would change the plan.
+      if (!node.spec.daemons[kind.type] && !node.status.daemons?.[kind.type] && !node.status.ceph?.[kind.type]) {
+        return { ...common, keyExists: false, keyRun: null, startRun: null };
+      }
       const [keyRun, startRun, stopRun] = await Promise.all([
         deps.tasks.latestFor(Kind.Node, id, keyTask),
         deps.tasks.latestFor(Kind.Node, id, startTask),
         kind.stopOrphan ? deps.tasks.latestFor(Kind.Node, id, stopTask) : undefined,
       ]);
       return {
-        type: kind.type, node, cluster,
-        quorum: hasQuorum(cluster),
+        ...common,
         keyExists: await hasKey(deps.store, kind.entity(node)),
         keyRun: runInfo(keyRun),
         startRun: runInfo(startRun),
-        now: deps.clock.now(),
-        retryBaseMs: deps.retryBaseMs,
-        startGraceMs: deps.startGraceMs,
         ...(kind.stopOrphan ? { stopOrphan: true, stopRun: runInfo(stopRun) } : {}),
       };
     },

@@ -8,10 +8,12 @@ import { Kind, type DiskSpec, type DiskStatusFields, type NodeSpec, type NodeSta
 import type { TaskRun } from '../../src/tasks/types.js';
 import { blocked, done, requeueAfter, type Reconciler, type Result } from '../../src/runtime/types.js';
 import { hasQuorum, type CephLoopDeps } from '../daemon/loop.js';
-import { writeDaemonState } from '../shared/daemon-state.js';
+import { state, writeDaemonState } from '../shared/daemon-state.js';
 import { hasKey, saveKey } from '../shared/keys.js';
 import { runInfo } from '../shared/runs.js';
 import { MonTask, planMon, type MonObserved, type MonPlan } from './plan.js';
+import { REMOVING_FROM_MONMAP, type MonmapView, type RemovalObserved } from './removal.js';
+import type { NodeDoc } from '../../src/model/operations.js';
 
 export const BOOTSTRAP_KEYS = [
   { entity: 'mon.', caps: { mon: 'allow *' } },
@@ -21,14 +23,27 @@ export const BOOTSTRAP_KEYS = [
 const newer = (a: TaskRun | undefined, b: TaskRun | undefined): TaskRun | undefined =>
   !a ? b : !b ? a : a.metadata.createdAt >= b.metadata.createdAt ? a : b;
 
-export function monLoop(deps: CephLoopDeps): Reconciler<MonObserved, MonPlan> {
+export type MonLoopDeps = CephLoopDeps & {
+  /** Deadline of the quorum question asked before a removal; default 20 s. */
+  queryTimeoutMs?: number;
+};
+
+export function monLoop(deps: MonLoopDeps): Reconciler<MonObserved, MonPlan> {
+  // The node whose monitor is being taken out of the monmap, as this process knows it. The
+  // store says the same (REMOVING_FROM_MONMAP) once the state is written; this closes the gap
+  // between two reconciles of different nodes that both observed "nobody is removing".
+  const slot = { holder: null as string | null };
   return {
     name: 'mon',
     kind: Kind.Node,
     dependsOn: ['node', 'cluster'],
-    observe: (id) => observe(deps, id),
+    observe: async (id) => {
+      const o = await observe(deps, id);
+      if (!o && slot.holder === id) slot.holder = null;
+      return o;
+    },
     plan: planMon,
-    apply: (o, p) => apply(deps, o, p),
+    apply: (o, p) => apply(deps, o, p, slot),
   };
 }
 
@@ -37,8 +52,8 @@ async function observe(deps: CephLoopDeps, id: string): Promise<MonObserved | un
   const cluster = await deps.store.get<ClusterSpec, ClusterStatus>(CephKind.Cluster, CLUSTER_ID);
   if (!node || !cluster) return undefined;
   // Most nodes have no monitor: they need nothing below, least of all a list of every node.
-  if (!node.spec.daemons.mon && !node.status.daemons?.mon) {
-    return { ...quiet(deps), node, cluster, monNodes: [], bootstrapOwner: null, monDisk: undefined, quorum: false, bootstrapKeys: false, createRun: null, restartRun: null };
+  if (!node.spec.daemons.mon && !node.status.daemons?.mon && !node.status.ceph?.mon) {
+    return { ...quiet(deps), node, cluster, monNodes: [], bootstrapOwner: null, monDisk: undefined, quorum: false, bootstrapKeys: false, createRun: null, restartRun: null, removal: NO_REMOVAL };
   }
   const nodes = await deps.store.list<NodeSpec, NodeStatusFields>(Kind.Node);
   const diskId = node.spec.daemons.mon?.diskId;
@@ -48,7 +63,9 @@ async function observe(deps: CephLoopDeps, id: string): Promise<MonObserved | un
     deps.tasks.latestFor(Kind.Node, id, MonTask.restart),
   ]);
   const monNodes = nodes.filter((n) => n.spec.daemons.mon !== undefined);
+  const removal = node.spec.daemons.mon ? NO_REMOVAL : await observeRemoval(deps, node, nodes);
   return {
+    removal,
     node,
     cluster,
     monNodes,
@@ -64,6 +81,25 @@ async function observe(deps: CephLoopDeps, id: string): Promise<MonObserved | un
   };
 }
 
+const NO_REMOVAL: RemovalObserved = { monmap: null, othersRemoving: [], monmapRun: null, nodeRun: null };
+
+/** Ceph is asked who is in the monmap and in quorum only for a monitor being removed. */
+async function observeRemoval(deps: MonLoopDeps, node: NodeDoc, nodes: NodeDoc[]): Promise<RemovalObserved> {
+  const [monmapRun, nodeRun] = await Promise.all([
+    deps.tasks.latestFor(Kind.Node, node.id, MonTask['monmap-remove']),
+    deps.tasks.latestFor(Kind.Node, node.id, MonTask.remove),
+  ]);
+  let monmap: MonmapView;
+  try {
+    const q = await deps.ceph.quorumStatus({ timeoutMs: deps.queryTimeoutMs ?? 20_000 });
+    monmap = { names: q.monmap.mons.map((m) => m.name), quorum: q.quorumNames };
+  } catch (err) {
+    monmap = { error: err instanceof Error ? err.message : String(err) };
+  }
+  const othersRemoving = nodes.filter((n) => n.id !== node.id && n.status.ceph?.mon?.reason === REMOVING_FROM_MONMAP).map((n) => n.spec.hostname);
+  return { monmap, othersRemoving, monmapRun: runInfo(monmapRun), nodeRun: runInfo(nodeRun) };
+}
+
 const quiet = (deps: CephLoopDeps) => ({ now: deps.clock.now(), retryBaseMs: deps.retryBaseMs, startGraceMs: deps.startGraceMs });
 
 /** The first node to have started a bootstrap that has not failed. */
@@ -77,8 +113,20 @@ async function bootstrapOwner(deps: CephLoopDeps, monNodes: MonObserved['monNode
   return owner?.node ?? null;
 }
 
-async function apply(deps: CephLoopDeps, o: MonObserved, p: MonPlan): Promise<Result> {
-  await writeDaemonState(deps.store, o.node.id, 'mon', p.state);
+async function apply(deps: MonLoopDeps, o: MonObserved, p: MonPlan, slot: { holder: string | null }): Promise<Result> {
+  const id = o.node.id;
+  // One removal from the monmap at a time: claimed before anything is awaited.
+  if (p.step?.kind === 'monmap-remove') {
+    if (slot.holder !== null && slot.holder !== id) {
+      const held = state('blocked', 'RemovalInProgress', 'another monitor is being taken out of the monmap; one at a time');
+      await writeDaemonState(deps.store, id, 'mon', held);
+      return blocked(held.reason, held.message, deps.blockedRecheckMs);
+    }
+    slot.holder = id;
+  } else if (slot.holder === id && p.state?.reason !== REMOVING_FROM_MONMAP) {
+    slot.holder = null;
+  }
+  await writeDaemonState(deps.store, id, 'mon', p.state);
   if (p.step?.kind === 'bootstrap-keys') {
     for (const k of BOOTSTRAP_KEYS) {
       if (await hasKey(deps.store, k.entity)) continue;
@@ -86,7 +134,20 @@ async function apply(deps: CephLoopDeps, o: MonObserved, p: MonPlan): Promise<Re
     }
     return requeueAfter(0);
   }
-  if (p.step) {
+  if (p.step?.kind === 'monmap-remove') {
+    const monName = String(p.step.args.monName);
+    await deps.tasks.start({
+      taskName: MonTask['monmap-remove'],
+      target: { kind: Kind.Node, id, generation: o.node.metadata.generation },
+      attempt: p.step.attempt,
+      timeoutMs: deps.runTimeoutMs,
+      args: p.step.args,
+      script: async (ctx) => {
+        const r = await deps.ceph.monRemove(monName, { signal: ctx.signal });
+        ctx.log('info', r.removed ? `mon.${monName} removed from the monmap` : `mon.${monName} was not in the monmap (already removed)`);
+      },
+    });
+  } else if (p.step) {
     const taskName = MonTask[p.step.kind];
     await deps.tasks.start({
       taskName,

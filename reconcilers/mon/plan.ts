@@ -1,18 +1,27 @@
 // The monitor loop's pure half. The first monitor creates the cluster (bootstrap); every
 // other one joins the quorum the first formed; a monitor that was created and stopped running
-// is started again. Gates: nothing on a node that is not active, no join without quorum, and
-// exactly one node bootstraps: the others wait for it.
+// is started again; one no longer desired is removed (removal.ts). Gates: nothing on a node
+// that is not active, no join without quorum, exactly one node bootstraps: the others wait.
 import type { ClusterSpec, ClusterStatus } from '../../src/model/ceph-kinds.js';
 import type { Doc } from '../../src/model/document.js';
 import type { DaemonState } from '../../src/model/kinds.js';
 import type { DiskDoc, NodeDoc } from '../../src/model/operations.js';
 import { state } from '../shared/daemon-state.js';
 import { isActive, nextAttempt, type RunInfo } from '../shared/runs.js';
+import { planRemoval, type RemovalInput } from './removal.js';
 
-export const MonTask = { bootstrap: 'ceph.mon.bootstrap', join: 'ceph.mon.join', restart: 'ceph.daemon.restart' } as const;
+export const MonTask = {
+  bootstrap: 'ceph.mon.bootstrap',
+  join: 'ceph.mon.join',
+  restart: 'ceph.daemon.restart',
+  /** Master-level: `ceph mon remove <name>`. */
+  'monmap-remove': 'ceph.mon.monmap-remove',
+  /** Node-level: stop the daemon and delete its store; args { monName }. */
+  remove: 'ceph.mon.remove',
+} as const;
 
-export interface MonObserved {
-  node: NodeDoc;
+/** The node, its runs, the clock and the removal inputs are RemovalInput's (removal.ts). */
+export interface MonObserved extends RemovalInput {
   cluster: Doc<ClusterSpec, ClusterStatus>;
   /** Every node with a monitor desired, this one included. */
   monNodes: NodeDoc[];
@@ -22,17 +31,11 @@ export interface MonObserved {
   /** The node whose bootstrap run is under way or done, if any: once one node has started
    * creating the cluster, it is the one, whatever the hostnames of later monitors. */
   bootstrapOwner: NodeDoc | null;
-  /** The newest bootstrap or join run of this node, and the newest restart of its monitor. */
-  createRun: RunInfo | null;
-  restartRun: RunInfo | null;
-  now: number;
-  retryBaseMs: number;
-  startGraceMs: number;
 }
 
 export type MonStep =
   | { kind: 'bootstrap-keys' }
-  | { kind: 'bootstrap' | 'join' | 'restart'; attempt: number; args: Record<string, unknown> };
+  | { kind: 'bootstrap' | 'join' | 'restart' | 'monmap-remove' | 'remove'; attempt: number; args: Record<string, unknown> };
 
 export interface MonPlan {
   state: DaemonState | undefined;
@@ -52,7 +55,7 @@ export function bootstrapper(monNodes: NodeDoc[]): NodeDoc | undefined {
 export function planMon(o: MonObserved): MonPlan {
   const desired = o.node.spec.daemons.mon !== undefined;
   const running = o.node.status.daemons?.mon === true;
-  if (!desired) return plan(running ? state('orphaned', 'NotDesired', 'a monitor runs but is not desired; removal is not automatic') : undefined);
+  if (!desired) return planRemoval(o);
   if (running) return plan(state('running', 'Running', 'the monitor runs'));
   if (o.node.status.phase !== 'active') return gate('NodeNotActive', `the node is ${o.node.status.phase ?? 'discovered'}; nothing is done to it until it is active`);
   if (!o.monDisk || o.monDisk.status.present === false) return gate('MonitorDiskMissing', 'the disk chosen for the monitor store is not present');

@@ -34,6 +34,8 @@ export interface NodeLoopDeps {
   cephQueryTimeoutMs: number;
   /** When repeated network boots make a boot loop (defaults: more than 5 in 10 min). */
   bootLoop?: BootLoopLimits;
+  /** Source of the staleness-recheck jitter; tests inject a fixed one. */
+  random?: () => number;
 }
 
 export function nodeLoop(deps: NodeLoopDeps): Reconciler<NodeObserved, NodePlan> {
@@ -70,6 +72,7 @@ async function observe(deps: NodeLoopDeps, id: string): Promise<NodeObserved | u
     heartbeatTimeoutMs: deps.heartbeatTimeoutMs,
     retryBaseMs: deps.retryBaseMs,
     ...(deps.bootLoop ? { bootLoop: deps.bootLoop } : {}),
+    staleJitter: (deps.random ?? Math.random)(),
   };
   // Ceph is asked only when a restart or shutdown is about to be sent to a node running OSDs.
   const osds = runningOsds(o);

@@ -17,6 +17,10 @@ export type NodeTask = (typeof NodeTask)[keyof typeof NodeTask];
 
 export const MAX_ATTEMPTS = 3;
 
+/** The staleness recheck is pushed back by up to this fraction of the heartbeat timeout, so
+ * nodes that share a deadline (every node after a master restart) are not looked at in one burst. */
+export const STALE_JITTER = 0.2;
+
 /** The latest run of one node task, reduced to what the plan needs. */
 export interface RunView {
   id: string;
@@ -41,6 +45,8 @@ export interface NodeObserved {
   startedAt: number;
   heartbeatTimeoutMs: number;
   retryBaseMs: number;
+  /** A random draw in [0, 1) taken by observe: spreads the staleness recheck (STALE_JITTER). */
+  staleJitter?: number;
   /** Ceph's ok-to-stop for the OSDs the node runs; observe asks only when a restart or
    * shutdown is about to be sent (pendingRun) to a node that runs OSDs. */
   osdGate?: OkToStopAnswer | null;
@@ -104,12 +110,14 @@ function gateOsds(o: NodeObserved, d: Decision): Decision {
   return verdict.ok ? d : { ...steady(o), blocked: { reason: verdict.reason, message: verdict.message } };
 }
 
-/** When the node would turn stale if no report came: the loop must look again then. */
+/** When the node would turn stale if no report came: the loop must look again then, or a
+ * little later (never earlier: before the deadline there is nothing new to see). */
 function untilStale(o: NodeObserved): number | null {
   const last = o.obs.lastReportAt ?? (o.node.status.phase ? o.startedAt : null);
   if (last === null) return null;
   const left = last + o.heartbeatTimeoutMs - o.now;
-  return left >= 0 ? left + 1 : null;
+  const jitter = Math.floor(Math.min(Math.max(o.staleJitter ?? 0, 0), 1) * STALE_JITTER * o.heartbeatTimeoutMs);
+  return left >= 0 ? left + 1 + jitter : null;
 }
 
 export function isFresh(o: Pick<NodeObserved, 'obs' | 'now' | 'heartbeatTimeoutMs'>): boolean {

@@ -25,6 +25,7 @@ export type CephApi = Pick<
   | 'authGetOrCreate'
   | 'authGet'
   | 'monGetmap'
+  | 'monRemove'
 >;
 
 export type RgwApi = Pick<RgwAdmin, 'userCreate' | 'userInfo'>;

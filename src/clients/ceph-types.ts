@@ -135,6 +135,11 @@ export interface MonDump {
   quorum?: number[];
 }
 
+export interface MonRemoved {
+  /** false: the monitor was not in the monmap (already removed). */
+  removed: boolean;
+}
+
 export interface MonStat {
   epoch: number;
   numMons: number;

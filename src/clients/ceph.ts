@@ -98,6 +98,14 @@ export class CephClient {
       numStandby: r.num_standby,
     }), call);
 
+  /** Removes a monitor from the monmap. One that is not in it is success (`removed: false`),
+   * as Ceph answers (exit 0, a note on stderr; a removal says nothing); the last monitor is
+   * refused (EINVAL CommandError). Quorum is the caller's gate: Ceph does not check it. */
+  async monRemove(name: string, call?: CallOptions): Promise<T.MonRemoved> {
+    const { stderr } = await this.run(['mon', 'remove', name], call);
+    return { removed: !/does not exist or has already been removed/.test(stderr) };
+  }
+
   /** Writes the binary monmap to `file` (stdout stays empty); the epoch comes from stderr. */
   async monGetmap(file: string, call?: CallOptions): Promise<{ epoch?: number }> {
     const { stderr } = await this.run(['mon', 'getmap', '-o', file], call);

@@ -18,17 +18,60 @@ export interface StoredDoc {
   status: unknown;
 }
 
-/** A deep copy in JSON-normal form (undefined members dropped), so stored values never share
- * objects with callers and deep equality means "same JSON". */
+/** A deep copy in JSON-normal form (undefined members dropped, toJSON applied, non-finite
+ * numbers as null), so stored values never share objects with callers and deep equality means
+ * "same JSON". Strings are immutable and kept as they are: a JSON round trip would copy every
+ * one of them on every write (four copies of one timestamp in a node's conditions, the same
+ * message in 10,000 nodes), and strings were a third of the heap at 10,000 nodes. */
 export function clean<T>(value: T, path: string): T {
-  let text: string | undefined;
+  let copy: unknown;
   try {
-    text = JSON.stringify(value);
+    copy = jsonCopy(value, new Set());
   } catch (err) {
     throw new InputError(`${path} is not JSON: ${(err as Error).message}`, [{ path, message: 'not JSON' }]);
   }
-  if (text === undefined) throw new InputError(`${path} is required`, [{ path, message: 'required' }]);
-  return JSON.parse(text) as T;
+  if (copy === undefined) throw new InputError(`${path} is required`, [{ path, message: 'required' }]);
+  return copy as T;
+}
+
+/** What JSON.parse(JSON.stringify(v)) gives, without re-making strings; undefined where
+ * JSON.stringify leaves a member out. `open` holds the objects being copied (cycles). */
+function jsonCopy(v: unknown, open: Set<object>, key = ''): unknown {
+  if (v !== null && typeof v === 'object' && typeof (v as { toJSON?: unknown }).toJSON === 'function') {
+    v = (v as { toJSON(k: string): unknown }).toJSON(key);
+  }
+  switch (typeof v) {
+    case 'string':
+    case 'boolean':
+      return v;
+    case 'number':
+      return Number.isFinite(v) ? (v === 0 ? 0 : v) : null; // -0 is written as 0
+    case 'bigint':
+      throw new TypeError('Do not know how to serialize a BigInt');
+    case 'undefined':
+    case 'function':
+    case 'symbol':
+      return undefined;
+  }
+  if (v === null) return null;
+  const obj = v as object;
+  if (open.has(obj)) throw new TypeError('Converting circular structure to JSON');
+  open.add(obj);
+  let out: unknown;
+  if (Array.isArray(obj)) {
+    out = obj.map((item, i) => jsonCopy(item, open, String(i)) ?? null);
+  } else if (obj instanceof Number || obj instanceof String || obj instanceof Boolean) {
+    out = jsonCopy(obj.valueOf(), open);
+  } else {
+    const rec: Record<string, unknown> = {};
+    for (const k of Object.keys(obj)) {
+      const c = jsonCopy((obj as Record<string, unknown>)[k], open, k);
+      if (c !== undefined) rec[k] = c;
+    }
+    out = rec;
+  }
+  open.delete(obj);
+  return out;
 }
 
 export function validName(name: unknown): string {
@@ -46,8 +89,11 @@ export function validLabels(labels: unknown): Record<string, string> {
   for (const [k, v] of Object.entries(labels)) {
     if (typeof v !== 'string') throw new InputError(`${path}/${k} must be a string`, [{ path: `${path}/${k}`, message: 'must be a string' }]);
   }
-  return { ...(labels as Record<string, string>) };
+  // Most documents have no labels: they share one frozen empty object (50,000 of them held 3 MB).
+  return Object.keys(labels).length === 0 ? NO_LABELS : { ...(labels as Record<string, string>) };
 }
+
+const NO_LABELS: Record<string, string> = Object.freeze({});
 
 export function storedToDoc(v: StoredDoc, resourceVersion: number): AnyDoc {
   const m = v.metadata;

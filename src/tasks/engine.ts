@@ -55,13 +55,15 @@ export class RunEngine {
   readonly index = new RunIndex();
   readonly queues = new NodeQueues();
   private loading: Promise<void> | null = null;
+  /** The indexes are built: lookups can answer without waiting. */
+  loaded = false;
   private closed = false;
 
   constructor(readonly deps: TaskServiceDeps) {}
 
   /** Builds the indexes from the store once, on first use. */
   ensureLoaded(): Promise<void> {
-    this.loading ??= this.load().catch((err: unknown) => {
+    this.loading ??= this.load().then(() => void (this.loaded = true)).catch((err: unknown) => {
       this.loading = null;
       throw err;
     });

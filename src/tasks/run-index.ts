@@ -2,13 +2,18 @@
 // `latestFor` answer from without listing the store.
 import type { TaskRun } from './types.js';
 
-const targetKey = (kind: string, id: string): string => `${kind}\u0000${id}`;
-const taskKey = (kind: string, id: string, taskName: string): string => `${kind}\u0000${id}\u0000${taskName}`;
+/** The newest run of one target, overall and per task name. */
+interface Latest {
+  any: string;
+  byTask: Map<string, string>;
+}
 
 export class RunIndex {
   private readonly order: string[] = [];
   private readonly known = new Set<string>();
-  private readonly latest = new Map<string, string>();
+  // Nested by kind then id: a lookup builds no key string (loops look up several times per
+  // reconcile, 100,000s of times after a burst).
+  private readonly latest = new Map<string, Map<string, Latest>>();
 
   /** Records a run; runs must be added oldest first. */
   add(run: TaskRun): void {
@@ -16,8 +21,15 @@ export class RunIndex {
     this.known.add(run.id);
     this.order.push(run.id);
     const { targetKind, targetId, taskName } = run.spec;
-    this.latest.set(targetKey(targetKind, targetId), run.id);
-    this.latest.set(taskKey(targetKind, targetId, taskName), run.id);
+    let ofKind = this.latest.get(targetKind);
+    if (!ofKind) this.latest.set(targetKind, (ofKind = new Map()));
+    const entry = ofKind.get(targetId);
+    if (entry) {
+      entry.any = run.id;
+      entry.byTask.set(taskName, run.id);
+    } else {
+      ofKind.set(targetId, { any: run.id, byTask: new Map([[taskName, run.id]]) });
+    }
   }
 
   /** Run ids, newest first. */
@@ -27,7 +39,8 @@ export class RunIndex {
   }
 
   latestFor(kind: string, id: string, taskName?: string): string | undefined {
-    return this.latest.get(taskName === undefined ? targetKey(kind, id) : taskKey(kind, id, taskName));
+    const entry = this.latest.get(kind)?.get(id);
+    return taskName === undefined ? entry?.any : entry?.byTask.get(taskName);
   }
 
   get size(): number {

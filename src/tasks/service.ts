@@ -15,6 +15,8 @@ export type { TaskServiceDeps } from './engine.js';
 const INTERRUPTED_RUNNING = 'interrupted: Quarry restarted while this run was running';
 const INTERRUPTED_PENDING = 'interrupted: Quarry restarted before this run started';
 
+const NO_RUN: Promise<TaskRun | undefined> = Promise.resolve(undefined);
+
 export class TaskService {
   /** The agents' side: claim, logs, finish, cancellation, questions. */
   readonly agents: AgentQueue;
@@ -90,11 +92,14 @@ export class TaskService {
   }
 
   /** The newest run for a target (of one task, when named): reconcilers decide from it
-   * whether to start a run, wait for one, or retry. */
-  async latestFor(targetKind: string, targetId: string, taskName?: string): Promise<TaskRun | undefined> {
-    await this.engine.ensureLoaded();
+   * whether to start a run, wait for one, or retry. Not async: loops ask several times per
+   * reconcile and mostly hear "none", which is answered with one shared promise. */
+  latestFor(targetKind: string, targetId: string, taskName?: string): Promise<TaskRun | undefined> {
+    if (!this.engine.loaded) return this.engine.ensureLoaded().then(() => this.latestFor(targetKind, targetId, taskName));
     const id = this.engine.index.latestFor(targetKind, targetId, taskName);
-    return id === undefined ? undefined : this.engine.find(id);
+    if (id === undefined) return NO_RUN;
+    const held = this.engine.active.get(id)?.doc;
+    return held ? Promise.resolve(held) : this.engine.find(id);
   }
 
   /** Resolves with the run once it has finished and its final status is stored. A run this

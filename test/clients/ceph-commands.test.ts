@@ -153,3 +153,16 @@ test('ceph mon getmap writes the file and reports the epoch from stderr', async 
   t.deepEqual(await adminClient(runner).monGetmap('/tmp/monmap'), { epoch: 1 });
   t.is(r.fileBytes, 201);
 });
+
+test('ceph mon remove: removed, then "does not exist" is success; the last monitor is refused', async (t) => {
+  const runner = expectRecorded(new FakeRunner(), ['mon', 'remove', 'b'], 'mon-remove');
+  expectRecorded(runner, ['mon', 'remove', 'b'], 'mon-remove-absent');
+  expectRecorded(runner, ['mon', 'remove', 'a'], 'mon-remove-last');
+  const ceph = adminClient(runner);
+  t.deepEqual(await ceph.monRemove('b'), { removed: true });
+  t.deepEqual(await ceph.monRemove('b'), { removed: false });
+  const err = await t.throwsAsync(ceph.monRemove('a'), { instanceOf: CommandError });
+  t.is(err?.exitCode, 22);
+  t.is(err?.stderr, 'Error EINVAL: error: refusing removal of last monitor a\n');
+  runner.verify();
+});

@@ -39,7 +39,8 @@ function mon(over: Partial<MonObserved> & { self?: NodeDoc; others?: NodeDoc[] }
   const self = over.self ?? monNode('a');
   return {
     node: self, cluster: cluster(), monNodes: [self, ...(over.others ?? [])], monDisk, quorum: false, bootstrapKeys: true, bootstrapOwner: null,
-    createRun: null, restartRun: null, now: NOW, retryBaseMs: 1_000, startGraceMs: 5_000, ...over,
+    createRun: null, restartRun: null, now: NOW, retryBaseMs: 1_000, startGraceMs: 5_000,
+    removal: { monmap: null, othersRemoving: [], monmapRun: null, nodeRun: null }, ...over,
   };
 }
 

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { planNode, type NodeObserved, type RunView } from '../../reconcilers/node/plan.js';
+import { STALE_JITTER, planNode, type NodeObserved, type RunView } from '../../reconcilers/node/plan.js';
 import { diskIdFor } from '../../src/model/ids.js';
 import { NODE_ID, T0, disk, node, observation, report } from '../builders.js';
 
@@ -155,4 +155,12 @@ test('node plan: an unchanged world plans an identical status', (t) => {
 test('node plan: an active node is looked at again when its heartbeat would go stale', (t) => {
   const plan = planNode(observed({ node: node('active').build(), obs: fresh() }));
   t.is(plan.requeueAfterMs, HB - 1_000 + 1);
+});
+
+test('node plan: the staleness recheck is pushed back by the observed jitter, never brought forward', (t) => {
+  const at = (staleJitter: number) => planNode(observed({ node: node('active').build(), obs: fresh(), staleJitter })).requeueAfterMs;
+  t.is(at(0), HB - 1_000 + 1);
+  t.is(at(0.5), HB - 1_000 + 1 + 0.5 * STALE_JITTER * HB);
+  t.is(at(-3), HB - 1_000 + 1);
+  t.is(at(7), HB - 1_000 + 1 + STALE_JITTER * HB);
 });

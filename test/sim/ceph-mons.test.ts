@@ -117,3 +117,22 @@ test('per-verb latency is spent before the answer; a deadline shorter than it ki
   t.is(err?.signal, 'SIGTERM');
   t.is(cluster.osdmap.pools.size, 0, 'killed before the mon answered');
 });
+
+test('mon remove answers as recorded: out of the map, quorum re-formed; absent is success; never the last', async (t) => {
+  const { cluster } = newCluster();
+  withMons(cluster);
+  const api = apiOf(cluster);
+  const epoch = cluster.mons.epoch;
+  t.deepEqual(await api.monRemove('b'), { removed: true });
+  const q = await api.quorumStatus();
+  t.deepEqual(q.quorumNames, ['a', 'c']);
+  t.deepEqual(q.monmap.mons.map((m) => [m.name, m.rank]), [['a', 0], ['c', 1]]);
+  t.is(q.monmap.epoch, epoch + 1);
+  t.is(cluster.monStores.get('b'), 'h2', 'the store stays on its host until the node removes it');
+  t.deepEqual(await api.monRemove('b'), { removed: false });
+  t.deepEqual(await api.monRemove('c'), { removed: true });
+  const err = await t.throwsAsync(api.monRemove('a'), { instanceOf: CommandError });
+  t.is(err?.exitCode, 22);
+  t.is(err?.stderr, 'Error EINVAL: error: refusing removal of last monitor a\n');
+  t.true(cluster.hasQuorum());
+});

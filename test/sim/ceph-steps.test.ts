@@ -123,3 +123,22 @@ test('a host losing power stops its daemons; booting starts again what was runni
   l.cluster.hosts.up('node-1');
   t.deepEqual(l.cluster.hosts.report('node-1'), { mon: true, mgr: true, mds: false, rgw: false, osds: [id] });
 });
+
+test('ceph.mon.remove stops the monitor and deletes its store; again it does nothing and succeeds', async (t) => {
+  const l = lab();
+  await monitors(l);
+  t.is(l.cluster.monStores.get('c'), 'node-3');
+  // Still in the map: the step stops it (a down monitor); its store goes.
+  t.like(await l.run('ceph.mon.remove', l.m(3), { monName: 'c' }), { monName: 'c', inMonmap: true, storeRemoved: true });
+  t.false(l.reports.get(3)?.mon);
+  t.false(l.cluster.monStores.has('c'));
+  t.deepEqual((await l.api.quorumStatus()).quorumNames, ['a', 'b']);
+  t.like(await l.run('ceph.mon.remove', l.m(3), { monName: 'c' }), { storeRemoved: false });
+  // Out of the map first (the loop's order): nothing runs, the store is still deleted.
+  await l.api.monRemove('b');
+  t.like(await l.run('ceph.mon.remove', l.m(2), { monName: 'b' }), { monName: 'b', inMonmap: false, storeRemoved: true });
+  await t.throwsAsync(l.run('ceph.mon.remove', l.m(2), { monName: 'a' }), { message: 'mon.a runs on node-1, not on node-2' });
+  await t.throwsAsync(l.run('ceph.mon.remove', l.m(2), {}), { message: 'argument monName is required' });
+  // a alone of a and c (stopped): Ceph removed b regardless, which is why the loop gates it.
+  t.false(l.cluster.hasQuorum());
+});

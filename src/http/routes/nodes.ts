@@ -37,9 +37,9 @@ export function nodeRoutes(inventory: Inventory): AnyRoute[] {
       summary: 'Every node with its status, Ceph daemons desired (has*) and running (*Exists), disk and OSD counts',
       tags: ['nodes'],
       response: { description: 'node details', schema: { type: 'array', items: detailSchema } },
-      // Answered with the projection's cached JSON text, the same bytes koa would serialize.
+      // Answered with the projection's cached JSON bytes, the same bytes koa would serialize.
       handler: async ({ ctx }) => {
-        const body = await inventory.details.serialized();
+        const body = await inventory.details.bytes();
         ctx.status = 200;
         ctx.type = 'application/json';
         ctx.body = body;

@@ -56,6 +56,7 @@ export class SimCephApi implements CephApi {
     this.client.authGetOrCreate(entity, caps, call);
   authGet = (entity: string, call?: CallOptions): Promise<T.AuthEntity | undefined> => this.client.authGet(entity, call);
   monGetmap = (file: string, call?: CallOptions): Promise<{ epoch?: number }> => this.client.monGetmap(file, call);
+  monRemove = (name: string, call?: CallOptions): Promise<T.MonRemoved> => this.client.monRemove(name, call);
 
   // Beyond the pick: the other read-only verbs the real client has, for metrics and tests.
   osdStat = (call?: CallOptions): Promise<T.OsdStat> => this.client.osdStat(call);

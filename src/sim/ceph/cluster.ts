@@ -40,6 +40,9 @@ export class SimCephCluster {
   readonly workloads: Workloads;
   /** Daemons by host: what an agent reports, power loss and systemd restarts. */
   readonly hosts: Hosts;
+  /** Monitor stores on disk (`/var/lib/ceph/mon/ceph-NAME`), by monitor name: the host that
+   * holds it. mkfs makes one; removing the monitor from the map leaves it behind. */
+  readonly monStores = new Map<string, string>();
   private gids = 4100;
   private placed: { epoch: number; pgs: SimPg[] } | null = null;
 
@@ -69,6 +72,7 @@ export class SimCephCluster {
   /** The first monitor's mkfs: monmap epoch 1 and the initial keys. It is not started. */
   bootstrap(fsid: string, firstMon: { name: string; addr: string; host?: string }): void {
     this.mons.bootstrap(fsid, firstMon.name, firstMon.addr, firstMon.host);
+    if (firstMon.host !== undefined) this.monStores.set(firstMon.name, firstMon.host);
     this.accounts.createInitial();
   }
 
@@ -76,6 +80,17 @@ export class SimCephCluster {
   addMonToMap(name: string, addr: string, host?: string): void {
     this.requireBootstrapped();
     this.mons.add(name, addr, host);
+    if (host !== undefined) this.monStores.set(name, host);
+  }
+
+  /** `ceph mon remove NAME` (the map only; the store stays on its host). The last monitor is
+   * refused, as Ceph does; quorum is the caller's business, as it is with Ceph. */
+  removeMonFromMap(name: string): { removed: boolean } {
+    this.requireBootstrapped();
+    if (!this.mons.get(name)) return { removed: false };
+    if (this.mons.mons.length === 1) throw new CephRefusal('EINVAL', `error: refusing removal of last monitor ${name}`);
+    this.mons.remove(name);
+    return { removed: true };
   }
 
   /** Starts a monitor of the map; with an address, one that is not in it yet joins first. */

@@ -55,6 +55,7 @@ export const CEPH_COMMANDS: Command[] = [
   { verb: ['quorum_status'], run: (x) => json(R.rawQuorumStatus(x.cluster)) },
   { verb: ['mgr', 'stat'], run: (x) => json(R.rawMgrStat(x.cluster)) },
   { verb: ['mon', 'getmap'], run: monGetmap },
+  { verb: ['mon', 'remove'], run: monRemove },
   { verb: ['osd', 'tree'], run: (x) => json(R.rawOsdTree(x.cluster)) },
   { verb: ['osd', 'stat'], run: (x) => json(R.rawOsdStat(x.cluster)) },
   { verb: ['osd', 'dump'], run: (x) => json(R.rawOsdDump(x.cluster), `dumped osdmap epoch ${x.cluster.osdmap.epoch}\n`) },
@@ -85,6 +86,14 @@ async function monGetmap(x: CommandContext): Promise<Reply> {
   header.writeUInt32LE(x.cluster.mons.epoch, 8);
   await x.writeFile(file, Buffer.concat([header, Buffer.from(JSON.stringify(R.rawMonmap(x.cluster)))]));
   return { stdout: '', stderr: `got monmap epoch ${x.cluster.mons.epoch}\n` };
+}
+
+/** As recorded from Ceph 16: a removal prints nothing, an absent monitor is success with a
+ * note, the last one is refused (EINVAL). */
+function monRemove(x: CommandContext): Reply {
+  const name = word(x, 0, 'name');
+  const { removed } = x.cluster.removeMonFromMap(name);
+  return { stdout: '\n', stderr: removed ? '' : `mon.${name} does not exist or has already been removed\n` };
 }
 
 function poolCreate(x: CommandContext): Reply {

@@ -57,7 +57,9 @@ export class Hosts {
   up(host: string): void {
     for (const d of this.suspended.get(host) ?? []) {
       const dot = d.indexOf('.');
-      this.start(d.slice(0, dot) as DaemonKind, d.slice(dot + 1));
+      const [kind, name] = [d.slice(0, dot) as DaemonKind, d.slice(dot + 1)];
+      // A monitor removed from the map while its host was down has nothing to start.
+      if (this.all().some((x) => x.kind === kind && x.name === name)) this.start(kind, name);
     }
     this.suspended.delete(host);
   }

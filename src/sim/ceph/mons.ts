@@ -54,6 +54,19 @@ export class MonMap {
     return mon;
   }
 
+  /** `ceph mon remove`: out of the map (a new epoch), the others re-ranked in order. A running
+   * monitor that is removed shuts itself down, as a real one does. */
+  remove(name: string): SimMon | undefined {
+    const i = this.mons.findIndex((m) => m.name === name);
+    if (i < 0) return undefined;
+    const [gone] = this.mons.splice(i, 1);
+    this.mons.forEach((m, rank) => (m.rank = rank));
+    this.epoch += 1;
+    this.modified = this.now();
+    this.elect();
+    return gone;
+  }
+
   get(name: string): SimMon | undefined {
     return this.mons.find((m) => m.name === name);
   }

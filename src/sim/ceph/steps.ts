@@ -57,6 +57,18 @@ export function cephSteps(cluster: SimCephCluster, hooks: CephStepHooks): Map<st
       ctx.log('info', `mon.${name}: joined the monmap (epoch ${cluster.mons.epoch}) and started on ${addr}`);
       return { monmapEpoch: cluster.mons.epoch };
     })],
+    ['ceph.mon.remove', step((ctx, host) => {
+      // systemctl stop + rm -rf of the store: both succeed when there is nothing left to do.
+      const name = str(ctx, 'monName');
+      const mon = cluster.mons.get(name);
+      if (mon && mon.host !== undefined && mon.host !== host) throw new Error(`mon.${name} runs on ${mon.host}, not on ${host}`);
+      if (mon?.running) cluster.stopMon(name);
+      ctx.log('info', `systemctl stop ceph-mon@${name}`);
+      const stored = cluster.monStores.get(name) === host;
+      if (stored) cluster.monStores.delete(name);
+      ctx.log('info', `rm -rf /var/lib/ceph/mon/ceph-${name}${stored ? '' : ' (nothing there)'}`);
+      return { monName: name, inMonmap: mon !== undefined, storeRemoved: stored };
+    })],
     ['ceph.mgr.start', step((ctx, host) => {
       bootstrapped();
       cluster.startMgr(str(ctx, 'name'), host);

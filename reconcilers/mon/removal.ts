@@ -1,0 +1,106 @@
+// The pure half of taking a monitor away from a node that no longer wants one: first out of
+// the monmap (master-level `ceph mon remove`), then off the node (stop the daemon, delete its
+// store). The monmap step is gated: never the last monitor, never two at once, and only if the
+// monitors left would still have a quorum counting only those that are up.
+import type { DaemonState } from '../../src/model/kinds.js';
+import type { NodeDoc } from '../../src/model/operations.js';
+import { isActive, nextAttempt, type RunInfo } from '../shared/runs.js';
+import { state } from '../shared/daemon-state.js';
+
+/** The reason a node's monitor state carries while it is being taken out of the monmap: other
+ * nodes' removals wait while any node shows it. */
+export const REMOVING_FROM_MONMAP = 'RemovingFromMonmap';
+
+/** What Ceph says of the monitors right now: the monmap's names and those in quorum. */
+export type MonmapView = { names: string[]; quorum: string[] } | { error: string };
+
+export interface RemovalObserved {
+  /** Asked of Ceph only for a monitor being removed; null: not asked. */
+  monmap: MonmapView | null;
+  /** Hostnames of other nodes whose monitor is being taken out of the monmap. */
+  othersRemoving: string[];
+  /** The newest `ceph mon remove` run and the newest node-level removal of this node. */
+  monmapRun: RunInfo | null;
+  nodeRun: RunInfo | null;
+}
+
+/** What of the monitor loop's observation the removal plans from (MonObserved extends it). */
+export interface RemovalInput {
+  node: NodeDoc;
+  /** The newest bootstrap or join run of this node, and the newest restart of its monitor. */
+  createRun: RunInfo | null;
+  restartRun: RunInfo | null;
+  /** What removing a monitor no longer desired needs to know. */
+  removal: RemovalObserved;
+  now: number;
+  retryBaseMs: number;
+  startGraceMs: number;
+}
+
+/** A MonPlan whose step, if any, is one of the two removal steps. */
+export interface RemovalPlan {
+  state: DaemonState | undefined;
+  step: { kind: 'monmap-remove' | 'remove'; attempt: number; args: Record<string, unknown> } | null;
+  requeueAfterMs: number | null;
+  blocked: boolean;
+}
+
+const plan = (s: RemovalPlan['state'], step: RemovalPlan['step'] = null, requeueAfterMs: number | null = null, blocked = false): RemovalPlan => ({ state: s, step, requeueAfterMs, blocked });
+const gate = (reason: string, message: string): RemovalPlan => plan(state('blocked', reason, message), null, null, true);
+
+/** Whether removing `name` leaves a strict majority of the smaller monmap up (in quorum). */
+export function quorumAfterRemoval(names: string[], quorum: string[], name: string): { ok: boolean; up: number; left: number } {
+  const left = names.filter((n) => n !== name);
+  const up = left.filter((n) => quorum.includes(n)).length;
+  return { ok: left.length > 0 && up * 2 > left.length, up, left: left.length };
+}
+
+export function planRemoval(o: RemovalInput): RemovalPlan {
+  const running = o.node.status.daemons?.mon === true;
+  // Nothing was ever made here (no create run) and nothing runs: there is nothing to remove.
+  if (!running && o.createRun === null && o.removal.nodeRun === null) return plan(undefined);
+  const name = o.node.spec.hostname;
+  const map = o.removal.monmap;
+  if (!map || 'error' in map) return gate('MonmapUnknown', `mon.${name} is no longer desired, but Ceph cannot say who is in the monmap: ${map?.error ?? 'not asked'}`);
+  if (map.names.includes(name)) return fromMonmap(o, name, map);
+  return fromNode(o, name, running);
+}
+
+function fromMonmap(o: RemovalInput, name: string, map: { names: string[]; quorum: string[] }): RemovalPlan {
+  const { monmapRun } = o.removal;
+  if (!isActive(monmapRun)) {
+    const other = o.removal.othersRemoving[0];
+    if (other !== undefined) return gate('RemovalInProgress', `mon.${other} is being removed; one monitor at a time`);
+    if (map.names.length <= 1) return gate('LastMonitor', `mon.${name} is the last monitor; the cluster cannot lose it`);
+    const q = quorumAfterRemoval(map.names, map.quorum, name);
+    if (!q.ok) {
+      return gate('QuorumWouldBreak', `removing mon.${name} would leave ${q.up} of ${q.left} monitors up, no majority; start the others first`);
+    }
+  }
+  const what = `taking mon.${name} out of the monmap (${map.names.length - 1} monitors will remain)`;
+  const next = nextAttempt(monmapRun?.state === 'completed' ? null : monmapRun, o.now, o.retryBaseMs, what);
+  if (next.kind === 'busy') return plan(state('orphaned', REMOVING_FROM_MONMAP, `${what} (run ${monmapRun!.id})`));
+  const s = state(next.failed ? 'failed' : 'orphaned', REMOVING_FROM_MONMAP, next.message);
+  if (next.kind === 'wait') return plan(s, null, next.waitMs);
+  return plan(s, { kind: 'monmap-remove', attempt: next.attempt, args: { monName: name } });
+}
+
+function fromNode(o: RemovalInput, name: string, running: boolean): RemovalPlan {
+  const run = o.removal.nodeRun;
+  const made = Math.max(o.createRun?.completedAt ?? 0, o.restartRun?.completedAt ?? 0);
+  const cleaned = run?.state === 'completed' && (run.completedAt ?? 0) >= made;
+  if (cleaned && !running) return plan(undefined);
+  if (cleaned && o.now - (run!.completedAt ?? 0) < o.startGraceMs) {
+    const left = (run!.completedAt ?? 0) + o.startGraceMs - o.now + 1;
+    return plan(state('orphaned', 'WaitingForAgent', `mon.${name} removed; waiting for the agent to report it gone`), null, left);
+  }
+  if (o.node.status.phase !== 'active') {
+    return gate('NodeNotActive', `mon.${name} is out of the monmap; its daemon and store are removed once the node is active (it is ${o.node.status.phase ?? 'discovered'})`);
+  }
+  const what = `stopping mon.${name} and removing its store`;
+  const next = nextAttempt(cleaned || run?.state === 'completed' ? null : run, o.now, o.retryBaseMs, what);
+  if (next.kind === 'busy') return plan(state('orphaned', 'Removing', `${what} (run ${run!.id})`));
+  const s = state(next.failed ? 'failed' : 'orphaned', 'Removing', next.message);
+  if (next.kind === 'wait') return plan(s, null, next.waitMs);
+  return plan(s, { kind: 'remove', attempt: next.attempt, args: { monName: name } });
+}
