@@ -2,7 +2,7 @@
 // line, the column and the field. Hostile files are refused early: a size limit before parsing,
 // a document-count limit, and yaml's alias-expansion limit (a "billion laughs" file fails on its
 // first expansions instead of filling memory).
-import { LineCounter, parseAllDocuments, type Document } from 'yaml';
+import { LineCounter, isScalar, parseAllDocuments, type Document } from 'yaml';
 import type { FieldError } from '../errors.js';
 import { envelopeSchema, specInputSchemas, type SpecKind } from '../model/spec-inputs.js';
 import { createAjv, toFieldErrors } from '../model/validate.js';
@@ -85,7 +85,8 @@ export function parseSpecText(file: string, text: string, v: Validators, limits:
       const pos = e.linePos?.[0] ?? { line: 1, col: 1 };
       errors.push({ file, document: index, line: pos.line, column: pos.col, field: '', message: e.message.split('\n')[0] ?? e.message });
     }
-    if (doc.errors.length || doc.contents === null) return;
+    // A document of nothing (comments, a trailing ---) declares nothing.
+    if (doc.errors.length || doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null)) return;
     const errorAt = positions(file, index, doc, lines);
     let value: unknown;
     try {
