@@ -103,3 +103,31 @@ test('nodes: POST /specs/plan answers what an apply then does, and an unchanged 
   const refused = await c.request('POST', '/specs/plan', { body: 'kind: [', headers: { 'content-type': 'application/yaml' } });
   t.like(refused.json, { valid: false, errors: [{ file: 'plan.yaml', document: 0, line: 1 }] });
 });
+
+test('nodes: only state: absent removes a monitor, an OSD, a filesystem or a user', async (t) => {
+  const q = await specsLab(t, 1);
+  const [n] = await allActive(q, 1);
+  const fs = doc('Filesystem', 'fs', 'name: cephfs\nmetadataPool: m\ndataPool: d');
+  const user = doc('RgwUser', 'demo', 'userId: demo\ndisplayName: Demo');
+  await q.put('data.yaml', files(node('{ mon: {} }', '[{ all: true }]'), fs, user));
+  await q.until('data.yaml', (x) => x.state === 'applied');
+  const osds = (await disksOf(q, n!.id)).filter((d) => d.spec.osd);
+  t.true(osds.length > 0);
+
+  // Dropped from the file: kept, orphaned.
+  await q.put('data.yaml', node('{ mon: {} }', '[{ all: true }]'));
+  const dropped = await q.until('data.yaml', (x) => x.orphans.length === 2);
+  t.deepEqual(dropped.orphans.map((o) => o.kind).sort(), ['Filesystem', 'RgwUser']);
+  t.truthy(await q.store.get('Filesystem', dropped.orphans.find((o) => o.kind === 'Filesystem')!.id));
+
+  // Said absent: removed.
+  const absent = (text: string) => text.replace('spec:\n', 'spec:\n  state: absent\n');
+  await q.put('data.yaml', files(node('{ mon: { state: absent } }', `[{ all: true }, { serial: ${osds[0]!.spec.serial}, state: absent }]`), absent(fs), absent(user)));
+  await q.until('data.yaml', (x) => x.orphans.length === 0 && x.state === 'applied');
+  t.is((await q.store.mustGet<NodeSpec>(Kind.Node, n!.id)).spec.daemons.mon, undefined);
+  t.false((await q.store.mustGet<DiskSpec>(Kind.Disk, osds[0]!.id)).spec.osd);
+  const rest = await Promise.all(osds.slice(1).map((o) => q.store.mustGet<DiskSpec>(Kind.Disk, o.id)));
+  t.true(rest.every((d) => d.spec.osd), 'the other OSDs stay');
+  t.is(await q.store.get('Filesystem', dropped.orphans.find((o) => o.kind === 'Filesystem')!.id), undefined);
+  t.is(await q.store.get('RgwUser', dropped.orphans.find((o) => o.kind === 'RgwUser')!.id), undefined);
+});
