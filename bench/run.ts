@@ -7,6 +7,7 @@ const suites: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   inventory: () => import('./inventory.js'),
   osds: () => import('./osds.js'),
   templates: () => import('./templates.js'),
+  specs: () => import('./specs.js'),
 };
 
 const wanted = process.argv.slice(2);

@@ -2,7 +2,7 @@
 // line, the column and the field. Hostile files are refused early: a size limit before parsing,
 // a document-count limit, and yaml's alias-expansion limit (a "billion laughs" file fails on its
 // first expansions instead of filling memory).
-import { LineCounter, isScalar, parseAllDocuments, type Document } from 'yaml';
+import { Composer, LineCounter, Parser, isScalar, type Document } from 'yaml';
 import type { FieldError } from '../errors.js';
 import { envelopeSchema, specInputSchemas, type SpecKind } from '../model/spec-inputs.js';
 import { createAjv, toFieldErrors } from '../model/validate.js';
@@ -75,15 +75,17 @@ function positions(file: string, index: number, doc: Document.Parsed, lines: Lin
 export function parseSpecText(file: string, text: string, v: Validators, limits: SpecLimits = DEFAULT_LIMITS): ParsedFile {
   if (Buffer.byteLength(text) > limits.maxBytes) return { docs: [], errors: [whole(file, `the file is larger than ${limits.maxBytes} bytes`)] };
   const lines = new LineCounter();
-  const parsed = parseAllDocuments(text, { lineCounter: lines, prettyErrors: true, uniqueKeys: true });
-  const all = Array.isArray(parsed) ? parsed : [];
-  if (all.length > limits.maxDocuments) return { docs: [], errors: [whole(file, `the file holds ${all.length} documents; at most ${limits.maxDocuments} are read`)] };
+  // Composed one document at a time, so a file of too many documents stops being read there.
+  const all: Document.Parsed[] = [];
+  for (const doc of new Composer({ uniqueKeys: true }).compose(new Parser(lines.addNewLine).parse(text))) {
+    if (all.push(doc) > limits.maxDocuments) return { docs: [], errors: [whole(file, `the file holds more than ${limits.maxDocuments} documents`)] };
+  }
   const docs: SpecDoc[] = [];
   const errors: SpecError[] = [];
   all.forEach((doc, index) => {
     for (const e of doc.errors) {
-      const pos = e.linePos?.[0] ?? { line: 1, col: 1 };
-      errors.push({ file, document: index, line: pos.line, column: pos.col, field: '', message: e.message.split('\n')[0] ?? e.message });
+      const { line, col } = lines.linePos(e.pos[0]);
+      errors.push({ file, document: index, line, column: col, field: '', message: e.message.split('\n')[0] ?? e.message });
     }
     // A document of nothing (comments, a trailing ---) declares nothing.
     if (doc.errors.length || doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null)) return;

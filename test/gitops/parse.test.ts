@@ -92,7 +92,7 @@ test('parse: files over the size or document limit are refused whole, unread', (
   const big = parseSpecText('big.yaml', `# ${'x'.repeat(2000)}\n${NET}`, v, { maxBytes: 1000, maxDocuments: 10, maxAliases: 100 });
   t.deepEqual([big.docs.length, big.errors[0]?.message], [0, 'the file is larger than 1000 bytes']);
   const many = parseSpecText('many.yaml', Array(12).fill(NET).join('---\n'), v, { maxBytes: 1e6, maxDocuments: 10, maxAliases: 100 });
-  t.deepEqual([many.docs.length, many.errors[0]?.message], [0, 'the file holds 12 documents; at most 10 are read']);
+  t.deepEqual([many.docs.length, many.errors[0]?.message], [0, 'the file holds more than 10 documents']);
 });
 
 test('parse: empty documents and comments are skipped', (t) => {
