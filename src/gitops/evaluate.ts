@@ -1,6 +1,7 @@
 // One file's text → errors, or the changes and task runs applying it would make. The same
 // function serves POST /specs/plan (a dry run) and the apply, so they cannot disagree.
 import type { AnyDoc } from '../model/document.js';
+import { SpecKind } from '../model/spec-inputs.js';
 import { DEFAULT_LIMITS, parseSpecText, specValidators, type SpecError, type SpecLimits } from './parse.js';
 import { planChanges } from './plan.js';
 import { resolveFile } from './resolve.js';
@@ -43,10 +44,11 @@ type Validators = ReturnType<typeof specValidators>;
 /** `text` null: the file is gone, and everything it owned is pruned or orphaned. `isLive`
  * says whether another file that owns an object still exists (a renamed file's objects pass
  * to the new name). */
-export function evaluate(file: string, text: string | null, world: World, v: Validators, isLive: (file: string) => boolean, limits: SpecLimits = DEFAULT_LIMITS): Evaluation {
+export async function evaluate(file: string, text: string | null, load: (catalog: boolean) => Promise<World>, v: Validators, isLive: (file: string) => boolean, limits: SpecLimits = DEFAULT_LIMITS): Promise<Evaluation> {
   const parsed = text === null ? { docs: [], errors: [] } : parseSpecText(file, text, v, limits);
   const empty = { file, documents: parsed.docs.length, changes: [], pending: [], tasks: [] };
   if (parsed.errors.length) return { ...empty, errors: parsed.errors };
+  const world = await load(parsed.docs.some((d) => d.kind === SpecKind.Image));
   const res = resolveFile(file, parsed.docs, world, isLive);
   if (res.errors.length) return { ...empty, errors: res.errors };
   const changes = planChanges(file, res, world);

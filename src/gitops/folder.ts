@@ -7,7 +7,7 @@ import { applyChanges } from './apply.js';
 import { evaluate, ownedObjects, planView, type PlanView } from './evaluate.js';
 import { DEFAULT_LIMITS, specValidators, type SpecError, type SpecLimits } from './parse.js';
 import type { Pending } from './types.js';
-import { OWNED_KINDS, allDocs, fileSource, loadWorld, type WorldSources } from './world.js';
+import { OWNED_KINDS, allDocs, fileSource, loadWorld, type World, type WorldSources } from './world.js';
 
 export interface ObjectRef { kind: string; id: string; name: string; document: number | null }
 
@@ -41,7 +41,11 @@ export class SpecsFolder {
   private pendingReapply: NodeJS.Timeout | null = null;
   private scanned = false;
 
-  constructor(private readonly opts: SpecsFolderOptions) {}
+  private readonly load: (catalog: boolean) => Promise<World>;
+
+  constructor(private readonly opts: SpecsFolderOptions) {
+    this.load = (catalog) => loadWorld(opts.store, opts.sources, catalog);
+  }
 
   /** Re-applies files that wait on the world (nodes, disks) when it changes. */
   start(): void {
@@ -80,7 +84,7 @@ export class SpecsFolder {
 
   /** What applying `text` as `file` would change, without changing anything. */
   async plan(file: string, text: string): Promise<PlanView> {
-    return this.serially(async () => planView(evaluate(file, text, await loadWorld(this.opts.store, this.opts.sources), this.v, (f) => this.isLive(f, file), this.opts.limits)));
+    return this.serially(async () => planView(await evaluate(file, text, this.load, this.v, (f) => this.isLive(f, file), this.opts.limits)));
   }
 
   status(): FileStatus[] {
@@ -96,7 +100,7 @@ export class SpecsFolder {
     this.pendingReapply = setTimeout(() => {
       this.pendingReapply = null;
       for (const [file, text] of this.texts) if (text !== null) void this.serially(() => this.apply(file));
-    }, 200);
+    }, 500);
     this.pendingReapply.unref();
   }
 
@@ -110,8 +114,7 @@ export class SpecsFolder {
     const text = this.texts.get(file) ?? null;
     const attempts = this.opts.attempts ?? 5;
     for (let attempt = 1; ; attempt++) {
-      const world = await loadWorld(this.opts.store, this.opts.sources);
-      const e = evaluate(file, text, world, this.v, (f) => this.isLive(f, file), this.opts.limits ?? DEFAULT_LIMITS);
+      const e = await evaluate(file, text, this.load, this.v, (f) => this.isLive(f, file), this.opts.limits ?? DEFAULT_LIMITS);
       if (e.errors.length) return this.failed(file, e.documents, `${file}: ${e.errors.length} error(s); nothing was changed`, e.errors);
       try {
         await applyChanges(this.opts.store, e.changes);

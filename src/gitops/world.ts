@@ -32,8 +32,9 @@ export interface WorldSources {
 /** The kinds a file may own objects of. */
 export const OWNED_KINDS = [Kind.Node, Kind.Disk, NetworkKind.Network, ImageKind.Image, StorageKind.Filesystem, StorageKind.RgwUser, CephKind.Cluster] as const;
 
-export async function loadWorld(store: Store, sources: WorldSources): Promise<World> {
-  const [nodes, disks, networks, images, filesystems, rgwUsers, cluster, nics, catalog] = await Promise.all([
+/** `catalog`: read the image catalog too (only files that declare images need it). */
+export async function loadWorld(store: Store, sources: WorldSources, catalog = false): Promise<World> {
+  const [nodes, disks, networks, images, filesystems, rgwUsers, cluster, nics, entries] = await Promise.all([
     store.list(Kind.Node) as Promise<NodeDoc[]>,
     store.list(Kind.Disk) as Promise<DiskDoc[]>,
     store.list<NetworkSpec, Record<string, unknown>>(NetworkKind.Network),
@@ -42,9 +43,9 @@ export async function loadWorld(store: Store, sources: WorldSources): Promise<Wo
     store.list<RgwUserSpec, Record<string, unknown>>(StorageKind.RgwUser),
     store.get<ClusterSpec, Record<string, unknown>>(CephKind.Cluster, CLUSTER_ID),
     sources.interfaces.interfaces(),
-    sources.registry.entries().catch(() => null),
+    catalog ? sources.registry.entries().catch(() => null) : Promise.resolve(null),
   ]);
-  return { nodes, disks, networks, images, filesystems, rgwUsers, cluster, nics, catalog };
+  return { nodes, disks, networks, images, filesystems, rgwUsers, cluster, nics, catalog: entries };
 }
 
 export function allDocs(w: World): AnyDoc[] {

@@ -1,5 +1,6 @@
 // The watched specs folder: every file's state with its last error, and dry runs of a file.
 import type { SpecsFolder } from '../../gitops/folder.js';
+import { SPEC_API_VERSION, envelopeSchema, specInputSchemas } from '../../model/spec-inputs.js';
 import { route, type AnyRoute } from '../route.js';
 import { conditionView, object } from '../schemas.js';
 
@@ -44,6 +45,12 @@ const planSchema = object(
 
 export function specRoutes(folder: SpecsFolder): AnyRoute[] {
   return [
+    route({
+      method: 'GET', path: '/specs/schemas', tags: ['specs'],
+      summary: "The JSON Schemas of a specs file's documents: the envelope, and each kind's spec (the very schemas the API's bodies are validated with, where the API declares that kind)",
+      response: { description: 'schemas', schema: object({ apiVersion: str, envelope: { type: 'object' }, kinds: { type: 'object', additionalProperties: { type: 'object' } } }, ['apiVersion', 'envelope', 'kinds']) },
+      handler: () => ({ apiVersion: SPEC_API_VERSION, envelope: envelopeSchema, kinds: specInputSchemas }),
+    }),
     route({
       method: 'GET', path: '/specs/status', tags: ['specs'],
       summary: 'Every file of the watched specs folder: its state, last error (file, line, column, field), the objects it owns and those it left orphaned',
