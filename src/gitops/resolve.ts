@@ -7,6 +7,7 @@ import { networkClash, networkSpecOf, type NetworkInput } from '../model/network
 import { NetworkKind, networkId } from '../model/network-kinds.js';
 import { SpecKind } from '../model/spec-inputs.js';
 import { filesystemErrors, poolClash } from '../model/storage-input.js';
+import { TemplateKind, isTemplateName } from '../model/template-kinds.js';
 import { StorageKind, filesystemId, rgwUserId, type FilesystemSpec, type RgwUserSpec } from '../model/storage-kinds.js';
 import type { SpecDoc, SpecError } from './parse.js';
 import { resolveNode } from './resolve-node.js';
@@ -87,6 +88,13 @@ function cluster(doc: SpecDoc, world: World): DocResolution {
   return one({ kind: CephKind.Cluster, id: CLUSTER_ID, name: world.cluster.name, spec, document: doc.index, fields: Object.keys(given), labels: doc.labels });
 }
 
+function template(doc: SpecDoc, world: World): DocResolution {
+  const t = isTemplateName(doc.name) ? world.templates.find((x) => x.spec.name === doc.name) : undefined;
+  if (!t) return refused([{ path: '/metadata/name', message: `no template ${doc.name} (GET /templates lists them)` }]);
+  const given = doc.spec as { path?: string; postHook?: string };
+  return one({ kind: TemplateKind.Template, id: t.id, name: t.name, spec: { ...t.spec, ...given }, document: doc.index, fields: Object.keys(given), labels: doc.labels });
+}
+
 function resolveDoc(doc: SpecDoc, world: World, file: string): DocResolution {
   switch (doc.kind) {
     case SpecKind.Network: return network(doc, world, file);
@@ -94,6 +102,7 @@ function resolveDoc(doc: SpecDoc, world: World, file: string): DocResolution {
     case SpecKind.Filesystem: return filesystem(doc, world, file);
     case SpecKind.RgwUser: return rgwUser(doc);
     case SpecKind.Cluster: return cluster(doc, world);
+    case SpecKind.Template: return template(doc, world);
     case SpecKind.Node: return resolveNode(doc, world, (given) => imageIdIn(world, given));
   }
 }

@@ -9,6 +9,7 @@ import { Kind } from '../model/kinds.js';
 import { NetworkKind, type InterfaceSource, type MasterInterface, type NetworkSpec } from '../model/network-kinds.js';
 import type { DiskDoc, NodeDoc } from '../model/operations.js';
 import { StorageKind, type FilesystemSpec, type RgwUserSpec } from '../model/storage-kinds.js';
+import { TemplateKind, type TemplateSpec } from '../model/template-kinds.js';
 import type { Store } from '../store/types.js';
 
 export interface World {
@@ -19,6 +20,7 @@ export interface World {
   filesystems: Doc<FilesystemSpec>[];
   rgwUsers: Doc<RgwUserSpec>[];
   cluster: Doc<ClusterSpec> | undefined;
+  templates: Doc<TemplateSpec>[];
   nics: MasterInterface[];
   /** null when the catalog could not be read: images declared by a file wait. */
   catalog: CatalogEntry[] | null;
@@ -30,11 +32,11 @@ export interface WorldSources {
 }
 
 /** The kinds a file may own objects of. */
-export const OWNED_KINDS = [Kind.Node, Kind.Disk, NetworkKind.Network, ImageKind.Image, StorageKind.Filesystem, StorageKind.RgwUser, CephKind.Cluster] as const;
+export const OWNED_KINDS = [Kind.Node, Kind.Disk, NetworkKind.Network, ImageKind.Image, StorageKind.Filesystem, StorageKind.RgwUser, CephKind.Cluster, TemplateKind.Template] as const;
 
 /** `catalog`: read the image catalog too (only files that declare images need it). */
 export async function loadWorld(store: Store, sources: WorldSources, catalog = false): Promise<World> {
-  const [nodes, disks, networks, images, filesystems, rgwUsers, cluster, nics, entries] = await Promise.all([
+  const [nodes, disks, networks, images, filesystems, rgwUsers, cluster, templates, nics, entries] = await Promise.all([
     store.list(Kind.Node) as Promise<NodeDoc[]>,
     store.list(Kind.Disk) as Promise<DiskDoc[]>,
     store.list<NetworkSpec, Record<string, unknown>>(NetworkKind.Network),
@@ -42,14 +44,15 @@ export async function loadWorld(store: Store, sources: WorldSources, catalog = f
     store.list<FilesystemSpec, Record<string, unknown>>(StorageKind.Filesystem),
     store.list<RgwUserSpec, Record<string, unknown>>(StorageKind.RgwUser),
     store.get<ClusterSpec, Record<string, unknown>>(CephKind.Cluster, CLUSTER_ID),
+    store.list<TemplateSpec, Record<string, unknown>>(TemplateKind.Template),
     sources.interfaces.interfaces(),
     catalog ? sources.registry.entries().catch(() => null) : Promise.resolve(null),
   ]);
-  return { nodes, disks, networks, images, filesystems, rgwUsers, cluster, nics, catalog: entries };
+  return { nodes, disks, networks, images, filesystems, rgwUsers, cluster, templates, nics, catalog: entries };
 }
 
 export function allDocs(w: World): AnyDoc[] {
-  return [...w.nodes, ...w.disks, ...w.networks, ...w.images, ...w.filesystems, ...w.rgwUsers, ...(w.cluster ? [w.cluster] : [])] as AnyDoc[];
+  return [...w.nodes, ...w.disks, ...w.networks, ...w.images, ...w.filesystems, ...w.rgwUsers, ...(w.cluster ? [w.cluster] : []), ...w.templates] as AnyDoc[];
 }
 
 export const fileSource = (s: Source | null | undefined): s is Source & { type: 'file'; file: string } => s?.type === 'file' && typeof s.file === 'string';

@@ -1,11 +1,12 @@
 // The kinds a specs file declares, each with the one JSON Schema of its spec. Networks,
 // filesystems and RGW users share theirs with the API routes that declare them (the same
-// objects); nodes, images and the cluster say in a file what the API says through operations:
+// objects, as are template settings); nodes, images and the cluster say in a file what the API says through operations:
 // nodes and disks by identities an operator knows (MAC, hostname, serial, device path),
 // because ids are Quarry's.
 import { ID_OR_SHORT_PATTERN } from './image-kinds.js';
 import { networkInputSchema } from './network-input.js';
 import { filesystemInputSchema, rgwUserInputSchema } from './storage-input.js';
+import { templateSettingsSchema } from './template-kinds.js';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -18,6 +19,8 @@ export const SpecKind = {
   Node: 'Node',
   Filesystem: 'Filesystem',
   RgwUser: 'RgwUser',
+  /** A template's settings; the template is named by metadata.name. */
+  Template: 'Template',
 } as const;
 export type SpecKind = (typeof SpecKind)[keyof typeof SpecKind];
 
@@ -104,6 +107,7 @@ export const specInputSchemas: Record<SpecKind, JsonSchema> = {
   [SpecKind.Node]: nodeInputSchema,
   [SpecKind.Filesystem]: filesystemInputSchema,
   [SpecKind.RgwUser]: rgwUserInputSchema,
+  [SpecKind.Template]: templateSettingsSchema,
 };
 
 /** The envelope of every document; `spec.state` is taken off before the kind's schema sees it. */

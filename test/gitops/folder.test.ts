@@ -88,3 +88,19 @@ test('folder: a YAML bomb is refused on its aliases and nothing else suffers', a
   t.regex(s.lastError?.errors[0]?.message ?? '', /alias/i);
   await q.until('good.yaml', (x) => x.state === 'applied');
 });
+
+test('folder: template settings from a file; the API may no longer change them, a source still', async (t) => {
+  const q = await specsLab(t, 0);
+  await q.put('tpl.yaml', doc('Template', 'ceph.conf', 'path: /etc/ceph/ceph.conf\npostHook: systemctl reload ceph.target'));
+  await q.until('tpl.yaml', (s) => s.state === 'applied');
+  const c = await q.admin();
+  const listed = ((await c.get('/templates')).json as Array<{ name: string; path: string; postHook: string }>).find((x) => x.name === 'ceph.conf');
+  t.like(listed, { path: '/etc/ceph/ceph.conf', postHook: 'systemctl reload ceph.target' });
+  const refused = await c.request('PUT', '/templates/ceph.conf/settings', { json: { postHook: '' } });
+  t.is(refused.status, 409);
+  t.like(refused.json, { code: 'SPEC_OWNED' });
+  t.regex(refused.json.detail, /postHook is owned by the specs file tpl\.yaml/);
+  await q.put('bad-tpl.yaml', doc('Template', 'no-such-template', 'path: /x'));
+  const bad = await q.until('bad-tpl.yaml', (s) => s.state === 'failed');
+  t.like(bad.lastError?.errors[0], { field: '/metadata/name', line: 4, column: 9 });
+});
