@@ -79,10 +79,15 @@ export function resolveNode(doc: SpecDoc, world: World, imageId: (given: string)
       else if (!s.all) wait('DiskNotEligible', `disk ${refText(s)} of ${node.spec.hostname} cannot take an OSD: ${blocking.join(', ')}`);
     }
   });
+  // A monitor being removed still has its store on one of these disks: no new OSD until it stops.
+  const monStopping = !daemons.mon && node.status.daemons?.mon === true;
+  let held = 0;
   for (const [id, osd] of chosen) {
     const d = disks.find((x) => x.id === id)!;
+    if (monStopping && osd && !d.spec.osd) { held++; continue; }
     desired.push({ kind: d.kind, id, name: d.name, spec: { ...d.spec, osd }, document: doc.index, fields: ['osd'] });
   }
+  if (held) wait('MonitorStopping', `${held} new OSD(s) on ${node.spec.hostname} wait until its removed monitor has stopped: its store is on one of these disks`);
   return { desired, pending, errors };
 }
 

@@ -127,7 +127,12 @@ test('nodes: only state: absent removes a monitor, an OSD, a filesystem or a use
   // Said absent: removed.
   const absent = (text: string) => text.replace('spec:\n', 'spec:\n  state: absent\n');
   await q.put('data.yaml', files(node('{ mon: { state: absent } }', `[{ all: true }, { serial: ${osds[0]!.spec.serial}, state: absent }]`), absent(fs), absent(user)));
-  await q.until('data.yaml', (x) => x.orphans.length === 0 && x.state === 'applied');
+  const monDisk = (await q.store.mustGet<NodeSpec>(Kind.Node, n!.id)).spec.daemons.mon!.diskId;
+  // The monitor's disk is eligible again once no monitor is desired, but its store is still on
+  // it until the monitor stops: the "all" selector holds it back meanwhile.
+  const held = await q.until('data.yaml', (x) => x.orphans.length === 0 && x.pending.some((p) => p.reason === 'MonitorStopping'));
+  t.is(held.state, 'pending');
+  t.false((await q.store.mustGet<DiskSpec>(Kind.Disk, monDisk)).spec.osd);
   t.is((await q.store.mustGet<NodeSpec>(Kind.Node, n!.id)).spec.daemons.mon, undefined);
   t.false((await q.store.mustGet<DiskSpec>(Kind.Disk, osds[0]!.id)).spec.osd);
   const rest = await Promise.all(osds.slice(1).map((o) => q.store.mustGet<DiskSpec>(Kind.Disk, o.id)));
