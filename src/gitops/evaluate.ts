@@ -48,7 +48,7 @@ export async function evaluate(file: string, text: string | null, load: (catalog
   const parsed = text === null ? { docs: [], errors: [] } : parseSpecText(file, text, v, limits);
   const empty = { file, documents: parsed.docs.length, changes: [], pending: [], tasks: [] };
   if (parsed.errors.length) return { ...empty, errors: parsed.errors };
-  const world = await load(parsed.docs.some((d) => d.kind === SpecKind.Image));
+  const world = await load(parsed.docs.some((d) => d.kind === SpecKind.Image || (d.kind === SpecKind.Node && d.spec.image !== null)));
   const res = resolveFile(file, parsed.docs, world, isLive);
   if (res.errors.length) return { ...empty, errors: res.errors };
   const changes = planChanges(file, res, world);

@@ -17,11 +17,13 @@ test('nodes: a node a file names is pending until it boots, then gets what the f
   await q.put('n.yaml', doc('Node', 'ghost', 'match: { mac: "52:54:00:ff:ff:ff" }'));
   const s = await q.until('n.yaml', (x) => x.state === 'pending');
   t.like(s.pending[0], { document: 0, kind: 'Node', name: 'ghost', reason: 'NodeNotDiscovered' });
-  await q.put('n.yaml', node('{ mgr: {}, rgw: {} }'));
+  // The image by the short id of a catalog entry the master has not downloaded yet.
+  await q.put('n.yaml', node('{ mgr: {}, rgw: {} }').replace('daemons:', 'image: 3f1c2a7e\n  daemons:'));
   const [n] = await allActive(q, 1);
   await q.until('n.yaml', (x) => x.state === 'applied');
   const got = await q.store.mustGet<NodeSpec>(Kind.Node, n!.id);
   t.deepEqual(got.spec.daemons, { mgr: {}, rgw: {} });
+  t.is(got.spec.image, '3f1c2a7e-5b0d-4c8e-9a61-2d7f0b4e8c15');
   t.like(got.metadata.source, { type: 'file', file: 'n.yaml', document: 0, fields: ['role', 'power', 'image', 'daemons'] });
 });
 
