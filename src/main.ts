@@ -35,6 +35,7 @@ import { eventRoutes } from './http/routes/events.js';
 import { agentRoutes } from './http/routes/agent.js';
 import { templatesPart } from './main/templates.js';
 import { s3Part, type S3Part } from './main/s3.js';
+import { apiStore, startSpecs, type SpecsPart } from './main/gitops.js';
 import type { ProvisioningSources } from './http/template-context.js';
 
 export interface QuarryOptions {
@@ -61,6 +62,8 @@ export interface QuarryOptions {
   imageTiming?: Partial<ImageTiming>;
   /** The network and image answers templates and boot scripts use (tests replace them). */
   provisioning?: Partial<ProvisioningSources>;
+  /** How long a spec file must hold still before it is read; tests shorten it. */
+  specs?: { stableMs?: number };
 }
 
 export interface Quarry {
@@ -77,6 +80,7 @@ export interface Quarry {
   network: NetworkArea;
   images: ImageParts;
   s3: S3Part;
+  specs: SpecsPart;
   /** The address the API answers on (the port is the real one when PORT=0). */
   url: string;
   stop(): Promise<void>;
@@ -87,7 +91,9 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   const log = opts.log ?? createLogger();
   const clock = opts.clock ?? systemClock;
   await mkdir(config.stateDir, { recursive: true, mode: 0o700 });
-  const store = opts.store ?? (await openEmbeddedStore(join(config.stateDir, 'store')));
+  const owner = opts.store ?? (await openEmbeddedStore(join(config.stateDir, 'store')));
+  // Only the specs folder writes through `owner`; everyone else may not change what a file owns.
+  const store = apiStore(owner);
   await ensureCluster(store);
   const bus = opts.bus ?? new EventBus();
   const logs = opts.logs ?? new FileLogStore({ dir: join(config.stateDir, 'runs') });
@@ -146,6 +152,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   // Runs cut short by a crash were marked failed; their objects must look again now.
   for (const t of interrupted) for (const loop of manager.loopsFor(t.kind)) manager.enqueue(loop, t.id);
   const gateway = new AgentGateway(store, fleet, tasks.agents, credentials);
+  const specs = await startSpecs({ config, store: owner, sources: { interfaces: network.host, registry: images.registry }, bus, log, ...opts.specs });
   // Log lines stay out of /events: they would crowd state changes out of the replay buffer,
   // and GET /task/run/{id}/logs serves them.
   const s3 = s3Part({ store, simCeph });
@@ -155,7 +162,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
     config,
     logger: log,
     clock,
-    areas: [taskRoutes(tasks), eventRoutes(hub), ...inventoryAreas(store, clock, templates), (area) => agentRoutes(gateway, area.auth), templates.routes({ fleet, credentials }), network.routes, images.routes, boot.routes, s3.routes],
+    areas: [taskRoutes(tasks), eventRoutes(hub), ...inventoryAreas(store, clock, templates), (area) => agentRoutes(gateway, area.auth), templates.routes({ fleet, credentials }), network.routes, images.routes, boot.routes, s3.routes, specs.routes],
     ...(opts.auth ? { auth: opts.auth } : {}),
     ...(opts.print ? { print: opts.print } : {}),
     agents: credentials,
@@ -174,9 +181,10 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   });
   log('info', 'quarry started', { url, driver: config.driver, labNodes: lab ? config.labNodes : 0, interruptedRuns: interrupted.length });
   return {
-    config, store, bus, tasks, fleet, gateway, manager, lab, http, hub, network, images, s3, url,
+    config, store, bus, tasks, fleet, gateway, manager, lab, http, hub, network, images, s3, specs, url,
     async stop() {
       lab?.stop();
+      await specs.stop();
       hub.close();
       await listening.close();
       unsubscribe();

@@ -103,7 +103,7 @@ function bodyParsers(): Pick<RouteEnv, 'parseJson' | 'parseText'> {
   const common = { multipart: false, urlencoded: false, patchNode: false, parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE] };
   return {
     parseJson: koaBody({ ...common, json: true, text: false, jsonLimit: 1024 * 1024, jsonStrict: true, jsonTypes: ['application/json', 'application/*+json'] }),
-    parseText: koaBody({ ...common, json: false, text: true, textLimit: 1024 * 1024, textTypes: ['text/plain'] }),
+    parseText: koaBody({ ...common, json: false, text: true, textLimit: 1024 * 1024, textTypes: ['text/plain', 'application/yaml', 'application/x-yaml', 'text/yaml'] }),
   };
 }
 

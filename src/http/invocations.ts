@@ -2,6 +2,8 @@
 // counter, a monitor request names its disk, an OSD request flips a flag. The loops do the
 // work. Each target is checked against decisions.md's table on the document it writes (CAS),
 // so two racing requests cannot both pass a check that only one may pass.
+import { ConflictError } from '../errors.js';
+import { SPEC_OWNED } from '../gitops/ownership.js';
 import { Kind, type DiskSpec, type NodeSpec } from '../model/kinds.js';
 import {
   DiskOperation,
@@ -15,7 +17,8 @@ import {
 import type { Store } from '../store/types.js';
 import type { Inventory } from './inventory.js';
 
-export type TargetResult = { id: string; status: 'scheduled' } | { id: string; status: 'rejected'; reason: string };
+/** `code`: the stable code of a rejection that has one (SPEC_OWNED: a specs file owns the field). */
+export type TargetResult = { id: string; status: 'scheduled' } | { id: string; status: 'rejected'; reason: string; code?: string };
 
 const DAEMON: Record<string, 'mon' | 'mgr' | 'mds' | 'rgw'> = {
   [NodeOperation.createMon]: 'mon',
@@ -106,6 +109,8 @@ async function settle(id: string, work: () => Promise<unknown>): Promise<TargetR
     return { id, status: 'scheduled' };
   } catch (err) {
     if (err instanceof Rejected) return { id, status: 'rejected', reason: err.message };
+    // One target owned by a specs file does not refuse the others.
+    if (err instanceof ConflictError && err.code === SPEC_OWNED) return { id, status: 'rejected', reason: err.message, code: err.code };
     throw err;
   }
 }

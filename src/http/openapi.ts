@@ -44,7 +44,7 @@ function parameters(def: AnyRoute): Array<Record<string, unknown>> {
 }
 
 function requestBody(def: AnyRoute): Record<string, unknown> | undefined {
-  if (def.bodyType === 'text') return { required: true, content: { 'text/plain': { schema: def.body ?? { type: 'string' } } } };
+  if (def.bodyType === 'text') return { required: true, content: Object.fromEntries((def.textTypes ?? ['text/plain']).map((t) => [t, { schema: def.body ?? { type: 'string' } }])) };
   if (!def.body) return undefined;
   const required = Array.isArray(def.body.required) && def.body.required.length > 0;
   return { required, content: { 'application/json': { schema: def.body } } };

@@ -68,6 +68,8 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
   body?: JsonSchema;
   /** Default json. text routes get the raw string (text/plain, 1 MiB). */
   bodyType?: 'json' | 'text';
+  /** Media types a text route accepts; default text/plain (the parser knows the YAML ones too). */
+  textTypes?: string[];
   query?: JsonSchema;
   /** Defaults to "each {name} of the path is a string". */
   params?: JsonSchema;
@@ -122,8 +124,9 @@ function hasBody(ctx: Context): boolean {
 async function readBody(ctx: Context, def: AnyRoute, env: RouteEnv): Promise<unknown> {
   const text = def.bodyType === 'text';
   if (!takesBody(def.method) || !hasBody(ctx)) return text ? '' : {};
-  const ok = text ? ctx.request.is('text/plain') : ctx.request.is('application/json', 'application/*+json');
-  if (!ok) throw new UnsupportedMediaTypeError(text ? 'text/plain' : 'application/json');
+  const types = def.textTypes ?? ['text/plain'];
+  const ok = text ? ctx.request.is(...types) : ctx.request.is('application/json', 'application/*+json');
+  if (!ok) throw new UnsupportedMediaTypeError(text ? types.join(' or ') : 'application/json');
   await (text ? env.parseText : env.parseJson)(ctx, async () => undefined);
   return (ctx.request as { body?: unknown }).body;
 }

@@ -26,6 +26,8 @@ export const defaultImageTiming: ImageTiming = { progressEveryMs: 250, stallMs: 
 
 export interface ImageParts {
   images: Images;
+  /** Where the catalog comes from (the specs folder resolves images against it too). */
+  registry: ImageRegistry;
   loop: Reconciler<unknown, unknown>;
   routes: AnyRoute[];
   /** The lab's registry when one was started (its catalog URL), else null. */
@@ -55,5 +57,5 @@ export async function startImages(deps: {
     store: deps.store, tasks: deps.tasks, bus: deps.bus, clock: deps.clock, stateDir: config.stateDir,
     retryBaseMs: deps.retryBaseMs, ...defaultImageTiming, ...deps.timing,
   }) as Reconciler<unknown, unknown>;
-  return { images, loop, routes: imageRoutes(images), labRegistryUrl: lab ? url : null, stop: () => lab?.stop() ?? Promise.resolve() };
+  return { images, registry, loop, routes: imageRoutes(images), labRegistryUrl: lab ? url : null, stop: () => lab?.stop() ?? Promise.resolve() };
 }

@@ -7,6 +7,10 @@ export interface Source {
   /** For files: path relative to SPECS_DIR, and the document's index inside it. */
   file?: string;
   document?: number;
+  /** The spec fields the file owns: an API write to one of them is refused (SPEC_OWNED). */
+  fields?: string[];
+  /** The file no longer declares the object, which holds data and so was kept: nobody owns it. */
+  orphaned?: boolean;
 }
 
 export interface Metadata {

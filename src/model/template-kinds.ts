@@ -44,6 +44,16 @@ const source = { type: 'string', maxLength: 1024 * 1024 };
 const version = { type: 'integer', minimum: 1 };
 const empty = { type: 'object', additionalProperties: false, properties: {} };
 
+/** A template's settings, as PUT /templates/{name}/settings and a specs file give them. */
+export const templateSettingsSchema: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    path: { type: 'string', maxLength: 4096, description: 'where the rendered file goes on the node' },
+    postHook: { type: 'string', maxLength: 4096, description: 'command run on the node after the file is written' },
+  },
+};
+
 export const templateSchemas = {
   spec: {
     type: 'object',

@@ -8,8 +8,9 @@ import { kindSchemas, type JsonSchema } from './schemas.js';
 // ajv-formats ships CommonJS; under NodeNext its default export is the module object.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
-export function createAjv(): Ajv {
-  const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true });
+/** `useDefaults`: fill in the defaults the schemas name (the API's and the specs folder's inputs). */
+export function createAjv(opts: { useDefaults?: boolean } = {}): Ajv {
+  const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true, useDefaults: opts.useDefaults ?? false });
   addFormats(ajv);
   return ajv;
 }

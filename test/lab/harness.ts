@@ -36,6 +36,8 @@ export async function startLab(t: ExecutionContext, nodes: number, over: Partial
     PORT: '0',
     HOST: '127.0.0.1',
     ADMIN_PASSWORD,
+    // Never the repository's specs/ folder: each lab watches its own.
+    SPECS_DIR: join(stateDir, 'specs'),
     ...over.env,
   });
   const events: AnyBusEvent[] = [];
@@ -52,6 +54,7 @@ export async function startLab(t: ExecutionContext, nodes: number, over: Partial
     auth: { scrypt: FAST_SCRYPT },
     print: () => {},
     runTimeoutMs: 2_000,
+    specs: { stableMs: 50 },
     ...over,
     lab: { ...FAST, ...over.lab },
   } as QuarryOptions);

@@ -1,25 +1,13 @@
 // CephFS filesystems: POST /ceph/fs declares one (desired state only; the fs loop creates the
 // pools and the filesystem), GET /ceph/fs lists them with what the loop last observed.
 import { isDeepStrictEqual } from 'node:util';
-import { ConflictError, InputError } from '../../errors.js';
+import { ConflictError } from '../../errors.js';
 import type { Doc } from '../../model/document.js';
-import { POOL_NAME_PATTERN, StorageKind, filesystemId, type FilesystemSpec, type FilesystemStatus } from '../../model/storage-kinds.js';
+import { checkFilesystem, filesystemInputSchema, poolClash } from '../../model/storage-input.js';
+import { StorageKind, filesystemId, type FilesystemSpec, type FilesystemStatus } from '../../model/storage-kinds.js';
 import type { Store } from '../../store/types.js';
 import { route, type AnyRoute } from '../route.js';
 import { conditionView, object, statusSchema, uuidSchema } from '../schemas.js';
-
-const PG_RULE = 'a power of two from 1 to 4096';
-const name = (what: string): Record<string, unknown> => ({
-  type: 'string', pattern: POOL_NAME_PATTERN,
-  description: `${what}: letters, digits and . _ -, starting with a letter or digit, up to 63 characters`,
-});
-// The power-of-two rule is checked by the handler, so the error can say it in words.
-const pg = (dflt: number): Record<string, unknown> => ({ type: 'integer', default: dflt, description: `placement groups: ${PG_RULE}` });
-
-const bodySchema = object(
-  { name: name('filesystem name'), metadataPool: name('metadata pool name'), metadataPG: pg(16), dataPool: name('data pool name'), dataPG: pg(32) },
-  ['name', 'metadataPool', 'dataPool'],
-);
 
 const fsView = object(
   {
@@ -38,19 +26,10 @@ const fsView = object(
   ['id', 'name', 'metadataPool', 'metadataPG', 'dataPool', 'dataPG', 'status'],
 );
 
-const isPowerOfTwo = (n: number): boolean => Number.isInteger(n) && n >= 1 && n <= 4096 && (n & (n - 1)) === 0;
-
-function checkBody(b: FilesystemSpec): void {
-  const errors = (['metadataPG', 'dataPG'] as const).filter((k) => !isPowerOfTwo(b[k])).map((k) => ({ path: `/body/${k}`, message: `must be ${PG_RULE}` }));
-  if (b.metadataPool === b.dataPool) errors.push({ path: '/body/dataPool', message: 'must differ from metadataPool' });
-  if (errors.length) throw new InputError(`invalid request: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}`, errors);
-}
-
 /** Writes the desired Filesystem; the same declaration again is accepted, another one is 409. */
 export async function declareFilesystem(store: Store, spec: FilesystemSpec): Promise<void> {
-  const all = await store.list<FilesystemSpec>(StorageKind.Filesystem);
-  const clash = all.find((f) => f.spec.name !== spec.name && [f.spec.metadataPool, f.spec.dataPool].some((p) => p === spec.metadataPool || p === spec.dataPool));
-  if (clash) throw new ConflictError(`filesystem ${clash.spec.name} already uses pool ${[spec.metadataPool, spec.dataPool].find((p) => p === clash.spec.metadataPool || p === clash.spec.dataPool)}`, 'POOL_IN_USE');
+  const clash = poolClash(spec, await store.list<FilesystemSpec>(StorageKind.Filesystem));
+  if (clash) throw new ConflictError(clash, 'POOL_IN_USE');
   const id = filesystemId(spec.name);
   try {
     await store.create({ kind: StorageKind.Filesystem, id, name: spec.name, spec, status: { phase: 'pending' } });
@@ -82,11 +61,11 @@ export function filesystemRoutes(store: Store): AnyRoute[] {
     route<FilesystemSpec>({
       method: 'POST', path: '/ceph/fs', tags: ['ceph'], admin: true,
       summary: 'Declare a CephFS filesystem with its own metadata and data pools; it is created once the monitors have quorum and an MDS runs',
-      body: bodySchema,
+      body: filesystemInputSchema,
       response: { description: 'scheduled; the same declaration again is scheduled again', schema: statusSchema('scheduled') },
       errors: [409],
       handler: async ({ body }) => {
-        checkBody(body);
+        checkFilesystem(body);
         await declareFilesystem(store, { name: body.name, metadataPool: body.metadataPool, metadataPG: body.metadataPG, dataPool: body.dataPool, dataPG: body.dataPG });
         return { status: 'scheduled' };
       },

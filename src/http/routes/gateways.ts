@@ -4,13 +4,14 @@
 import { NotFoundError } from '../../errors.js';
 import { Kind, type NodeSpec } from '../../model/kinds.js';
 import { NodeOperation, type NodeDoc } from '../../model/operations.js';
-import { RGW_PORT, RGW_USER_ID_PATTERN, type RgwUserSpec } from '../../model/storage-kinds.js';
+import { rgwUserInputSchema } from '../../model/storage-input.js';
+import { RGW_PORT, type RgwUserSpec } from '../../model/storage-kinds.js';
 import type { Store } from '../../store/types.js';
 import type { Inventory } from '../inventory.js';
 import type { Invocations } from '../invocations.js';
 import type { RgwUsers } from '../rgw-users.js';
 import { route, type AnyRoute } from '../route.js';
-import { emailSchema, object, statusSchema, uuidSchema } from '../schemas.js';
+import { object, statusSchema, uuidSchema } from '../schemas.js';
 import { single } from './invoke.js';
 
 const gatewaySchema = object(
@@ -28,7 +29,6 @@ const gatewaySchema = object(
   ['id', 'nodeId', 'hostname', 'ip', 'port', 'desired', 'running', 'state', 'message'],
 );
 
-const userIdSchema = { type: 'string', pattern: RGW_USER_ID_PATTERN, description: 'lower-case letters, digits, _ and -, starting with a letter or digit, up to 63' };
 const keysOf = (secret: boolean) => ({
   type: 'array',
   items: object(secret ? { accessKey: { type: 'string' }, secretKey: { type: 'string' } } : { accessKey: { type: 'string' } }, secret ? ['accessKey', 'secretKey'] : ['accessKey']),
@@ -107,7 +107,7 @@ export function gatewayRoutes({ store, inventory, invocations, users }: GatewayD
       summary: 'Create an RGW (S3) user. Answers 201 with its key pair once the user exists in RGW (this is the only time the secret key is shown), '
         + 'or 202 when that takes longer than 30 s (monitor quorum and a running gateway are needed): repeat the same request later to get the keys. '
         + 'A user whose secret was shown already, or declared with another display name or email, is 409 RGW_USER_EXISTS.',
-      body: object({ userId: userIdSchema, displayName: { type: 'string', minLength: 1, maxLength: 256 }, email: emailSchema }, ['userId', 'displayName']),
+      body: rgwUserInputSchema,
       response: {
         status: 201,
         description: 'created, with the key pair (the secret key is shown this once)',

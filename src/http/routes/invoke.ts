@@ -12,7 +12,7 @@ export const MAX_TARGETS = 100;
 // The schema admits more than 100 ids so the refusal carries its own code, TOO_MANY_TARGETS.
 const ids = { type: 'array', items: uuidSchema, minItems: 1, maxItems: 10_000 };
 const resultSchema = object(
-  { id: uuidSchema, status: { enum: ['scheduled', 'rejected'] }, reason: { type: 'string', description: 'why a target was rejected' } },
+  { id: uuidSchema, status: { enum: ['scheduled', 'rejected'] }, reason: { type: 'string', description: 'why a target was rejected' }, code: { type: 'string', description: 'the stable code of a rejection that has one: SPEC_OWNED when a specs file owns what the operation would change' } },
   ['id', 'status'],
 );
 const resultsSchema = object({ results: { type: 'array', items: resultSchema } }, ['results']);
@@ -31,6 +31,7 @@ function requireDisk(diskId: string | undefined): asserts diskId is string {
 export function single(result: TargetResult | undefined): { status: 'scheduled' } {
   if (!result) throw new Error('no result');
   if (result.status === 'scheduled') return { status: 'scheduled' };
+  if (result.code) throw new ConflictError(result.reason, result.code);
   if (/^unknown (node|disk)$/.test(result.reason)) throw new NotFoundError(`${result.reason} ${result.id}`);
   throw new ConflictError(result.reason, 'OPERATION_NOT_OFFERED');
 }

@@ -1,22 +1,9 @@
 // DHCP networks and the master's interfaces they bind to. Creating one writes desired state
 // only; the network loop starts its dnsmasq.
-import { MAX_PREFIX, MIN_PREFIX, type NetworkDoc, type NetworkInput, type Networks } from '../networks.js';
+import { networkInputSchema } from '../../model/network-input.js';
+import type { NetworkDoc, NetworkInput, Networks } from '../networks.js';
 import { route, type AnyRoute } from '../route.js';
 import { conditionView, object, statusSchema, uuidSchema } from '../schemas.js';
-
-const ipv4 = (description: string) => ({ type: 'string', format: 'ipv4', description });
-
-const bodySchema = object(
-  {
-    cidr: { type: 'string', pattern: '^[0-9.]+/[0-9]{1,2}$', description: `IPv4 network, host bits zero, /${MIN_PREFIX} to /${MAX_PREFIX}; may not overlap another network (409 NETWORK_OVERLAP)` },
-    gateway: ipv4('router handed to machines: a host address of cidr, outside the range'),
-    dnsServers: { type: 'array', items: { type: 'string', format: 'ipv4' }, maxItems: 8, description: 'DNS servers handed to machines; default: [gateway]' },
-    rangeStart: ipv4('first leased address; with rangeEnd, or neither. Default: the upper half of the longest run of host addresses free of the gateway and the interface\'s own address'),
-    rangeEnd: ipv4('last leased address, not before rangeStart'),
-    nicId: { ...uuidSchema, description: 'id of a master interface (GET /networks/interfaces; 404 when unknown); one network per interface (409 NIC_IN_USE)' },
-  },
-  ['cidr', 'gateway', 'nicId'],
-);
 
 const str = { type: 'string' };
 const networkView = object(
@@ -62,7 +49,7 @@ export function networkRoutes(networks: Networks): AnyRoute[] {
     route<NetworkInput>({
       method: 'POST', path: '/networks/create', tags: ['networks'], admin: true,
       summary: `Declare a DHCP network on an interface of the master; the network loop serves it with dnsmasq (the same declaration again answers the same id)`,
-      body: bodySchema,
+      body: networkInputSchema,
       response: { description: 'created', schema: statusSchema('created', true) },
       errors: [404, 409],
       handler: async ({ body }) => ({ status: 'created', id: await networks.create(body) }),

@@ -3,7 +3,7 @@
 // the context a node's renders see.
 import type { Context } from 'koa';
 import { InputError } from '../../errors.js';
-import { TEMPLATE_NAME_MAX, TEMPLATE_NAME_PATTERN } from '../../model/template-kinds.js';
+import { TEMPLATE_NAME_MAX, TEMPLATE_NAME_PATTERN, templateSettingsSchema } from '../../model/template-kinds.js';
 import { route, type AnyRoute } from '../route.js';
 import { object, statusSchema, uuidSchema } from '../schemas.js';
 import { CONTEXT_KINDS, type ContextKind, type TemplateContexts } from '../template-context.js';
@@ -86,7 +86,7 @@ export function templateRoutes(library: TemplateLibrary, contexts: TemplateConte
       method: 'PUT', path: '/templates/{name}/settings', tags: ['templates'], admin: true,
       summary: "A template's settings: the file path on the node and the command run after it is written",
       params: nameParam,
-      body: object({ path: { type: 'string', maxLength: 4096 }, postHook: { type: 'string', maxLength: 4096 } }),
+      body: templateSettingsSchema,
       response: { description: 'updated', schema: statusSchema('updated') },
       handler: async ({ params, body }) => {
         await library.settings(params.name, body);

@@ -1,0 +1,165 @@
+// The watched specs folder as Quarry holds it: the text of every file, one apply at a time,
+// each file's state, and re-applies when the world a file waits on changes (a node boots, a
+// disk is reported). Reads and writes go through the unguarded store: the folder is the owner.
+import { ConflictError } from '../errors.js';
+import type { Store, StoreEvent } from '../store/types.js';
+import { applyChanges } from './apply.js';
+import { evaluate, ownedObjects, planView, type PlanView } from './evaluate.js';
+import { DEFAULT_LIMITS, specValidators, type SpecError, type SpecLimits } from './parse.js';
+import type { Pending } from './types.js';
+import { OWNED_KINDS, allDocs, fileSource, loadWorld, type World, type WorldSources } from './world.js';
+
+export interface ObjectRef { kind: string; id: string; name: string; document: number | null }
+
+export interface FileStatus {
+  file: string;
+  state: 'applied' | 'pending' | 'failed' | 'deleted';
+  documents: number;
+  appliedAt: string | null;
+  lastError: { message: string; errors: SpecError[] } | null;
+  objects: ObjectRef[];
+  pending: Pending[];
+  orphans: Array<ObjectRef & { condition: { type: 'Orphaned'; status: 'True'; reason: string; message: string } }>;
+}
+
+export interface SpecsFolderOptions {
+  store: Store;
+  sources: WorldSources;
+  publish: (type: string, payload: unknown) => void;
+  now?: () => string;
+  limits?: SpecLimits;
+  /** Conflicting writes retried before an apply is reported failed. */
+  attempts?: number;
+}
+
+export class SpecsFolder {
+  private readonly texts = new Map<string, string | null>();
+  private readonly states = new Map<string, FileStatus>();
+  private readonly v = specValidators();
+  private queue: Promise<unknown> = Promise.resolve();
+  private unwatch: (() => void) | null = null;
+  private pendingReapply: NodeJS.Timeout | null = null;
+  private scanned = false;
+
+  private readonly load: (catalog: boolean) => Promise<World>;
+
+  constructor(private readonly opts: SpecsFolderOptions) {
+    this.load = (catalog) => loadWorld(opts.store, opts.sources, catalog);
+  }
+
+  /** Re-applies files that wait on the world (nodes, disks) when it changes. */
+  start(): void {
+    const kinds = new Set<string>(OWNED_KINDS);
+    this.unwatch = this.opts.store.watch(this.opts.store.revision(), (e: StoreEvent) => {
+      if (e.type === 'relist' || kinds.has(e.doc.kind)) this.soon();
+    });
+  }
+
+  stop(): Promise<unknown> {
+    this.unwatch?.();
+    if (this.pendingReapply) clearTimeout(this.pendingReapply);
+    return this.queue;
+  }
+
+  /** A file was added or changed (text) or removed (null). Resolves once it is applied; until
+   * the first scan is over (ready), files are only read, so ownership is judged knowing them all. */
+  async fileChanged(file: string, text: string | null): Promise<FileStatus | null> {
+    this.texts.set(file, text);
+    return this.scanned ? this.serially(() => this.apply(file)) : null;
+  }
+
+  /** The first scan is over: apply every file, then prune what files gone meanwhile owned. */
+  async ready(): Promise<void> {
+    this.scanned = true;
+    for (const file of [...this.texts.keys()].sort()) await this.serially(() => this.apply(file));
+    await this.forgetMissing();
+  }
+
+  /** Files that owned objects but are no longer in the folder (removed while Quarry was down). */
+  private async forgetMissing(): Promise<void> {
+    const world = await loadWorld(this.opts.store, this.opts.sources);
+    const owners = new Set(allDocs(world).map((d) => d.metadata.source).filter(fileSource).filter((s) => !s.orphaned).map((s) => s.file));
+    for (const f of owners) if (!this.texts.has(f)) await this.fileChanged(f, null);
+  }
+
+  /** What applying `text` as `file` would change, without changing anything. */
+  async plan(file: string, text: string): Promise<PlanView> {
+    return this.serially(async () => planView(await evaluate(file, text, this.load, this.v, (f) => this.isLive(f, file), this.opts.limits)));
+  }
+
+  status(): FileStatus[] {
+    return [...this.states.values()].sort((a, b) => a.file.localeCompare(b.file));
+  }
+
+  private isLive(other: string, self: string): boolean {
+    return other !== self && typeof this.texts.get(other) === 'string';
+  }
+
+  private soon(): void {
+    if (this.pendingReapply || !this.scanned) return;
+    this.pendingReapply = setTimeout(() => {
+      this.pendingReapply = null;
+      for (const [file, text] of this.texts) if (text !== null) void this.serially(() => this.apply(file));
+    }, 500);
+    this.pendingReapply.unref();
+  }
+
+  private serially<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(fn, fn);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  private async apply(file: string): Promise<FileStatus> {
+    const text = this.texts.get(file) ?? null;
+    const attempts = this.opts.attempts ?? 5;
+    for (let attempt = 1; ; attempt++) {
+      const e = await evaluate(file, text, this.load, this.v, (f) => this.isLive(f, file), this.opts.limits ?? DEFAULT_LIMITS);
+      if (e.errors.length) return this.failed(file, e.documents, `${file}: ${e.errors.length} error(s); nothing was changed`, e.errors);
+      try {
+        await applyChanges(this.opts.store, e.changes);
+      } catch (err) {
+        if (err instanceof ConflictError && attempt < attempts) continue;
+        return this.failed(file, e.documents, `${file}: ${(err as Error).message}; nothing was changed`, []);
+      }
+      const after = ownedObjects(await loadWorld(this.opts.store, this.opts.sources), file);
+      const status = this.record(file, {
+        state: text === null ? 'deleted' : e.pending.length ? 'pending' : 'applied',
+        documents: e.documents,
+        appliedAt: this.now(),
+        lastError: null,
+        objects: after.owned.map((d) => ({ kind: d.kind, id: d.id, name: d.name, document: d.metadata.source?.document ?? null })),
+        pending: e.pending,
+        orphans: after.orphans.map((d) => ({
+          kind: d.kind, id: d.id, name: d.name, document: null,
+          condition: { type: 'Orphaned', status: 'True', reason: 'RemovedFromSpec', message: `${file} no longer declares this ${d.kind}; it holds data, so it was kept. Declare it with state: absent to remove it.` },
+        })),
+      });
+      if (text === null && after.orphans.length === 0) this.states.delete(file);
+      if (e.changes.length || text === null) this.opts.publish('specs.applied', { ...planView(e), state: status.state });
+      return status;
+    }
+  }
+
+  private failed(file: string, documents: number, message: string, errors: SpecError[]): FileStatus {
+    const prev = this.states.get(file);
+    const same = prev?.state === 'failed' && prev.lastError?.message === message && JSON.stringify(prev.lastError.errors) === JSON.stringify(errors);
+    const status = this.record(file, {
+      state: 'failed', documents, appliedAt: prev?.appliedAt ?? null, lastError: { message, errors },
+      objects: prev?.objects ?? [], pending: prev?.pending ?? [], orphans: prev?.orphans ?? [],
+    });
+    // A file that fails again the same way (re-checked after a world change) is said once.
+    if (!same) this.opts.publish('specs.failed', { file, message, errors });
+    return status;
+  }
+
+  private record(file: string, s: Omit<FileStatus, 'file'>): FileStatus {
+    const status = { file, ...s };
+    this.states.set(file, status);
+    return status;
+  }
+
+  private now(): string {
+    return this.opts.now?.() ?? new Date().toISOString();
+  }
+}

@@ -1,0 +1,118 @@
+// A Node document → the node's desired spec and its disks' OSD flags. The machine is found by
+// MAC or hostname, its disks by serial, device path or a selector; ids stay Quarry's. What is
+// not there yet (a machine that has not booted, disks not reported) is pending, not an error.
+import type { FieldError } from '../errors.js';
+import type { NodeSpec } from '../model/kinds.js';
+import { DiskReason, diskReasons, type DiskDoc, type NodeDoc } from '../model/operations.js';
+import { sizeBytes } from '../model/spec-inputs.js';
+import type { SpecDoc } from './parse.js';
+import type { Desired, DocResolution, Pending } from './types.js';
+import type { World } from './world.js';
+
+type Present = { state: 'present' | 'absent' };
+type DiskRef = { serial?: string; path?: string };
+type Selector = DiskRef & Present & { all?: true; rotational?: boolean; interface?: string; minSize?: number | string; maxSize?: number | string };
+interface NodeInput {
+  match: { mac?: string; hostname?: string };
+  role: NodeSpec['role'];
+  power: NodeSpec['power'];
+  image: string | null;
+  daemons: { mon?: Present & { disk?: DiskRef }; mgr?: Present; mds?: Present; rgw?: Present };
+  osds: Selector[];
+}
+
+export const NODE_FIELDS = ['role', 'power', 'image', 'daemons'];
+const SIMPLE = ['mgr', 'mds', 'rgw'] as const;
+// Eligibility reasons that do not hold back a disk the file already has an OSD on.
+const OWN = new Set<string>([DiskReason.holdsOsd, DiskReason.monitorDisk]);
+
+export function findNode(world: World, match: NodeInput['match']): NodeDoc | undefined {
+  const mac = match.mac?.toLowerCase().replace(/-/g, ':');
+  return world.nodes.find((n) => (mac ? n.spec.macs.includes(mac) : n.spec.hostname === match.hostname));
+}
+
+const refMatches = (d: DiskDoc, r: DiskRef): boolean => (r.serial !== undefined ? d.spec.serial === r.serial : d.status.devicePath === r.path);
+const refText = (r: DiskRef): string => (r.serial !== undefined ? `serial ${r.serial}` : `path ${r.path}`);
+
+function filtersMatch(d: DiskDoc, s: Selector): boolean {
+  const bytes = d.status.capacityBytes ?? 0;
+  if (s.rotational !== undefined && d.status.rotational !== s.rotational) return false;
+  if (s.interface !== undefined && d.status.interface !== s.interface) return false;
+  if (s.minSize !== undefined && bytes < sizeBytes(s.minSize)) return false;
+  if (s.maxSize !== undefined && bytes > sizeBytes(s.maxSize)) return false;
+  return true;
+}
+
+export function resolveNode(doc: SpecDoc, world: World, imageId: (given: string) => string | null): DocResolution {
+  const input = doc.spec as unknown as NodeInput;
+  const pending: Pending[] = [];
+  const errors: FieldError[] = [];
+  const wait = (reason: string, message: string) => pending.push({ document: doc.index, kind: 'Node', name: doc.name, reason, message });
+  const node = findNode(world, input.match);
+  if (!node) {
+    wait('NodeNotDiscovered', `no machine with ${input.match.mac ? `MAC ${input.match.mac}` : `hostname ${input.match.hostname}`} has booted yet`);
+    return { desired: [], pending, errors };
+  }
+  const image = input.image === null ? null : imageId(input.image);
+  if (input.image !== null && image === null) errors.push({ path: '/spec/image', message: `no image ${input.image} in the catalog or on the master` });
+  const disks = world.disks.filter((d) => d.spec.nodeId === node.id).sort((a, b) => (a.status.devicePath ?? '').localeCompare(b.status.devicePath ?? ''));
+  input.osds.forEach((s, i) => {
+    const n = [s.serial, s.path, s.all].filter((x) => x !== undefined).length;
+    if (n !== 1) errors.push({ path: `/spec/osds/${i}`, message: 'give exactly one of serial, path and all' });
+  });
+  const daemons: NodeSpec['daemons'] = {};
+  for (const d of SIMPLE) if (input.daemons[d]?.state === 'present') daemons[d] = {};
+  const mon = monitor(input, node, disks, errors, wait);
+  if (mon) daemons.mon = mon;
+  if (errors.length) return { desired: [], pending, errors };
+  const spec: NodeSpec = { ...node.spec, role: input.role, power: input.power, image, daemons };
+  const desired: Desired[] = [{ kind: node.kind, id: node.id, name: node.name, spec, document: doc.index, fields: NODE_FIELDS, labels: doc.labels }];
+  const probe = { ...node, spec } as NodeDoc;
+  const chosen = new Map<string, boolean>();
+  input.osds.forEach((s) => {
+    const hits = disks.filter((d) => (s.all ? filtersMatch(d, s) : refMatches(d, s)));
+    if (!s.all && hits.length === 0) wait('DiskNotSeen', `node ${node.spec.hostname} has reported no disk with ${refText(s)}`);
+    for (const d of hits) {
+      if (s.state === 'absent') { chosen.set(d.id, false); continue; }
+      const blocking = diskReasons(d, probe).filter((r) => !(d.spec.osd && OWN.has(r)));
+      if (blocking.length === 0) chosen.set(d.id, chosen.get(d.id) ?? true);
+      else if (!s.all) wait('DiskNotEligible', `disk ${refText(s)} of ${node.spec.hostname} cannot take an OSD: ${blocking.join(', ')}`);
+    }
+  });
+  // A monitor being removed still has its store on one of these disks: no new OSD until it stops.
+  const monStopping = !daemons.mon && node.status.daemons?.mon === true;
+  let held = 0;
+  for (const [id, osd] of chosen) {
+    const d = disks.find((x) => x.id === id)!;
+    if (monStopping && osd && !d.spec.osd) { held++; continue; }
+    desired.push({ kind: d.kind, id, name: d.name, spec: { ...d.spec, osd }, document: doc.index, fields: ['osd'] });
+  }
+  if (held) wait('MonitorStopping', `${held} new OSD(s) on ${node.spec.hostname} wait until its removed monitor has stopped: its store is on one of these disks`);
+  return { desired, pending, errors };
+}
+
+/** The monitor the file wants: the one the node has (its store stays on its disk), a named
+ * disk, or the smallest eligible one; undefined when none is wanted or no disk is ready yet. */
+function monitor(input: NodeInput, node: NodeDoc, disks: DiskDoc[], errors: FieldError[], wait: (r: string, m: string) => void): { diskId: string } | undefined {
+  const want = input.daemons.mon;
+  const have = node.spec.daemons.mon;
+  // Not named and not `absent`: a monitor holds data, so it stays (and is reported orphaned).
+  if (!want) return have;
+  if (want.state === 'absent') return undefined;
+  if (want.disk) {
+    const d = disks.find((x) => refMatches(x, want.disk!));
+    if (have) {
+      if (d && d.id !== have.diskId) errors.push({ path: '/spec/daemons/mon/disk', message: 'the monitor keeps its store on another disk; moving it is not supported (remove it with state: absent first)' });
+      return have;
+    }
+    if (!d) { wait('DiskNotSeen', `node ${node.spec.hostname} has reported no disk with ${refText(want.disk)} for its monitor`); return undefined; }
+    const reasons = diskReasons(d, node);
+    if (reasons.length) { wait('DiskNotEligible', `the monitor disk ${refText(want.disk)} is not eligible: ${reasons.join(', ')}`); return undefined; }
+    return { diskId: d.id };
+  }
+  if (have) return have;
+  const candidates = disks.filter((d) => !d.spec.osd && diskReasons(d, node).length === 0);
+  candidates.sort((a, b) => (a.status.capacityBytes ?? 0) - (b.status.capacityBytes ?? 0));
+  if (!candidates[0]) { wait('NoMonitorDisk', `node ${node.spec.hostname} (${node.status.phase ?? 'discovered'}) has no eligible disk for its monitor yet`); return undefined; }
+  return { diskId: candidates[0].id };
+}

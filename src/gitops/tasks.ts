@@ -1,0 +1,81 @@
+// The kinds of task runs the loops will schedule for a plan's changes: what an operator wants to
+// know before a merge (daemons created, disks to be wiped). The names are the loops' own task
+// names; test/gitops checks them against the reconcilers, so they cannot drift apart.
+import type { ImageSpec } from '../model/image-kinds.js';
+import { DOWNLOAD_TASK, ImageKind, REMOVE_TASK } from '../model/image-kinds.js';
+import { Kind, type DiskSpec, type DiskStatusFields, type NodeSpec } from '../model/kinds.js';
+import { NetworkKind } from '../model/network-kinds.js';
+import { StorageKind } from '../model/storage-kinds.js';
+import type { Change } from './types.js';
+import type { World } from './world.js';
+
+export const TaskKind = {
+  dhcpStart: 'network.dhcp.start',
+  monBootstrap: 'ceph.mon.bootstrap',
+  monJoin: 'ceph.mon.join',
+  osdNew: 'ceph.osd.new',
+  osdCreate: 'ceph.osd.create',
+  fsCreate: 'ceph.fs.create',
+  rgwUserCreate: 'ceph.rgw.user.create',
+  imageDownload: DOWNLOAD_TASK,
+  imageRemove: REMOVE_TASK,
+} as const;
+
+export interface PlannedTask {
+  task: string;
+  kind: string;
+  id: string;
+  name: string;
+  /** For a task that destroys what a disk holds: the disk. */
+  wipes?: string;
+}
+
+type Spec = Record<string, unknown> | null | undefined;
+const specOf = (c: Change, side: 'before' | 'after'): Spec => c[side]?.spec as Spec;
+
+export function plannedTasks(changes: Change[], world: World): PlannedTask[] {
+  const out: PlannedTask[] = [];
+  let monitors = world.nodes.some((n) => n.spec.daemons.mon !== undefined);
+  for (const c of changes) {
+    const add = (task: string, wipes?: string) => out.push({ task, kind: c.kind, id: c.id, name: c.name, ...(wipes ? { wipes } : {}) });
+    const was = specOf(c, 'before');
+    const now = specOf(c, 'after');
+    if (!now) continue;
+    switch (c.kind) {
+      case NetworkKind.Network:
+        if (c.fields.length) add(TaskKind.dhcpStart);
+        break;
+      case ImageKind.Image: {
+        const [a, b] = [(was as ImageSpec | null)?.downloaded ?? false, (now as unknown as ImageSpec).downloaded];
+        if (!a && b) add(TaskKind.imageDownload);
+        if (a && !b) add(TaskKind.imageRemove);
+        break;
+      }
+      case Kind.Node: {
+        const [a, b] = [(was as NodeSpec | null)?.daemons ?? {}, (now as unknown as NodeSpec).daemons];
+        if (!a.mon && b.mon) add(monitors ? TaskKind.monJoin : TaskKind.monBootstrap);
+        monitors ||= b.mon !== undefined;
+        for (const t of ['mgr', 'mds', 'rgw'] as const) {
+          if (!a[t] && b[t]) { add(`ceph.${t}.key`); add(`ceph.${t}.start`); }
+          if (a[t] && !b[t]) add(`ceph.${t}.stop`);
+        }
+        break;
+      }
+      case Kind.Disk:
+        if (!(was as DiskSpec | null)?.osd && (now as unknown as DiskSpec).osd) {
+          const disk = world.disks.find((d) => d.id === c.id);
+          const st = (disk?.status ?? {}) as DiskStatusFields;
+          add(TaskKind.osdNew);
+          add(TaskKind.osdCreate, `${st.devicePath ?? '?'} (${(disk?.spec.serial ?? c.name)})`);
+        }
+        break;
+      case StorageKind.Filesystem:
+        if (c.action === 'create') add(TaskKind.fsCreate);
+        break;
+      case StorageKind.RgwUser:
+        if (c.action === 'create') add(TaskKind.rgwUserCreate);
+        break;
+    }
+  }
+  return out;
+}

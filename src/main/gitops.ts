@@ -1,0 +1,52 @@
+// The composition root's specs-folder part: chokidar over SPECS_DIR feeding the folder, which
+// applies files through the unguarded store (everyone else gets the store guarded by ownership),
+// publishes specs.applied / specs.failed on the bus, and serves /specs/status and /specs/plan.
+import { mkdir } from 'node:fs/promises';
+import type { Config } from '../config.js';
+import type { Logger } from '../log.js';
+import type { Store } from '../store/types.js';
+import type { EventBus } from '../tasks/bus.js';
+import { SpecsFolder } from '../gitops/folder.js';
+import { guardOwnership } from '../gitops/ownership.js';
+import { DEFAULT_LIMITS } from '../gitops/parse.js';
+import { watchSpecs } from '../gitops/watch.js';
+import type { WorldSources } from '../gitops/world.js';
+import { specRoutes } from '../http/routes/specs.js';
+import type { AnyRoute } from '../http/route.js';
+
+export interface SpecsPart {
+  folder: SpecsFolder;
+  routes: AnyRoute[];
+  /** Resolves once the first scan of the folder is applied. */
+  ready: Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** The store every writer but the folder uses: spec writes to fields a file owns are refused. */
+export const apiStore = guardOwnership;
+
+export async function startSpecs(deps: { config: Readonly<Config>; store: Store; sources: WorldSources; bus: EventBus; log: Logger; stableMs?: number }): Promise<SpecsPart> {
+  const { config, log } = deps;
+  await mkdir(config.specsDir, { recursive: true });
+  const folder = new SpecsFolder({ store: deps.store, sources: deps.sources, publish: (type, payload) => deps.bus.publish(type, payload), limits: DEFAULT_LIMITS });
+  const failed = (err: unknown) => log('error', 'specs folder', { error: String(err) });
+  let ready!: () => void;
+  const scanned = new Promise<void>((r) => (ready = r));
+  const watcher = watchSpecs({
+    dir: config.specsDir,
+    limits: DEFAULT_LIMITS,
+    ...(deps.stableMs ? { stableMs: deps.stableMs } : {}),
+    onFile: (file, text) => void folder.fileChanged(file, text).catch(failed),
+    onReady: () => void folder.ready().then(() => folder.start(), failed).finally(ready),
+    onError: failed,
+  });
+  return {
+    folder,
+    routes: specRoutes(folder),
+    ready: scanned,
+    async stop() {
+      await watcher.close();
+      await folder.stop();
+    },
+  };
+}

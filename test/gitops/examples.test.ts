@@ -1,0 +1,54 @@
+// examples/specs applied to the lab: copied into the watched folder, every object it declares
+// becomes Ready — the walk-through of examples/README.md, as a test.
+import test from 'ava';
+import { copyFile, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { AnyDoc } from '../../src/model/document.js';
+import type { NodeSpec, NodeStatusFields } from '../../src/model/kinds.js';
+import { waitFor } from '../lab/harness.js';
+import { specsLab } from './helpers.js';
+
+const EXAMPLES = join(process.cwd(), 'examples', 'specs');
+
+type Status = Record<string, unknown> & { phase?: string };
+
+/** Ready as each kind's loop says it: the phase it ends in, and every daemon a node wants running. */
+function ready(d: AnyDoc): boolean {
+  const st = d.status as Status;
+  switch (d.kind) {
+    case 'Cluster': return ((st.quorum as string[] | undefined)?.length ?? 0) >= 3;
+    case 'Network': return st.phase === 'running';
+    case 'Image': return st.phase === 'downloaded';
+    case 'Disk': return (st.osd as { phase?: string } | undefined)?.phase === 'running';
+    case 'Filesystem':
+    case 'RgwUser': return st.phase === 'ready';
+    case 'Node': {
+      const n = d as unknown as { spec: NodeSpec; status: NodeStatusFields };
+      return n.status.phase === 'active' && Object.keys(n.spec.daemons).every((k) => n.status.ceph?.[k as 'mon']?.phase === 'running');
+    }
+    default: return false;
+  }
+}
+
+test('examples: the lab cluster spec converges, every object it declares Ready', async (t) => {
+  const q = await specsLab(t, 3);
+  for (const f of await readdir(EXAMPLES)) await copyFile(join(EXAMPLES, f), join(q.dir, f));
+  const s = await q.until('lab-cluster.yaml', (x) => x.state === 'applied', 'applied with nothing pending');
+  t.is(s.lastError, null);
+  const kinds = new Set(s.objects.map((o) => o.kind));
+  t.deepEqual([...kinds].sort(), ['Cluster', 'Disk', 'Filesystem', 'Image', 'Network', 'Node', 'RgwUser']);
+  const notReady = async () => {
+    const status = q.specs.folder.status().find((x) => x.file === 'lab-cluster.yaml')!;
+    const docs = await Promise.all(status.objects.map((o) => q.store.mustGet(o.kind, o.id)));
+    return docs.filter((d) => !ready(d)).map((d) => `${d.kind} ${d.name}`);
+  };
+  await waitFor('every object Ready', async () => (await notReady()).length === 0, 60_000).catch(async (err: Error) => {
+    throw new Error(`${err.message}: ${(await notReady()).join(', ')}`);
+  });
+  t.like((await q.store.mustGet('Cluster', 'default')).spec, { publicNetwork: '10.0.0.0/16', poolDefaults: { size: 3, minSize: 2 } });
+  const images = ((await (await q.admin()).get('/images/downloaded')).json as Array<{ name: string; default: boolean }>);
+  t.deepEqual(images, [{ ...images[0]!, name: 'debian-12-amd64', default: true }]);
+  const metrics = (await (await q.admin()).get('/ceph/metrics')).json;
+  t.like(metrics, { monCount: 3 });
+  t.is(metrics.osdUp, s.objects.filter((o) => o.kind === 'Disk').length);
+});

@@ -1,0 +1,52 @@
+// A lab whose specs folder the test writes into, and ways to wait on what the folder says.
+import type { ExecutionContext } from 'ava';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { FileStatus } from '../../src/gitops/folder.js';
+import { masterNicId } from '../../src/model/network-kinds.js';
+import { SIM_MASTER_NICS } from '../../src/sim/master.js';
+import { Client } from '../http/client.js';
+import { ADMIN_PASSWORD, startLab, waitFor, type LabQuarry } from '../lab/harness.js';
+
+export const ENO1 = masterNicId(SIM_MASTER_NICS[0]!.mac);
+export const ENO2 = masterNicId(SIM_MASTER_NICS[1]!.mac);
+
+export interface SpecsLab extends LabQuarry {
+  dir: string;
+  put(file: string, text: string): Promise<void>;
+  move(from: string, to: string): Promise<void>;
+  remove(file: string): Promise<void>;
+  /** Waits until the file's status passes `check`. */
+  until(file: string, check: (s: FileStatus) => boolean, what?: string): Promise<FileStatus>;
+  admin(): Promise<Client>;
+}
+
+export async function specsLab(t: ExecutionContext, nodes: number): Promise<SpecsLab> {
+  const q = await startLab(t, nodes);
+  const dir = q.config.specsDir;
+  await q.specs.ready;
+  const path = (f: string) => join(dir, f);
+  return Object.assign(q, {
+    dir,
+    put: async (file: string, text: string) => {
+      await mkdir(dirname(path(file)), { recursive: true });
+      await writeFile(path(file), text);
+    },
+    move: async (from: string, to: string) => {
+      await mkdir(dirname(path(to)), { recursive: true });
+      await rename(path(from), path(to));
+    },
+    remove: (file: string) => rm(path(file)),
+    until: (file: string, check: (s: FileStatus) => boolean, what = 'a state') =>
+      waitFor(`${file}: ${what}`, () => q.specs.folder.status().find((s) => s.file === file && check(s)), 20_000),
+    admin: async () => {
+      const c = new Client(q.url);
+      const r = await c.post('/user/login', { username: 'admin', password: ADMIN_PASSWORD });
+      if (r.status !== 200) throw new Error(`login ${r.status}`);
+      return c;
+    },
+  });
+}
+
+export const network = (name: string, cidr: string, gateway: string, extra = ''): string =>
+  `apiVersion: quarry/v1\nkind: Network\nmetadata: { name: ${name} }\nspec:\n  cidr: ${cidr}\n  gateway: ${gateway}\n  nicId: ${ENO1}\n${extra}`;
