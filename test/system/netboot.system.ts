@@ -80,6 +80,8 @@ test('netboot: a VM network-boots through Quarry (DHCP, iPXE, image, cloud-init)
   ip('netns', 'add', ns);
   ip('link', 'add', hostEnd, 'type', 'veth', 'peer', 'name', vmEnd);
   ip('addr', 'add', `${masterIp}/24`, 'dev', hostEnd);
+  // An IPv6 ULA only so dnsmasq's router advertisements carry a prefix, as on a real network.
+  ip('addr', 'add', `fd00:251:${third}::1/64`, 'dev', hostEnd, 'nodad');
   ip('link', 'set', hostEnd, 'up');
   ip('link', 'set', vmEnd, 'netns', ns);
   ip('-n', ns, 'link', 'add', 'br0', 'type', 'bridge', 'forward_delay', '0', 'stp_state', '0');
