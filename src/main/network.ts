@@ -67,7 +67,9 @@ export function networkArea(deps: NetworkDeps): NetworkArea {
       render: deps.render ?? fileTemplates(defaultTemplatesDir),
       clock: deps.clock,
       port: () => port,
-      tftpRoot: join(config.stateDir, 'tftp'),
+      // Debian's ipxe package puts undionly.kpxe here, world-readable: dnsmasq serves TFTP as
+      // nobody, who cannot enter STATE_DIR (0700).
+      tftpRoot: '/usr/lib/ipxe',
       retryBaseMs: deps.retryBaseMs,
       runTimeoutMs: deps.runTimeoutMs,
       pollMs: deps.pollMs ?? 5_000,

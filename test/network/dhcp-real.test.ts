@@ -3,7 +3,7 @@
 // with the router, the DNS servers and the boot file of its kind (iPXE: Quarry's URL; plain
 // PXE: iPXE over TFTP). Killing dnsmasq or changing the network restarts it.
 import test, { type ExecutionContext } from 'ava';
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -86,6 +86,11 @@ test.serial('real dhcp: udhcpc in another namespace gets a lease with the router
   t.is(pxe!.boot_file, 'undionly.kpxe');
   t.is(pxe!.siaddr, pair.masterIp, 'iPXE comes over TFTP from the master');
   t.not(pxe!.ip, ipxe!.ip);
+  // What the PXE ROM does next: fetch iPXE over TFTP from the master, byte for byte.
+  execFileSync('ip', ['-n', pair.nsB, 'addr', 'add', `${pxe!.ip}/24`, 'dev', pair.vethB]);
+  const kpxe = join(pair.dir, 'undionly.kpxe');
+  execFileSync('ip', ['netns', 'exec', pair.nsB, 'busybox', 'tftp', '-g', '-r', 'undionly.kpxe', '-l', kpxe, pair.masterIp], { timeout: 10_000, stdio: ['ignore', 'ignore', 'pipe'] });
+  t.true((await readFile(kpxe)).equals(await readFile('/usr/lib/ipxe/undionly.kpxe')), 'iPXE over TFTP');
   const leases = await readFile(join(q.config.stateDir, 'dnsmasq', `${id}.leases`), 'utf8');
   t.regex(leases, /52:54:00:fa:00:01/);
   const start = (await q.tasks.recent()).find((r) => r.spec.taskName === 'network.dhcp.start');
