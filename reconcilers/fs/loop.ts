@@ -1,6 +1,7 @@
 // The filesystem loop's effectful half: asks Ceph for pools, filesystems and MDS daemons once
 // the monitors have quorum, writes the Filesystem's status, and starts the master-level
 // 'ceph.fs.create' run. It keeps looking after the filesystem is ready: an MDS can go away.
+import { withOrphaned } from '../../src/runtime/conditions.js';
 import type { CephApi } from '../../src/clients/ceph-api.js';
 import type { MdsStat } from '../../src/clients/ceph-types.js';
 import { CLUSTER_ID, CephKind, type ClusterSpec, type ClusterStatus } from '../../src/model/ceph-kinds.js';
@@ -67,7 +68,7 @@ export function mdsOf(stat: MdsStat, name: string): Pick<FsCephView, 'mdsUp' | '
 }
 
 async function apply(deps: FsLoopDeps, o: FsObserved, p: FsPlan): Promise<Result> {
-  await deps.store.updateStatus(StorageKind.Filesystem, o.fs.id, p.status);
+  await deps.store.updateStatus(StorageKind.Filesystem, o.fs.id, withOrphaned(p.status, o.fs.metadata.source, o.fs.metadata.generation, deps.clock.iso()));
   if (p.step) {
     const { spec } = o.fs;
     await deps.tasks.start({

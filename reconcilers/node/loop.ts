@@ -1,5 +1,6 @@
 // The node loop's effectful half: gathers what the plan needs, then writes disks, starts at
 // most one run and writes the node's status.
+import { withOrphaned } from '../../src/runtime/conditions.js';
 import { ConflictError } from '../../src/errors.js';
 import type { Clock } from '../../src/model/clock.js';
 import type { Doc } from '../../src/model/document.js';
@@ -120,7 +121,8 @@ async function apply(deps: NodeLoopDeps, o: NodeObserved, plan: NodePlan): Promi
     });
   }
   try {
-    await deps.store.updateStatus(Kind.Node, node.id, plan.status, { resourceVersion: node.metadata.resourceVersion });
+    const status = withOrphaned(plan.status, node.metadata.source, node.metadata.generation, deps.clock.iso());
+    await deps.store.updateStatus(Kind.Node, node.id, status, { resourceVersion: node.metadata.resourceVersion });
   } catch (err) {
     // The node changed while we looked: look again with what is there now.
     if (err instanceof ConflictError) return requeueAfter(0);

@@ -6,7 +6,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { ConflictError } from '../../src/errors.js';
 import { Kind, type DiskSpec, type DiskStatusFields } from '../../src/model/kinds.js';
 import type { DiskDoc } from '../../src/model/operations.js';
-import { setConditions, type ConditionInput } from '../../src/runtime/conditions.js';
+import { setConditions, withOrphaned, type ConditionInput } from '../../src/runtime/conditions.js';
 import type { Store } from '../../src/store/types.js';
 import type { OsdPlan } from './plan.js';
 import type { WipePlan } from './wipe.js';
@@ -25,7 +25,7 @@ export function ownedStatus(disk: DiskDoc, osd: OsdPlan, wipe: WipePlan, nowIso:
     { type: 'Degraded', status: failing ? 'True' : 'False', reason: failing ? 'Failing' : 'Healthy', message: failing ?? '' },
   ];
   if (wipe.condition) inputs.push(wipe.condition);
-  const owned: OwnedStatus = { conditions: setConditions(cur.conditions, inputs, disk.metadata.generation, nowIso) };
+  const owned: OwnedStatus = withOrphaned({ conditions: setConditions(cur.conditions, inputs, disk.metadata.generation, nowIso) }, disk.metadata.source, disk.metadata.generation, nowIso);
   if (osd.state) owned.osd = osd.state;
   if (osd.osdId !== null || cur.osdId !== undefined) owned.osdId = osd.osdId;
   const observed = wipe.ack ?? cur.observedWipeGeneration;

@@ -1,6 +1,7 @@
 // The RGW user loop's effectful half: once there is quorum and a gateway, a master-level run
 // takes the user from RGW (user info) or creates it (user create), and stores its key pair:
 // the secret in an RgwUserSecret document, never in a log line, a run result or an error.
+import { withOrphaned } from '../../src/runtime/conditions.js';
 import type { RgwApi } from '../../src/clients/ceph-api.js';
 import type { RgwUser } from '../../src/clients/rgw-admin.js';
 import { ConflictError } from '../../src/errors.js';
@@ -56,7 +57,7 @@ async function observe(deps: RgwUserLoopDeps, id: string): Promise<RgwUserObserv
 }
 
 async function apply(deps: RgwUserLoopDeps, o: RgwUserObserved, p: RgwUserPlan): Promise<Result> {
-  await deps.store.updateStatus(StorageKind.RgwUser, o.user.id, p.status);
+  await deps.store.updateStatus(StorageKind.RgwUser, o.user.id, withOrphaned(p.status, o.user.metadata.source, o.user.metadata.generation, o.nowIso));
   if (p.step) {
     const { id, spec } = o.user;
     await deps.tasks.start({

@@ -2,6 +2,7 @@
 // when a condition's status flips, so a reconcile that finds nothing new produces a status
 // deep-equal to the stored one, the store writes nothing, and no watcher wakes.
 import { ConditionType, type CommonStatus, type Condition } from '../model/conditions.js';
+import type { Source } from '../model/document.js';
 
 export type ConditionStatus = Condition['status'];
 
@@ -122,4 +123,21 @@ function sameCondition(a: Condition, b: Condition): boolean {
     a.lastTransitionTime === b.lastTransitionTime &&
     a.observedGeneration === b.observedGeneration
   );
+}
+
+/**
+ * `Orphaned` while the specs folder no longer declares an object that holds data (a monitor, an
+ * OSD, a filesystem, an RGW user), which it therefore kept instead of pruning (src/gitops):
+ * written by the loop that owns the object's status, gone once a file or an operator takes it back.
+ */
+export function withOrphaned<T extends CommonStatus>(status: T, source: Source | null | undefined, generation: number, nowIso: string): T {
+  const conditions = source?.orphaned
+    ? setCondition(status.conditions, {
+        type: 'Orphaned',
+        status: 'True',
+        reason: 'DroppedFromSpecs',
+        message: `${source.file ?? 'its file'} no longer declares it; it holds data, so nothing was destroyed (a file saying state: absent removes it)`,
+      }, generation, nowIso)
+    : removeCondition(status.conditions, 'Orphaned');
+  return conditions.length || status.conditions ? { ...status, conditions } : status;
 }

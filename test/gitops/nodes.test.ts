@@ -1,7 +1,7 @@
 // Nodes and disks from a file: found by MAC and selectors, owned by the file (the API may not
 // change what it owns), pruned only when they hold no data, and planned exactly as applied.
 import test from 'ava';
-import { Kind, type DiskSpec, type NodeSpec } from '../../src/model/kinds.js';
+import { Kind, type DiskSpec, type NodeSpec, type NodeStatusFields, type DiskStatusFields } from '../../src/model/kinds.js';
 import { NetworkKind, networkId } from '../../src/model/network-kinds.js';
 import type { Doc } from '../../src/model/document.js';
 import { allActive, waitFor } from '../lab/harness.js';
@@ -72,6 +72,10 @@ test('nodes: removing a file prunes its network but orphans its OSDs, destroying
   t.is((await q.store.mustGet<NodeSpec>(Kind.Node, n!.id)).spec.daemons.mon?.diskId, monDisk, 'the monitor stays');
   t.deepEqual(gone.orphans.map((o) => o.kind).sort(), [...osds.map(() => 'Disk'), 'Node'].sort());
   t.true(gone.orphans.every((o) => o.condition.type === 'Orphaned' && o.condition.status === 'True'));
+  // The objects say so themselves, written by the loops that own their status.
+  const orphaned = (c: { type: string; status: string }[] | undefined) => c?.some((x) => x.type === 'Orphaned' && x.status === 'True') === true;
+  await waitFor('disks say Orphaned', async () => (await disksOf(q, n!.id)).filter((d) => d.spec.osd).every((d) => orphaned((d.status as DiskStatusFields).conditions)));
+  await waitFor('the node says Orphaned', async () => orphaned((await q.store.mustGet<NodeSpec, NodeStatusFields>(Kind.Node, n!.id)).status.conditions));
   t.false((await q.tasks.recent(1000)).some((r) => /destroy|remove|zap/.test(r.spec.taskName)));
   // An orphan belongs to no one: the API may act on it again.
   const c = await q.admin();
@@ -125,6 +129,9 @@ test('nodes: only state: absent removes a monitor, an OSD, a filesystem or a use
   const dropped = await q.until('data.yaml', (x) => x.orphans.length === 2);
   t.deepEqual(dropped.orphans.map((o) => o.kind).sort(), ['Filesystem', 'RgwUser']);
   t.truthy(await q.store.get('Filesystem', dropped.orphans.find((o) => o.kind === 'Filesystem')!.id));
+  for (const o of dropped.orphans) {
+    await waitFor(`${o.kind} says Orphaned`, async () => ((await q.store.mustGet(o.kind, o.id)).status as { conditions?: Array<{ type: string; status: string }> }).conditions?.some((c) => c.type === 'Orphaned' && c.status === 'True'));
+  }
 
   // Said absent: removed.
   const absent = (text: string) => text.replace('spec:\n', 'spec:\n  state: absent\n');
