@@ -28,6 +28,13 @@ async function setUp(t: Parameters<typeof startLab>[0], images: TestImage[], fau
   return { server, q, c };
 }
 
+/** Two requests, the second a Range from where the part ended (0 < start <= CUT): that start. */
+function resumedFrom(ranges: Array<string | null>): number {
+  const start = Number(/^bytes=(\d+)-$/.exec(ranges[1] ?? '')?.[1]);
+  if (ranges.length !== 2 || ranges[0] !== null || !(start > 0 && start <= CUT)) throw new Error(`expected a full request, then a Range from at most ${CUT}: ${JSON.stringify(ranges)}`);
+  return start;
+}
+
 const image = (q: LabQuarry, id = ID) => q.store.mustGet<ImageSpec, ImageStatus>(ImageKind.Image, id);
 const runs = async (q: LabQuarry) => (await q.tasks.recent(100)).filter((r) => r.spec.taskName === 'image.download').reverse();
 
@@ -50,11 +57,13 @@ test('image download: progress on the bus and over SSE, a cut connection resumed
   await waitFor('the final progress event over SSE', () => overSse.some((p) => p.done));
   const [first, second] = await waitFor('two runs', async () => { const r = await runs(q); return r.length === 2 && r[1]!.status.state === 'completed' ? r : undefined; });
   t.is(first!.status.state, 'failed', 'the cut connection failed the first attempt');
-  t.like(second!.status.result, { resumedBytes: CUT, bytes: TOTAL });
   t.is(second!.spec.attempt, 2);
 
+  // The part holds what arrived before the cut: up to CUT bytes (the last ones in flight may be
+  // lost with the socket), and the second request asks for exactly the rest.
   const rootfs = server.requests.filter((r) => r.path.endsWith('/rootfs.tar')).map((r) => r.range);
-  t.deepEqual(rootfs, [null, `bytes=${CUT}-`], 'the second request resumed where the part ended');
+  const kept = resumedFrom(rootfs);
+  t.like(second!.status.result, { resumedBytes: kept, bytes: TOTAL });
   t.true((await readFile(imageFilePath(q.config.stateDir, ID, 'rootfs.tar'))).equals(ROOTFS));
   t.true((await readFile(imageFilePath(q.config.stateDir, ID, 'vmlinuz'))).equals(KERNEL));
   t.deepEqual((await readdir(imageDir(q.config.stateDir, ID))).sort(), ['rootfs.tar', 'vmlinuz'], 'no .part left');
@@ -73,7 +82,7 @@ test('image download: a server that ignores Range is answered by starting the fi
   const { server, q, c } = await setUp(t, [IMAGE], { cutAfter: { bytes: CUT, times: 1 }, ignoreRange: true });
   await c.get(`/images/${ID}/download`);
   await waitFor('downloaded', async () => (await image(q)).status.phase === 'downloaded');
-  t.deepEqual(server.requests.filter((r) => r.path.endsWith('/rootfs.tar')).map((r) => r.range), [null, `bytes=${CUT}-`]);
+  resumedFrom(server.requests.filter((r) => r.path.endsWith('/rootfs.tar')).map((r) => r.range));
   t.true((await readFile(imageFilePath(q.config.stateDir, ID, 'rootfs.tar'))).equals(ROOTFS));
   const [, second] = await runs(q);
   t.like(second!.status, { state: 'completed' });
