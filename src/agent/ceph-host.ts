@@ -104,13 +104,15 @@ export class CephHost {
   }
 
   /** The pid of the running daemon, or null: a pid file whose process is gone, or is some
-   * other program now (pid reuse), does not count. */
+   * other program now (pid reuse), does not count. Nor does `--mkfs`: it writes the daemon's
+   * pid file for the seconds it runs, and a daemon reported running and then gone would be
+   * "restarted" in the middle of its creation. */
   async pidOf(type: DaemonType, id: string): Promise<number | null> {
     const text = await readFile(this.pidFileOf(type, id), 'utf8').catch(() => '');
     const pid = Number(text.trim());
     if (!Number.isInteger(pid) || pid <= 0 || !running(pid)) return null;
-    const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-    return cmdline.split('\0').includes(this.conf) ? pid : null;
+    const args = (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0');
+    return args.includes(this.conf) && !args.includes('--mkfs') ? pid : null;
   }
 
   /** The daemons running here, found by their pid files. */
