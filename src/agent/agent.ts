@@ -46,12 +46,25 @@ export class Agent {
     await Promise.allSettled(this.loops);
   }
 
-  /** One report: inventory, addresses and daemons as they are now. */
+  /** One report: inventory, addresses and daemons as they are now. First, the node's
+   * ceph.conf follows the master's: a monitor added, gone or moved changes it, and a daemon
+   * that restarts must find the monitors that are there now. */
   async heartbeat(): Promise<void> {
+    await this.followConf().catch((err: unknown) => this.d.log('warn', "comparing ceph.conf with the master's failed", { error: String(err) }));
     const [{ disks, nics }, daemons] = await Promise.all([this.d.inventory(), this.d.host.report()]);
     const ip = this.d.identity.ip ?? nics.find((n) => n.connected && n.ip)?.ip ?? '';
     const report: AgentReport = { bootId: this.d.identity.bootId, hostname: this.d.identity.hostname, ip, disks, nics, daemons: daemons satisfies DaemonReport };
     await this.d.session.call('POST', '/node/hardware', report);
+  }
+
+  /** Fetches the master's ceph.conf again when its hash differs from the one this node's was
+   * written from; a node that never took part in the cluster has none and fetches nothing. */
+  async followConf(): Promise<boolean> {
+    const have = await this.d.host.masterConfHash();
+    if (have === null || have === (await this.d.master.configHash())) return false;
+    await this.d.host.writeConf(await this.d.master.config());
+    this.d.log('info', "ceph.conf updated: the master's changed");
+    return true;
   }
 
   /** Claims and carries out one run; false when none came within the wait. */

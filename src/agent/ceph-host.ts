@@ -3,7 +3,8 @@
 // pid file, so they are children of no agent: an agent that restarts or dies leaves them running,
 // and finds them again by their pid files. How each daemon was started is kept as a small "unit"
 // file, so a restart can start it again the same way (a restart step knows only its name).
-import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CommandError } from '../errors.js';
 import type { DaemonReport } from '../fleet/types.js';
@@ -53,11 +54,26 @@ export class CephHost {
     return join(this.opts.runDir, `ceph-${entityOf(type, id)}.pid`);
   }
 
-  /** Writes the master's ceph.conf with this node's paths and addresses after it. */
+  /** Writes the master's ceph.conf with this node's paths and addresses after it (renamed into
+   * place: a daemon starting meanwhile reads the old file or the new one, never half of one),
+   * and the SHA-256 of the master's part, to compare with GET /ceph/cluster/config/hash. */
   async writeConf(masterConf: string): Promise<void> {
     const dirs = [this.opts.runDir, this.opts.logDir, ...['keyring', 'crash', 'mon', 'mgr', 'osd', 'mds', 'radosgw'].map((d) => join(this.opts.dataDir, d))];
     await Promise.all(dirs.map((d) => mkdir(d, { recursive: true, mode: 0o750 })));
-    await writeFile(this.conf, localConf(masterConf, this.opts), { mode: 0o644 });
+    const tmp = `${this.conf}.${process.pid}.tmp`;
+    await writeFile(tmp, localConf(masterConf, this.opts), { mode: 0o644 });
+    await rename(tmp, this.conf);
+    await writeFile(this.masterHashFile, `${createHash('sha256').update(masterConf).digest('hex')}\n`);
+  }
+
+  /** The hash of the master's conf this node's ceph.conf was last written from; null when
+   * the node never took part in the cluster. */
+  async masterConfHash(): Promise<string | null> {
+    return (await readFile(this.masterHashFile, 'utf8').catch(() => '')).trim() || null;
+  }
+
+  private get masterHashFile(): string {
+    return `${this.conf}.sha256`;
   }
 
   /** A secret file, readable by root only. */
