@@ -8,6 +8,7 @@ const suites: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   osds: () => import('./osds.js'),
   templates: () => import('./templates.js'),
   s3: () => import('./s3.js'),
+  system: () => import('./system.js'),
 };
 
 const wanted = process.argv.slice(2);
