@@ -22,6 +22,10 @@ export interface AgentDeps {
   identity: { bootId: string; hostname: string; ip: string | null };
   heartbeatMs: number;
   claimWaitMs: number;
+  /** Steps carried out at once (default 1). The master sends at most one run per daemon or
+   * disk at a time, so steps at once act on different things: an OSD's mkfs need not wait
+   * for the manager's start, which takes seconds. */
+  parallelSteps?: number;
   /** How often a running step asks whether its run was canceled. */
   cancelPollMs?: number;
   log: Logger;
@@ -38,7 +42,8 @@ export class Agent {
   constructor(private readonly d: AgentDeps) {}
 
   start(): void {
-    this.loops = [this.every(this.d.heartbeatMs, () => this.heartbeat()), this.claimLoop()];
+    const claimers = Array.from({ length: Math.max(1, this.d.parallelSteps ?? 1) }, () => this.claimLoop());
+    this.loops = [this.every(this.d.heartbeatMs, () => this.heartbeat()), ...claimers];
   }
 
   async stop(): Promise<void> {

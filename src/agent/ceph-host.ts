@@ -3,7 +3,7 @@
 // pid file, so they are children of no agent: an agent that restarts or dies leaves them running,
 // and finds them again by their pid files. How each daemon was started is kept as a small "unit"
 // file, so a restart can start it again the same way (a restart step knows only its name).
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CommandError } from '../errors.js';
@@ -60,7 +60,8 @@ export class CephHost {
   async writeConf(masterConf: string): Promise<void> {
     const dirs = [this.opts.runDir, this.opts.logDir, ...['keyring', 'crash', 'mon', 'mgr', 'osd', 'mds', 'radosgw'].map((d) => join(this.opts.dataDir, d))];
     await Promise.all(dirs.map((d) => mkdir(d, { recursive: true, mode: 0o750 })));
-    const tmp = `${this.conf}.${process.pid}.tmp`;
+    // Steps run at once may write it together: each through its own temporary file.
+    const tmp = `${this.conf}.${randomBytes(6).toString('hex')}.tmp`;
     await writeFile(tmp, localConf(masterConf, this.opts), { mode: 0o644 });
     await rename(tmp, this.conf);
     await writeFile(this.masterHashFile, `${createHash('sha256').update(masterConf).digest('hex')}\n`);

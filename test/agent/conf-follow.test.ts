@@ -35,3 +35,12 @@ test('agent heartbeat rewrites the node ceph.conf when the master conf changed, 
   t.is(await n.host.masterConfHash(), await n.master.configHash());
   t.deepEqual(calls, ['POST /node/hardware'], 'the report went out after the conf was brought up to date');
 });
+
+test('ceph host writes of the conf at once (steps in parallel) all land, the last one whole', async (t) => {
+  const n = await fakeNode(t);
+  const confs = Array.from({ length: 8 }, (_, i) => MASTER_CONF.replace('[global]\n', `[global]\n# version ${i}\n`));
+  await Promise.all(confs.map((c) => n.host.writeConf(c)));
+  const local = await readFile(n.host.conf, 'utf8');
+  t.true(confs.some((c) => local.startsWith(c)), 'one whole version');
+  t.is(local.split('# This node').length, 2, 'one node section');
+});
