@@ -19,6 +19,8 @@ export interface BringUp {
   status: CephStatus;
   userKeys: { accessKey: string; secretKey: string };
   gatewayUrl: string;
+  /** Each change of health (its checks) or of PG states while waiting, with its time. */
+  path: string[];
 }
 
 async function ok(r: Promise<Reply>, what: string): Promise<Reply> {
@@ -56,11 +58,17 @@ export async function bringUp(c: NetnsCluster, disks: Disk[]): Promise<BringUp> 
   // 201 with the keys once RGW has the user, 202 while it waits for a gateway: ask again.
   const userKeys = await userWithKeys(api, 'qsys-user', 'Quarry system test');
 
-  const status = await until('HEALTH_OK with every PG active+clean', () => c.ceph.status(), (s) => healthy(s, eligible.length), 150_000);
+  // What stood between the cluster and HEALTH_OK, and when: the bring-up's critical path.
+  const path: string[] = [];
+  const status = await until('HEALTH_OK with every PG active+clean', () => c.ceph.status(), (s) => {
+    const what = s.health === 'HEALTH_OK' ? s.pgStates.map((p) => `${p.count} ${p.state}`).join(', ') : s.healthChecks.map((h) => h.code).join(' ');
+    if (!path.at(-1)?.endsWith(` ${what}`)) path.push(`${((Date.now() - started) / 1000).toFixed(1)} s ${s.health} ${what}`);
+    return healthy(s, eligible.length);
+  }, 150_000);
   const healthyAfterMs = Date.now() - started;
   const gatewayUrl = `http://${n3.addr}:${RGW_PORT}`;
   await until('the gateway answering S3', () => fetch(`${gatewayUrl}/`).then((r) => r.status), (s) => s === 200, 60_000);
-  return { healthyAfterMs, status, userKeys, gatewayUrl };
+  return { healthyAfterMs, status, userKeys, gatewayUrl, path };
 }
 
 export async function userWithKeys(api: Client, userId: string, displayName: string): Promise<{ accessKey: string; secretKey: string }> {
