@@ -2,7 +2,7 @@
 // machines): it logs in with the credential its install wrote, rotates it into its file,
 // reports inventory and daemons, and carries out node-level runs with their logs and results.
 // Commands go to a FakeRunner, so nothing on this machine is touched.
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -23,13 +23,19 @@ import { startLab, waitFor } from '../lab/harness.js';
 
 const fixture = (name: string): string => readFileSync(new URL(`../../../test/fixtures/inventory/${name}`, import.meta.url), 'utf8');
 
-test('agent program logs in, rotates its secret, reports, and runs steps with logs and results', async (t) => {
+/** A whole Quarry and one enrolled node, whose install wrote the agent's first credential. */
+async function enrolledNode(t: ExecutionContext) {
   const q = await startLab(t, 0);
   const e = await enroll(q, 1);
   const dir = await mkdtemp(join(tmpdir(), 'qceph-agent-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   const credentialFile = join(dir, 'credential.json');
   await writeFile(credentialFile, JSON.stringify({ username: e.username, secret: e.initial, rotated: false }));
+  return { q, e, dir, credentialFile };
+}
+
+test('agent program logs in, rotates its secret, reports, and runs steps with logs and results', async (t) => {
+  const { q, e, dir, credentialFile } = await enrolledNode(t);
   const runner = new FakeRunner()
     .expect('ceph-authtool', ['--print-key', { secret: 'AQsecretsecret==' }], { stdout: 'printed AQsecretsecret==\n' })
     .expect('wipefs', ['--all', '/dev/vdz'], { exitCode: 1, stderr: 'wipefs: error: /dev/vdz: probing initialization failed: No such file or directory\n' });
@@ -95,12 +101,7 @@ test('agent program logs in, rotates its secret, reports, and runs steps with lo
 });
 
 test('agent program carries out runs for different things at once, up to parallelSteps', async (t) => {
-  const q = await startLab(t, 0);
-  const e = await enroll(q, 1);
-  const dir = await mkdtemp(join(tmpdir(), 'qceph-agent-'));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
-  const credentialFile = join(dir, 'credential.json');
-  await writeFile(credentialFile, JSON.stringify({ username: e.username, secret: e.initial, rotated: false }));
+  const { q, e, dir, credentialFile } = await enrolledNode(t);
   const session = new AgentSession(q.url, new CredentialFile(credentialFile));
   const host = new CephHost({ runner: new FakeRunner(), dataDir: join(dir, 'data'), runDir: join(dir, 'run'), logDir: join(dir, 'log'), publicAddr: null, portRange: null, extraConf: '' });
   // Each step waits until two steps are in progress: with one at a time, neither would end.
