@@ -9,6 +9,7 @@ const suites: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   templates: () => import('./templates.js'),
   s3: () => import('./s3.js'),
   specs: () => import('./specs.js'),
+  system: () => import('./system.js'),
 };
 
 const wanted = process.argv.slice(2);

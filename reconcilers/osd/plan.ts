@@ -101,6 +101,11 @@ export function planOsd(o: OsdObserved): OsdPlan {
 
 /** Created, not running: give the agent its grace to report it, then start it again. */
 function restartPlan(o: OsdObserved, id: number): OsdPlan {
+  // Its creation still runs (a pid file seen during mkfs may have recorded the id): the create
+  // step starts the OSD itself; a restart now would kill it while it boots.
+  if (isActive(o.createRun) && o.createRun?.args.osdId === id) {
+    return { osdId: o.disk.status.osdId ?? null, state: state('starting', 'Starting', `creating osd.${id} (run ${o.createRun.id})`), step: null, requeueAfterMs: null, blocked: false };
+  }
   const createdAt = createdBy(o.createRun, id) ? (o.createRun?.completedAt ?? 0) : 0;
   const r = o.restartRun;
   const last = r && r.args.daemon === 'osd' && r.args.id === id && (r.completedAt ?? o.now) >= createdAt ? r : null;

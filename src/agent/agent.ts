@@ -22,6 +22,10 @@ export interface AgentDeps {
   identity: { bootId: string; hostname: string; ip: string | null };
   heartbeatMs: number;
   claimWaitMs: number;
+  /** Steps carried out at once (default 1). The master sends at most one run per daemon or
+   * disk at a time, so steps at once act on different things: an OSD's mkfs need not wait
+   * for the manager's start, which takes seconds. */
+  parallelSteps?: number;
   /** How often a running step asks whether its run was canceled. */
   cancelPollMs?: number;
   log: Logger;
@@ -38,7 +42,8 @@ export class Agent {
   constructor(private readonly d: AgentDeps) {}
 
   start(): void {
-    this.loops = [this.every(this.d.heartbeatMs, () => this.heartbeat()), this.claimLoop()];
+    const claimers = Array.from({ length: Math.max(1, this.d.parallelSteps ?? 1) }, () => this.claimLoop());
+    this.loops = [this.every(this.d.heartbeatMs, () => this.heartbeat()), ...claimers];
   }
 
   async stop(): Promise<void> {
@@ -46,12 +51,25 @@ export class Agent {
     await Promise.allSettled(this.loops);
   }
 
-  /** One report: inventory, addresses and daemons as they are now. */
+  /** One report: inventory, addresses and daemons as they are now. First, the node's
+   * ceph.conf follows the master's: a monitor added, gone or moved changes it, and a daemon
+   * that restarts must find the monitors that are there now. */
   async heartbeat(): Promise<void> {
+    await this.followConf().catch((err: unknown) => this.d.log('warn', "comparing ceph.conf with the master's failed", { error: String(err) }));
     const [{ disks, nics }, daemons] = await Promise.all([this.d.inventory(), this.d.host.report()]);
     const ip = this.d.identity.ip ?? nics.find((n) => n.connected && n.ip)?.ip ?? '';
     const report: AgentReport = { bootId: this.d.identity.bootId, hostname: this.d.identity.hostname, ip, disks, nics, daemons: daemons satisfies DaemonReport };
     await this.d.session.call('POST', '/node/hardware', report);
+  }
+
+  /** Fetches the master's ceph.conf again when its hash differs from the one this node's was
+   * written from; a node that never took part in the cluster has none and fetches nothing. */
+  async followConf(): Promise<boolean> {
+    const have = await this.d.host.masterConfHash();
+    if (have === null || have === (await this.d.master.configHash())) return false;
+    await this.d.host.writeConf(await this.d.master.config());
+    this.d.log('info', "ceph.conf updated: the master's changed");
+    return true;
   }
 
   /** Claims and carries out one run; false when none came within the wait. */

@@ -3,7 +3,8 @@
 // pid file, so they are children of no agent: an agent that restarts or dies leaves them running,
 // and finds them again by their pid files. How each daemon was started is kept as a small "unit"
 // file, so a restart can start it again the same way (a restart step knows only its name).
-import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CommandError } from '../errors.js';
 import type { DaemonReport } from '../fleet/types.js';
@@ -53,11 +54,27 @@ export class CephHost {
     return join(this.opts.runDir, `ceph-${entityOf(type, id)}.pid`);
   }
 
-  /** Writes the master's ceph.conf with this node's paths and addresses after it. */
+  /** Writes the master's ceph.conf with this node's paths and addresses after it (renamed into
+   * place: a daemon starting meanwhile reads the old file or the new one, never half of one),
+   * and the SHA-256 of the master's part, to compare with GET /ceph/cluster/config/hash. */
   async writeConf(masterConf: string): Promise<void> {
     const dirs = [this.opts.runDir, this.opts.logDir, ...['keyring', 'crash', 'mon', 'mgr', 'osd', 'mds', 'radosgw'].map((d) => join(this.opts.dataDir, d))];
     await Promise.all(dirs.map((d) => mkdir(d, { recursive: true, mode: 0o750 })));
-    await writeFile(this.conf, localConf(masterConf, this.opts), { mode: 0o644 });
+    // Steps run at once may write it together: each through its own temporary file.
+    const tmp = `${this.conf}.${randomBytes(6).toString('hex')}.tmp`;
+    await writeFile(tmp, localConf(masterConf, this.opts), { mode: 0o644 });
+    await rename(tmp, this.conf);
+    await writeFile(this.masterHashFile, `${createHash('sha256').update(masterConf).digest('hex')}\n`);
+  }
+
+  /** The hash of the master's conf this node's ceph.conf was last written from; null when
+   * the node never took part in the cluster. */
+  async masterConfHash(): Promise<string | null> {
+    return (await readFile(this.masterHashFile, 'utf8').catch(() => '')).trim() || null;
+  }
+
+  private get masterHashFile(): string {
+    return `${this.conf}.sha256`;
   }
 
   /** A secret file, readable by root only. */
@@ -104,13 +121,15 @@ export class CephHost {
   }
 
   /** The pid of the running daemon, or null: a pid file whose process is gone, or is some
-   * other program now (pid reuse), does not count. */
+   * other program now (pid reuse), does not count. Nor does `--mkfs`: it writes the daemon's
+   * pid file for the seconds it runs, and a daemon reported running and then gone would be
+   * "restarted" in the middle of its creation. */
   async pidOf(type: DaemonType, id: string): Promise<number | null> {
     const text = await readFile(this.pidFileOf(type, id), 'utf8').catch(() => '');
     const pid = Number(text.trim());
     if (!Number.isInteger(pid) || pid <= 0 || !running(pid)) return null;
-    const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-    return cmdline.split('\0').includes(this.conf) ? pid : null;
+    const args = (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0');
+    return args.includes(this.conf) && !args.includes('--mkfs') ? pid : null;
   }
 
   /** The daemons running here, found by their pid files. */

@@ -17,6 +17,8 @@ export interface AgentConfig extends CephPaths {
   disks: string[] | null;
   heartbeatMs: number;
   claimWaitMs: number;
+  /** Steps carried out at once. */
+  parallelSteps: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -40,5 +42,6 @@ export function loadAgentConfig(env: Env): Readonly<AgentConfig> {
     disks: env.DISKS ? env.DISKS.split(',').map((d) => d.trim()).filter(Boolean) : null,
     heartbeatMs: int(env, 'HEARTBEAT_MS', 5_000, 10, 600_000),
     claimWaitMs: int(env, 'CLAIM_WAIT_MS', 25_000, 0, 30_000),
+    parallelSteps: int(env, 'PARALLEL_STEPS', 4, 1, 16),
   });
 }

@@ -43,6 +43,7 @@ export async function startAgent(config: Readonly<AgentConfig>, log: Logger): Pr
     identity: { bootId, hostname: config.hostname, ip: config.publicAddr },
     heartbeatMs: config.heartbeatMs,
     claimWaitMs: config.claimWaitMs,
+    parallelSteps: config.parallelSteps,
   });
   agent.start();
   log('info', 'agent started', { nodeId, master: config.masterUrl });

@@ -10,6 +10,8 @@ export interface Keyring {
 
 export interface MasterFiles {
   config(): Promise<string>;
+  /** SHA-256 (hex) of exactly the bytes config() answers: cheap to ask on every heartbeat. */
+  configHash(): Promise<string>;
   keyrings(): Promise<Keyring[]>;
   monmap(): Promise<Buffer>;
 }
@@ -24,6 +26,12 @@ export class HttpMasterFiles implements MasterFiles {
   async config(): Promise<string> {
     const { json } = await this.session.call('GET', '/ceph/cluster/config');
     return Buffer.from((json as { config: string }).config, 'base64').toString('utf8');
+  }
+
+  async configHash(): Promise<string> {
+    const { status, json } = await this.session.call('GET', '/ceph/cluster/config/hash');
+    if (status !== 200) throw new Error(`GET /ceph/cluster/config/hash answered ${status}`);
+    return (json as { hash: string }).hash;
   }
 
   async keyrings(): Promise<Keyring[]> {

@@ -3,6 +3,7 @@
 // /ceph/cluster/config serves; the key is the one Quarry made at bootstrap), so they are
 // written before each call when they changed: the first monitor's bootstrap, a monitor added or
 // gone, all show up in the master's next call without anyone copying files.
+import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CephConfig } from '../http/routes/ceph.js';
@@ -36,8 +37,10 @@ export class MasterCephFiles {
     const file = join(this.dir, name);
     if (this.written.get(name) === text) return;
     if ((await readFile(file, 'utf8').catch(() => null)) !== text) {
-      await writeFile(`${file}.tmp`, text, { mode });
-      await rename(`${file}.tmp`, file);
+      // Calls at once sync at once: each writes its own temporary file, then renames it.
+      const tmp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
+      await writeFile(tmp, text, { mode });
+      await rename(tmp, file);
     }
     this.written.set(name, text);
   }

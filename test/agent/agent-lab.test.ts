@@ -2,7 +2,7 @@
 // machines): it logs in with the credential its install wrote, rotates it into its file,
 // reports inventory and daemons, and carries out node-level runs with their logs and results.
 // Commands go to a FakeRunner, so nothing on this machine is touched.
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -23,13 +23,19 @@ import { startLab, waitFor } from '../lab/harness.js';
 
 const fixture = (name: string): string => readFileSync(new URL(`../../../test/fixtures/inventory/${name}`, import.meta.url), 'utf8');
 
-test('agent program logs in, rotates its secret, reports, and runs steps with logs and results', async (t) => {
+/** A whole Quarry and one enrolled node, whose install wrote the agent's first credential. */
+async function enrolledNode(t: ExecutionContext) {
   const q = await startLab(t, 0);
   const e = await enroll(q, 1);
   const dir = await mkdtemp(join(tmpdir(), 'qceph-agent-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   const credentialFile = join(dir, 'credential.json');
   await writeFile(credentialFile, JSON.stringify({ username: e.username, secret: e.initial, rotated: false }));
+  return { q, e, dir, credentialFile };
+}
+
+test('agent program logs in, rotates its secret, reports, and runs steps with logs and results', async (t) => {
+  const { q, e, dir, credentialFile } = await enrolledNode(t);
   const runner = new FakeRunner()
     .expect('ceph-authtool', ['--print-key', { secret: 'AQsecretsecret==' }], { stdout: 'printed AQsecretsecret==\n' })
     .expect('wipefs', ['--all', '/dev/vdz'], { exitCode: 1, stderr: 'wipefs: error: /dev/vdz: probing initialization failed: No such file or directory\n' });
@@ -92,4 +98,31 @@ test('agent program logs in, rotates its secret, reports, and runs steps with lo
   t.regex(await master.config(), /^fsid = [0-9a-f-]{36}$/m);
   t.deepEqual(await master.keyrings(), []);
   await t.throwsAsync(master.monmap(), { message: 'GET /ceph/monmap: HTTP 503 CLUSTER_UNAVAILABLE' });
+});
+
+test('agent program carries out runs for different things at once, up to parallelSteps', async (t) => {
+  const { q, e, dir, credentialFile } = await enrolledNode(t);
+  const session = new AgentSession(q.url, new CredentialFile(credentialFile));
+  const host = new CephHost({ runner: new FakeRunner(), dataDir: join(dir, 'data'), runDir: join(dir, 'run'), logDir: join(dir, 'log'), publicAddr: null, portRange: null, extraConf: '' });
+  // Each step waits until two steps are in progress: with one at a time, neither would end.
+  let inProgress = 0;
+  let most = 0;
+  const together: AgentStep = async (ctx) => {
+    most = Math.max(most, ++inProgress);
+    while (most < 2 && !ctx.signal.aborted) await new Promise((r) => setTimeout(r, 20));
+    inProgress--;
+    return { most };
+  };
+  const agent = new Agent({
+    session, host, runner: new FakeRunner(), steps: new Map([['test.together', together]]), log: silentLogger,
+    master: new HttpMasterFiles(session, e.nodeId), inventory: async () => ({ disks: [], nics: [] }),
+    identity: { bootId: 'boot-1', hostname: 'n1', ip: null }, heartbeatMs: 100, claimWaitMs: 200, parallelSteps: 3,
+  });
+  agent.start();
+  t.teardown(() => agent.stop());
+  const start = (k: number) => q.tasks.start({ taskName: 'test.together', target: { kind: Kind.Node, id: `${e.nodeId}-${k}`, generation: 1 }, node: { id: e.nodeId, hostname: 'n1' }, args: {}, timeoutMs: 10_000 });
+  const runs = await Promise.all([start(1), start(2)]);
+  const done = await Promise.all(runs.map((r) => q.tasks.whenFinished(r.id)));
+  t.deepEqual(done.map((r) => r.status.state), ['completed', 'completed']);
+  t.is(most, 2);
 });

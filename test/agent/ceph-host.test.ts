@@ -25,3 +25,17 @@ test('ceph host counts a daemon by its pid file only while that pid runs with th
   t.false(await n.host.stop('osd', '4'));
   t.true(alive(process.pid));
 });
+
+test('ceph host does not count a daemon whose pid file names its --mkfs, which runs for seconds and ends', async (t) => {
+  const n = await fakeNode(t);
+  await mkdir(join(n.dir, 'run'), { recursive: true });
+  // ceph-osd --mkfs writes osd.N's pid file while it makes the store, then exits.
+  const mkfs = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)', '--', '-c', n.host.conf, '-i', '2', '--mkfs'], { stdio: 'ignore', detached: true });
+  t.teardown(() => void (alive(mkfs.pid!) && process.kill(mkfs.pid!, 'SIGKILL')));
+  await once(mkfs, 'spawn');
+  await writeFile(n.host.pidFileOf('osd', '2'), `${mkfs.pid}\n`);
+  t.is(await n.host.pidOf('osd', '2'), null);
+  t.deepEqual((await n.host.report()).osds, []);
+  t.false(await n.host.stop('osd', '2'), 'nothing to stop: the mkfs is left to finish');
+  t.true(alive(mkfs.pid!));
+});

@@ -1,6 +1,7 @@
 // A node for the agent's unit tests: a CephHost over a temp dir and a FakeRunner (every command
 // scripted), a master that serves fixed files, and a step context that records log lines.
 import type { ExecutionContext } from 'ava';
+import { createHash } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,7 +20,9 @@ export const keyring = (entity: string, key: string): Keyring => ({ entity, keyr
 
 export class StaticMaster implements MasterFiles {
   constructor(public keys: Keyring[] = [keyring('mon.', MON_KEY), keyring('client.admin', ADMIN_KEY)], public monmapBytes = Buffer.from('monmap')) {}
-  config = async (): Promise<string> => MASTER_CONF;
+  conf = MASTER_CONF;
+  config = async (): Promise<string> => this.conf;
+  configHash = async (): Promise<string> => createHash('sha256').update(this.conf).digest('hex');
   keyrings = async (): Promise<Keyring[]> => this.keys;
   monmap = async (): Promise<Buffer> => this.monmapBytes;
 }

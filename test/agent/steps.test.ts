@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { mkdir, readFile, readdir, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { agentSteps } from '../../src/agent/steps/index.js';
-import { ADMIN_KEY, FSID, MON_KEY, fakeNode, keyring } from './helpers.js';
+import { ADMIN_KEY, FSID, MASTER_CONF, MON_KEY, fakeNode, keyring } from './helpers.js';
 
 const steps = agentSteps();
 const step = (name: string) => steps.get(name)!;
@@ -14,16 +14,19 @@ const OSD_KEY = 'AQBAbAJrAAAAABAAosdosdosdosdosdosdosdosdos0==';
 
 test('mon bootstrap makes a monmap of itself, mkfs with the mon. and admin keys, and starts the monitor', async (t) => {
   const n = await fakeNode(t);
+  // The master's conf already names the monitors that will join later.
+  n.master.conf = MASTER_CONF.replace('[global]\n', '[global]\nmon_initial_members = a, b, c\n');
   let keyringText = '';
   n.runner
     .expect((c, a) => c === 'monmaptool' && a.join(' ').startsWith(`--create --fsid ${FSID} --addv a [v2:10.0.0.1:3300,v1:10.0.0.1:6789] --set-min-mon-release pacific --enable-all-features `))
     .expect((c, a) => c === 'ceph-mon' && a.includes('--mkfs'), (call) => {
       const args = call.args as string[];
       t.deepEqual(args.slice(0, 5), ['-c', n.host.conf, '--mkfs', '-i', 'a']);
+      t.deepEqual(args.slice(-2), ['--mon-initial-members', 'a'], 'the first monitor waits for no other');
       keyringText = String(require_(args[args.indexOf('--keyring') + 1]!));
       return {};
     })
-    .expect('ceph-mon', ['-c', n.host.conf, '-i', 'a', '--public-addrv', '[v2:10.0.0.1:3300,v1:10.0.0.1:6789]']);
+    .expect('ceph-mon', ['-c', n.host.conf, '-i', 'a', '--public-addrv', '[v2:10.0.0.1:3300,v1:10.0.0.1:6789]', '--mon-initial-members', 'a']);
   const out = await step('ceph.mon.bootstrap')(n.ctx({ fsid: FSID, monName: 'a', addr: '10.0.0.1', monPort: 3300, devicePath: '/dev/vdb' }));
   n.runner.verify();
   t.true(keyringText.includes(`[mon.]\n\tkey = ${MON_KEY}`) && keyringText.includes(`[client.admin]\n\tkey = ${ADMIN_KEY}`));
@@ -31,7 +34,7 @@ test('mon bootstrap makes a monmap of itself, mkfs with the mon. and admin keys,
   // The mkfs inputs (secrets) are gone; the conf is the master's followed by this node's paths.
   t.deepEqual((await readdir(join(n.dir, 'run'))).filter((f) => f.startsWith('mkfs-')), []);
   const conf = await readFile(n.host.conf, 'utf8');
-  t.true(conf.startsWith(`[global]\nfsid = ${FSID}\n`));
+  t.true(conf.startsWith(n.master.conf));
   t.regex(conf, /ms_bind_port_min = 6800\nms_bind_port_max = 6899/);
   t.regex(conf, /\[global\]\nosd_memory_target = 939524096\n$/);
 });

@@ -64,6 +64,7 @@ const osdTable: Array<[string, OsdObserved, string | undefined, string | null, s
   ['reported running: running, and the id is recorded', osd({ newRun: registered, createRun: created, node: hostNode({ osds: [4] }) }), 'running', null, 'Running'],
   ['a created OSD that stopped is started again', osd({ newRun: registered, createRun: created }), 'starting', 'restart', 'Starting'],
   ['a recorded OSD that stopped is started again', osd({ disk: diskDoc({}, { osdUuid: UUID, osdId: 4, hasFilesystem: true }) }), 'starting', 'restart', 'Starting'],
+  ['a recorded OSD whose creation still runs is not restarted', osd({ newRun: registered, disk: diskDoc({}, { osdUuid: UUID, osdId: 4 }), createRun: run('running', { args: { osdId: 4, uuid: UUID } }) }), 'starting', null, 'Starting'],
   ['a restart in progress starts nothing more', osd({ newRun: registered, createRun: created, restartRun: run('running', { args: { daemon: 'osd', id: 4 } }) }), 'starting', null, 'Starting'],
   ['a failed restart is retried', osd({ newRun: registered, createRun: created, restartRun: run('failed', { args: { daemon: 'osd', id: 4 } }) }), 'starting', 'restart', 'Retrying'],
 ];

@@ -33,7 +33,7 @@ test('api: monitor, manager, OSD, MDS and gateway on one real node through the A
     masterUrl: '', credentialFile: join(dir, 'agent', 'credential.json'),
     dataDir: join(dir, 'node', 'data'), runDir: join(dir, 'node', 'run'), logDir: join(dir, 'node', 'log'),
     publicAddr: '127.0.0.1', portRange: { min: port + 10, max: port + 99 }, extraConf: TEST_CONF,
-    hostname: 'qceph-n1', disks: devices, heartbeatMs: 500, claimWaitMs: 2_000,
+    hostname: 'qceph-n1', disks: devices, heartbeatMs: 500, claimWaitMs: 2_000, parallelSteps: 4,
   };
   const stops: Array<() => Promise<unknown>> = [];
   t.teardown(async () => {

@@ -5,7 +5,7 @@
 // stops every daemon it finds by pid file (never by name), detaches the loop device and
 // removes the dir, also when the test failed.
 import type { ExecutionContext } from 'ava';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -52,6 +52,7 @@ export class FakeMaster implements MasterFiles {
     throw new Error('no cluster yet');
   };
   config = async (): Promise<string> => this.conf;
+  configHash = async (): Promise<string> => createHash('sha256').update(this.conf).digest('hex');
   keyrings = async (): Promise<Keyring[]> => this.keys;
   monmap = (): Promise<Buffer> => this.monmapFrom();
 }

@@ -16,12 +16,17 @@ export const bootstrapMon: AgentStep = async (ctx) => {
   const [fsid, name, addr, port] = [str(ctx.args, 'fsid'), str(ctx.args, 'monName'), str(ctx.args, 'addr'), int(ctx.args, 'monPort')];
   await refreshConf(ctx);
   const addrv = monAddrVec(addr, port);
+  // The master's conf may already name every declared monitor in mon_initial_members. A new
+  // monitor store takes those names into its first monmap (as 0.0.0.0 placeholders), and the
+  // first monitor would then wait forever for a majority of monitors that can only join a
+  // quorum it has not formed. The first monitor's initial members are itself alone.
+  const alone = ['--mon-initial-members', name];
   await withMkfsFiles(ctx, async (dir) => {
     const monmap = join(dir, 'monmap');
     await tool(ctx, 'monmaptool', ['--create', '--fsid', fsid, '--addv', name, addrv, '--set-min-mon-release', 'pacific', '--enable-all-features', monmap]);
-    await mkfs(ctx, name, monmap, dir, MON_KEYS);
+    await mkfs(ctx, name, monmap, dir, MON_KEYS, alone);
   });
-  await startMon(ctx, name, addrv);
+  await startMon(ctx, name, addrv, alone);
   return { fsid, monName: name, addr: addrv };
 };
 
@@ -47,7 +52,7 @@ export const removeMon: AgentStep = async (ctx) => {
   return { monName: name };
 };
 
-async function mkfs(ctx: AgentStepContext, name: string, monmap: string, dir: string, entities: string[]): Promise<void> {
+async function mkfs(ctx: AgentStepContext, name: string, monmap: string, dir: string, entities: string[], extra: string[] = []): Promise<void> {
   const data = ctx.host.dataDirOf('mon', name);
   if (await exists(join(data, 'kv_backend'))) {
     ctx.log('info', `mon.${name}: its store exists already; not made again`);
@@ -61,12 +66,12 @@ async function mkfs(ctx: AgentStepContext, name: string, monmap: string, dir: st
   });
   const keyring = join(dir, 'mon.keyring');
   await ctx.host.writeSecret(keyring, text.join(''));
-  await ctx.host.explained(`mon.${name}`, () => tool(ctx, 'ceph-mon', ['-c', ctx.host.conf, '--mkfs', '-i', name, '--monmap', monmap, '--keyring', keyring]));
+  await ctx.host.explained(`mon.${name}`, () => tool(ctx, 'ceph-mon', ['-c', ctx.host.conf, '--mkfs', '-i', name, '--monmap', monmap, '--keyring', keyring, ...extra]));
   ctx.log('info', `mon.${name}: store made in ${data}`);
 }
 
-async function startMon(ctx: AgentStepContext, name: string, addrv: string): Promise<void> {
-  const how = await ctx.host.start('mon', name, ['--public-addrv', addrv], ctx.signal);
+async function startMon(ctx: AgentStepContext, name: string, addrv: string, extra: string[] = []): Promise<void> {
+  const how = await ctx.host.start('mon', name, ['--public-addrv', addrv, ...extra], ctx.signal);
   ctx.log('info', `mon.${name}: ${how === 'running' ? 'already running' : `started on ${addrv}`}`);
 }
 
