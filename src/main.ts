@@ -115,7 +115,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   const boot = await provisioning({ config, store, images: images.images, clock, log });
   const templates = await templatesPart({ store, clock, config, credentials, sources: { ...boot.sources, ...opts.provisioning } });
   const simCeph = config.driver === 'lab' ? new SimCephCluster({ random: seeded((opts.lab?.seed ?? 42) + 2) }) : null;
-  const ceph = simCeph ? new SimCephApi(simCeph) : realCeph(config.stateDir, store, templates.render);
+  const { ceph, rgw } = simCeph ? { ceph: new SimCephApi(simCeph), rgw: new SimRgwApi(simCeph) } : realCeph(config.stateDir, store, templates.render);
   const cephTiming = { ...defaultCephTiming(config.driver), ...opts.cephTiming };
   manager.register(
     nodeLoop({
@@ -139,7 +139,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
     tasks,
     clock,
     ceph,
-    rgw: simCeph ? new SimRgwApi(simCeph) : realCeph(config.stateDir, store, templates.render, 'rgw'),
+    rgw,
     retryBaseMs: opts.retryBaseMs ?? 5_000,
     runTimeoutMs: opts.runTimeoutMs ?? 5 * 60_000,
     ...cephTiming,

@@ -40,15 +40,14 @@ export function defaultCephTiming(driver: Config['driver']): CephTiming {
     : { pollMs: 10_000, queryTimeoutMs: 20_000, startGraceMs: 60_000, blockedRecheckMs: 10_000 };
 }
 
-/** The master's own ceph (or radosgw-admin) CLI, with the conf and admin key Quarry keeps
- * under STATE_DIR/ceph, written from the store before each call (ceph-files.ts). */
-export function realCeph(stateDir: string, store: Store, render: RenderTemplate): CephApi;
-export function realCeph(stateDir: string, store: Store, render: RenderTemplate, tool: 'rgw'): RgwApi;
-export function realCeph(stateDir: string, store: Store, render: RenderTemplate, tool?: 'rgw'): CephApi | RgwApi {
+/** The master's own ceph and radosgw-admin CLIs, with the conf and admin key Quarry keeps
+ * under STATE_DIR/ceph, written from the store before each call (ceph-files.ts). Both share
+ * one set of files, so a change is written once. */
+export function realCeph(stateDir: string, store: Store, render: RenderTemplate): { ceph: CephApi; rgw: RgwApi } {
   const dir = join(stateDir, 'ceph');
   const files = new MasterCephFiles(store, dir, render);
   const opts = { runner: new ZxRunner(), conf: join(dir, 'ceph.conf'), name: 'client.admin', keyring: join(dir, 'ceph.client.admin.keyring') };
-  return withMasterFiles(tool === 'rgw' ? new RgwAdmin(opts) : new CephClient(opts), files);
+  return { ceph: withMasterFiles(new CephClient(opts), files), rgw: withMasterFiles(new RgwAdmin(opts), files) };
 }
 
 export function registerCephLoops(manager: Manager, deps: CephLoopDeps & CephTiming & { rgw: RgwApi }): void {

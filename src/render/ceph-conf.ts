@@ -17,7 +17,9 @@ export interface CephConfContext {
 export const defaultTemplatesDir = new URL('../../../templates/', import.meta.url);
 
 /** Renders a stored template by name with a context, within the sandbox's time limit. */
-export type RenderTemplate = (name: string, context: Record<string, unknown>) => Promise<string>;
+import type { RenderTemplate } from './template-file.js';
+
+export type { RenderTemplate };
 
 export class CephConfRenderer {
   constructor(private readonly render: RenderTemplate) {}
