@@ -7,11 +7,13 @@ import { newCephxKey } from '../../src/model/keyring.js';
 import { Kind, type DiskSpec, type DiskStatusFields, type NodeSpec, type NodeStatusFields } from '../../src/model/kinds.js';
 import type { TaskRun } from '../../src/tasks/types.js';
 import { blocked, done, requeueAfter, type Reconciler, type Result } from '../../src/runtime/types.js';
+import { TASK_RUN_KIND } from '../../src/runtime/routing.js';
+import type { AnyDoc } from '../../src/model/document.js';
 import { hasQuorum, type CephLoopDeps } from '../daemon/loop.js';
 import { state, writeDaemonState } from '../shared/daemon-state.js';
 import { hasKey, saveKey } from '../shared/keys.js';
 import { runInfo } from '../shared/runs.js';
-import { MonTask, planMon, type MonObserved, type MonPlan } from './plan.js';
+import { initialMembers, MonTask, planMon, type BootstrapView, type MonObserved, type MonPlan } from './plan.js';
 import { REMOVING_FROM_MONMAP, type MonmapView, type RemovalObserved } from './removal.js';
 import type { NodeDoc } from '../../src/model/operations.js';
 
@@ -26,6 +28,9 @@ const newer = (a: TaskRun | undefined, b: TaskRun | undefined): TaskRun | undefi
 export type MonLoopDeps = CephLoopDeps & {
   /** Deadline of the quorum question asked before a removal; default 20 s. */
   queryTimeoutMs?: number;
+  /** How long after the bootstrap keys exist the other monitors declared with the first are
+   * awaited, to create the cluster with all of them (plan.ts says why). */
+  monGatherMs: number;
 };
 
 export function monLoop(deps: MonLoopDeps): Reconciler<MonObserved, MonPlan> {
@@ -33,13 +38,23 @@ export function monLoop(deps: MonLoopDeps): Reconciler<MonObserved, MonPlan> {
   // store says the same (REMOVING_FROM_MONMAP) once the state is written; this closes the gap
   // between two reconciles of different nodes that both observed "nobody is removing".
   const slot = { holder: null as string | null };
+  // When the first monitors stop being gathered. Kept in memory: after a restart the gathering
+  // starts again, which only delays a cluster that no bootstrap run has started yet.
+  const gather = { endsAt: null as number | null };
   return {
     name: 'mon',
     kind: Kind.Node,
     dependsOn: ['node', 'cluster'],
+    // The first monitors other than the opener start once its monitor runs: its run's end
+    // wakes them, rather than their next blocked recheck.
+    watches: [{ kind: TASK_RUN_KIND, map: followersOf }],
     observe: async (id) => {
       const o = await observe(deps, id);
       if (!o && slot.holder === id) slot.holder = null;
+      if (o?.bootstrapKeys) {
+        gather.endsAt ??= o.now + deps.monGatherMs;
+        o.gatherEndsAt = gather.endsAt;
+      }
       return o;
     },
     plan: planMon,
@@ -47,13 +62,19 @@ export function monLoop(deps: MonLoopDeps): Reconciler<MonObserved, MonPlan> {
   };
 }
 
-async function observe(deps: CephLoopDeps, id: string): Promise<MonObserved | undefined> {
+function followersOf(doc: AnyDoc): string[] {
+  const run = doc as TaskRun;
+  if (run.spec.taskName !== MonTask.bootstrap || run.status.state !== 'completed') return [];
+  return (initialMembers(run.spec.args) ?? []).map((m) => m.nodeId).filter((id) => id !== run.spec.targetId);
+}
+
+async function observe(deps: MonLoopDeps, id: string): Promise<MonObserved | undefined> {
   const node = await deps.store.get<NodeSpec, NodeStatusFields>(Kind.Node, id);
   const cluster = await deps.store.get<ClusterSpec, ClusterStatus>(CephKind.Cluster, CLUSTER_ID);
   if (!node || !cluster) return undefined;
   // Most nodes have no monitor: they need nothing below, least of all a list of every node.
   if (!node.spec.daemons.mon && !node.status.daemons?.mon && !node.status.ceph?.mon) {
-    return { ...quiet(deps), node, cluster, monNodes: [], bootstrapOwner: null, monDisk: undefined, quorum: false, bootstrapKeys: false, createRun: null, restartRun: null, removal: NO_REMOVAL };
+    return { ...quiet(deps), node, cluster, monNodes: [], bootstrap: null, monDisk: undefined, quorum: false, bootstrapKeys: false, gatherEndsAt: null, createRun: null, restartRun: null, removal: NO_REMOVAL };
   }
   const nodes = await deps.store.list<NodeSpec, NodeStatusFields>(Kind.Node);
   const diskId = node.spec.daemons.mon?.diskId;
@@ -69,10 +90,11 @@ async function observe(deps: CephLoopDeps, id: string): Promise<MonObserved | un
     node,
     cluster,
     monNodes,
-    bootstrapOwner: await bootstrapOwner(deps, monNodes),
+    bootstrap: await bootstrapView(deps, monNodes),
     monDisk: diskId ? await deps.store.get<DiskSpec, DiskStatusFields>(Kind.Disk, diskId) : undefined,
     quorum: hasQuorum(cluster),
     bootstrapKeys: (await Promise.all(BOOTSTRAP_KEYS.map((k) => hasKey(deps.store, k.entity)))).every(Boolean),
+    gatherEndsAt: null,
     createRun: runInfo(newer(bootstrap, join)),
     restartRun: runInfo(restart?.spec.args.daemon === 'mon' ? restart : undefined),
     now: deps.clock.now(),
@@ -97,20 +119,33 @@ async function observeRemoval(deps: MonLoopDeps, node: NodeDoc, nodes: NodeDoc[]
     monmap = { error: err instanceof Error ? err.message : String(err) };
   }
   const othersRemoving = nodes.filter((n) => n.id !== node.id && n.status.ceph?.mon?.reason === REMOVING_FROM_MONMAP).map((n) => n.spec.hostname);
-  return { monmap, othersRemoving, monmapRun: runInfo(monmapRun), nodeRun: runInfo(nodeRun) };
+  return { monmap, othersRemoving, monmapRun: runInfo(monmapRun), nodeRun: runInfo(nodeRun), inFirstMonmap: await inFirstMonmap(deps, node, nodes) };
 }
 
-const quiet = (deps: CephLoopDeps) => ({ now: deps.clock.now(), retryBaseMs: deps.retryBaseMs, startGraceMs: deps.startGraceMs });
+/** Whether a bootstrap run of any monitor node named this node in the first monmap. */
+async function inFirstMonmap(deps: MonLoopDeps, node: NodeDoc, nodes: NodeDoc[]): Promise<boolean> {
+  for (const n of nodes) {
+    if (n.id === node.id || (!n.spec.daemons.mon && !n.status.ceph?.mon)) continue;
+    const run = await deps.tasks.latestFor(Kind.Node, n.id, MonTask.bootstrap);
+    if (run && run.status.state !== 'canceled' && initialMembers(run.spec.args)?.some((m) => m.nodeId === node.id)) return true;
+  }
+  return false;
+}
 
-/** The first node to have started a bootstrap that has not failed. */
-async function bootstrapOwner(deps: CephLoopDeps, monNodes: MonObserved['monNodes']): Promise<MonObserved['bootstrapOwner']> {
-  let owner: { node: MonObserved['monNodes'][number]; at: string } | null = null;
+const quiet = (deps: MonLoopDeps) => ({ now: deps.clock.now(), retryBaseMs: deps.retryBaseMs, startGraceMs: deps.startGraceMs });
+
+/** The first node to have started a bootstrap that has not failed, with that run. */
+async function bootstrapView(deps: CephLoopDeps, monNodes: MonObserved['monNodes']): Promise<BootstrapView | null> {
+  let owner: { node: MonObserved['monNodes'][number]; run: TaskRun } | null = null;
   for (const n of monNodes) {
     const run = await deps.tasks.latestFor(Kind.Node, n.id, MonTask.bootstrap);
     if (!run || run.status.state === 'failed' || run.status.state === 'canceled') continue;
-    if (!owner || run.metadata.createdAt < owner.at) owner = { node: n, at: run.metadata.createdAt };
+    if (!owner || run.metadata.createdAt < owner.run.metadata.createdAt) owner = { node: n, run };
   }
-  return owner?.node ?? null;
+  if (!owner) return null;
+  const info = runInfo(owner.run)!;
+  const self = { nodeId: owner.node.id, name: String(info.args.monName ?? owner.node.spec.hostname), addr: String(info.args.addr ?? '') };
+  return { owner: owner.node, run: info, members: initialMembers(info.args) ?? [self] };
 }
 
 async function apply(deps: MonLoopDeps, o: MonObserved, p: MonPlan, slot: { holder: string | null }): Promise<Result> {

@@ -1,7 +1,15 @@
-// The monitor loop's pure half. The first monitor creates the cluster (bootstrap); every
-// other one joins the quorum the first formed; a monitor that was created and stopped running
-// is started again; one no longer desired is removed (removal.ts). Gates: nothing on a node
-// that is not active, no join without quorum, exactly one node bootstraps: the others wait.
+// The monitor loop's pure half. The monitors declared together create the cluster with one
+// first monmap naming them all (bootstrap); a monitor declared later joins the quorum they
+// formed; a monitor that was created and stopped running is started again; one no longer
+// desired is removed (removal.ts). Gates: nothing on a node that is not active, no join
+// without quorum, exactly one node opens the bootstrap and the other first monitors follow it.
+//
+// Why bootstrap together: each join changes the monmap, and Ceph 16 then waits out a whole
+// mon_election_timeout (5 s) before the bigger quorum forms, with the cluster unusable meanwhile
+// (three monitors by joins: 11-12 s). One first monmap leaves one such change, the one Ceph
+// makes itself on its first commit. Starting the first monitors at the same instant makes the
+// first election race too, so the opener starts alone and the others once it runs. The
+// measurements are in README.md.
 import type { ClusterSpec, ClusterStatus } from '../../src/model/ceph-kinds.js';
 import type { Doc } from '../../src/model/document.js';
 import type { DaemonState } from '../../src/model/kinds.js';
@@ -20,6 +28,21 @@ export const MonTask = {
   remove: 'ceph.mon.remove',
 } as const;
 
+/** A monitor of the cluster's first monmap. */
+export interface InitialMon {
+  nodeId: string;
+  name: string;
+  addr: string;
+}
+
+/** The bootstrap under way or done: once one node has started creating the cluster, it is the
+ * one, whatever the hostnames of later monitors; its run's arguments name the first monmap. */
+export interface BootstrapView {
+  owner: NodeDoc;
+  run: RunInfo;
+  members: InitialMon[];
+}
+
 /** The node, its runs, the clock and the removal inputs are RemovalInput's (removal.ts). */
 export interface MonObserved extends RemovalInput {
   cluster: Doc<ClusterSpec, ClusterStatus>;
@@ -27,10 +50,12 @@ export interface MonObserved extends RemovalInput {
   monNodes: NodeDoc[];
   monDisk: DiskDoc | undefined;
   quorum: boolean;
+  /** Quarry has made the mon. and client.admin keys. */
   bootstrapKeys: boolean;
-  /** The node whose bootstrap run is under way or done, if any: once one node has started
-   * creating the cluster, it is the one, whatever the hostnames of later monitors. */
-  bootstrapOwner: NodeDoc | null;
+  /** Until when the monitors declared with the first are awaited (set once the keys exist):
+   * those declared by then make the first monmap. */
+  gatherEndsAt: number | null;
+  bootstrap: BootstrapView | null;
 }
 
 export type MonStep =
@@ -61,15 +86,40 @@ export function planMon(o: MonObserved): MonPlan {
   if (!o.monDisk || o.monDisk.status.present === false) return gate('MonitorDiskMissing', 'the disk chosen for the monitor store is not present');
   const created = o.createRun?.state === 'completed';
   if (created) return restartPlan(o);
+  const boot = o.bootstrap;
+  if (boot && boot.owner.id !== o.node.id && boot.members.some((m) => m.nodeId === o.node.id)) {
+    if (boot.run.state !== 'completed') return gate('WaitingForFirstMonitor', `${boot.owner.spec.hostname} starts the first monitor; this one follows it`);
+    return runPlan(o, 'bootstrap', o.createRun, 'creating this monitor from the first monmap', boot.members);
+  }
   const bootstrapped = o.cluster.status.bootstrapped === true || o.monNodes.some((n) => n.status.daemons?.mon === true);
   if (bootstrapped) {
     if (!o.quorum) return gate('WaitingForQuorum', 'waiting for monitor quorum before joining it');
     return runPlan(o, 'join', o.createRun, 'joining the monitor quorum');
   }
-  const first = o.bootstrapOwner ?? bootstrapper(o.monNodes);
+  const first = boot?.owner ?? bootstrapper(o.monNodes);
   if (first && first.id !== o.node.id) return gate('WaitingForFirstMonitor', `${first.spec.hostname} creates the cluster first`);
   if (!o.bootstrapKeys) return plan(state('starting', 'CreatingKeys', 'creating the monitor and admin keys'), { kind: 'bootstrap-keys' });
-  return runPlan(o, 'bootstrap', o.createRun, 'creating the cluster with this monitor');
+  // A retry keeps the monmap its first attempt may have made a store from.
+  const kept = initialMembers(o.createRun?.args);
+  if (!kept && o.gatherEndsAt !== null && o.now < o.gatherEndsAt) {
+    return plan(state('starting', 'GatheringMonitors', 'waiting a moment for the other monitors declared with this one'), null, o.gatherEndsAt - o.now);
+  }
+  return runPlan(o, 'bootstrap', o.createRun, 'creating the cluster with this monitor', kept ?? firstMonmap(o));
+}
+
+/** The first monmap: every active monitor node with an address, sorted by hostname. */
+function firstMonmap(o: MonObserved): InitialMon[] {
+  return o.monNodes
+    .filter((n) => n.status.phase === 'active' && n.status.ip)
+    .sort((a, b) => a.spec.hostname.localeCompare(b.spec.hostname))
+    .map((n) => ({ nodeId: n.id, name: n.spec.hostname, addr: n.status.ip! }));
+}
+
+/** The first monmap a bootstrap run's arguments name; undefined for any other run. */
+export function initialMembers(args: Record<string, unknown> | undefined): InitialMon[] | undefined {
+  const list = args?.initialMembers;
+  if (!Array.isArray(list)) return undefined;
+  return list.filter((m): m is InitialMon => typeof m?.nodeId === 'string' && typeof m?.name === 'string' && typeof m?.addr === 'string');
 }
 
 function restartPlan(o: MonObserved): MonPlan {
@@ -82,15 +132,15 @@ function restartPlan(o: MonObserved): MonPlan {
   return runPlan(o, 'restart', last?.state === 'completed' ? null : last, 'the monitor is not running; starting it again');
 }
 
-function runPlan(o: MonObserved, kind: 'bootstrap' | 'join' | 'restart', last: RunInfo | null, message: string): MonPlan {
+function runPlan(o: MonObserved, kind: 'bootstrap' | 'join' | 'restart', last: RunInfo | null, message: string, members?: InitialMon[]): MonPlan {
   const next = nextAttempt(last, o.now, o.retryBaseMs, message);
   if (next.kind === 'busy') return plan(state('starting', 'Starting', message));
   const s = state(next.failed ? 'failed' : 'starting', next.reason, next.message);
   if (next.kind === 'wait') return plan(s, null, next.waitMs);
-  return plan(s, { kind, attempt: next.attempt, args: monArgs(o, kind) });
+  return plan(s, { kind, attempt: next.attempt, args: monArgs(o, kind, members) });
 }
 
-function monArgs(o: MonObserved, kind: 'bootstrap' | 'join' | 'restart'): Record<string, unknown> {
+function monArgs(o: MonObserved, kind: 'bootstrap' | 'join' | 'restart', members?: InitialMon[]): Record<string, unknown> {
   const name = o.node.spec.hostname;
   if (kind === 'restart') return { daemon: 'mon', name };
   return {
@@ -99,5 +149,6 @@ function monArgs(o: MonObserved, kind: 'bootstrap' | 'join' | 'restart'): Record
     addr: o.node.status.ip ?? '',
     monPort: o.cluster.spec.monPort,
     devicePath: o.monDisk?.status.devicePath ?? '',
+    ...(members ? { initialMembers: members } : {}),
   };
 }

@@ -22,6 +22,9 @@ export interface RemovalObserved {
   /** The newest `ceph mon remove` run and the newest node-level removal of this node. */
   monmapRun: RunInfo | null;
   nodeRun: RunInfo | null;
+  /** A first monmap named this node (another node's bootstrap run says so): it is in the
+   * monmap even if it never made a store. */
+  inFirstMonmap?: boolean;
 }
 
 /** What of the monitor loop's observation the removal plans from (MonObserved extends it). */
@@ -57,8 +60,9 @@ export function quorumAfterRemoval(names: string[], quorum: string[], name: stri
 
 export function planRemoval(o: RemovalInput): RemovalPlan {
   const running = o.node.status.daemons?.mon === true;
-  // Nothing was ever made here (no create run) and nothing runs: there is nothing to remove.
-  if (!running && o.createRun === null && o.removal.nodeRun === null) return plan(undefined);
+  // Nothing was ever made here (no create run), nothing runs and no monmap names it: there is
+  // nothing to remove.
+  if (!running && o.createRun === null && o.removal.nodeRun === null && !o.removal.inFirstMonmap) return plan(undefined);
   const name = o.node.spec.hostname;
   const map = o.removal.monmap;
   if (!map || 'error' in map) return gate('MonmapUnknown', `mon.${name} is no longer desired, but Ceph cannot say who is in the monmap: ${map?.error ?? 'not asked'}`);

@@ -27,3 +27,14 @@ export function int(args: Args, key: string): number {
   if (v === undefined) throw new Error(`argument ${key} is required`);
   return v;
 }
+
+/** The first monmap's monitors a bootstrap run names (name and IP each); undefined if absent. */
+export function optMonList(args: Args, key: string): Array<{ name: string; addr: string }> | undefined {
+  const v = args[key];
+  if (v === undefined || v === null) return undefined;
+  const ok = (m: unknown): m is { name: string; addr: string } =>
+    typeof m === 'object' && m !== null && typeof (m as { name?: unknown }).name === 'string' && (m as { name: string }).name !== ''
+    && typeof (m as { addr?: unknown }).addr === 'string' && (m as { addr: string }).addr !== '';
+  if (!Array.isArray(v) || v.length === 0 || !v.every(ok)) throw new Error(`argument ${key} must be a non-empty list of { name, addr }`);
+  return v.map((m) => ({ name: m.name, addr: m.addr }));
+}

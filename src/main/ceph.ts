@@ -32,12 +32,15 @@ export interface CephTiming {
   startGraceMs: number;
   /** How soon a blocked daemon looks at its gate again. */
   blockedRecheckMs: number;
+  /** How long the first monitor waits for others declared with it, to create the cluster with
+   * all of them rather than have them join one by one (reconcilers/mon/plan.ts says why). */
+  monGatherMs: number;
 }
 
 export function defaultCephTiming(driver: Config['driver']): CephTiming {
   return driver === 'lab'
-    ? { pollMs: 2_000, queryTimeoutMs: 2_000, startGraceMs: 6_000, blockedRecheckMs: 2_000 }
-    : { pollMs: 10_000, queryTimeoutMs: 20_000, startGraceMs: 60_000, blockedRecheckMs: 10_000 };
+    ? { pollMs: 2_000, queryTimeoutMs: 2_000, startGraceMs: 6_000, blockedRecheckMs: 2_000, monGatherMs: 1_000 }
+    : { pollMs: 10_000, queryTimeoutMs: 20_000, startGraceMs: 60_000, blockedRecheckMs: 10_000, monGatherMs: 1_000 };
 }
 
 /** The master's own ceph and radosgw-admin CLIs, with the conf and admin key Quarry keeps

@@ -30,7 +30,7 @@ test('mon bootstrap makes a monmap of itself, mkfs with the mon. and admin keys,
   const out = await step('ceph.mon.bootstrap')(n.ctx({ fsid: FSID, monName: 'a', addr: '10.0.0.1', monPort: 3300, devicePath: '/dev/vdb' }));
   n.runner.verify();
   t.true(keyringText.includes(`[mon.]\n\tkey = ${MON_KEY}`) && keyringText.includes(`[client.admin]\n\tkey = ${ADMIN_KEY}`));
-  t.deepEqual(out, { fsid: FSID, monName: 'a', addr: '[v2:10.0.0.1:3300,v1:10.0.0.1:6789]' });
+  t.deepEqual(out, { fsid: FSID, monName: 'a', addr: '[v2:10.0.0.1:3300,v1:10.0.0.1:6789]', initialMembers: ['a'] });
   // The mkfs inputs (secrets) are gone; the conf is the master's followed by this node's paths.
   t.deepEqual((await readdir(join(n.dir, 'run'))).filter((f) => f.startsWith('mkfs-')), []);
   const conf = await readFile(n.host.conf, 'utf8');
@@ -39,6 +39,25 @@ test('mon bootstrap makes a monmap of itself, mkfs with the mon. and admin keys,
   t.regex(conf, /\[global\]\nosd_memory_target = 939524096\n$/);
 });
 
+
+test('mon bootstrap of one of several first monitors makes the same monmap naming them all', async (t) => {
+  const n = await fakeNode(t);
+  const members = [{ nodeId: 'n-a', name: 'a', addr: '10.0.0.1' }, { nodeId: 'n-b', name: 'b', addr: '10.0.0.2' }, { nodeId: 'n-c', name: 'c', addr: '10.0.0.3' }];
+  n.runner
+    .expect((c, a) => c === 'monmaptool' && a.join(' ').startsWith(`--create --fsid ${FSID} --addv a [v2:10.0.0.1:3300,v1:10.0.0.1:6789] --addv b [v2:10.0.0.2:3300,v1:10.0.0.2:6789] --addv c [v2:10.0.0.3:3300,v1:10.0.0.3:6789] --set-min-mon-release pacific `))
+    .expect((c, a) => c === 'ceph-mon' && a.includes('--mkfs') && a.slice(-2).join(' ') === '--mon-initial-members a,b,c' && a.includes('b'))
+    .expect('ceph-mon', ['-c', n.host.conf, '-i', 'b', '--public-addrv', '[v2:10.0.0.2:3300,v1:10.0.0.2:6789]', '--mon-initial-members', 'a,b,c']);
+  const out = await step('ceph.mon.bootstrap')(n.ctx({ fsid: FSID, monName: 'b', addr: '10.0.0.2', monPort: 3300, initialMembers: members }));
+  n.runner.verify();
+  t.deepEqual(out, { fsid: FSID, monName: 'b', addr: '[v2:10.0.0.2:3300,v1:10.0.0.2:6789]', initialMembers: ['a', 'b', 'c'] });
+});
+
+test('mon bootstrap refuses a first monmap that does not name this monitor, or is malformed', async (t) => {
+  const n = await fakeNode(t);
+  await t.throwsAsync(step('ceph.mon.bootstrap')(n.ctx({ fsid: FSID, monName: 'd', addr: '10.0.0.4', monPort: 3300, initialMembers: [{ name: 'a', addr: '10.0.0.1' }] })), { message: /mon\.d is not one of the first monitors \(a\)/ });
+  await t.throwsAsync(step('ceph.mon.bootstrap')(n.ctx({ fsid: FSID, monName: 'a', addr: '10.0.0.1', monPort: 3300, initialMembers: [{ name: 'a' }] })), { message: /initialMembers must be a non-empty list/ });
+  t.deepEqual(n.runner.calls, []);
+});
 
 test('mon bootstrap fails with the daemon log tail when mkfs fails without stderr', async (t) => {
   const n = await fakeNode(t);

@@ -68,16 +68,23 @@ test('ceph loops: three monitors reach quorum, then a manager, an MDS and a gate
   t.deepEqual(keys, ['client.admin', 'mgr.' + d.find((n) => n.id === a)!.hostname, 'mon.']);
 });
 
-test('ceph loops: the other monitors wait for the first, and a killed monitor is started again', async (t) => {
+test('ceph loops: monitors declared together make one first monmap, the opener starting first; a killed one is started again', async (t) => {
   const q = await startLab(t, 3);
   const nodes = await allActive(q, 3);
   const c = await admin(q);
   await declareMons(c, nodes.map((n) => n.id));
   await waitFor('quorum of three', async () => (await c.get('/ceph/metrics')).json?.monCount === 3 && (await details(c)).every((x) => x.monExists), 30_000);
-  const bootstraps = (await q.tasks.recent(1000)).filter((r) => r.spec.taskName === 'ceph.mon.bootstrap');
-  t.is(bootstraps.length, 1, 'exactly one node created the cluster');
-  const joins = (await q.tasks.recent(1000)).filter((r) => r.spec.taskName === 'ceph.mon.join');
-  t.is(joins.length, 2);
+  const runs = await q.tasks.recent(1000);
+  const bootstraps = runs.filter((r) => r.spec.taskName === 'ceph.mon.bootstrap').sort((x, y) => x.metadata.createdAt.localeCompare(y.metadata.createdAt));
+  t.is(bootstraps.length, 3, 'each declared monitor made its store from the first monmap');
+  t.false(runs.some((r) => r.spec.taskName === 'ceph.mon.join'), 'nobody joined');
+  const names = (r: (typeof runs)[number]) => (r.spec.args.initialMembers as Array<{ name: string }>).map((m) => m.name);
+  const hostnames = nodes.map((n) => n.spec.hostname).sort();
+  for (const r of bootstraps) t.deepEqual(names(r), hostnames);
+  const [opener, ...followers] = bootstraps;
+  t.is(opener!.spec.nodeHostname, hostnames[0] ?? null);
+  for (const f of followers) t.true(f.metadata.createdAt >= opener!.status.completedAt!, 'the others start once the first runs');
+  t.is(q.lab!.ceph.mons.epoch, 1);
   const victim = (await details(c))[1]!;
   q.lab!.ceph.killMon(victim.hostname);
   t.true(q.lab!.ceph.hasQuorum(), 'two of three keep quorum');
@@ -86,6 +93,21 @@ test('ceph loops: the other monitors wait for the first, and a killed monitor is
     return restarts.length >= 1 && (await details(c)).find((x) => x.id === victim.id)!.monExists;
   }, 30_000);
   t.is(q.lab!.ceph.mons.mons.filter((m) => m.running).length, 3);
+});
+
+test('ceph loops: a monitor declared after the cluster formed joins it; the others wait for the first', async (t) => {
+  const q = await startLab(t, 3);
+  const nodes = await allActive(q, 3);
+  const c = await admin(q);
+  const [first, ...later] = nodes.sort((x, y) => x.spec.hostname.localeCompare(y.spec.hostname));
+  await declareMons(c, [first!.id]);
+  await waitFor('the first monitor runs', async () => (await details(c)).find((x) => x.id === first!.id)?.monExists, 30_000);
+  await declareMons(c, later.map((n) => n.id));
+  await waitFor('quorum of three', async () => (await c.get('/ceph/metrics')).json?.monCount === 3 && (await details(c)).every((x) => x.monExists), 30_000);
+  const runs = await q.tasks.recent(1000);
+  t.deepEqual(runs.filter((r) => r.spec.taskName === 'ceph.mon.bootstrap').map((r) => r.spec.nodeId), [first!.id]);
+  t.deepEqual(runs.filter((r) => r.spec.taskName === 'ceph.mon.join').map((r) => r.spec.nodeId).sort(), later.map((n) => n.id).sort());
+  t.is(q.lab!.ceph.mons.epoch, 3, 'one monmap epoch per join');
 });
 
 test('ceph loops: a manager waits for monitor quorum and says so', async (t) => {

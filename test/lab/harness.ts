@@ -50,7 +50,7 @@ export async function startLab(t: ExecutionContext, nodes: number, over: Partial
     store: over.store ?? (over.stateDir ? undefined : await createMemoryStore()),
     logs: over.logs ?? new MemoryLogStore(),
     retryBaseMs: 20,
-    cephTiming: { pollMs: 100, queryTimeoutMs: 300, startGraceMs: 400, blockedRecheckMs: 100 },
+    cephTiming: { pollMs: 100, queryTimeoutMs: 300, startGraceMs: 400, blockedRecheckMs: 100, monGatherMs: 200 },
     auth: { scrypt: FAST_SCRYPT },
     print: () => {},
     runTimeoutMs: 2_000,

@@ -30,7 +30,7 @@ async function quarryIn(t: ExecutionContext, pair: NetnsPair): Promise<Quarry> {
     logs: new MemoryLogStore(),
     retryBaseMs: 50,
     // No Ceph here: its loops must not keep the two cores busy asking a missing CLI.
-    cephTiming: { pollMs: 60_000, queryTimeoutMs: 1_000, startGraceMs: 60_000, blockedRecheckMs: 60_000 },
+    cephTiming: { pollMs: 60_000, queryTimeoutMs: 1_000, startGraceMs: 60_000, blockedRecheckMs: 60_000, monGatherMs: 1_000 },
     auth: { scrypt: { N: 2 ** 10, r: 8, p: 1 } },
     print: () => {},
     network: { pollMs: 1_000 },

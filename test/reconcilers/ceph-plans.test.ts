@@ -38,10 +38,18 @@ const run = (state: RunInfo['state'], over: Partial<RunInfo> = {}): RunInfo => (
 function mon(over: Partial<MonObserved> & { self?: NodeDoc; others?: NodeDoc[] }): MonObserved {
   const self = over.self ?? monNode('a');
   return {
-    node: self, cluster: cluster(), monNodes: [self, ...(over.others ?? [])], monDisk, quorum: false, bootstrapKeys: true, bootstrapOwner: null,
+    node: self, cluster: cluster(), monNodes: [self, ...(over.others ?? [])], monDisk, quorum: false, bootstrapKeys: true, gatherEndsAt: null, bootstrap: null,
     createRun: null, restartRun: null, now: NOW, retryBaseMs: 1_000, startGraceMs: 5_000,
     removal: { monmap: null, othersRemoving: [], monmapRun: null, nodeRun: null }, ...over,
   };
+}
+
+const argsOf = (p: ReturnType<typeof planMon>): Record<string, unknown> => (p.step && 'args' in p.step ? p.step.args : {});
+
+/** The bootstrap `owner` opened, with its run in `state` naming `members` in the first monmap. */
+function opened(owner: string, state: RunInfo['state'], members: string[]): MonObserved['bootstrap'] {
+  const node = monNode(owner);
+  return { owner: node, run: run(state, { args: { initialMembers: members.map((m) => ({ nodeId: monNode(m).id, name: m, addr: '192.0.2.1' })) } }), members: members.map((m) => ({ nodeId: monNode(m).id, name: m, addr: '192.0.2.1' })) };
 }
 
 const monTable: Array<[string, MonObserved, string, string | null, string]> = [
@@ -54,7 +62,13 @@ const monTable: Array<[string, MonObserved, string, string | null, string]> = [
   ['nothing on a node that is not active', mon({ self: monNode('a', { phase: 'offline' }) }), 'blocked', null, 'NodeNotActive'],
   ['a running monitor is left alone', mon({ self: monNode('a', { running: true }) }), 'running', null, 'Running'],
   ['a bootstrap in progress starts nothing more', mon({ createRun: run('running') }), 'starting', null, 'Starting'],
-  ['a later monitor with an earlier hostname waits for the node already bootstrapping', mon({ self: monNode('a'), others: [monNode('b')], bootstrapOwner: monNode('b') }), 'blocked', null, 'WaitingForFirstMonitor'],
+  ['a later monitor with an earlier hostname waits for the node already bootstrapping', mon({ self: monNode('a'), others: [monNode('b')], bootstrap: opened('b', 'running', ['b']) }), 'blocked', null, 'WaitingForFirstMonitor'],
+  ['the first monitor waits for others declared with it', mon({ gatherEndsAt: NOW + 300 }), 'starting', null, 'GatheringMonitors'],
+  ['once the gathering ended it bootstraps', mon({ gatherEndsAt: NOW }), 'starting', 'bootstrap', 'Starting'],
+  ['a first monitor waits while the opener starts', mon({ self: monNode('b'), others: [monNode('a')], bootstrap: opened('a', 'running', ['a', 'b']) }), 'blocked', null, 'WaitingForFirstMonitor'],
+  ['a first monitor bootstraps once the opener ran, not joins', mon({ self: monNode('b'), others: [monNode('a', { running: true })], quorum: true, bootstrap: opened('a', 'completed', ['a', 'b']) }), 'starting', 'bootstrap', 'Starting'],
+  ['a first monitor bootstraps even without quorum: it is what forms the quorum', mon({ self: monNode('b'), others: [monNode('a', { running: true })], cluster: cluster({ bootstrapped: true }), bootstrap: opened('a', 'completed', ['a', 'b']) }), 'starting', 'bootstrap', 'Starting'],
+  ['a monitor declared after the first monmap joins', mon({ self: monNode('c'), others: [monNode('a', { running: true })], quorum: true, bootstrap: opened('a', 'completed', ['a', 'b']) }), 'starting', 'join', 'Starting'],
   ['a failed bootstrap waits out its backoff', mon({ createRun: run('failed', { completedAt: NOW - 10 }) }), 'starting', null, 'RetryBackoff'],
   ['a failed bootstrap is retried', mon({ createRun: run('failed') }), 'starting', 'bootstrap', 'Retrying'],
   ['three failures show as failed and are still retried', mon({ createRun: run('failed', { attempt: 3 }) }), 'failed', 'bootstrap', 'Retrying'],
@@ -73,9 +87,37 @@ for (const [title, input, phase, step, reason] of monTable) {
   });
 }
 
-test('mon plan: a bootstrap run carries the fsid, the name, the address and the disk', (t) => {
+test('mon plan: a bootstrap run carries the fsid, the name, the address, the disk and the first monmap', (t) => {
   const p = planMon(mon({}));
-  t.deepEqual(p.step, { kind: 'bootstrap', attempt: 1, args: { fsid: '3b5c0c6e-7f4c-4f0e-9a52-2a3e1b1c9d10', monName: 'a', addr: '192.0.2.1', monPort: 3300, devicePath: '/dev/sdb' } });
+  t.deepEqual(p.step, {
+    kind: 'bootstrap', attempt: 1,
+    args: { fsid: '3b5c0c6e-7f4c-4f0e-9a52-2a3e1b1c9d10', monName: 'a', addr: '192.0.2.1', monPort: 3300, devicePath: '/dev/sdb', initialMembers: [{ nodeId: monNode('a').id, name: 'a', addr: '192.0.2.1' }] },
+  });
+});
+
+test('mon plan: the first monmap names every active monitor node with an address, by hostname', (t) => {
+  const others = [monNode('c', { ip: '192.0.2.3' }), monNode('b', { ip: '192.0.2.2' }), monNode('d', { phase: 'offline', ip: '192.0.2.4' }), monNode('e', { ip: '' })];
+  const p = planMon(mon({ others, gatherEndsAt: NOW - 1 }));
+  t.deepEqual((argsOf(p).initialMembers as Array<{ name: string; addr: string }>).map((m) => [m.name, m.addr]), [['a', '192.0.2.1'], ['b', '192.0.2.2'], ['c', '192.0.2.3']]);
+});
+
+test('mon plan: the gathering is waited out exactly, then asked again', (t) => {
+  const p = planMon(mon({ gatherEndsAt: NOW + 300 }));
+  t.is(p.requeueAfterMs, 300);
+});
+
+test('mon plan: a retried bootstrap keeps the first monmap its failed attempt had', (t) => {
+  const first = [{ nodeId: monNode('a').id, name: 'a', addr: '192.0.2.1' }];
+  const p = planMon(mon({ others: [monNode('b', { ip: '192.0.2.2' })], createRun: run('failed', { args: { initialMembers: first } }) }));
+  t.is(p.step?.kind, 'bootstrap');
+  t.deepEqual(argsOf(p).initialMembers, first);
+});
+
+test('mon plan: a following first monitor takes the opener\'s first monmap', (t) => {
+  const boot = opened('a', 'completed', ['a', 'b']);
+  const p = planMon(mon({ self: monNode('b'), others: [monNode('a', { running: true })], bootstrap: boot }));
+  t.deepEqual(argsOf(p).initialMembers, boot!.members);
+  t.is(argsOf(p).monName, 'b');
 });
 
 function daemon(over: Partial<DaemonObserved> & { wanted?: boolean; running?: boolean; phase?: 'active' | 'offline' }): DaemonObserved {

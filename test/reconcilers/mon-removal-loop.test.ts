@@ -23,7 +23,7 @@ test('mon loop starts one monmap removal at a time, even when two were planned a
   const starts: StartRequest[] = [];
   const ceph = { quorumStatus: async () => ({ quorumNames: names, monmap: { mons: names.map((name) => ({ name })) } }) } as unknown as CephApi;
   const loop = monLoop({
-    store, ceph, clock: new ManualClock(), retryBaseMs: 1_000, startGraceMs: 1_000, blockedRecheckMs: 500, runTimeoutMs: 60_000,
+    store, ceph, clock: new ManualClock(), retryBaseMs: 1_000, startGraceMs: 1_000, blockedRecheckMs: 500, runTimeoutMs: 60_000, monGatherMs: 0,
     tasks: { start: async (req) => (starts.push(req), { id: `run-${starts.length}` } as TaskRun), latestFor: async () => undefined },
   });
   const ctx = { signal: new AbortController().signal };

@@ -27,7 +27,7 @@ const map = (names: string[], quorum = names) => ({ names, quorum });
 function removing(removal: Partial<RemovalObserved>, over: Partial<MonObserved> = {}): MonObserved {
   return {
     node: undesired(), cluster: undefined as unknown as MonObserved['cluster'], monNodes: [], monDisk: undefined, quorum: true,
-    bootstrapKeys: true, bootstrapOwner: null, createRun: created, restartRun: null, now: NOW, retryBaseMs: 1_000, startGraceMs: 5_000,
+    bootstrapKeys: true, gatherEndsAt: null, bootstrap: null, createRun: created, restartRun: null, now: NOW, retryBaseMs: 1_000, startGraceMs: 5_000,
     removal: { monmap: map(['a', 'b', 'c']), othersRemoving: [], monmapRun: null, nodeRun: null, ...removal },
     ...over,
   };
@@ -54,6 +54,7 @@ const table: Array<[string, MonObserved, string | undefined, string | null, stri
   ['cleaned and not running: the state goes away', removing({ monmap: map(['a', 'c']), nodeRun: run('completed') }, { node: undesired({ running: false }) }), undefined, null, undefined],
   ['still running long after the cleanup: cleaned again', removing({ monmap: map(['a', 'c']), nodeRun: run('completed') }), 'orphaned', 'remove', 'Removing'],
   ['never created and not running: nothing to remove', removing({}, { createRun: null, node: undesired({ running: false }) }), undefined, null, undefined],
+  ['never created but named in the first monmap: taken out of it', removing({ inFirstMonmap: true }, { createRun: null, node: undesired({ running: false }) }), 'orphaned', 'monmap-remove', REMOVING_FROM_MONMAP],
 ];
 
 for (const [title, input, phase, step, reason] of table) {

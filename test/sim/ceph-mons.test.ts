@@ -103,6 +103,23 @@ test('bootstrapping again with another fsid is refused; the same again is a no-o
   t.throws(() => cluster.addMonToMap('z', '10.0.0.1'), { message: /already used by mon.a/ });
 });
 
+test('first monitors bootstrapped together share monmap epoch 1 and have quorum once a majority runs', async (t) => {
+  const { cluster } = newCluster();
+  const first = [{ name: 'a', addr: '10.0.0.1' }, { name: 'b', addr: '10.0.0.2' }, { name: 'c', addr: '10.0.0.3' }];
+  cluster.bootstrap(FSID, { ...first[0]!, host: 'h1' }, first);
+  cluster.startMon('a');
+  t.false(cluster.hasQuorum(), 'one of three is no majority');
+  cluster.bootstrap(FSID, { ...first[1]!, host: 'h2' }, first);
+  cluster.startMon('b');
+  t.true(cluster.hasQuorum());
+  const dump = await apiOf(cluster).monDump();
+  t.is(dump.epoch, 1, 'nobody joined: the map is the first one');
+  t.deepEqual(dump.mons.map((m) => m.name), ['a', 'b', 'c']);
+  t.is(cluster.mons.get('b')?.host, 'h2');
+  t.is(cluster.monStores.get('b'), 'h2');
+  t.throws(() => cluster.bootstrap(FSID, { name: 'd', addr: '10.0.0.4' }, first), { message: /already bootstrapped/ }, 'd is not a first monitor');
+});
+
 test('per-verb latency is spent before the answer; a deadline shorter than it kills the call', async (t) => {
   const { cluster } = newCluster();
   withMons(cluster);

@@ -53,7 +53,7 @@ test('api: monitor, manager, OSD, MDS and gateway on one real node through the A
     retryBaseMs: 1_000, runTimeoutMs: 180_000,
     // A start's grace is generous: on a loaded 2-core machine an OSD may take seconds to show
     // in the agent's report, and a restart in that window would kill a booting OSD.
-    cephTiming: { pollMs: 1_000, queryTimeoutMs: 15_000, startGraceMs: 20_000, blockedRecheckMs: 1_000 },
+    cephTiming: { pollMs: 1_000, queryTimeoutMs: 15_000, startGraceMs: 20_000, blockedRecheckMs: 1_000, monGatherMs: 1_000 },
   });
   stops.push(() => q.stop());
   // The cluster's settings have no API yet: a private port window, one copy of each object.

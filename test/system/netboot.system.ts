@@ -105,7 +105,7 @@ test('netboot: a VM network-boots through Quarry (DHCP, iPXE, image, cloud-init)
     logs: new MemoryLogStore(),
     bus,
     retryBaseMs: 200,
-    cephTiming: { pollMs: 60_000, queryTimeoutMs: 1_000, startGraceMs: 60_000, blockedRecheckMs: 60_000 },
+    cephTiming: { pollMs: 60_000, queryTimeoutMs: 1_000, startGraceMs: 60_000, blockedRecheckMs: 60_000, monGatherMs: 1_000 },
     auth: { scrypt: { N: 2 ** 10, r: 8, p: 1 } },
     print: () => {},
   });

@@ -107,7 +107,7 @@ export class NetnsCluster {
       log: silentLogger, store: await createMemoryStore(), logs: new MemoryLogStore(), print: () => undefined,
       auth: { scrypt: { N: 2 ** 10, r: 8, p: 1 } },
       retryBaseMs: 1_000, runTimeoutMs: 180_000,
-      cephTiming: { pollMs: opts.pollMs ?? 2_000, queryTimeoutMs: 15_000, startGraceMs: 20_000, blockedRecheckMs: 1_000 },
+      cephTiming: { pollMs: opts.pollMs ?? 2_000, queryTimeoutMs: 15_000, startGraceMs: 20_000, blockedRecheckMs: 1_000, monGatherMs: 1_000 },
     });
     const state = join(this.dir, 'master', 'ceph');
     this.cephConf = join(state, 'ceph.conf');

@@ -1,12 +1,12 @@
-// Monitors. The first creates the cluster: a monmap holding only itself, a mon keyring with the
-// mon. and client.admin keys the master made, `ceph-mon --mkfs`, start. Later ones take the
-// master's current monmap and the mon. key, mkfs, and start: a monitor that is not in the map
-// yet asks the quorum to add it. A monitor store that exists already is not made again, so a
-// retried step only starts what is not running.
+// Monitors. The first ones create the cluster: a first monmap naming each of them, a mon keyring
+// with the mon. and client.admin keys the master made, `ceph-mon --mkfs`, start; they form a
+// quorum once a majority runs. Later ones take the master's current monmap and the mon. key,
+// mkfs, and start: a monitor that is not in the map yet asks the quorum to add it. A monitor
+// store that exists already is not made again, so a retried step only starts what is not running.
 import { access, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { monAddrVec } from '../../render/ceph-conf.js';
-import { int, str } from '../../fleet/step-args.js';
+import { int, optMonList, str } from '../../fleet/step-args.js';
 import type { AgentStep, AgentStepContext } from './context.js';
 import { refreshConf, tool } from './context.js';
 
@@ -16,18 +16,21 @@ export const bootstrapMon: AgentStep = async (ctx) => {
   const [fsid, name, addr, port] = [str(ctx.args, 'fsid'), str(ctx.args, 'monName'), str(ctx.args, 'addr'), int(ctx.args, 'monPort')];
   await refreshConf(ctx);
   const addrv = monAddrVec(addr, port);
-  // The master's conf may already name every declared monitor in mon_initial_members. A new
-  // monitor store takes those names into its first monmap (as 0.0.0.0 placeholders), and the
-  // first monitor would then wait forever for a majority of monitors that can only join a
-  // quorum it has not formed. The first monitor's initial members are itself alone.
-  const alone = ['--mon-initial-members', name];
+  const members = optMonList(ctx.args, 'initialMembers') ?? [{ name, addr }];
+  if (!members.some((m) => m.name === name)) throw new Error(`mon.${name} is not one of the first monitors (${members.map((m) => m.name).join(', ')})`);
+  // The master's conf names the monitors it knows of in mon_initial_members. A new monitor
+  // store takes names it does not find in the monmap as 0.0.0.0 placeholders, and would then
+  // wait forever for a majority that can never form. The initial members are exactly the
+  // monmap's, given on the command line over the conf.
+  const initial = ['--mon-initial-members', members.map((m) => m.name).join(',')];
   await withMkfsFiles(ctx, async (dir) => {
     const monmap = join(dir, 'monmap');
-    await tool(ctx, 'monmaptool', ['--create', '--fsid', fsid, '--addv', name, addrv, '--set-min-mon-release', 'pacific', '--enable-all-features', monmap]);
-    await mkfs(ctx, name, monmap, dir, MON_KEYS, alone);
+    const addv = members.flatMap((m) => ['--addv', m.name, monAddrVec(m.addr, port)]);
+    await tool(ctx, 'monmaptool', ['--create', '--fsid', fsid, ...addv, '--set-min-mon-release', 'pacific', '--enable-all-features', monmap]);
+    await mkfs(ctx, name, monmap, dir, MON_KEYS, initial);
   });
-  await startMon(ctx, name, addrv, alone);
-  return { fsid, monName: name, addr: addrv };
+  await startMon(ctx, name, addrv, initial);
+  return { fsid, monName: name, addr: addrv, initialMembers: members.map((m) => m.name) };
 };
 
 export const joinMon: AgentStep = async (ctx) => {

@@ -69,11 +69,14 @@ export class SimCephCluster {
   }
 
   // ---- monitors -------------------------------------------------------------------------------
-  /** The first monitor's mkfs: monmap epoch 1 and the initial keys. It is not started. */
-  bootstrap(fsid: string, firstMon: { name: string; addr: string; host?: string }): void {
-    this.mons.bootstrap(fsid, firstMon.name, firstMon.addr, firstMon.host);
-    if (firstMon.host !== undefined) this.monStores.set(firstMon.name, firstMon.host);
-    this.accounts.createInitial();
+  /** A first monitor's mkfs: the first one makes monmap epoch 1 (naming `members`, by default
+   * itself alone) and the initial keys; the others named there make their stores from that
+   * map. It is not started. */
+  bootstrap(fsid: string, mon: { name: string; addr: string; host?: string }, members?: Array<{ name: string; addr: string }>): void {
+    const fresh = !this.mons.bootstrapped;
+    this.mons.bootstrap(fsid, mon.name, mon.addr, mon.host, members);
+    if (mon.host !== undefined) this.monStores.set(mon.name, mon.host);
+    if (fresh) this.accounts.createInitial();
   }
 
   /** `ceph-mon --mkfs` with the cluster's monmap for a new monitor: a new monmap epoch. */

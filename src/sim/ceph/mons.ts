@@ -13,6 +13,8 @@ export class MonMap {
   quorumSince = 0;
   readonly mons: SimMon[] = [];
   private lastQuorum = '';
+  /** The monitors the first monmap named: each makes its own store from it. */
+  private readonly firstMonitors = new Set<string>();
 
   constructor(private readonly now: () => number) {}
 
@@ -20,17 +22,25 @@ export class MonMap {
     return this.epoch > 0;
   }
 
-  /** `monmaptool --create --fsid F --addv NAME ADDR` + `ceph-mon --mkfs`: epoch 1, one monitor.
-   * Doing it again with the same fsid and monitor is a no-op; anything else is refused. */
-  bootstrap(fsid: string, name: string, addr: string, host?: string): void {
+  /** `monmaptool --create --fsid F --addv NAME ADDR ...` + `ceph-mon --mkfs`: epoch 1, naming
+   * the first monitors (`members`, by default this one alone); none runs yet. Another of those
+   * first monitors doing its own mkfs from the same map, or doing it again, is a no-op;
+   * anything else is refused. */
+  bootstrap(fsid: string, name: string, addr: string, host?: string, members: Array<{ name: string; addr: string }> = [{ name, addr }]): void {
     if (this.bootstrapped) {
       const first = this.mons[0];
-      if (this.fsid === fsid && first?.name === name) return;
+      if (this.fsid === fsid && this.firstMonitors.has(name)) {
+        if (host !== undefined) this.require(name).host = host;
+        return;
+      }
       throw new Error(`the cluster is already bootstrapped (fsid ${this.fsid}, mon.${first?.name ?? '?'})`);
     }
+    if (!members.some((m) => m.name === name)) throw new Error(`mon.${name} is not in the first monmap it was given`);
     this.fsid = fsid;
     this.created = this.now();
-    this.add(name, addr, host);
+    for (const m of members) this.add(m.name, m.addr, m.name === name ? host : undefined);
+    for (const m of members) this.firstMonitors.add(m.name);
+    this.epoch = 1;
   }
 
   /** A new monitor in the map (a new epoch); the same name and address again is a no-op. */

@@ -40,9 +40,10 @@ export function cephSteps(cluster: SimCephCluster, hooks: CephStepHooks): Map<st
   return new Map<string, Step>([
     ['ceph.mon.bootstrap', step((ctx, host) => {
       const [fsid, name, addr] = [str(ctx, 'fsid'), str(ctx, 'monName'), str(ctx, 'addr')];
-      cluster.bootstrap(fsid, { name, addr, host });
+      const members = A.optMonList(ctx.args, 'initialMembers');
+      cluster.bootstrap(fsid, { name, addr, host }, members);
       cluster.startMon(name);
-      ctx.log('info', `mon.${name}: mkfs for cluster ${fsid}, started on ${addr}`);
+      ctx.log('info', `mon.${name}: mkfs for cluster ${fsid} (first monitors: ${(members ?? [{ name }]).map((m) => m.name).join(', ')}), started on ${addr}`);
       return { fsid, monmapEpoch: cluster.mons.epoch };
     })],
     ['ceph.mon.join', step((ctx, host) => {
