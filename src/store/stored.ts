@@ -59,7 +59,10 @@ function jsonCopy(v: unknown, open: Set<object>, key = ''): unknown {
   open.add(obj);
   let out: unknown;
   if (Array.isArray(obj)) {
-    out = obj.map((item, i) => jsonCopy(item, open, String(i)) ?? null);
+    // map() would keep a hole as a hole; JSON writes null.
+    const items = new Array<unknown>(obj.length);
+    for (let i = 0; i < obj.length; i++) items[i] = jsonCopy(obj[i], open, String(i)) ?? null;
+    out = items;
   } else if (obj instanceof Number || obj instanceof String || obj instanceof Boolean) {
     out = jsonCopy(obj.valueOf(), open);
   } else {

@@ -15,6 +15,9 @@ test('clean copies as a JSON round trip does', (t) => {
     { boxed: [new Number(3), new String('s'), new Boolean(false)] },
     'plain', 0, false, null,
     { 'weird key "\\': 'ünï ☃', '': 1 },
+    { [Symbol('s')]: 1, kept: { [Symbol('t')]: 2, n: 3 } },
+    { first: 1, dropped: undefined, later: { deep: [undefined] }, last: () => 1 },
+    [1, , 3],
   ];
   for (const v of inputs) t.deepEqual(clean(v, '/x'), roundTrip(v));
   const src = { a: { b: [1] } };
