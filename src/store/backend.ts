@@ -19,8 +19,9 @@ export interface WatchEvent<V = unknown> {
   revision: number;
   /** The key's createRevision (equal to `revision` when a put created the key). */
   createRevision: number;
-  /** For a put over an existing key: the value it replaced (etcd's prev_kv). Lets watchers
-   * tell what changed without keeping their own copy. */
+  /** For a put over an existing key, delivered as it happens: the value it replaced (etcd's
+   * prev_kv). Lets watchers tell what changed without keeping their own copy. Events a watcher
+   * catches up on from the history carry none; `createRevision` still tells a create apart. */
   prevValue?: V;
 }
 

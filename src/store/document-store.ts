@@ -177,8 +177,9 @@ export class DocumentStore implements Store {
 function toStoreEvent(event: WatchEvent<StoredDoc>): StoreEvent {
   const doc = storedToDoc(event.value, event.revision);
   if (event.type === 'delete') return { type: 'deleted', doc, revision: event.revision, specChanged: true };
+  if (event.createRevision === event.revision) return { type: 'added', doc, revision: event.revision, specChanged: true };
+  // Without the previous value (an event caught up on from the history) the spec may have moved.
   const prev = event.prevValue;
-  if (prev === undefined) return { type: 'added', doc, revision: event.revision, specChanged: true };
-  const specChanged = prev.metadata.generation !== event.value.metadata.generation;
+  const specChanged = prev === undefined || prev.metadata.generation !== event.value.metadata.generation;
   return { type: 'modified', doc, revision: event.revision, specChanged };
 }

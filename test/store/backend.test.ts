@@ -97,6 +97,19 @@ for (const [name, open] of backends) {
     ]);
   });
 
+  test(`${name} backend history replays changes without the values they replaced`, async (t) => {
+    const b = await open(t);
+    await b.put('k', 'a');
+    await b.put('k', 'b');
+    const events: (WatchEvent | RelistSignal)[] = [];
+    b.watch(0, (e) => events.push(e));
+    await tick();
+    t.deepEqual(events, [
+      { type: 'put', key: 'k', value: 'a', revision: 1, createRevision: 1 },
+      { type: 'put', key: 'k', value: 'b', revision: 2, createRevision: 1 },
+    ]);
+  });
+
   test(`${name} backend sends relist when the history is gone`, async (t) => {
     const b = await open(t, { historySize: 3 });
     for (let i = 1; i <= 6; i++) await b.put(`k${i}`, i);

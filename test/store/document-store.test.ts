@@ -188,6 +188,19 @@ for (const [name, open] of factories) {
     );
   });
 
+  test(`${name} store watch resuming from the history tells a change from a create`, async (t) => {
+    const store = await open(t);
+    await store.create({ kind: 'Node', id: 'a', name: 'n1', spec: nodeSpec() });
+    await store.updateStatus('Node', 'a', { phase: 'booting' });
+    const events: StoreEvent[] = [];
+    store.watch(0, (e) => events.push(e));
+    await tick();
+    t.deepEqual(
+      events.map((e) => (e.type === 'relist' ? 'relist' : `${e.type}@${e.revision}:${e.specChanged}`)),
+      ['added@1:true', 'modified@2:true'],
+    );
+  });
+
   test(`${name} store watch resumes from a revision with exactly the later events`, async (t) => {
     const store = await open(t);
     for (let i = 0; i < 5; i++) await store.create({ kind: 'Node', id: `n${i}`, name: `n${i}`, spec: nodeSpec() });
