@@ -1,30 +1,37 @@
 // GET /nodes/details as a projection kept up to date from the store's watch: each node's detail
 // is serialized once and again only after that node or one of its disks changed, so a GET at
-// 10k nodes / 40k disks joins cached strings instead of listing 50k documents and rebuilding
-// 10k objects. It holds what the store already holds (node documents, shared, and three fields
-// per disk), so it is bounded by the inventory's size.
+// 10k nodes / 40k disks copies cached bytes instead of listing 50k documents and rebuilding
+// 10k objects. It holds the node documents (shared with the store), a number per disk, and the
+// answer itself, once, as bytes: each node's detail is a range of it.
 import { Kind } from '../model/kinds.js';
 import type { DiskDoc, NodeDoc } from '../model/operations.js';
 import type { Store, StoreEvent } from '../store/types.js';
 import { diskCounts, nodeDetailOf } from './views.js';
 
-interface DiskEntry {
-  nodeId: string;
-  present: boolean;
-  osd: boolean;
+const PRESENT = 1;
+const OSD = 2;
+
+/** The last answer: node ids in key order, and where each one's detail lies in the bytes. */
+interface Built {
+  body: Buffer;
+  order: string[];
+  starts: Uint32Array;
+  ends: Uint32Array;
 }
 
 export class NodeDetails {
   private readonly nodes = new Map<string, NodeDoc>();
-  private readonly disks = new Map<string, DiskEntry>();
-  private readonly disksOfNode = new Map<string, Set<string>>();
-  /** Serialized detail per node; a missing entry is a node to serialize again. */
-  private readonly json = new Map<string, string>();
+  /** The node each disk is on, and per node its disks' PRESENT | OSD bits. */
+  private readonly diskNode = new Map<string, string>();
+  private readonly disksOfNode = new Map<string, Map<string, number>>();
+  /** Nodes whose detail must be serialized again at the next build. */
+  private readonly stale = new Set<string>();
   /** Node ids in key order (the order store.list gives); undefined after an add or delete. */
   private order: string[] | undefined;
-  /** The whole answer as bytes: sent as it is by every GET until something changes (a string
-   * body would be encoded again for each request, 3 MB at 10k nodes). */
-  private body: Buffer | undefined;
+  /** Sent as it is by every GET until something changes: a string body would be encoded again
+   * for each request (3 MB at 10k nodes). */
+  private built: Built | undefined;
+  private current = false;
   private started: Promise<void> | undefined;
   private stopWatch: (() => void) | undefined;
 
@@ -41,7 +48,12 @@ export class NodeDetails {
       this.reset();
       throw err;
     }));
-    return (this.body ??= Buffer.from(this.build(), 'utf8'));
+    if (!this.current || !this.built) {
+      this.built = this.build(this.built);
+      this.stale.clear();
+      this.current = true;
+    }
+    return this.built.body;
   }
 
   /** Stops following the store; the next read starts over. */
@@ -50,11 +62,12 @@ export class NodeDetails {
     this.stopWatch = undefined;
     this.started = undefined;
     this.nodes.clear();
-    this.disks.clear();
+    this.diskNode.clear();
     this.disksOfNode.clear();
-    this.json.clear();
+    this.stale.clear();
     this.order = undefined;
-    this.body = undefined;
+    this.built = undefined;
+    this.current = false;
   }
 
   // Started on the first read, not at construction, so an app that never serves the route never
@@ -83,60 +96,87 @@ export class NodeDetails {
   private putNode(n: NodeDoc): void {
     if (!this.nodes.has(n.id)) this.order = undefined;
     this.nodes.set(n.id, n);
-    this.dirty(n.id);
+    this.changed(n.id);
   }
 
   private dropNode(id: string): void {
     this.nodes.delete(id);
     this.order = undefined;
-    this.dirty(id);
+    this.changed(id);
   }
 
   private putDisk(d: DiskDoc): void {
-    this.dropDisk(d.id); // a disk whose nodeId changed leaves its old node
-    const entry = { nodeId: d.spec.nodeId, ...diskCounts(d) };
-    this.disks.set(d.id, entry);
-    let set = this.disksOfNode.get(entry.nodeId);
-    if (!set) this.disksOfNode.set(entry.nodeId, (set = new Set()));
-    set.add(d.id);
-    this.dirty(entry.nodeId);
+    const nodeId = d.spec.nodeId;
+    const c = diskCounts(d);
+    const bits = (c.present ? PRESENT : 0) | (c.osd ? OSD : 0);
+    const was = this.diskNode.get(d.id);
+    // Most disk writes (conditions, the OSD's state) change neither count: nothing to redo.
+    if (was === nodeId && this.disksOfNode.get(nodeId)?.get(d.id) === bits) return;
+    if (was !== undefined && was !== nodeId) this.dropDisk(d.id);
+    this.diskNode.set(d.id, nodeId);
+    let disks = this.disksOfNode.get(nodeId);
+    if (!disks) this.disksOfNode.set(nodeId, (disks = new Map()));
+    disks.set(d.id, bits);
+    this.changed(nodeId);
   }
 
   private dropDisk(id: string): void {
-    const old = this.disks.get(id);
-    if (!old) return;
-    this.disks.delete(id);
-    const set = this.disksOfNode.get(old.nodeId);
-    set?.delete(id);
-    if (set?.size === 0) this.disksOfNode.delete(old.nodeId);
-    this.dirty(old.nodeId);
+    const nodeId = this.diskNode.get(id);
+    if (nodeId === undefined) return;
+    this.diskNode.delete(id);
+    const disks = this.disksOfNode.get(nodeId);
+    disks?.delete(id);
+    if (disks?.size === 0) this.disksOfNode.delete(nodeId);
+    this.changed(nodeId);
   }
 
-  private dirty(nodeId: string): void {
-    this.json.delete(nodeId);
-    this.body = undefined;
+  private changed(nodeId: string): void {
+    this.stale.add(nodeId);
+    this.current = false;
   }
 
-  private build(): string {
-    // Same order as sorting the keys `Node/<id>`, since all share the prefix.
-    this.order ??= [...this.nodes.keys()].sort();
-    const parts: string[] = [];
-    for (const id of this.order) parts.push(this.detail(id));
-    return `[${parts.join(',')}]`;
+  /** The answer with every node in key order: bytes of `prev` where a node's detail did not
+   * change, a new serialization where it did. Both orders are sorted, so one walk pairs them. */
+  private build(prev: Built | undefined): Built {
+    const order = (this.order ??= [...this.nodes.keys()].sort());
+    const texts = new Array<string | undefined>(order.length);
+    const from = new Int32Array(order.length).fill(-1);
+    let size = 2 + Math.max(0, order.length - 1);
+    for (let i = 0, j = 0; i < order.length; i++) {
+      const id = order[i] as string;
+      while (prev && j < prev.order.length && (prev.order[j] as string) < id) j++;
+      if (prev && prev.order[j] === id && !this.stale.has(id)) {
+        from[i] = j;
+        size += (prev.ends[j] as number) - (prev.starts[j] as number);
+      } else {
+        const text = this.detail(id);
+        texts[i] = text;
+        size += Buffer.byteLength(text);
+      }
+    }
+    const body = Buffer.allocUnsafeSlow(size);
+    const starts = new Uint32Array(order.length);
+    const ends = new Uint32Array(order.length);
+    let at = body.write('[', 0, 'latin1');
+    for (let i = 0; i < order.length; i++) {
+      if (i > 0) at += body.write(',', at, 'latin1');
+      starts[i] = at;
+      const j = from[i] as number;
+      const text = texts[i];
+      at += prev && j >= 0 ? prev.body.copy(body, at, prev.starts[j], prev.ends[j]) : body.write(text as string, at, 'utf8');
+      ends[i] = at;
+    }
+    body.write(']', at, 'latin1');
+    return { body, order, starts, ends };
   }
 
   private detail(id: string): string {
-    let text = this.json.get(id);
-    if (text !== undefined) return text;
     let diskCount = 0;
     let osdCount = 0;
-    for (const diskId of this.disksOfNode.get(id) ?? []) {
-      const d = this.disks.get(diskId) as DiskEntry;
-      if (d.present) diskCount++;
-      if (d.present && d.osd) osdCount++;
+    for (const bits of this.disksOfNode.get(id)?.values() ?? []) {
+      if (bits & PRESENT) diskCount++;
+      if (bits & PRESENT && bits & OSD) osdCount++;
     }
-    text = JSON.stringify(nodeDetailOf(this.nodes.get(id) as NodeDoc, diskCount, osdCount));
-    this.json.set(id, text);
-    return text;
+    return JSON.stringify(nodeDetailOf(this.nodes.get(id) as NodeDoc, diskCount, osdCount));
   }
 }

@@ -4,6 +4,7 @@ import type { DiskDoc, NodeDoc } from '../../src/model/operations.js';
 import { NodeDetails } from '../../src/http/node-details.js';
 import { disksByNode, nodeDetail } from '../../src/http/views.js';
 import { createMemoryStore, type Store } from '../../src/store/index.js';
+import { seeded } from '../../src/sim/random.js';
 import { nodeSpec, testDeps } from '../store/helpers.js';
 
 const uuid = (c: string) => `00000000-0000-4000-8000-00000000000${c}`;
@@ -62,4 +63,47 @@ test('node details: after a relist it lists again and stays correct', async (t) 
   await addDisk(store, 'd-1', NA);
   t.is(await details.serialized(), await fresh(store));
   t.is(JSON.parse(await details.serialized())[0].diskCount, 1);
+});
+
+test('node details: random changes between reads keep it equal to a fresh build', async (t) => {
+  const store = await createMemoryStore(testDeps());
+  const random = seeded(7);
+  const pick = <T>(xs: T[]): T => xs[Math.floor(random() * xs.length)] as T;
+  const id = (i: number) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
+  const nodes: string[] = [];
+  const disks: string[] = [];
+  let next = 0;
+  const addNode = async () => {
+    const n = id(++next);
+    await store.create({ kind: Kind.Node, id: n, name: n, spec: nodeSpec({ hostname: `h${next}` }), status: { phase: 'active' } });
+    nodes.push(n);
+  };
+  for (let i = 0; i < 8; i++) await addNode();
+  const details = new NodeDetails(store);
+  for (let step = 0; step < 300; step++) {
+    const r = random();
+    if (r < 0.1) await addNode();
+    else if (r < 0.15 && nodes.length > 1) {
+      const n = pick(nodes);
+      await store.delete(Kind.Node, n);
+      nodes.splice(nodes.indexOf(n), 1);
+    } else if (r < 0.35) {
+      const d = `d-${++next}`;
+      await addDisk(store, d, pick(nodes));
+      disks.push(d);
+    } else if (r < 0.4 && disks.length > 0) {
+      const d = pick(disks);
+      await store.delete(Kind.Disk, d);
+      disks.splice(disks.indexOf(d), 1);
+    } else if (r < 0.5 && disks.length > 0) {
+      const d = await store.mustGet<{ nodeId: string }>(Kind.Disk, pick(disks));
+      await store.updateSpec(Kind.Disk, d.id, { ...d.spec, nodeId: pick(nodes) }, { resourceVersion: d.metadata.resourceVersion });
+    } else if (r < 0.85 && disks.length > 0) {
+      await store.updateStatus(Kind.Disk, pick(disks), diskStatus({ present: random() < 0.8, osdId: random() < 0.5 ? null : 1, model: `M${step}` }));
+    } else {
+      await store.updateStatus(Kind.Node, pick(nodes), { phase: pick(['active', 'offline', 'rebooting']), ip: `192.0.2.${step % 250}` });
+    }
+    if (random() < 0.3) t.is(await details.serialized(), await fresh(store), `step ${step}`);
+  }
+  t.is(await details.serialized(), await fresh(store));
 });
