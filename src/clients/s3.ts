@@ -2,19 +2,16 @@
 // gateway has no wildcard DNS), region us-east-1 (what RGW accepts by default), the caller's own
 // key pair, a deadline on every call. The gateway's refusals become Quarry's error classes; the
 // secret key is never part of a message.
-import {
-  CreateBucketCommand,
-  DeleteObjectCommand,
-  ListBucketsCommand,
-  ListObjectsV2Command,
-  S3Client,
-  S3ServiceException,
-  type S3ClientConfig,
-} from '@aws-sdk/client-s3';
+import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { AuthError, ConflictError, ForbiddenError, InputError, NotFoundError, QuarryError, ServiceUnavailableError } from '../errors.js';
 import type { BucketEntry, ListObjectsRequest, ObjectPage, S3Credentials, S3Session } from '../model/s3.js';
 
 export const S3_REGION = 'us-east-1';
+
+type Sdk = typeof import('@aws-sdk/client-s3');
+/** Loaded at the first S3 call, not at start-up: 3 MB of heap, and its code, that a master
+ * serving no /s3 request does not need. */
+const sdk = (): Promise<Sdk> => import('@aws-sdk/client-s3');
 
 // The SDK warns once, on stderr and over several lines, that its releases after January 2027
 // need Node 22; Quarry's stderr is one JSON line per event, and the lock file pins the release.
@@ -48,8 +45,8 @@ const iso = (d: Date | undefined): string => (d ?? new Date(0)).toISOString();
 
 /** What the gateway's answer means for the caller; anything that is not an S3 answer is a
  * gateway that did not answer. */
-export function s3Failure(err: unknown, what: string, where: string): QuarryError {
-  if (!(err instanceof S3ServiceException)) {
+export function s3Failure(err: unknown, what: string, where: string, ServiceException: Sdk['S3ServiceException']): QuarryError {
+  if (!(err instanceof ServiceException)) {
     const why = err instanceof Error && ['TimeoutError', 'AbortError'].includes(err.name) ? 'no answer in time' : 'no answer';
     return new ServiceUnavailableError(`the RADOS gateway ${where} could not ${what}: ${why}`, 'CLUSTER_UNAVAILABLE');
   }
@@ -88,12 +85,12 @@ export class SdkS3Session implements S3Session {
   }
 
   async listBuckets(): Promise<BucketEntry[]> {
-    const out = await this.send('list buckets', (c) => c.send(new ListBucketsCommand({}), this.call()));
+    const out = await this.send('list buckets', (c, m) => c.send(new m.ListBucketsCommand({}), this.call()));
     return (out.Buckets ?? []).map((b) => ({ name: b.Name ?? '', creationDate: iso(b.CreationDate) }));
   }
 
   async createBucket(name: string): Promise<void> {
-    await this.send(`create bucket ${name}`, (c) => c.send(new CreateBucketCommand({ Bucket: name }), this.call()));
+    await this.send(`create bucket ${name}`, (c, m) => c.send(new m.CreateBucketCommand({ Bucket: name }), this.call()));
   }
 
   async listObjects(bucket: string, req: ListObjectsRequest): Promise<ObjectPage> {
@@ -103,7 +100,7 @@ export class SdkS3Session implements S3Session {
       ...(req.prefix ? { Prefix: req.prefix } : {}),
       ...(req.continuationToken ? { ContinuationToken: req.continuationToken } : {}),
     };
-    const out = await this.send(`list the objects of bucket ${bucket}`, (c) => c.send(new ListObjectsV2Command(input), this.call()));
+    const out = await this.send(`list the objects of bucket ${bucket}`, (c, m) => c.send(new m.ListObjectsV2Command(input), this.call()));
     const truncated = out.IsTruncated === true;
     return {
       objects: (out.Contents ?? []).map((o) => ({ key: o.Key ?? '', size: o.Size ?? 0, lastModified: iso(o.LastModified), etag: unquote(o.ETag) })),
@@ -113,7 +110,7 @@ export class SdkS3Session implements S3Session {
   }
 
   async deleteObject(bucket: string, key: string): Promise<void> {
-    await this.send(`delete an object of bucket ${bucket}`, (c) => c.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }), this.call()));
+    await this.send(`delete an object of bucket ${bucket}`, (c, m) => c.send(new m.DeleteObjectCommand({ Bucket: bucket, Key: key }), this.call()));
   }
 
   private call(): { abortSignal: AbortSignal } {
@@ -121,12 +118,13 @@ export class SdkS3Session implements S3Session {
   }
 
   /** One client per call: it holds the caller's secret, which Quarry keeps no longer than that. */
-  private async send<T>(what: string, op: (client: S3Client) => Promise<T>): Promise<T> {
-    const client = new S3Client(this.config);
+  private async send<T>(what: string, op: (client: S3Client, m: Sdk) => Promise<T>): Promise<T> {
+    const m = await sdk();
+    const client = new m.S3Client(this.config);
     try {
-      return await op(client);
+      return await op(client, m);
     } catch (err) {
-      throw s3Failure(err, what, this.where);
+      throw s3Failure(err, what, this.where, m.S3ServiceException);
     } finally {
       client.destroy();
     }
