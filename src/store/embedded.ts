@@ -10,7 +10,7 @@ import { mkdir, open } from 'node:fs/promises';
 import { NotFoundError } from '../errors.js';
 import type { Backend, KeyValue, Precondition, WatchHandler } from './backend.js';
 import { checkPrecondition, KvCore, type CoreOptions, type Mutation } from './core.js';
-import { encodeRecord, fsyncPath, listSegments, readLastSegment, readSealedSegment, segmentPath, type Segment, type TailRepair } from './journal.js';
+import { fsyncPath, recordPayload, listSegments, readLastSegment, readSealedSegment, segmentPath, type Segment, type TailRepair } from './journal.js';
 import { JournalWriter } from './journal-writer.js';
 import { lockDir } from './lock.js';
 import { readSnapshot } from './snapshot.js';
@@ -122,7 +122,7 @@ export class EmbeddedBackend<V = unknown> implements Backend<V> {
     const rev = ++this.nextRev;
     const m: Mutation<V> = { rev, op: 'put', key, value, createRevision: current?.createRevision ?? rev };
     this.pending.set(key, { rev, kv: { key, value, createRevision: m.createRevision as number, modRevision: rev } });
-    return writer.submit(m, encodeRecord(m, valueJson));
+    return writer.submit(m, recordPayload(m, valueJson));
   }
 
   async delete(key: string, pre?: Precondition): Promise<number> {
@@ -136,7 +136,7 @@ export class EmbeddedBackend<V = unknown> implements Backend<V> {
     }
     const m: Mutation<V> = { rev: ++this.nextRev, op: 'del', key };
     this.pending.set(key, { rev: m.rev, kv: undefined });
-    return writer.submit(m, encodeRecord(m));
+    return writer.submit(m, recordPayload(m));
   }
 
   watch(fromRevision: number, handler: WatchHandler<V>): () => void {

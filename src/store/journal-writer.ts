@@ -5,7 +5,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { open } from 'node:fs/promises';
 import { startFold, type FoldHandle } from './compaction.js';
 import type { Mutation } from './core.js';
-import { fsyncPath, segmentPath, type Segment } from './journal.js';
+import { frameInto, fsyncPath, recordSize, segmentPath, type Segment } from './journal.js';
 import { removeSegments } from './snapshot.js';
 
 export interface ActiveSegment {
@@ -23,9 +23,15 @@ export interface WriterOptions {
   onBackgroundError: (err: unknown) => void;
 }
 
+/** Batches are framed into one buffer of this size, kept for the store's life, and written in
+ * pieces of at most this: a buffer per record and another per batch were ~150 MB of garbage
+ * outside the JS heap while 50,000 documents were written, which the allocator kept. */
+const WRITE_BUFFER = 256 * 1024;
+
 interface Entry {
   m?: Mutation;
-  bytes?: Buffer;
+  /** The record's JSON (journal.ts recordPayload). */
+  payload?: string;
   /** A refusal held back until everything queued before it is durable. */
   error?: Error;
   resolve: (rev: number) => void;
@@ -41,6 +47,7 @@ export class JournalWriter {
   private rotateWaiters: { resolve: () => void; reject: (err: unknown) => void }[] = [];
   private idleWaiters: (() => void)[] = [];
   private fold: (FoldHandle & { result: Promise<void> }) | undefined;
+  private buffer: Buffer | undefined;
   /** fdatasync calls so far; with group commit far fewer than records. */
   syncs = 0;
 
@@ -54,11 +61,11 @@ export class JournalWriter {
   }
 
   /** Resolves with the record's revision once it is on disk and fdatasync'ed. */
-  submit(m: Mutation, bytes: Buffer): Promise<number> {
+  submit(m: Mutation, payload: string): Promise<number> {
     if (this.failed) return Promise.reject(this.failed);
     if (this.closing) return Promise.reject(new Error('store is closing'));
     return new Promise((resolve, reject) => {
-      this.queue.push({ m, bytes, resolve, reject });
+      this.queue.push({ m, payload, resolve, reject });
       this.kick();
     });
   }
@@ -124,11 +131,10 @@ export class JournalWriter {
     const writes = batch.filter((e) => e.m !== undefined);
     if (writes.length > 0) {
       try {
-        const buf = Buffer.concat(writes.map((e) => e.bytes as Buffer));
-        await writeAll(this.active.fh, buf);
+        const written = await this.write(writes);
         await this.active.fh.datasync();
         this.syncs++;
-        this.active.bytes += buf.length;
+        this.active.bytes += written;
         this.active.records += writes.length;
         this.opts.onDurable(writes.map((e) => e.m as Mutation));
       } catch (err) {
@@ -141,6 +147,34 @@ export class JournalWriter {
       else e.resolve((e.m as Mutation).rev);
     }
     if (this.shouldCompact()) this.wantRotate = true;
+  }
+
+  /** Frames the batch's records into the write buffer and writes it out each time it is full;
+   * a record larger than the buffer gets one of its own. Returns the bytes written. */
+  private async write(writes: Entry[]): Promise<number> {
+    const buf = (this.buffer ??= Buffer.allocUnsafeSlow(WRITE_BUFFER));
+    const fh = this.active.fh;
+    let at = 0;
+    let written = 0;
+    for (const e of writes) {
+      const payload = e.payload as string;
+      const size = recordSize(payload);
+      if (at + size > buf.length && at > 0) {
+        await writeAll(fh, buf.subarray(0, at));
+        written += at;
+        at = 0;
+      }
+      if (size > buf.length) {
+        const own = Buffer.allocUnsafeSlow(size);
+        frameInto(own, 0, payload);
+        await writeAll(fh, own);
+        written += size;
+      } else {
+        at = frameInto(buf, at, payload);
+      }
+    }
+    if (at > 0) await writeAll(fh, buf.subarray(0, at));
+    return written + at;
   }
 
   /** After a failed write or fdatasync the file's state is unknown (Linux may even drop the

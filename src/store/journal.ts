@@ -26,18 +26,33 @@ export async function listSegments(dir: string): Promise<Segment[]> {
   return out.sort((a, b) => a.n - b.n);
 }
 
-/** Frames one mutation. valueJson is passed in already serialised so a value that is not
- * JSON fails before the write is given a revision. */
-export function encodeRecord(m: Mutation, valueJson?: string): Buffer {
+/** One mutation as the JSON a record holds, the value last (fold.ts finds it there). valueJson
+ * is passed in already serialised so a value that is not JSON fails before the write is given
+ * a revision. */
+export function recordPayload(m: Mutation, valueJson?: string): string {
   let payload = `{"rev":${m.rev},"op":"${m.op}","key":${JSON.stringify(m.key)}`;
   if (m.createRevision !== undefined) payload += `,"createRevision":${m.createRevision}`;
   if (valueJson !== undefined) payload += `,"value":${valueJson}`;
-  payload += '}';
-  const len = Buffer.byteLength(payload);
-  const buf = Buffer.allocUnsafe(HEADER + len);
-  buf.write(payload, HEADER, 'utf8');
-  buf.writeUInt32LE(len, 0);
-  buf.writeUInt32LE(crc32(buf.subarray(HEADER)), 4);
+  return `${payload}}`;
+}
+
+/** The bytes a framed payload takes. */
+export const recordSize = (payload: string): number => HEADER + Buffer.byteLength(payload);
+
+/** Frames `payload` into `buf` at `at` (room for recordSize(payload) there) and returns the
+ * offset after it. */
+export function frameInto(buf: Buffer, at: number, payload: string): number {
+  const len = buf.write(payload, at + HEADER, 'utf8');
+  buf.writeUInt32LE(len, at);
+  buf.writeUInt32LE(crc32(buf.subarray(at + HEADER, at + HEADER + len)), at + 4);
+  return at + HEADER + len;
+}
+
+/** Frames one mutation in a buffer of its own. */
+export function encodeRecord(m: Mutation, valueJson?: string): Buffer {
+  const payload = recordPayload(m, valueJson);
+  const buf = Buffer.allocUnsafe(recordSize(payload));
+  frameInto(buf, 0, payload);
   return buf;
 }
 

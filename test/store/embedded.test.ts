@@ -167,6 +167,21 @@ test('embedded backend group-commits concurrent writes into few fdatasyncs', asy
   t.is(again.revision(), 500);
 });
 
+test('embedded backend writes a batch larger than its write buffer, and a record larger still', async (t) => {
+  const dir = await tempDir(t);
+  const first = await openAt(t, dir);
+  const writes = Array.from({ length: 600 }, (_, i) => first.put(`doc/${i}`, { i, text: 'ü'.repeat(300 + i) }));
+  writes.push(first.put('doc/big', { text: 'x'.repeat(700 * 1024) }));
+  await Promise.all(writes);
+  const before = await dump(first);
+  t.true(first.stats().syncs < 20, `${first.stats().syncs} fdatasyncs for 601 writes`);
+  await first.close();
+  const second = await openAt(t, dir);
+  t.deepEqual(await dump(second), before);
+  t.is(second.recovery.replayed, 601);
+  t.is(second.recovery.tail, undefined);
+});
+
 test('embedded backend refuses writes after close and reads before open', async (t) => {
   const dir = await tempDir(t);
   const b = new EmbeddedBackend(dir);
