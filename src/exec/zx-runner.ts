@@ -3,7 +3,7 @@
 // zx always goes through a shell. The command line is built by zx's own quoting of an array
 // (`$'...'`, bash ANSI-C quoting), never by joining strings, and prefixed with `exec` so the
 // shell replaces itself: the pid we hold is the command's, and signals reach it directly.
-import { $, quote, type ProcessOutput, type ProcessPromise } from 'zx';
+import type { ProcessOutput, ProcessPromise } from 'zx';
 import { CommandError } from '../errors.js';
 import { LineSplitter, secretMasker } from './lines.js';
 import { displayCommand, isSecret, type Arg, type RunOptions, type RunOutput, type Runner } from './runner.js';
@@ -18,25 +18,31 @@ export interface ZxRunnerOptions {
 const DEFAULT_GRACE_MS = 5_000;
 const noop = (): void => undefined;
 
+type Zx = typeof import('zx');
+/** Loaded at the first command, not at start-up: 5 MB of heap that a master which has run
+ * nothing yet (a lab, a cluster still without monitors) does not need. */
+const zx = (): Promise<Zx> => import('zx');
+
 /** Why a process was stopped before it finished on its own. */
 type StopReason = { kind: 'timeout'; ms: number } | { kind: 'abort' };
 
 export class ZxRunner implements Runner {
   private readonly graceMs: number;
-  private readonly shell: string;
+  private readonly shell: string | undefined;
 
   constructor(opts: ZxRunnerOptions = {}) {
     this.graceMs = opts.killGraceMs ?? DEFAULT_GRACE_MS;
-    this.shell = opts.shell ?? (typeof $.shell === 'string' ? $.shell : 'bash');
+    this.shell = opts.shell;
   }
 
   async run(cmd: string, args: Arg[], opts: RunOptions): Promise<RunOutput> {
     assertDeadline(opts.timeoutMs);
+    const z = await zx();
     const shown = displayCommand(cmd, args);
     const mask = secretMasker(args);
     if (opts.signal?.aborted) throw stoppedError(shown, { kind: 'abort' }, null, null, '');
 
-    const proc = this.spawn(cmd, args, opts);
+    const proc = this.spawn(z, cmd, args, opts);
     const streams = attachLines(proc, opts, mask);
     const killer = new Killer(proc.pid, this.graceMs);
     const timer = setTimeout(() => killer.stop({ kind: 'timeout', ms: opts.timeoutMs }), opts.timeoutMs);
@@ -54,12 +60,12 @@ export class ZxRunner implements Runner {
     return result(shown, out, killer, mask);
   }
 
-  private spawn(cmd: string, args: Arg[], opts: RunOptions): ProcessPromise {
+  private spawn({ $, quote }: Zx, cmd: string, args: Arg[], opts: RunOptions): ProcessPromise {
     const argv = args.map((a) => (isSecret(a) ? a.secret : a));
     const input = opts.input;
     const hasInput = input !== undefined && input.length > 0;
     return $({
-      shell: this.shell,
+      shell: this.shell ?? (typeof $.shell === 'string' ? $.shell : 'bash'),
       quote,
       prefix: '',
       postfix: '',
