@@ -35,7 +35,9 @@ export function labFileContent(imageId: string, name: string, size: number): Buf
 }
 
 export class LabImageRegistry {
-  private readonly files = new Map<string, Buffer>();
+  /** Each file's content is made again for each request, not kept: 2.2 MB the master would
+   * otherwise hold for as long as it runs, for a download or two per image. */
+  private readonly files = new Map<string, () => Buffer>();
   private readonly catalog: unknown[];
   private server: Server | null = null;
   private base = '';
@@ -44,10 +46,10 @@ export class LabImageRegistry {
     this.catalog = images.map((img) => ({
       id: img.id, name: img.name, distro: img.distro, version: img.version, arch: img.arch,
       files: img.files.map((f) => {
-        const content = labFileContent(img.id, f.name, f.size);
+        const content = () => labFileContent(img.id, f.name, f.size);
         this.files.set(`/files/${img.id}/${f.name}`, content);
         // Relative, as a registry may write them: resolved against the catalog's URL.
-        return { name: f.name, url: `files/${img.id}/${f.name}`, size: f.size, sha256: createHash('sha256').update(content).digest('hex') };
+        return { name: f.name, url: `files/${img.id}/${f.name}`, size: f.size, sha256: createHash('sha256').update(content()).digest('hex') };
       }),
     }));
   }
@@ -83,7 +85,7 @@ export class LabImageRegistry {
     if (path === '/catalog.json') return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(this.catalog));
     const file = this.files.get(path);
     if (!file) return void res.writeHead(404).end();
-    sendRange(req, res, file);
+    sendRange(req, res, file());
   }
 }
 
