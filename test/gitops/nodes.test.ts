@@ -123,6 +123,8 @@ test('nodes: only state: absent removes a monitor, an OSD, a filesystem or a use
   await q.until('data.yaml', (x) => x.state === 'applied');
   const osds = (await disksOf(q, n!.id)).filter((d) => d.spec.osd);
   t.true(osds.length > 0);
+  // A monitor to remove: the file's one runs first (its creation waits a moment for others).
+  await waitFor('the monitor runs', async () => (await q.store.mustGet<NodeSpec, NodeStatusFields>(Kind.Node, n!.id)).status.daemons?.mon === true);
 
   // Dropped from the file: kept, orphaned.
   await q.put('data.yaml', node('{ mon: {} }', '[{ all: true }]'));
