@@ -19,7 +19,7 @@ const DEFAULT_GRACE_MS = 5_000;
 const noop = (): void => undefined;
 
 type Zx = typeof import('zx');
-/** Loaded at the first command, not at start-up: 5 MB of heap that a master which has run
+/** Loaded at the first command, not at start-up: ~4 MB of heap that a master which has run
  * nothing yet (a lab, a cluster still without monitors) does not need. */
 const zx = (): Promise<Zx> => import('zx');
 
