@@ -78,19 +78,20 @@ async function observe(deps: MonLoopDeps, id: string): Promise<MonObserved | und
   }
   const nodes = await deps.store.list<NodeSpec, NodeStatusFields>(Kind.Node);
   const diskId = node.spec.daemons.mon?.diskId;
-  const [bootstrap, join, restart] = await Promise.all([
-    deps.tasks.latestFor(Kind.Node, id, MonTask.bootstrap),
+  const [join, restart] = await Promise.all([
     deps.tasks.latestFor(Kind.Node, id, MonTask.join),
     deps.tasks.latestFor(Kind.Node, id, MonTask.restart),
   ]);
   const monNodes = nodes.filter((n) => n.spec.daemons.mon !== undefined);
-  const removal = node.spec.daemons.mon ? NO_REMOVAL : await observeRemoval(deps, node, nodes);
+  const bootstraps = await bootstrapRuns(deps, nodes.filter((n) => n.id === id || n.spec.daemons.mon || n.status.ceph?.mon));
+  const bootstrap = bootstraps.find((b) => b.node.id === id)?.run;
+  const removal = node.spec.daemons.mon ? NO_REMOVAL : await observeRemoval(deps, node, nodes, bootstraps);
   return {
     removal,
     node,
     cluster,
     monNodes,
-    bootstrap: await bootstrapView(deps, monNodes),
+    bootstrap: bootstrapView(bootstraps.filter((b) => b.node.spec.daemons.mon !== undefined)),
     monDisk: diskId ? await deps.store.get<DiskSpec, DiskStatusFields>(Kind.Disk, diskId) : undefined,
     quorum: hasQuorum(cluster),
     bootstrapKeys: (await Promise.all(BOOTSTRAP_KEYS.map((k) => hasKey(deps.store, k.entity)))).every(Boolean),
@@ -106,7 +107,7 @@ async function observe(deps: MonLoopDeps, id: string): Promise<MonObserved | und
 const NO_REMOVAL: RemovalObserved = { monmap: null, othersRemoving: [], monmapRun: null, nodeRun: null };
 
 /** Ceph is asked who is in the monmap and in quorum only for a monitor being removed. */
-async function observeRemoval(deps: MonLoopDeps, node: NodeDoc, nodes: NodeDoc[]): Promise<RemovalObserved> {
+async function observeRemoval(deps: MonLoopDeps, node: NodeDoc, nodes: NodeDoc[], bootstraps: NodeBootstrap[]): Promise<RemovalObserved> {
   const [monmapRun, nodeRun] = await Promise.all([
     deps.tasks.latestFor(Kind.Node, node.id, MonTask['monmap-remove']),
     deps.tasks.latestFor(Kind.Node, node.id, MonTask.remove),
@@ -119,28 +120,30 @@ async function observeRemoval(deps: MonLoopDeps, node: NodeDoc, nodes: NodeDoc[]
     monmap = { error: err instanceof Error ? err.message : String(err) };
   }
   const othersRemoving = nodes.filter((n) => n.id !== node.id && n.status.ceph?.mon?.reason === REMOVING_FROM_MONMAP).map((n) => n.spec.hostname);
-  return { monmap, othersRemoving, monmapRun: runInfo(monmapRun), nodeRun: runInfo(nodeRun), inFirstMonmap: await inFirstMonmap(deps, node, nodes) };
+  // Another node's bootstrap run named this one in the first monmap.
+  const inFirstMonmap = bootstraps.some((b) => b.node.id !== node.id && b.run.status.state !== 'canceled' && initialMembers(b.run.spec.args)?.some((m) => m.nodeId === node.id));
+  return { monmap, othersRemoving, monmapRun: runInfo(monmapRun), nodeRun: runInfo(nodeRun), inFirstMonmap };
 }
 
-/** Whether a bootstrap run of any monitor node named this node in the first monmap. */
-async function inFirstMonmap(deps: MonLoopDeps, node: NodeDoc, nodes: NodeDoc[]): Promise<boolean> {
-  for (const n of nodes) {
-    if (n.id === node.id || (!n.spec.daemons.mon && !n.status.ceph?.mon)) continue;
-    const run = await deps.tasks.latestFor(Kind.Node, n.id, MonTask.bootstrap);
-    if (run && run.status.state !== 'canceled' && initialMembers(run.spec.args)?.some((m) => m.nodeId === node.id)) return true;
-  }
-  return false;
+interface NodeBootstrap {
+  node: NodeDoc;
+  run: TaskRun;
+}
+
+/** The newest bootstrap run of each of these nodes that has one. */
+async function bootstrapRuns(deps: CephLoopDeps, nodes: NodeDoc[]): Promise<NodeBootstrap[]> {
+  const runs = await Promise.all(nodes.map((n) => deps.tasks.latestFor(Kind.Node, n.id, MonTask.bootstrap)));
+  return nodes.flatMap((node, i) => (runs[i] ? [{ node, run: runs[i] }] : []));
 }
 
 const quiet = (deps: MonLoopDeps) => ({ now: deps.clock.now(), retryBaseMs: deps.retryBaseMs, startGraceMs: deps.startGraceMs });
 
-/** The first node to have started a bootstrap that has not failed, with that run. */
-async function bootstrapView(deps: CephLoopDeps, monNodes: MonObserved['monNodes']): Promise<BootstrapView | null> {
-  let owner: { node: MonObserved['monNodes'][number]; run: TaskRun } | null = null;
-  for (const n of monNodes) {
-    const run = await deps.tasks.latestFor(Kind.Node, n.id, MonTask.bootstrap);
-    if (!run || run.status.state === 'failed' || run.status.state === 'canceled') continue;
-    if (!owner || run.metadata.createdAt < owner.run.metadata.createdAt) owner = { node: n, run };
+/** Of the monitor nodes' bootstrap runs, the first started that has not failed, with its node. */
+function bootstrapView(bootstraps: NodeBootstrap[]): BootstrapView | null {
+  let owner: NodeBootstrap | null = null;
+  for (const b of bootstraps) {
+    if (b.run.status.state === 'failed' || b.run.status.state === 'canceled') continue;
+    if (!owner || b.run.metadata.createdAt < owner.run.metadata.createdAt) owner = b;
   }
   if (!owner) return null;
   const info = runInfo(owner.run)!;
