@@ -15,6 +15,8 @@ import { loginFrom, send } from './helpers.js';
 
 const ATTACKER = '127.0.0.2';
 const ADMIN_HOME = '127.0.0.1';
+const AGENT_NODE = '6f1c2a3b-0d4e-4f5a-8b6c-7d8e9f0a1b2c';
+const AGENT_SECRET = 'a'.repeat(43);
 
 test('attack 50 wrong admin passwords from one address is refused, and the admin still logs in from another', async (t) => {
   const h = await startHarness();
@@ -65,12 +67,16 @@ class HeldHasher extends PasswordHasher {
 
 test('attack 80 concurrent bogus logins from one address is refused without starving a real login from another', async (t) => {
   const hasher = new HeldHasher(FAST_SCRYPT, 2, 64, 4);
-  const h = await startHarness({ auth: { hasher } });
+  const agents = { verify: async (_: string, secret: string) => (secret === AGENT_SECRET ? { rotated: true, firstUse: false } : null), state: async () => ({ rotated: true }) };
+  const h = await startHarness({ auth: { hasher }, agents });
   t.teardown(() => h.close());
   const answered: number[] = [];
   const flood = Array.from({ length: 80 }, (_, i) => loginFrom(h.base, ATTACKER, 'admin', `bogus-${i}`).then((r) => (answered.push(r.status), r.status)));
   await waitFor('two hashing, four queued, the rest refused', () => hasher.held.length === 2 && hasher.stats().waiting === 4 && answered.length === 74);
   t.true(answered.every((s) => s === 429), 'refused at once, without hashing');
+  // An agent's secret is one SHA-256: it does not queue behind the flood at all.
+  t.is((await loginFrom(h.base, '127.0.0.3', `agent:${AGENT_NODE}`, AGENT_SECRET)).status, 200);
+  t.is(hasher.stats().waiting, 4);
   const real = loginFrom(h.base, ADMIN_HOME, 'admin', ADMIN_PASSWORD);
   await waitFor('the real login queued', () => hasher.stats().waiting === 5);
   hasher.held.shift()?.(); // one of the attacker's checks ends; its slot goes to the real login

@@ -123,8 +123,8 @@ export class LoginLimiter {
   succeed(username: string, address?: string): void {
     this.entries.delete(userKey(username));
     if (address === undefined) return;
-    this.entries.delete(pairKey(username, address));
     const key = pairKey(username, address);
+    this.entries.delete(key);
     this.knownSources.delete(key);
     this.knownSources.set(key, this.clock.now() + this.limits.knownSourceMs);
     const oldest = this.knownSources.size > this.limits.maxKeys ? this.knownSources.keys().next() : null;
