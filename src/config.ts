@@ -23,6 +23,14 @@ export interface Config {
   /** More network boots than this within the window, with no agent report, is a boot loop. */
   bootLoopMaxBoots: number;
   bootLoopWindowMs: number;
+  /** TRUST_PROXY: proxies (addresses, CIDR ranges, `loopback`) whose X-Forwarded-For/-Proto are believed; empty: none. */
+  trustProxy: readonly string[];
+  /** EXTERNAL_URL: the URL machines are sent back to, instead of the request's Host. */
+  externalUrl: string | null;
+  /** ALLOWED_HOSTS: Host names served besides loopback, the connection's own address and EXTERNAL_URL's host; null: HOST and the hostname. */
+  allowedHosts: readonly string[] | null;
+  /** Concurrent /events streams per user. */
+  sseStreamsPerUser: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -47,6 +55,38 @@ function netns(raw: string | undefined): string | null {
     throw new InputError(`MASTER_NETNS must be a network namespace name, got "${raw}"`, [{ path: '/env/MASTER_NETNS', message: 'letters, digits, _ . -' }]);
   }
   return raw;
+}
+
+const list = (raw: string | undefined): string[] => (raw ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+
+function trustProxy(raw: string | undefined): string[] {
+  const entries = list(raw);
+  const cidr = /^(?:\d{1,3}(?:\.\d{1,3}){3}|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)(?:\/\d{1,3})?$/;
+  const bad = entries.find((e) => e !== 'loopback' && !cidr.test(e));
+  if (bad !== undefined) throw new InputError(`TRUST_PROXY must list proxy addresses, CIDR ranges or "loopback", got "${bad}"`, [{ path: '/env/TRUST_PROXY', message: 'addresses, CIDR ranges or loopback, comma-separated' }]);
+  return entries;
+}
+
+function externalUrl(raw: string | undefined): string | null {
+  if (raw === undefined || raw === '') return null;
+  let url: URL | null = null;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = null;
+  }
+  if (!url || !/^https?:$/.test(url.protocol) || url.username || url.password || url.search || url.hash) {
+    throw new InputError(`EXTERNAL_URL must be an http(s) URL without credentials, query or fragment, got "${raw}"`, [{ path: '/env/EXTERNAL_URL', message: 'http(s)://host[:port][/path]' }]);
+  }
+  return url.href.replace(/\/+$/, '');
+}
+
+function allowedHosts(raw: string | undefined): string[] | null {
+  if (raw === undefined || raw === '') return null;
+  const hosts = list(raw).map((h) => h.toLowerCase());
+  const bad = hosts.find((h) => !/^[a-z0-9.-]+$|^\[?[0-9a-f:.]+\]?$/.test(h));
+  if (bad !== undefined) throw new InputError(`ALLOWED_HOSTS must list host names or addresses, got "${bad}"`, [{ path: '/env/ALLOWED_HOSTS', message: 'host names or addresses, comma-separated' }]);
+  return hosts;
 }
 
 /** Flags mirror the variables: --port 9000 is PORT=9000, --lab-nodes 3 is LAB_NODES=3. */
@@ -82,5 +122,9 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonl
     templateTimeoutMs: envInt(env, 'TEMPLATE_TIMEOUT_MS', 2_000, 10, 60_000),
     bootLoopMaxBoots: envInt(env, 'BOOT_LOOP_MAX_BOOTS', 5, 1, 30),
     bootLoopWindowMs: envInt(env, 'BOOT_LOOP_WINDOW_MS', 600_000, 1_000, 86_400_000),
+    trustProxy: trustProxy(env.TRUST_PROXY),
+    externalUrl: externalUrl(env.EXTERNAL_URL),
+    allowedHosts: allowedHosts(env.ALLOWED_HOSTS),
+    sseStreamsPerUser: envInt(env, 'SSE_STREAMS_PER_USER', 8, 1, 1_000),
   });
 }

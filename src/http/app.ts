@@ -11,7 +11,10 @@ import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/types.js';
 import { Auth, type AgentVerifier, type AuthOptions } from './auth/index.js';
+import { pinBaseUrl } from './base-url.js';
+import { clientAddress, type TrustProxy } from './client-address.js';
 import { crossSiteGuard } from './csrf.js';
+import { hostGuard } from './hosts.js';
 import type { ApiInfo } from './openapi.js';
 import { MethodNotAllowedError, errorMiddleware } from './problem.js';
 import { compileRoute, toKoaPath, type AnyRoute, type RouteEnv } from './route.js';
@@ -26,13 +29,17 @@ export interface AreaContext {
   store: Store;
   logger: Logger;
   clock: Clock;
+  /** Concurrent /events streams a user may hold (SSE_STREAMS_PER_USER). */
+  sseStreamsPerUser: number;
 }
 
 export type RouteArea = readonly AnyRoute[] | ((ctx: AreaContext) => readonly AnyRoute[]);
 
 export interface HttpDeps {
   store: Store;
-  config: Pick<Config, 'stateDir' | 'adminPassword'>;
+  /** The trust settings (TRUST_PROXY, EXTERNAL_URL, ALLOWED_HOSTS, HOST) are optional: without
+   * them no proxy is trusted, URLs follow the Host, and the default Host allowlist holds. */
+  config: Pick<Config, 'stateDir' | 'adminPassword'> & Partial<Pick<Config, 'host' | 'trustProxy' | 'externalUrl' | 'allowedHosts' | 'sseStreamsPerUser'>>;
   logger: Logger;
   clock?: Clock;
   /** Reference ids of 500 answers. */
@@ -44,8 +51,9 @@ export interface HttpDeps {
   agents?: AgentVerifier;
   /** Where a generated first admin password is shown once; stdout by default. */
   print?: (line: string) => void;
-  /** Believe X-Forwarded-For/-Proto (client address for throttling, Secure cookies). */
-  trustProxy?: boolean;
+  /** Believe X-Forwarded-For/-Proto (client address for throttling, Secure cookies) from these
+   * peers (`true`: any); overrides config.trustProxy. */
+  trustProxy?: TrustProxy;
   info?: ApiInfo;
 }
 
@@ -71,6 +79,8 @@ const DEFAULT_INFO: ApiInfo = {
     'Errors are RFC 9457 problem details (application/problem+json) with a stable `code`.',
     'POST, PUT, PATCH and DELETE bodies must be application/json (415 otherwise; text/plain where stated); a request whose Origin is another host, or with Sec-Fetch-Site: cross-site, is refused with 403.',
     'Bodies are limited to 1 MiB (413). Unknown fields are refused (400).',
+    'A request whose Host is not one of Quarry\'s names (ALLOWED_HOSTS) is refused with 421 HOST_NOT_ALLOWED, a malformed Host with 400.',
+    'Failed logins make that username wait from that address, with growing delays (429 RATE_LIMITED with Retry-After), never from other addresses.',
     "A node's agent logs in the same way with username agent:<nodeId> and its node's secret, must first replace the secret it was installed with (POST /node/credential), and may then call only the agent operations (/node/...), for its own node; users get 403 there and agents 403 everywhere else.",
   ].join(' '),
 };
@@ -120,7 +130,7 @@ export async function createHttpApp(deps: HttpDeps): Promise<HttpApp> {
     options: deps.auth,
     ...(deps.agents ? { agents: deps.agents } : {}),
   });
-  const area: AreaContext = { auth, store: deps.store, logger, clock };
+  const area: AreaContext = { auth, store: deps.store, logger, clock, sseStreamsPerUser: deps.config.sseStreamsPerUser ?? 8 };
   const info = deps.info ?? DEFAULT_INFO;
   const routes: AnyRoute[] = [];
   routes.push(...sessionRoutes(auth), ...userRoutes(auth), ...openApiRoutes(() => routes, info));
@@ -132,13 +142,18 @@ export async function createHttpApp(deps: HttpDeps): Promise<HttpApp> {
   const router = new Router({ exclusive: 'specificity' });
   for (const r of routes) router.register(toKoaPath(r.path), [r.method], compileRoute(r, env));
 
-  const app = new Koa({ proxy: deps.trustProxy ?? false });
+  // koa's `proxy` stays off: it would trust every peer's X-Forwarded-* (client-address.ts).
+  const app = new Koa({ proxy: false });
   app.on('error', (err: Error) => logger('warn', 'connection error', { error: err.message }));
   app.use(errorMiddleware(logger, deps.ids ?? uuid));
   app.use(async (ctx, next) => {
     ctx.set('X-Content-Type-Options', 'nosniff');
     await next();
   });
+  // Before anything reads ctx.ip or the cookies, and before any work: who calls, under which name.
+  app.use(clientAddress(deps.trustProxy ?? deps.config.trustProxy ?? false));
+  app.use(hostGuard({ allowedHosts: deps.config.allowedHosts ?? null, externalUrl: deps.config.externalUrl ?? null, ...(deps.config.host ? { listenHost: deps.config.host } : {}) }));
+  app.use(pinBaseUrl(deps.config.externalUrl));
   app.use(crossSiteGuard());
   app.use(router.routes());
   app.use(fallback(router));

@@ -49,8 +49,8 @@ test('boot an unknown MAC becomes a discovered node sent the installer, whose cl
   t.true((await anon(q).get(`/templates/rendered/cloud-init?nodeId=${node.id}`)).text.includes('"secret":null'));
 });
 
-test('boot scripts point machines at the host they reached Quarry on', async (t) => {
-  const q = await startLab(t, 0);
+test('boot scripts point machines at the host they reached Quarry on, when it is an allowed one', async (t) => {
+  const q = await startLab(t, 0, { env: { ALLOWED_HOSTS: 'quarry.example,10.250.0.1' } });
   const boot = await getWithHost(`${q.url}/boot/config?mac=${MAC}`, 'quarry.example:8080');
   t.is(boot.status, 200);
   t.true(boot.text.includes('kernel http://quarry.example:8080/images/lab/files/vmlinuz'));
@@ -60,6 +60,7 @@ test('boot scripts point machines at the host they reached Quarry on', async (t)
   t.true(dflt.text.includes('chain --replace --autofree http://10.250.0.1:8080/boot/config?mac=${net0/mac}'));
   t.false(dflt.text.includes('<%'));
   t.is((await getWithHost(`${q.url}/boot/default`, 'evil host')).status, 400);
+  t.is((await getWithHost(`${q.url}/boot/default`, 'evil.example:8080')).status, 421);
 });
 
 test('boot refuses an invalid or missing MAC with a problem', async (t) => {

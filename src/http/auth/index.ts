@@ -8,7 +8,7 @@ import type { Logger } from '../../log.js';
 import type { Store } from '../../store/types.js';
 import { ensureFirstAdmin } from './bootstrap.js';
 import { ACCESS_COOKIE, REFRESH_COOKIE, clearSessionCookies, readCookie, setSessionCookies } from './cookies.js';
-import { DEFAULT_LOGIN_LIMITS, LoginLimiter, type LoginLimits } from './rate-limit.js';
+import { AGENT_LOGIN_LIMITS, DEFAULT_LOGIN_LIMITS, LoginLimiter, type LoginLimits } from './rate-limit.js';
 import { OWASP_SCRYPT, PasswordHasher, type ScryptParams } from './passwords.js';
 import { loadSigningKey } from './secret-files.js';
 import { SessionRegistry } from './sessions.js';
@@ -22,8 +22,15 @@ export interface AuthOptions {
   scrypt: ScryptParams;
   /** scrypt derivations allowed at once (each holds 128·N·r bytes). */
   hashConcurrency: number;
+  /** Password checks one client address may have waiting for a slot; more are 429 at once. */
+  hashWaitingPerSource: number;
+  /** User logins: per (username, address), per address, per username. */
   loginLimits: LoginLimits;
+  /** `agent:<nodeId>` logins, on their own limiter: no ceiling per agent. */
+  agentLoginLimits: LoginLimits;
   tokenCacheSize: number;
+  /** A hasher to use instead of one made from `scrypt` and the concurrency (tests). */
+  hasher?: PasswordHasher;
 }
 
 export const DEFAULT_AUTH: AuthOptions = Object.freeze({
@@ -31,7 +38,9 @@ export const DEFAULT_AUTH: AuthOptions = Object.freeze({
   refreshSeconds: 7 * 24 * 3600,
   scrypt: OWASP_SCRYPT,
   hashConcurrency: 2,
+  hashWaitingPerSource: 4,
   loginLimits: DEFAULT_LOGIN_LIMITS,
+  agentLoginLimits: AGENT_LOGIN_LIMITS,
   tokenCacheSize: 10_000,
 });
 
@@ -58,6 +67,7 @@ export class Auth {
     readonly sessions: SessionRegistry,
     readonly tokens: TokenService,
     readonly limiter: LoginLimiter,
+    readonly agentLimiter: LoginLimiter,
     readonly hasher: PasswordHasher,
     private readonly clock: Clock,
     private readonly logger: Logger,
@@ -67,7 +77,7 @@ export class Auth {
   /** Loads (or makes) the signing key, loads sessions, and creates the first admin if needed. */
   static async open(deps: AuthDeps): Promise<Auth> {
     const o = { ...DEFAULT_AUTH, ...deps.options };
-    const hasher = new PasswordHasher(o.scrypt, o.hashConcurrency);
+    const hasher = o.hasher ?? new PasswordHasher(o.scrypt, o.hashConcurrency, 64, o.hashWaitingPerSource);
     const key = await loadSigningKey(deps.stateDir, deps.logger);
     const users = new UserDirectory(deps.store, hasher);
     const sessions = new SessionRegistry(deps.store, deps.clock, deps.logger, o.refreshSeconds);
@@ -75,7 +85,8 @@ export class Auth {
     await ensureFirstAdmin(users, { stateDir: deps.stateDir, adminPassword: deps.adminPassword, logger: deps.logger, print: deps.print });
     await hasher.warm();
     const tokens = new TokenService(key, deps.clock, { accessSeconds: o.accessSeconds, refreshSeconds: o.refreshSeconds }, o.tokenCacheSize);
-    return new Auth(users, sessions, tokens, new LoginLimiter(deps.clock, o.loginLimits), hasher, deps.clock, deps.logger, deps.agents ?? null);
+    const limiters = [new LoginLimiter(deps.clock, o.loginLimits), new LoginLimiter(deps.clock, o.agentLoginLimits)] as const;
+    return new Auth(users, sessions, tokens, ...limiters, hasher, deps.clock, deps.logger, deps.agents ?? null);
   }
 
   get accessSeconds(): number {
@@ -106,22 +117,25 @@ export class Auth {
     return { user: toPublic(doc), doc, sessionId: claims.sessionId };
   }
 
-  /** Same 401 for an unknown user and a wrong password; throttled per username and address. */
+  /** Same 401 for an unknown user and a wrong password; throttled per (username, address),
+   * per address and per username (rate-limit.ts), agents on their own limiter. */
   async login(ctx: Context, username: string, password: string): Promise<PublicUser> {
+    const nodeId = agentNodeId(username);
+    const limiter = nodeId !== null ? this.agentLimiter : this.limiter;
     try {
-      this.limiter.check(username, ctx.ip);
+      limiter.check(username, ctx.ip);
     } catch (err) {
       this.logger('warn', 'login throttled after repeated failures', { username, address: ctx.ip });
       throw err;
     }
-    const nodeId = agentNodeId(username);
+    // An agent's secret is checked with one SHA-256: it never queues for the scrypt gate.
     if (nodeId !== null) return this.agentLogin(ctx, username, nodeId, password);
-    const doc = await this.users.authenticate(username, password);
+    const doc = await this.users.authenticate(username, password, ctx.ip);
     if (!doc) {
       this.limiter.fail(username, ctx.ip);
       throw new AuthError('invalid username or password');
     }
-    this.limiter.succeed(username);
+    this.limiter.succeed(username, ctx.ip);
     if (this.hasher.outdated(doc.spec.passwordHash)) await this.users.update(doc.id, { newPassword: password });
     const { sessionId, refreshJti } = await this.sessions.start(doc.id);
     await this.issue(ctx, doc.id, sessionId, refreshJti);
@@ -150,10 +164,10 @@ export class Auth {
   private async agentLogin(ctx: Context, username: string, nodeId: string, secret: string): Promise<PublicUser> {
     const verified = (await this.agents?.verify(nodeId, secret)) ?? null;
     if (!verified) {
-      this.limiter.fail(username, ctx.ip);
+      this.agentLimiter.fail(username, ctx.ip);
       throw new AuthError('invalid username or password');
     }
-    this.limiter.succeed(username);
+    this.agentLimiter.succeed(username, ctx.ip);
     // The audit trail of trust on first use: this is the moment the node's credential was claimed.
     if (verified.firstUse) this.logger('info', 'agent credential used for the first time', { nodeId, address: ctx.ip });
     const subject = agentUsername(nodeId);

@@ -14,8 +14,12 @@ interface Live {
   expiresAt: number;
 }
 
+/** Told when a session ends (logout, a reused refresh token, a password change, expiry). */
+export type SessionEndListener = (sessionId: string, userId: string) => void;
+
 export class SessionRegistry {
   private readonly live = new Map<string, Live>();
+  private readonly endListeners = new Set<SessionEndListener>();
 
   constructor(
     private readonly store: Store,
@@ -71,8 +75,18 @@ export class SessionRegistry {
     return next.refreshJti;
   }
 
+  /** Calls `listener` for every session that ends from now on; returns the unsubscribe. */
+  onEnd(listener: SessionEndListener): () => void {
+    this.endListeners.add(listener);
+    return () => this.endListeners.delete(listener);
+  }
+
   async revoke(sessionId: string): Promise<void> {
+    const ended = this.live.get(sessionId);
     this.live.delete(sessionId);
+    // Synchronously, before the store write: what holds the session open (an event stream)
+    // closes with the revocation, not one write later.
+    if (ended) for (const listener of [...this.endListeners]) this.tell(listener, sessionId, ended.userId);
     try {
       await this.store.delete(Kind.Session, sessionId);
     } catch (err) {
@@ -88,6 +102,14 @@ export class SessionRegistry {
 
   count(): number {
     return this.live.size;
+  }
+
+  private tell(listener: SessionEndListener, sessionId: string, userId: string): void {
+    try {
+      listener(sessionId, userId);
+    } catch (err) {
+      this.logger('warn', 'a session-end listener failed', { sessionId, error: err instanceof Error ? err.message : String(err) });
+    }
   }
 
   private async prune(): Promise<void> {

@@ -93,10 +93,11 @@ export class UserDirectory {
     });
   }
 
-  /** Checks a password; unknown users cost the same scrypt work as known ones. */
-  async authenticate(username: string, password: string): Promise<UserDoc | undefined> {
+  /** Checks a password; unknown users cost the same scrypt work as known ones. `source` (the
+   * client address) is the hashing queue's fairness key. */
+  async authenticate(username: string, password: string, source?: string): Promise<UserDoc | undefined> {
     const user = await this.findByUsername(username);
-    const ok = await this.hasher.verify(password, user?.spec.passwordHash);
+    const ok = await this.hasher.verify(password, user?.spec.passwordHash, source);
     return ok ? user : undefined;
   }
 

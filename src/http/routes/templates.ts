@@ -1,8 +1,8 @@
 // Templates: list, source (any version), the public rendered form for a node, replacement and
 // settings (admins only: a template source is code that runs on the master), and a preview of
 // the context a node's renders see.
-import type { Context } from 'koa';
 import { InputError } from '../../errors.js';
+import { baseUrl } from '../base-url.js';
 import { TEMPLATE_NAME_MAX, TEMPLATE_NAME_PATTERN, templateSettingsSchema } from '../../model/template-kinds.js';
 import { route, type AnyRoute } from '../route.js';
 import { object, statusSchema, uuidSchema } from '../schemas.js';
@@ -24,13 +24,8 @@ const summary = object(
   ['name', 'description', 'path', 'postHook', 'version', 'updatedAt'],
 );
 
-/** The base URL the caller reached Quarry on; scripts point machines back at it. */
-export function baseUrl(ctx: Context): string {
-  if (!/^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/.test(ctx.host)) {
-    throw new InputError('the Host header is not a host name or address', [{ path: '/headers/host', message: 'must be host[:port]' }]);
-  }
-  return `${ctx.protocol}://${ctx.host}`;
-}
+// Moved to base-url.ts (EXTERNAL_URL); kept here for the routes that import it from this file.
+export { baseUrl } from '../base-url.js';
 
 const RENDER_NOTE = 'The context: node, network, image, cluster (fsid, networks, monitor port), master (url), boot (the boot decision) and, only in an '
   + "install render of a node whose agent has not logged in yet, agent (username, first secret, master URL): the agent's one-time install credential. "

@@ -10,27 +10,37 @@ export interface SseHandlerOptions {
 }
 
 export function sseHandler(hub: SseHub, opts: SseHandlerOptions = {}): Middleware {
-  const preamble = `retry: ${opts.retryMs ?? 2000}\n\n`;
   return (ctx) => {
-    const lastEventId = ctx.get('Last-Event-ID') || firstQueryValue(ctx.query['lastEventId']);
-    ctx.status = 200; // for whatever logs ctx.status; the head itself is written below
-    ctx.respond = false;
-    quietDisconnects(ctx);
-    const { req, res } = ctx;
-    // Headers that upstream middleware set with ctx.set() are already on res and are kept.
-    res.writeHead(200, {
-      'Content-Type': 'text/event-stream; charset=utf-8',
-      'Cache-Control': 'no-cache',
-      Connection: 'keep-alive',
-      'X-Accel-Buffering': 'no',
-    });
-    // A stream is idle between events by design: no idle timeout, and no Nagle delay on
-    // the small frames (batching is the hub's job, with a known bound).
-    req.socket.setTimeout(0);
-    req.socket.setNoDelay(true);
-    req.socket.setKeepAlive(true);
-    // The hub listens for the response's 'close' itself and detaches then.
-    hub.attach(res, { lastEventId, preamble });
+    openStream(hub, ctx, opts);
+  };
+}
+
+/** Answers the request with an event stream fed by the hub; returns the function that ends it
+ * from the server's side (a session that ended, a server that stops). */
+export function openStream(hub: SseHub, ctx: ParameterizedContext, opts: SseHandlerOptions = {}): () => void {
+  const preamble = `retry: ${opts.retryMs ?? 2000}\n\n`;
+  const lastEventId = ctx.get('Last-Event-ID') || firstQueryValue(ctx.query['lastEventId']);
+  ctx.status = 200; // for whatever logs ctx.status; the head itself is written below
+  ctx.respond = false;
+  quietDisconnects(ctx);
+  const { req, res } = ctx;
+  // Headers that upstream middleware set with ctx.set() are already on res and are kept.
+  res.writeHead(200, {
+    'Content-Type': 'text/event-stream; charset=utf-8',
+    'Cache-Control': 'no-cache',
+    Connection: 'keep-alive',
+    'X-Accel-Buffering': 'no',
+  });
+  // A stream is idle between events by design: no idle timeout, and no Nagle delay on
+  // the small frames (batching is the hub's job, with a known bound).
+  req.socket.setTimeout(0);
+  req.socket.setNoDelay(true);
+  req.socket.setKeepAlive(true);
+  // The hub listens for the response's 'close' itself and detaches then.
+  const detach = hub.attach(res, { lastEventId, preamble });
+  return () => {
+    detach();
+    if (!res.writableEnded) res.end();
   };
 }
 
