@@ -40,27 +40,28 @@ export function unshareArgs(uid = process.getuid?.() ?? -1): string[] {
 
 const readable = (url: URL): string => realpathSync(fileURLToPath(url));
 
-export function nodeArgs(opts: Pick<ChildOptions, 'memoryMb' | 'helpers'>): string[] {
+/** The node command line; `entry` is render-child.js but for tests that probe the walls. */
+export function nodeArgs(opts: Pick<ChildOptions, 'memoryMb' | 'helpers'>, entry: URL = CHILD): string[] {
   const permission = process.allowedNodeEnvironmentFlags.has('--permission') ? '--permission' : '--experimental-permission';
   const helpers = opts.helpers.map(readable);
   return [
     permission,
     // One flag a file (Node 20.19+ no longer splits a list at commas); the imports of
     // render-child.js are checked too, so this is exactly what it loads.
-    ...[readable(CHILD), readable(REALM), ...helpers].map((file) => `--allow-fs-read=${file}`),
+    ...[readable(entry), readable(REALM), ...helpers].map((file) => `--allow-fs-read=${file}`),
     `--max-old-space-size=${opts.memoryMb}`,
     '--max-semi-space-size=1',
     '--disallow-code-generation-from-strings',
     // vm.SourceTextModule for helper modules and the import() callback of template scripts.
     '--experimental-vm-modules',
     '--no-warnings',
-    readable(CHILD),
+    readable(entry),
     ...helpers,
   ];
 }
 
-export function spawnRenderChild(opts: ChildOptions, unsharePath: string | null): ChildProcess {
-  const node = nodeArgs(opts);
+export function spawnRenderChild(opts: ChildOptions, unsharePath: string | null, entry: URL = CHILD): ChildProcess {
+  const node = nodeArgs(opts, entry);
   const [cmd, args] = opts.unshare && unsharePath ? [unsharePath, [...opts.unshare, '--', process.execPath, ...node]] : [process.execPath, node];
   return spawn(cmd, args, { env: {}, stdio: ['pipe', 'pipe', 'pipe'], cwd: '/' });
 }

@@ -7,7 +7,7 @@
 // TemplateLibrary.render and README "Templates and network boot".
 import { TemplateSandbox, type RenderLane, type SandboxOptions, type TemplateRenderer } from './sandbox.js';
 
-export interface LaneOptions extends Omit<SandboxOptions, 'lane' | 'maxQueued'> {
+export interface LaneOptions extends Omit<SandboxOptions, 'lane' | 'maxQueued' | 'idleMs'> {
   /** Renders waiting in the operator lane before it refuses more. */
   operatorQueue: number;
   /** The boot lane's bound: only a flood of boot requests reaches it. */
@@ -21,7 +21,8 @@ export class TemplateLanes implements TemplateRenderer {
   constructor(opts: LaneOptions) {
     const { operatorQueue, bootQueue, ...common } = opts;
     this.boot = new TemplateSandbox({ ...common, lane: 'boot', maxQueued: bootQueue ?? 1_024 });
-    this.operator = new TemplateSandbox({ ...common, lane: 'operator', maxQueued: operatorQueue });
+    // Public renders of other templates are rare: their process (about 40 MiB) goes when idle.
+    this.operator = new TemplateSandbox({ ...common, lane: 'operator', maxQueued: operatorQueue, idleMs: 60_000 });
   }
 
   render(name: string, version: number, source: string, context: Record<string, unknown>, lane: RenderLane = 'operator'): Promise<string> {

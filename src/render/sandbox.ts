@@ -47,6 +47,10 @@ export interface SandboxOptions {
   helpers?: URL[];
   /** Run the render process in an empty network namespace (`unshare --net`) when the host can. */
   isolateNetwork?: boolean;
+  /** Where `unshare` is (tests); found on PATH and in the usual places otherwise. */
+  unsharePath?: string;
+  /** Stop the render process after this long without work (it restarts on the next render). */
+  idleMs?: number;
   /** Names this sandbox in messages and logs. */
   lane?: string;
   log?: SandboxLog;
@@ -69,7 +73,8 @@ export class TemplateSandbox implements TemplateRenderer {
   private readonly unsharePath: string | null;
   private readonly queue: Job[] = [];
   private current: { job: Job; timer: NodeJS.Timeout | null } | null = null;
-  private readonly bodies = new Map<string, string | TemplateCompileError>();
+  private readonly bodies = new Map<string, { source: string; body: string | TemplateCompileError; childKey: string }>();
+  private idleTimer: NodeJS.Timeout | null = null;
   private nextId = 1;
   private closed = false;
   private readonly memoryMb: number;
@@ -80,7 +85,7 @@ export class TemplateSandbox implements TemplateRenderer {
     this.memoryMb = opts.memoryMb ?? 64;
     this.maxQueued = opts.maxQueued ?? Infinity;
     this.maxOutput = opts.maxOutput ?? 4 * 1024 * 1024;
-    this.unsharePath = opts.isolateNetwork === false ? null : findUnshare();
+    this.unsharePath = opts.isolateNetwork === false ? null : (opts.unsharePath ?? findUnshare());
     this.withUnshare = this.unsharePath !== null;
     if (opts.isolateNetwork !== false && !this.unsharePath) this.warnNoNetns('util-linux unshare was not found');
   }
@@ -95,10 +100,10 @@ export class TemplateSandbox implements TemplateRenderer {
     if (this.queue.length >= this.maxQueued) {
       return Promise.reject(new TemplateBusyError(`${this.queue.length} template renders${this.opts.lane ? ` of the ${this.opts.lane} lane` : ''} are waiting already; ask again shortly`));
     }
-    let body: string;
+    let compiled: { key: string; body: string };
     let json: string;
     try {
-      body = this.body(name, version, source);
+      compiled = this.body(name, version, source);
       json = JSON.stringify(context ?? {});
     } catch (err) {
       const e = err as Error;
@@ -107,7 +112,7 @@ export class TemplateSandbox implements TemplateRenderer {
       return Promise.reject(new TemplateRenderError(`template ${name} failed to render${at}: ${reason}`));
     }
     return new Promise<string>((resolve, reject) => {
-      const req: ChildRequest = { id: this.nextId++, key: `${name}@${version}`, body, json, timeoutMs: this.opts.timeoutMs, maxOutput: this.maxOutput };
+      const req: ChildRequest = { id: this.nextId++, ...compiled, json, timeoutMs: this.opts.timeoutMs, maxOutput: this.maxOutput };
       this.queue.push({ name, req, resolve, reject });
       this.pump();
     });
@@ -115,27 +120,32 @@ export class TemplateSandbox implements TemplateRenderer {
 
   async close(): Promise<void> {
     this.closed = true;
+    if (this.idleTimer) clearTimeout(this.idleTimer);
     for (const job of this.queue.splice(0)) job.reject(new Error('the template sandbox is closed'));
     if (this.current) this.finish(new Error('the template sandbox is closed'));
     this.stop();
   }
 
-  /** ejs's function body for name@version, made once: a version's source never changes. */
-  private body(name: string, version: number, source: string): string {
+  /** ejs's function body for name@version, made once (a stored version's source never
+   * changes), and the key the render process caches its compiled script under. */
+  private body(name: string, version: number, source: string): { key: string; body: string } {
     const key = `${name}@${version}`;
     let b = this.bodies.get(key);
-    if (b === undefined) {
+    if (b === undefined || b.source !== source) {
+      let body: string | TemplateCompileError;
       try {
-        b = templateFunctionBody(name, source);
+        body = templateFunctionBody(name, source);
       } catch (err) {
         if (!(err instanceof TemplateCompileError)) throw err;
-        b = err;
+        body = err;
       }
+      // Another source under a known name@version (never from the store) gets a key of its own.
+      b = { source, body, childKey: b ? `${key}#${this.nextId}` : key };
       if (this.bodies.size >= MAX_BODIES) this.bodies.delete(this.bodies.keys().next().value as string);
       this.bodies.set(key, b);
     }
-    if (b instanceof TemplateCompileError) throw b;
-    return b;
+    if (b.body instanceof TemplateCompileError) throw b.body;
+    return { key: b.childKey, body: b.body };
   }
 
   private pump(): void {
@@ -256,7 +266,20 @@ export class TemplateSandbox implements TemplateRenderer {
     if (err) cur.job.reject(err);
     else cur.job.resolve(text);
     this.pump();
-    if (!this.current && this.child) hold(this.child, false);
+    if (!this.current && this.child) {
+      hold(this.child, false);
+      this.idle();
+    }
+  }
+
+  private idle(): void {
+    if (this.opts.idleMs === undefined) return;
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = null;
+      if (!this.current && this.queue.length === 0) this.stop();
+    }, this.opts.idleMs);
+    this.idleTimer.unref();
   }
 
   private warnNoNetns(reason: string): void {
