@@ -6,34 +6,13 @@
 // it waits in the queue or for a new process to load. A render that finds the queue full is
 // refused at once (503 TEMPLATE_BUSY) rather than waiting behind it.
 import type { ChildProcess } from 'node:child_process';
-import { QuarryError, ServiceUnavailableError } from '../errors.js';
-import { TemplateCompileError, templateFunctionBody } from './compile.js';
+import { TemplateCompileError } from './compile.js';
+import { FunctionBodies } from './function-bodies.js';
 import { findUnshare, spawnRenderChild, unshareArgs } from './child-process.js';
 import type { ChildReply, ChildRequest } from './render-child.js';
+import { TemplateBusyError, TemplateRenderError, type SandboxLog, type TemplateRenderer } from './renderer.js';
 
-export class TemplateRenderError extends QuarryError {
-  constructor(message: string, code = 'TEMPLATE_FAILED') {
-    super(message, 422, code);
-  }
-}
-
-/** Too many renders wait already: ask again shortly. */
-export class TemplateBusyError extends ServiceUnavailableError {
-  readonly retryAfterSeconds = 1;
-  constructor(message: string) {
-    super(message, 'TEMPLATE_BUSY');
-  }
-}
-
-/** Which queue and process a render takes (lanes.ts): its caller says. */
-export type RenderLane = 'boot' | 'operator';
-
-export interface TemplateRenderer {
-  render(name: string, version: number, source: string, context: Record<string, unknown>, lane?: RenderLane): Promise<string>;
-  close(): Promise<void>;
-}
-
-export type SandboxLog = (level: 'info' | 'warn', message: string, fields?: Record<string, unknown>) => void;
+export { TemplateBusyError, TemplateRenderError, type RenderLane, type SandboxLog, type TemplateRenderer } from './renderer.js';
 
 export interface SandboxOptions {
   timeoutMs: number;
@@ -64,7 +43,7 @@ interface Job {
 }
 
 const GRACE_MS = 1_000;
-const MAX_BODIES = 256;
+const START_MS = 15_000;
 
 export class TemplateSandbox implements TemplateRenderer {
   private child: ChildProcess | null = null;
@@ -73,7 +52,7 @@ export class TemplateSandbox implements TemplateRenderer {
   private readonly unsharePath: string | null;
   private readonly queue: Job[] = [];
   private current: { job: Job; timer: NodeJS.Timeout | null } | null = null;
-  private readonly bodies = new Map<string, { source: string; body: string | TemplateCompileError; childKey: string }>();
+  private readonly bodies = new FunctionBodies();
   private idleTimer: NodeJS.Timeout | null = null;
   private nextId = 1;
   private closed = false;
@@ -103,8 +82,8 @@ export class TemplateSandbox implements TemplateRenderer {
     let compiled: { key: string; body: string };
     let json: string;
     try {
-      compiled = this.body(name, version, source);
-      json = JSON.stringify(context ?? {});
+      compiled = this.bodies.get(name, version, source);
+      json = contextJson(context ?? {});
     } catch (err) {
       const e = err as Error;
       const at = err instanceof TemplateCompileError ? ` (line ${err.line})` : '';
@@ -124,28 +103,6 @@ export class TemplateSandbox implements TemplateRenderer {
     for (const job of this.queue.splice(0)) job.reject(new Error('the template sandbox is closed'));
     if (this.current) this.finish(new Error('the template sandbox is closed'));
     this.stop();
-  }
-
-  /** ejs's function body for name@version, made once (a stored version's source never
-   * changes), and the key the render process caches its compiled script under. */
-  private body(name: string, version: number, source: string): { key: string; body: string } {
-    const key = `${name}@${version}`;
-    let b = this.bodies.get(key);
-    if (b === undefined || b.source !== source) {
-      let body: string | TemplateCompileError;
-      try {
-        body = templateFunctionBody(name, source);
-      } catch (err) {
-        if (!(err instanceof TemplateCompileError)) throw err;
-        body = err;
-      }
-      // Another source under a known name@version (never from the store) gets a key of its own.
-      b = { source, body, childKey: b ? `${key}#${this.nextId}` : key };
-      if (this.bodies.size >= MAX_BODIES) this.bodies.delete(this.bodies.keys().next().value as string);
-      this.bodies.set(key, b);
-    }
-    if (b.body instanceof TemplateCompileError) throw b.body;
-    return { key: b.childKey, body: b.body };
   }
 
   private pump(): void {
@@ -168,6 +125,10 @@ export class TemplateSandbox implements TemplateRenderer {
     this.child = child;
     this.childReady = false;
     const usedUnshare = this.withUnshare;
+    // A process that never says it is ready must not hold the queue forever.
+    const starting = setTimeout(() => !this.childReady && this.lost(child, `did not start within ${START_MS} ms`), START_MS);
+    starting.unref();
+    child.once('close', () => clearTimeout(starting));
     let stderr = '';
     let pending = '';
     child.stdout?.setEncoding('utf8');
@@ -293,4 +254,10 @@ function hold(child: ChildProcess, on: boolean): void {
     if (on) h?.ref?.();
     else h?.unref?.();
   }
+}
+
+/** The context as JSON, keeping which top-level names are there but undefined: a template may
+ * test `agent` for a node that has none, where a missing name would be a ReferenceError. */
+function contextJson(context: Record<string, unknown>): string {
+  return JSON.stringify({ data: context, undef: Object.keys(context).filter((k) => context[k] === undefined) });
 }

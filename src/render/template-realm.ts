@@ -14,7 +14,8 @@ export interface RealmRender {
   key: string;
   /** The function body templateFunctionBody made (compile.ts): ejs's own output. */
   body: string;
-  /** The render context as JSON: parsed inside the template's context. */
+  /** { data: the render context, undef: its top-level names whose value is undefined } as
+   * JSON: parsed inside the template's context. */
   json: string;
   timeoutMs: number;
   maxOutput: number;
@@ -39,8 +40,9 @@ const BOOTSTRAP = `(function () {
   }
   return function prepare(fn, json) {
     // A null-prototype copy, as ejs makes: with() must not find Object.prototype's names.
-    var data = parse(json), locals = create(null), ks = keys(data);
-    for (var i = 0; i < ks.length; i++) locals[ks[i]] = data[ks[i]];
+    var parsed = parse(json), data = parsed.data, locals = create(null), ks = keys(data), i;
+    for (i = 0; i < ks.length; i++) locals[ks[i]] = data[ks[i]];
+    for (i = 0; i < parsed.undef.length; i++) locals[parsed.undef[i]] = undefined;
     G.__quarryRender = function () {
       try {
         var out = fn.call(undefined, locals, escapeFn, include, rethrow);

@@ -48,6 +48,7 @@ test('template sandbox renders ejs as ejs does: escaped and raw output, trimming
   const s = sandbox(t);
   t.is(await s.render('a', 1, 'hi <%= who %> <%- who %><% if (n > 1) { -%> many<% } %>', { who: '<b>&"\'', n: 2 }), "hi &lt;b&gt;&amp;&#34;&#39; <b>&\"' many");
   t.is(await s.render('b', 1, '<%= list.map((x) => x * 2).join(",") %> <%= JSON.stringify(obj) %>', { list: [1, 2], obj: { k: null } }), '2,4 {&#34;k&#34;:null}');
+  t.is(await s.render('c', 1, '<%= agent ? agent.secret : "none" %>', { agent: undefined }), 'none');
 });
 
 test('template sandbox a template reaches no secret, file, network or process of the server', async (t) => {
