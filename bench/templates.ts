@@ -1,9 +1,9 @@
 // What the render sandbox costs. (1) Renders per second of the ipxe-boot template through the
-// worker thread against the same compiled ejs function called in this thread: the price of
-// the time limit. (2) The longest event-loop stall while a `while (true)` template runs to its
-// deadline, against the same ticker with nothing running: the deadline must cost the master
-// nothing while it waits. (3) How long the first render after a terminated thread takes (a new
-// thread starts).
+// render process (a fresh vm context per render) against the same compiled ejs function
+// called in this thread: the price of the walls. (2) The longest event-loop stall while a
+// `while (true)` template runs to its deadline, against the same ticker with nothing running:
+// the deadline must cost the master nothing while it waits. (3) How long the next render
+// after the stopped one takes.
 import { readFile } from 'node:fs/promises';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import ejs from 'ejs';
@@ -34,7 +34,7 @@ export async function run(): Promise<void> {
   for (let i = 0; i < RENDERS; i++) direct(context);
   const directRate = RENDERS / ((performance.now() - t) / 1000);
   const sandbox = new TemplateSandbox({ timeoutMs: 1_000 });
-  await sandbox.render('ipxe-boot', 1, source, context); // thread start and compile
+  await sandbox.render('ipxe-boot', 1, source, context); // process start and compile
   t = performance.now();
   await Promise.all(Array.from({ length: RENDERS }, () => sandbox.render('ipxe-boot', 1, source, context)));
   const sandboxRate = RENDERS / ((performance.now() - t) / 1000);
@@ -46,6 +46,6 @@ export async function run(): Promise<void> {
 
   t = performance.now();
   await sandbox.render('ipxe-boot', 1, source, context);
-  console.log(`first render after the stopped thread (new thread + compile): ${(performance.now() - t).toFixed(1)} ms`);
+  console.log(`first render after the stopped one: ${(performance.now() - t).toFixed(1)} ms`);
   await sandbox.close();
 }

@@ -20,6 +20,10 @@ export interface Config {
   masterNetns: string | null;
   /** A template render running longer than this is stopped. */
   templateTimeoutMs: number;
+  /** The heap of each template render process, in MB. */
+  templateMemoryMb: number;
+  /** Renders of non-boot templates waiting before more are refused (503 TEMPLATE_BUSY). */
+  templateQueue: number;
   /** More network boots than this within the window, with no agent report, is a boot loop. */
   bootLoopMaxBoots: number;
   bootLoopWindowMs: number;
@@ -120,6 +124,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonl
     reconcileConcurrency: envInt(env, 'RECONCILE_CONCURRENCY', 16, 1, 1024),
     masterNetns: netns(env.MASTER_NETNS),
     templateTimeoutMs: envInt(env, 'TEMPLATE_TIMEOUT_MS', 2_000, 10, 60_000),
+    templateMemoryMb: envInt(env, 'TEMPLATE_MEMORY_MB', 64, 16, 4_096),
+    templateQueue: envInt(env, 'TEMPLATE_QUEUE', 32, 1, 10_000),
     bootLoopMaxBoots: envInt(env, 'BOOT_LOOP_MAX_BOOTS', 5, 1, 30),
     bootLoopWindowMs: envInt(env, 'BOOT_LOOP_WINDOW_MS', 600_000, 1_000, 86_400_000),
     trustProxy: trustProxy(env.TRUST_PROXY),

@@ -113,7 +113,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   const credentials = new AgentCredentials(store, clock);
   const images = await startImages({ config, store, tasks, bus, clock, retryBaseMs: opts.retryBaseMs ?? 5_000, ...(opts.imageTiming ? { timing: opts.imageTiming } : {}) });
   const boot = await provisioning({ config, store, images: images.images, clock, log });
-  const templates = await templatesPart({ store, clock, config, credentials, sources: { ...boot.sources, ...opts.provisioning } });
+  const templates = await templatesPart({ store, clock, config, credentials, sources: { ...boot.sources, ...opts.provisioning }, log });
   const simCeph = config.driver === 'lab' ? new SimCephCluster({ random: seeded((opts.lab?.seed ?? 42) + 2) }) : null;
   const { ceph, rgw } = simCeph ? { ceph: new SimCephApi(simCeph), rgw: new SimRgwApi(simCeph) } : realCeph(config.stateDir, store, templates.render);
   const cephTiming = { ...defaultCephTiming(config.driver), ...opts.cephTiming };

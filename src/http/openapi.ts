@@ -30,7 +30,7 @@ const problemSchema: JsonSchema = {
 const responseName = (status: number): string => (STATUS_CODES[status] ?? `Status${status}`).replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase()).replace(/^./, (c) => c.toUpperCase());
 
 function problemResponse(status: number): Record<string, unknown> {
-  const headers = status === 429 ? { 'Retry-After': { description: 'seconds to wait', schema: { type: 'integer', minimum: 1 } } } : undefined;
+  const headers = status === 429 || status === 503 ? { 'Retry-After': { description: 'seconds to wait', schema: { type: 'integer', minimum: 1 } } } : undefined;
   return { description: STATUS_CODES[status] ?? 'Error', ...(headers ? { headers } : {}), content: { [PROBLEM_TYPE]: { schema: { $ref: '#/components/schemas/Problem' } } } };
 }
 

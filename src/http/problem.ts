@@ -4,7 +4,7 @@
 // message may hold paths, command lines or a stack.
 import { STATUS_CODES } from 'node:http';
 import type { Context, Middleware } from 'koa';
-import { InputError, QuarryError, RateLimitedError, ServiceUnavailableError, type FieldError } from '../errors.js';
+import { InputError, QuarryError, ServiceUnavailableError, type FieldError } from '../errors.js';
 import type { IdGen } from '../model/clock.js';
 import type { Logger } from '../log.js';
 
@@ -79,7 +79,9 @@ export function errorMiddleware(logger: Logger, ids: IdGen): Middleware {
         return;
       }
       if (known) {
-        if (known instanceof RateLimitedError) ctx.set('Retry-After', String(known.retryAfterSeconds));
+        // RateLimitedError, and a 503 that knows when to ask again (TEMPLATE_BUSY).
+        const retry = (known as { retryAfterSeconds?: unknown }).retryAfterSeconds;
+        if (typeof retry === 'number') ctx.set('Retry-After', String(retry));
         if (known instanceof MethodNotAllowedError) ctx.set('Allow', known.allow.join(', '));
         respond(ctx, problem(known.status, known.code, known.message, known instanceof InputError ? known.errors : undefined));
         return;

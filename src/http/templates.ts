@@ -9,7 +9,7 @@ import {
   TemplateKind, isTemplateName, templateId, templateVersionId, type TemplateSpec, type TemplateVersionSpec,
 } from '../model/template-kinds.js';
 import { checkTemplate, templateHeader } from '../render/compile.js';
-import type { TemplateSandbox } from '../render/sandbox.js';
+import type { RenderLane, TemplateRenderer } from '../render/sandbox.js';
 import type { Store } from '../store/types.js';
 
 export type TemplateDoc = Doc<TemplateSpec>;
@@ -33,11 +33,15 @@ export function mustBeTemplateName(name: string): string {
   return name;
 }
 
+/** What a machine renders on its way from network boot to a running agent (GET /boot/*, the
+ * install's cloud-init and the agent's unit): these never wait behind other templates. */
+export const BOOT_TEMPLATES: ReadonlySet<string> = new Set(['ipxe-boot', 'ipxe-default', 'cloud-init', 'quarry-agent.service']);
+
 export class TemplateLibrary {
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
-    private readonly sandbox: TemplateSandbox,
+    private readonly sandbox: TemplateRenderer,
   ) {}
 
   /** Brings every shipped file into the store: new ones as version 1, a changed shipped file
@@ -105,10 +109,12 @@ export class TemplateLibrary {
     });
   }
 
-  /** Renders the current source with the context, within the sandbox's deadline. */
-  async render(name: string, context: Record<string, unknown>): Promise<string> {
+  /** Renders the current source with the context, within the sandbox's deadline, in the lane
+   * the caller names; by default the boot templates take the boot lane and all others the
+   * operator lane (see BOOT_TEMPLATES). */
+  async render(name: string, context: Record<string, unknown>, lane?: RenderLane): Promise<string> {
     const doc = await this.get(name);
-    return this.sandbox.render(name, doc.spec.version, doc.spec.source, context);
+    return this.sandbox.render(name, doc.spec.version, doc.spec.source, context, lane ?? (BOOT_TEMPLATES.has(name) ? 'boot' : 'operator'));
   }
 
   private async find(name: string): Promise<TemplateDoc | undefined> {

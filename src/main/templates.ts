@@ -8,7 +8,9 @@ import type { Store } from '../store/types.js';
 import type { Fleet } from '../fleet/fleet.js';
 import type { AgentCredentials } from '../fleet/credentials.js';
 import { defaultTemplatesDir, type RenderTemplate } from '../render/ceph-conf.js';
-import { TemplateSandbox } from '../render/sandbox.js';
+import type { SandboxLog } from '../render/sandbox.js';
+import { TemplateLanes } from '../render/lanes.js';
+import { TEMPLATE_HELPERS } from '../render/helpers.js';
 import { TemplateLibrary } from '../http/templates.js';
 import { TemplateContexts, type ProvisioningSources } from '../http/template-context.js';
 import { templateRoutes } from '../http/routes/templates.js';
@@ -26,19 +28,29 @@ export interface TemplatesPart {
 export async function templatesPart(opts: {
   store: Store;
   clock: Clock;
-  config: Pick<Config, 'driver' | 'templateTimeoutMs'>;
+  config: Pick<Config, 'driver' | 'templateTimeoutMs' | 'templateMemoryMb' | 'templateQueue'>;
+  log?: SandboxLog;
   credentials: AgentCredentials;
   sources: ProvisioningSources;
   dir?: URL;
 }): Promise<TemplatesPart> {
-  const sandbox = new TemplateSandbox({ timeoutMs: opts.config.templateTimeoutMs });
+  // Two render processes: boots never wait behind other templates (render/lanes.ts).
+  const sandbox = new TemplateLanes({
+    timeoutMs: opts.config.templateTimeoutMs,
+    memoryMb: opts.config.templateMemoryMb,
+    operatorQueue: opts.config.templateQueue,
+    helpers: TEMPLATE_HELPERS,
+    log: opts.log,
+  });
   const library = new TemplateLibrary(opts.store, opts.clock, sandbox);
   await library.seed(opts.dir ?? defaultTemplatesDir);
   const contexts = new TemplateContexts(opts.store, opts.sources, opts.credentials);
   return {
     library,
     contexts,
-    render: (name, context) => library.render(name, context),
+    // The master's own renders (ceph.conf for loops and agents, dnsmasq.conf) are no public
+    // request: the boot lane, so a public flood cannot hold them up.
+    render: (name, context) => library.render(name, context, 'boot'),
     routes: ({ fleet, credentials }) => [
       ...templateRoutes(library, contexts),
       ...bootRoutes({ store: opts.store, fleet, credentials, library, contexts }),

@@ -38,11 +38,59 @@ function unclosedTagLine(source: string): number {
   return open < 0 ? 1 : lineOf(source, open);
 }
 
+// generateSource, parseTemplateText and source are ejs's own (untyped) steps before compile.
+type EjsTemplate = { generateSource(): void; parseTemplateText(): string[]; source: string };
+
 function generated(source: string): string {
-  // generateSource and source are ejs's own (untyped) steps before compile.
-  const t = new ejs.Template(source, { compileDebug: true }) as unknown as { generateSource(): void; source: string };
+  const t = new ejs.Template(source, { compileDebug: true }) as unknown as EjsTemplate;
   t.generateSource();
   return t.source;
+}
+
+const CODE_OPEN = new Set(['<%', '<%_', '<%=', '<%-']);
+const CLOSE = new Set(['%>', '-%>', '_%>']);
+
+/** The first line whose code (not text, not a comment) names `import`: import() is the one way
+ * template code can ask the runtime for a module, and its failure would come back as an error
+ * object of the render process's own realm, not the template's. Refused outright instead. */
+function importLine(source: string): number | null {
+  const tokens = (new ejs.Template(source, {}) as unknown as EjsTemplate).parseTemplateText();
+  let code = false;
+  let line = 1;
+  for (const tok of tokens) {
+    if (CODE_OPEN.has(tok)) code = true;
+    else if (CLOSE.has(tok) || tok === '<%#' || tok === '<%%') code = false;
+    else if (code && /\bimport\b/.test(tok)) return line + tok.slice(0, tok.search(/\bimport\b/)).split('\n').length - 1;
+    line += tok.split('\n').length - 1;
+  }
+  return null;
+}
+
+/** The body of the function ejs would compile for this source (as ejs.compile builds it, with
+ * compileDebug), for the render process to compile inside a template's own realm: ejs itself
+ * never runs there. Throws TemplateCompileError as checkTemplate does. */
+export function templateFunctionBody(name: string, source: string): string {
+  const at = importLine(source);
+  if (at !== null) throw new TemplateCompileError(name, at, 'import() is not available in Quarry templates');
+  let body: string;
+  try {
+    body = generated(source);
+  } catch (err) {
+    throw new TemplateCompileError(name, unclosedTagLine(source), err instanceof Error ? err.message : String(err));
+  }
+  return 'let __line = 1\n'
+    + `  , __lines = ${JSON.stringify(source)}\n`
+    + `  , __filename = ${JSON.stringify(name)};\n`
+    + 'try {\n'
+    + '  let __output = "";\n'
+    + '  function __append(s) { if (s !== undefined && s !== null) __output += s }\n'
+    + '  with (locals || {}) {\n'
+    + `${body}\n`
+    + '  }\n'
+    + '  return __output;\n'
+    + '} catch (e) {\n'
+    + '  rethrow(e, __lines, __filename, __line, escapeFn);\n'
+    + '}\n';
 }
 
 /** The template line a line of the generated function body came from. */
@@ -57,6 +105,8 @@ function templateLine(body: string, generatedLine: number): number {
 
 /** Throws TemplateCompileError with the template line when the source does not compile. */
 export function checkTemplate(name: string, source: string): void {
+  const at = importLine(source);
+  if (at !== null) throw new TemplateCompileError(name, at, 'import() is not available in Quarry templates');
   let body: string;
   try {
     body = generated(source);

@@ -30,7 +30,7 @@ export function bootRoutes({ store, fleet, credentials, library, contexts }: Boo
         + 'available, and a local boot with no installer while it has the BootLoop condition (an operator resets it with node.restart).',
       query: object({ mac: macSchema }, ['mac']),
       response: { description: 'an iPXE script', contentType: 'text/plain' },
-      errors: [422],
+      errors: [422, 503],
       handler: async ({ query, ctx }) => {
         const base = baseUrl(ctx);
         const { node } = await discoverNode(store, fleet, query.mac, false);
@@ -46,7 +46,7 @@ export function bootRoutes({ store, fleet, credentials, library, contexts }: Boo
       method: 'GET', path: '/boot/default', tags: ['boot'], public: true,
       summary: 'The iPXE script every machine may start with (template ipxe-default): it chains to /boot/config?mac=${net0/mac}',
       response: { description: 'an iPXE script', contentType: 'text/plain' },
-      errors: [422],
+      errors: [422, 503],
       handler: async ({ ctx }) => library.render('ipxe-default', await contexts.full(null, baseUrl(ctx))),
     }),
   ];

@@ -54,11 +54,12 @@ export function templateRoutes(library: TemplateLibrary, contexts: TemplateConte
     route<unknown, { mac?: string; nodeId?: string }, { name: string }>({
       method: 'GET', path: '/templates/rendered/{name}', tags: ['templates'], public: true,
       summary: `A template rendered for the node given by ?mac= or ?nodeId= (or for none). Public: installers fetch it. ${RENDER_NOTE} `
-        + 'A render that fails or runs past its time limit is 422 (TEMPLATE_FAILED, TEMPLATE_TIMEOUT).',
+        + 'A render that fails or runs past its time limit is 422 (TEMPLATE_FAILED, TEMPLATE_TIMEOUT); when too many renders wait already, 503 '
+        + 'TEMPLATE_BUSY with Retry-After. Templates run in a separate process without the environment, files, network or process of the server.',
       params: nameParam,
       query: object({ mac: macSchema, nodeId: uuidSchema }),
       response: text('the rendered text'),
-      errors: [422],
+      errors: [422, 503],
       handler: async ({ params, query, ctx }) => {
         const base = baseUrl(ctx);
         await library.get(params.name); // 404 for an unknown template before anything else
