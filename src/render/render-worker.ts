@@ -3,6 +3,7 @@
 // master's event loop never waits on it. Compiled functions are kept per name@version.
 import { parentPort } from 'node:worker_threads';
 import ejs from 'ejs';
+import { quote } from './quote.js';
 
 export interface RenderRequest {
   id: number;
@@ -44,7 +45,8 @@ function describe(err: unknown): { error: string; line: number | null } {
 parentPort?.on('message', (req: RenderRequest) => {
   let reply: RenderReply;
   try {
-    reply = { id: req.id, text: compile(req)(req.context) as string };
+    // `q`: the quoting helpers (src/render/quote.ts); functions do not cross postMessage.
+    reply = { id: req.id, text: compile(req)({ ...req.context, q: quote }) as string };
   } catch (err) {
     reply = { id: req.id, ...describe(err) };
   }
