@@ -2,7 +2,17 @@
 // schema, and its relative file URLs are resolved against the catalog's own URL. A registry
 // that does not answer, or answers something that is not a valid catalog, is a 503 with a
 // reason an operator can act on, never a crash.
-import { ServiceUnavailableError } from '../errors.js';
+//
+// Trust: the catalog is the root of the images' integrity (every file is SHA-256 verified
+// against it), and its names reach cloud-init and the API. So every entry is checked by the
+// schema (ids, one-line names, plain file names, http(s) URLs, hex digests, bounded sizes), and
+// one bad entry refuses the whole catalog: a registry that serves a hostile or broken entry is
+// not one to take the other entries from either, and an operator sees the 503 with the entry's
+// place and reason rather than an image silently missing. Plain http is accepted only from
+// loopback, or when the catalog is pinned (IMAGE_REGISTRY_SHA256, which makes the whole chain
+// verifiable over any transport), or when IMAGE_REGISTRY_INSECURE_HTTP says so.
+import { createHash } from 'node:crypto';
+import { InputError, ServiceUnavailableError } from '../errors.js';
 import { catalogSchema, type CatalogEntry, type ImageRegistry } from '../model/image-kinds.js';
 import { createAjv, toFieldErrors } from '../model/validate.js';
 import { fetchFailure, fetchUrl } from './fetch-url.js';
@@ -17,20 +27,61 @@ export interface HttpImageRegistryOptions {
   url: string;
   /** Deadline of one catalog read. */
   timeoutMs?: number;
+  /** Accept a plain-http catalog from another host (IMAGE_REGISTRY_INSECURE_HTTP). */
+  insecureHttp?: boolean;
+  /** The SHA-256 the catalog's bytes must have (IMAGE_REGISTRY_SHA256), lower-case hex. */
+  sha256?: string | null;
+}
+
+const isLoopback = (hostname: string): boolean =>
+  hostname === 'localhost' || hostname === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
+
+/** Refuses (InputError, at start-up) a registry URL Quarry should not read a catalog from:
+ * anything but http(s), and plain http to another host unless the catalog is pinned (and the
+ * URL then carries no password to send in the clear) or insecure http is explicitly accepted. */
+export function checkRegistryUrl(url: string, opts: { insecureHttp?: boolean; sha256?: string | null } = {}): URL {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new InputError('IMAGE_REGISTRY is not a URL', [{ path: '/env/IMAGE_REGISTRY', message: 'must be an http(s) URL' }]);
+  }
+  if (u.protocol !== 'https:' && u.protocol !== 'http:') {
+    throw new InputError('IMAGE_REGISTRY must be an https URL', [{ path: '/env/IMAGE_REGISTRY', message: 'must be https' }]);
+  }
+  if (u.protocol === 'http:' && !isLoopback(u.hostname) && !opts.insecureHttp) {
+    const credentials = u.username !== '' || u.password !== '';
+    if (!opts.sha256 || credentials) {
+      throw new InputError(
+        `IMAGE_REGISTRY ${u.origin} is plain http: anyone on the path could change the catalog (and with it which files are trusted)${credentials ? ' and read its password' : ''}. Use https, pin the catalog with IMAGE_REGISTRY_SHA256${credentials ? ' and drop the password' : ''}, or accept the risk with IMAGE_REGISTRY_INSECURE_HTTP=true`,
+        [{ path: '/env/IMAGE_REGISTRY', message: 'plain http to another host' }],
+      );
+    }
+  }
+  return u;
 }
 
 export class HttpImageRegistry implements ImageRegistry {
   private readonly url: string;
   private readonly timeoutMs: number;
 
+  private readonly sha256: string | null;
+  private readonly insecureHttp: boolean;
+
   constructor(opts: HttpImageRegistryOptions) {
-    this.url = new URL(opts.url).href;
+    this.url = checkRegistryUrl(opts.url, opts).href;
+    this.insecureHttp = opts.insecureHttp ?? false;
     this.timeoutMs = opts.timeoutMs ?? 10_000;
+    this.sha256 = opts.sha256?.toLowerCase() ?? null;
   }
 
   async entries(signal?: AbortSignal): Promise<CatalogEntry[]> {
     const deadline = AbortSignal.timeout(this.timeoutMs);
-    const text = await this.read(signal ? AbortSignal.any([signal, deadline]) : deadline);
+    const bytes = await this.read(signal ? AbortSignal.any([signal, deadline]) : deadline);
+    if (this.sha256 !== null && createHash('sha256').update(bytes).digest('hex') !== this.sha256) {
+      throw invalid('its SHA-256 is not the one IMAGE_REGISTRY_SHA256 pins');
+    }
+    const text = bytes.toString('utf8');
     let raw: unknown;
     try {
       raw = JSON.parse(text);
@@ -40,7 +91,7 @@ export class HttpImageRegistry implements ImageRegistry {
     return parseCatalog(raw, this.url);
   }
 
-  private async read(signal: AbortSignal): Promise<string> {
+  private async read(signal: AbortSignal): Promise<Buffer> {
     let res: Response;
     try {
       res = await fetchUrl(this.url, { signal, headers: { accept: 'application/json' }, redirect: 'follow' });
@@ -51,6 +102,15 @@ export class HttpImageRegistry implements ImageRegistry {
     if (!res.ok) {
       await res.body?.cancel();
       throw unreachable(`HTTP ${res.status}`);
+    }
+    if (res.redirected) {
+      // A redirect must not lead where the URL itself would have been refused (https to http).
+      try {
+        checkRegistryUrl(res.url, { insecureHttp: this.insecureHttp, sha256: this.sha256 });
+      } catch {
+        await res.body?.cancel();
+        throw unreachable('it redirected to a plain-http address');
+      }
     }
     const chunks: Buffer[] = [];
     let size = 0;
@@ -64,7 +124,7 @@ export class HttpImageRegistry implements ImageRegistry {
       if (err instanceof ServiceUnavailableError) throw err;
       throw unreachable(`the answer broke off: ${fetchFailure(err)}`);
     }
-    return Buffer.concat(chunks).toString('utf8');
+    return Buffer.concat(chunks);
   }
 }
 
