@@ -18,6 +18,7 @@ import { createAjv, toFieldErrors } from '../model/validate.js';
 import { fetchFailure, fetchUrl } from './fetch-url.js';
 
 const MAX_CATALOG_BYTES = 16 * 1024 * 1024;
+const MAX_REDIRECTS = 5;
 const validate = createAjv().compile(catalogSchema);
 
 const unreachable = (why: string): ServiceUnavailableError => new ServiceUnavailableError(`the image registry did not answer: ${why}`, 'REGISTRY_UNREACHABLE');
@@ -91,26 +92,35 @@ export class HttpImageRegistry implements ImageRegistry {
     return parseCatalog(raw, this.url);
   }
 
-  private async read(signal: AbortSignal): Promise<Buffer> {
-    let res: Response;
-    try {
-      res = await fetchUrl(this.url, { signal, headers: { accept: 'application/json' }, redirect: 'follow' });
-    } catch (err) {
-      // The URL is left out: it may carry credentials.
-      throw unreachable(signal.aborted ? `no answer within ${this.timeoutMs} ms` : fetchFailure(err));
+  /** Redirects are followed here, each target checked before it is asked (an https registry
+   * must not hand Quarry to plain http), at most MAX_REDIRECTS of them. */
+  private async fetchFollowing(signal: AbortSignal): Promise<Response> {
+    let url = this.url;
+    for (let hop = 0; ; hop++) {
+      let res: Response;
+      try {
+        res = await fetchUrl(url, { signal, headers: { accept: 'application/json' }, redirect: 'manual' });
+      } catch (err) {
+        // The URL is left out: it may carry credentials.
+        throw unreachable(signal.aborted ? `no answer within ${this.timeoutMs} ms` : fetchFailure(err));
+      }
+      const location = res.status >= 300 && res.status < 400 ? res.headers.get('location') : null;
+      if (location === null) return res;
+      await res.body?.cancel();
+      if (hop >= MAX_REDIRECTS) throw unreachable(`more than ${MAX_REDIRECTS} redirects`);
+      try {
+        url = checkRegistryUrl(new URL(location, url).href, { insecureHttp: this.insecureHttp, sha256: this.sha256 }).href;
+      } catch {
+        throw unreachable('it redirected to an address Quarry does not read catalogs from (plain http, or not http)');
+      }
     }
+  }
+
+  private async read(signal: AbortSignal): Promise<Buffer> {
+    const res = await this.fetchFollowing(signal);
     if (!res.ok) {
       await res.body?.cancel();
       throw unreachable(`HTTP ${res.status}`);
-    }
-    if (res.redirected) {
-      // A redirect must not lead where the URL itself would have been refused (https to http).
-      try {
-        checkRegistryUrl(res.url, { insecureHttp: this.insecureHttp, sha256: this.sha256 });
-      } catch {
-        await res.body?.cancel();
-        throw unreachable('it redirected to a plain-http address');
-      }
     }
     const chunks: Buffer[] = [];
     let size = 0;
@@ -128,11 +138,20 @@ export class HttpImageRegistry implements ImageRegistry {
   }
 }
 
+/** " (entry <id>)" for an error inside an entry whose id is a UUID, so the operator can find it. */
+function entryName(raw: unknown, path: string): string {
+  const i = /^\/(\d+)\//.exec(path)?.[1];
+  const id = i !== undefined && Array.isArray(raw) ? (raw[Number(i)] as { id?: unknown } | null)?.id : undefined;
+  return typeof id === 'string' && UUID.test(id) ? ` (entry ${id.toLowerCase()})` : '';
+}
+
+const UUID = /^[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}$/i;
+
 /** Validates a catalog and resolves its file URLs against `base`. Throws ServiceUnavailableError. */
 export function parseCatalog(raw: unknown, base: string): CatalogEntry[] {
   if (!validate(raw)) {
     const errors = toFieldErrors(validate.errors).slice(0, 5);
-    throw invalid(errors.map((e) => `${e.path} ${e.message}`).join('; '));
+    throw invalid(errors.map((e) => `${e.path}${entryName(raw, e.path)} ${e.message}`).join('; '));
   }
   const entries = raw as CatalogEntry[];
   const seen = new Set<string>();
