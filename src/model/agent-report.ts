@@ -6,7 +6,8 @@
 // length, and no control character; every array is bounded. The HTTP route and the in-process
 // gateway (src/fleet/gateway.ts) both check reports against this one schema.
 import { isIP } from 'node:net';
-import type { JsonSchema } from './schemas.js';
+/** As src/model/schemas.ts has it (not imported: schemas.ts imports this file). */
+type JsonSchema = Record<string, unknown>;
 
 const bool: JsonSchema = { type: 'boolean' };
 
