@@ -11,6 +11,10 @@ export interface Config {
   driver: 'lab' | 'real';
   labNodes: number;
   imageRegistry: string | null;
+  /** IMAGE_REGISTRY_INSECURE_HTTP: a plain-http registry on another host is accepted. */
+  imageRegistryInsecureHttp: boolean;
+  /** IMAGE_REGISTRY_SHA256: the catalog's bytes must have this SHA-256 (lower-case hex). */
+  imageRegistrySha256: string | null;
   /** How long without an agent report before a node is offline. */
   heartbeatTimeoutMs: number;
   /** Every loop looks at every object this often, whatever the watches said. */
@@ -93,6 +97,22 @@ function allowedHosts(raw: string | undefined): string[] | null {
   return hosts;
 }
 
+/** A yes/no variable: true, 1 or yes; unset, empty, false, 0 or no; anything else is refused. */
+function flag(env: Env, name: string): boolean {
+  const raw = (env[name] ?? '').toLowerCase();
+  if (['true', '1', 'yes'].includes(raw)) return true;
+  if (['', 'false', '0', 'no'].includes(raw)) return false;
+  throw new InputError(`${name} must be true or false, got "${env[name]}"`, [{ path: `/env/${name}`, message: 'must be true or false' }]);
+}
+
+function sha256Pin(raw: string | undefined): string | null {
+  if (raw === undefined || raw === '') return null;
+  if (!/^[0-9a-fA-F]{64}$/.test(raw)) {
+    throw new InputError('IMAGE_REGISTRY_SHA256 must be 64 hex digits', [{ path: '/env/IMAGE_REGISTRY_SHA256', message: 'must be 64 hex digits' }]);
+  }
+  return raw.toLowerCase();
+}
+
 /** Flags mirror the variables: --port 9000 is PORT=9000, --lab-nodes 3 is LAB_NODES=3. */
 export function envFromArgs(argv: string[], env: Env): Env {
   const out: Env = { ...env };
@@ -119,6 +139,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonl
     driver,
     labNodes: envInt(env, 'LAB_NODES', 6, 0, 100_000),
     imageRegistry: env.IMAGE_REGISTRY || null,
+    imageRegistryInsecureHttp: flag(env, 'IMAGE_REGISTRY_INSECURE_HTTP'),
+    imageRegistrySha256: sha256Pin(env.IMAGE_REGISTRY_SHA256),
     heartbeatTimeoutMs: envInt(env, 'HEARTBEAT_TIMEOUT_MS', 15_000, 10, 3_600_000),
     resyncMs: envInt(env, 'RESYNC_MS', 300_000, 100, 86_400_000),
     reconcileConcurrency: envInt(env, 'RECONCILE_CONCURRENCY', 16, 1, 1024),

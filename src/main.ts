@@ -153,7 +153,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   for (const t of interrupted) for (const loop of manager.loopsFor(t.kind)) manager.enqueue(loop, t.id);
   const gateway = new AgentGateway(store, fleet, tasks.agents, credentials);
   const specs = await startSpecs({ config, store: owner, sources: { interfaces: network.host, registry: images.registry }, bus, log, ...opts.specs });
-  const s3 = s3Part({ store, simCeph });
+  const s3 = s3Part({ store, simCeph, fleet });
   // Log lines stay out of /events: they would crowd state changes out of the replay buffer,
   // and GET /task/run/{id}/logs serves them.
   const hub = new SseHub({ subscribe: (h) => bus.subscribe((e) => e.type !== 'task.log' && h(e)), lastSeq: () => bus.lastSeq() });

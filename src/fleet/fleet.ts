@@ -22,7 +22,7 @@ export class Fleet {
   }
 
   observe(nodeId: string): Observation {
-    return this.obs.get(nodeId) ?? { lastReportAt: null, report: null, boots: [] };
+    return this.obs.get(nodeId) ?? { lastReportAt: null, report: null, address: null, boots: [] };
   }
 
   recordBoot(nodeId: string, stage: BootStage['stage']): void {
@@ -32,8 +32,10 @@ export class Fleet {
     this.wake(nodeId);
   }
 
-  report(nodeId: string, report: AgentReport): void {
+  /** `address`: where the report came from, as the master saw it (already a valid IP or null). */
+  report(nodeId: string, report: AgentReport, address: string | null = null): void {
     const o = this.entry(nodeId);
+    o.address = address;
     const now = this.clock.now();
     const wasStale = o.lastReportAt === null || now - o.lastReportAt > this.heartbeatTimeoutMs;
     const changed = !isDeepStrictEqual(o.report, report);
@@ -49,7 +51,7 @@ export class Fleet {
   private entry(nodeId: string): Observation {
     let o = this.obs.get(nodeId);
     if (!o) {
-      o = { lastReportAt: null, report: null, boots: [] };
+      o = { lastReportAt: null, report: null, address: null, boots: [] };
       this.obs.set(nodeId, o);
     }
     return o;

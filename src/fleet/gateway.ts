@@ -1,7 +1,6 @@
 // The master's side of the conversation with machines and their agents. The lab's simulated
 // machines call it in-process, or through the HTTP agent routes, which call the same methods;
 // both paths share every rule.
-import { NotFoundError } from '../errors.js';
 import { Kind, type NodeSpec, type NodeStatusFields } from '../model/kinds.js';
 import type { Store } from '../store/types.js';
 import type { AgentResult, LogLine, TaskRun } from '../tasks/types.js';
@@ -12,6 +11,29 @@ import type { Doc } from '../model/document.js';
 import type { Fleet } from './fleet.js';
 import type { AgentRunState, BootAnswer, ClaimedRun, MasterLink } from './protocol.js';
 import type { AgentReport } from './types.js';
+import { InputError, NotFoundError } from '../errors.js';
+import { agentReportSchema, isIpAddress } from '../model/agent-report.js';
+import { createAjv, toFieldErrors } from '../model/validate.js';
+
+const checkReport = createAjv().compile(agentReportSchema);
+
+/** Throws InputError (400 VALIDATION_FAILED) naming the first few failing fields. The HTTP
+ * route has checked already; this is the in-process lab link's door, and a second check. */
+export function assertAgentReport(report: unknown): void {
+  if (!checkReport(report)) {
+    const errors = toFieldErrors(checkReport.errors, '/body').slice(0, 10);
+    throw new InputError(`invalid agent report: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}`, errors);
+  }
+}
+
+/** A socket's remote address as an IP the master may use: IPv4-mapped IPv6 (`::ffff:a.b.c.d`,
+ * what a dual-stack listener reports) as plain IPv4; anything else that is not an IP, null. */
+export function observedAddress(raw: string | null | undefined): string | null {
+  if (!raw) return null;
+  const v4 = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(raw)?.[1];
+  const ip = v4 ?? raw;
+  return isIpAddress(ip) ? ip : null;
+}
 
 /** The node-level run queue as agents see it (TaskService provides it). */
 export interface AgentRuns {
@@ -46,9 +68,13 @@ export class AgentGateway implements MasterLink {
     this.fleet.recordBoot(nodeId, 'image');
   }
 
-  async report(nodeId: string, report: AgentReport): Promise<void> {
+  /** Checked against the report schema here too, so the in-process lab link meets the same
+   * door as HTTP; a report that fails changes nothing. `seen.address` is the source address of
+   * the agent's connection, the one address the master observed itself. */
+  async report(nodeId: string, report: AgentReport, seen: { address?: string | null } = {}): Promise<void> {
+    assertAgentReport(report);
     await this.mustExist(nodeId);
-    this.fleet.report(nodeId, report);
+    this.fleet.report(nodeId, report, observedAddress(seen.address));
   }
 
   async claim(nodeId: string, waitMs: number, signal: AbortSignal): Promise<ClaimedRun | null> {

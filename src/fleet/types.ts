@@ -29,6 +29,8 @@ export interface DaemonReport {
   osds: number[];
 }
 
+/** Checked against src/model/agent-report.ts's schema at the door (the HTTP route and
+ * AgentGateway.report): addresses are IPs, names and paths have their patterns. */
 export interface AgentReport {
   /** Changes on every boot of the machine; how a restart is confirmed. */
   bootId: string;
@@ -43,6 +45,11 @@ export interface Observation {
   /** Epoch ms of the last agent report, null when none since Quarry started. */
   lastReportAt: number | null;
   report: AgentReport | null;
+  /** The source address of the connection that carried the last report, as the master saw it
+   * (a valid IP), or null (the in-process lab link, or none yet). Unlike `report.ip`, which is
+   * only what the agent says, this is the master's own observation: where the S3 proxy may send
+   * a caller's signed requests. */
+  address?: string | null;
   /** The most recent network-boot stages seen (newest last, bounded). */
   boots: BootStage[];
 }

@@ -51,7 +51,7 @@ export async function startImages(deps: {
   const { config } = deps;
   const lab = config.driver === 'lab' && !config.imageRegistry ? new LabImageRegistry() : null;
   const url = lab ? await lab.start() : config.imageRegistry;
-  const registry = url ? new HttpImageRegistry({ url }) : noRegistry;
+  const registry = url ? new HttpImageRegistry({ url, insecureHttp: config.imageRegistryInsecureHttp, sha256: config.imageRegistrySha256 }) : noRegistry;
   const images = new Images(deps.store, registry, config.stateDir);
   const loop = imageLoop({
     store: deps.store, tasks: deps.tasks, bus: deps.bus, clock: deps.clock, stateDir: config.stateDir,

@@ -6,6 +6,7 @@ import { S3Service, gatewayUrl } from '../http/s3.js';
 import { s3Routes } from '../http/routes/s3.js';
 import type { AnyRoute } from '../http/route.js';
 import type { Store } from '../store/types.js';
+import type { Fleet } from '../fleet/fleet.js';
 import type { SimCephCluster } from '../sim/ceph/cluster.js';
 import { LabS3Gateways } from '../sim/s3/gateway.js';
 
@@ -17,11 +18,13 @@ export interface S3Part {
   stop(): Promise<void>;
 }
 
-export function s3Part(deps: { store: Store; simCeph: SimCephCluster | null }): S3Part {
+export function s3Part(deps: { store: Store; simCeph: SimCephCluster | null; fleet?: Fleet }): S3Part {
   const lab = deps.simCeph ? new LabS3Gateways(deps.simCeph) : null;
   const service = new S3Service({
     store: deps.store,
     connect: connectS3(),
+    // Where a gateway is: the source address of its agent's last report, as the master saw it.
+    ...(deps.fleet ? { addressOf: (nodeId: string) => deps.fleet!.observe(nodeId).address ?? null } : {}),
     endpointOf: lab ? (gw) => lab.url(gw.hostname) : gatewayUrl,
   });
   return { routes: s3Routes(service), service, lab, stop: () => lab?.stop() ?? Promise.resolve() };

@@ -72,7 +72,16 @@ export const ID_OR_SHORT_PATTERN = '^[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}-[0-9a-fA-F]{
 /** No path separators, no leading dot: a file name cannot leave its image's folder. */
 export const FILE_NAME_PATTERN = '^[A-Za-z0-9_][A-Za-z0-9._+-]{0,127}$';
 
-const text = { type: 'string', minLength: 1, maxLength: 128 } as const;
+/** Printable text on one line: no C0/C1 control, DEL, or Unicode line/paragraph separator
+ * (YAML 1.1 reads NEL, LS and PS as line breaks). Names reach cloud-init, logs and the API. */
+export const ONE_LINE_PATTERN = '^[^\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029]+$';
+/** distro, version, arch: one short word (debian, 24.04, amd64, 9.3~rc1, x86_64). */
+export const WORD_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._+~-]{0,63}$';
+/** The largest image file Quarry accepts: 1 TiB. */
+export const MAX_IMAGE_FILE_BYTES = 2 ** 40;
+
+const text = { type: 'string', minLength: 1, maxLength: 128, pattern: ONE_LINE_PATTERN } as const;
+const word = { type: 'string', pattern: WORD_PATTERN } as const;
 
 const fileSchema = (url: JsonSchema): JsonSchema => ({
   type: 'object',
@@ -81,7 +90,7 @@ const fileSchema = (url: JsonSchema): JsonSchema => ({
   properties: {
     name: { type: 'string', pattern: FILE_NAME_PATTERN },
     url,
-    size: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
+    size: { type: 'integer', minimum: 0, maximum: MAX_IMAGE_FILE_BYTES },
     sha256: { type: 'string', pattern: '^[0-9a-fA-F]{64}$' },
   },
 });
@@ -89,9 +98,9 @@ const fileSchema = (url: JsonSchema): JsonSchema => ({
 const entryProperties = (url: JsonSchema, id: string): Record<string, JsonSchema> => ({
   id: { type: 'string', pattern: id },
   name: text,
-  distro: text,
-  version: text,
-  arch: text,
+  distro: word,
+  version: word,
+  arch: word,
   files: { type: 'array', minItems: 1, maxItems: 64, items: fileSchema(url) },
 });
 
@@ -103,7 +112,7 @@ export const catalogSchema: JsonSchema = {
     type: 'object',
     required: ['id', 'name', 'distro', 'version', 'arch', 'files'],
     // Registries may say more about an entry than Quarry reads.
-    properties: entryProperties({ type: 'string', minLength: 1, maxLength: 2048 }, '^[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}$'),
+    properties: entryProperties({ type: 'string', minLength: 1, maxLength: 2048, pattern: '^[^\\s\\u0000-\\u001f\\u007f-\\u009f]+$' }, '^[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}$'),
   },
 };
 

@@ -1,6 +1,7 @@
 // JSON Schemas of each kind's spec and status. One source of truth: the store validates
 // documents with them, and the HTTP layer and the specs folder reuse the spec schemas.
 import { CephKind, clusterSchemas, keyringSchemas } from './ceph-kinds.js';
+import { ipOrEmptySchema } from './agent-report.js';
 import { ImageKind, imageSchemas } from './image-kinds.js';
 import { Kind } from './kinds.js';
 import { StorageKind, filesystemSchemas, rgwUserSchemas, rgwUserSecretSchemas } from './storage-kinds.js';
@@ -81,7 +82,8 @@ export const nodeStatusSchema: JsonSchema = {
   properties: {
     ...commonStatus,
     phase: { enum: ['discovered', 'booting', 'active', 'rebooting', 'shutting-down', 'offline', 'error'] },
-    ip: { type: 'string' },
+    // What the agent reported, checked again here: it goes into ceph.conf's mon_host.
+    ip: ipOrEmptySchema,
     observedRestartGeneration: count,
     observedShutdownGeneration: count,
     bootCount: count,
@@ -100,7 +102,7 @@ export const nodeStatusSchema: JsonSchema = {
         type: 'object',
         required: ['name', 'mac', 'ip', 'connected', 'mtu'],
         additionalProperties: false,
-        properties: { name: { type: 'string' }, mac, ip: { type: 'string' }, connected: { type: 'boolean' }, mtu: { type: 'integer', minimum: 0 } },
+        properties: { name: { type: 'string' }, mac, ip: ipOrEmptySchema, connected: { type: 'boolean' }, mtu: { type: 'integer', minimum: 0 } },
       },
     },
     daemons: {

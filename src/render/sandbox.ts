@@ -9,6 +9,7 @@ import type { ChildProcess } from 'node:child_process';
 import { TemplateCompileError } from './compile.js';
 import { FunctionBodies } from './function-bodies.js';
 import { findUnshare, spawnRenderChild, unshareArgs } from './child-process.js';
+import { TEMPLATE_HELPERS } from './helpers.js';
 import type { ChildReply, ChildRequest } from './render-child.js';
 import { TemplateBusyError, TemplateRenderError, type SandboxLog, type TemplateRenderer } from './renderer.js';
 
@@ -121,7 +122,7 @@ export class TemplateSandbox implements TemplateRenderer {
 
   private ensureChild(): ChildProcess {
     if (this.child) return this.child;
-    const child = spawnRenderChild({ memoryMb: this.memoryMb, helpers: this.opts.helpers ?? [], unshare: this.withUnshare ? unshareArgs() : null }, this.unsharePath);
+    const child = spawnRenderChild({ memoryMb: this.memoryMb, helpers: this.opts.helpers ?? TEMPLATE_HELPERS, unshare: this.withUnshare ? unshareArgs() : null }, this.unsharePath);
     this.child = child;
     this.childReady = false;
     const usedUnshare = this.withUnshare;

@@ -4,6 +4,7 @@
 import { readFile } from 'node:fs/promises';
 import ejs from 'ejs';
 import { InputError } from '../errors.js';
+import { quote } from './quote.js';
 
 export type RenderTemplate = (templateName: string, context: Record<string, unknown>) => Promise<string>;
 
@@ -13,6 +14,6 @@ export function fileTemplates(dir: URL): RenderTemplate {
   return async (name, context) => {
     if (!NAME.test(name)) throw new InputError(`template name ${JSON.stringify(name)} is not a plain file name`);
     const source = await readFile(new URL(`${name}.ejs`, dir), 'utf8');
-    return ejs.render(source, context, { async: false });
+    return ejs.render(source, { ...context, q: quote }, { async: false });
   };
 }

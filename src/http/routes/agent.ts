@@ -5,6 +5,7 @@ import { ForbiddenError } from '../../errors.js';
 import { agentUsername } from '../../fleet/credentials.js';
 import type { AgentGateway } from '../../fleet/gateway.js';
 import type { AgentReport } from '../../fleet/types.js';
+import { agentReportSchema } from '../../model/agent-report.js';
 import type { JsonSchema } from '../../model/schemas.js';
 import type { AgentResult, LogLine } from '../../tasks/types.js';
 import type { AgentPrincipal, Auth } from '../auth/index.js';
@@ -15,29 +16,6 @@ const text = (max: number, min = 0): JsonSchema => ({ type: 'string', minLength:
 const bool: JsonSchema = { type: 'boolean' };
 const list = (items: JsonSchema, maxItems: number): JsonSchema => ({ type: 'array', items, maxItems });
 
-const diskSchema = object(
-  {
-    serial: text(128, 1),
-    devicePath: text(256, 1),
-    sizeBytes: { type: 'integer', minimum: 0 },
-    rotational: bool,
-    model: text(256),
-    vendor: text(256),
-    interface: text(64),
-    isSystem: bool,
-    hasFilesystem: bool,
-  },
-  ['serial', 'devicePath', 'sizeBytes', 'rotational', 'model', 'vendor', 'interface', 'isSystem', 'hasFilesystem'],
-);
-const nicSchema = object(
-  { name: text(64, 1), mac: { type: 'string', pattern: '^[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){5}$' }, ip: text(64), connected: bool, mtu: { type: 'integer', minimum: 0, maximum: 65535 } },
-  ['name', 'mac', 'ip', 'connected', 'mtu'],
-);
-const daemonsSchema = object({ mon: bool, mgr: bool, mds: bool, rgw: bool, osds: list({ type: 'integer', minimum: 0 }, 4096) }, ['mon', 'mgr', 'mds', 'rgw', 'osds']);
-const reportSchema = object(
-  { bootId: text(128, 1), hostname: text(253, 1), ip: text(64), disks: list(diskSchema, 512), nics: list(nicSchema, 64), daemons: daemonsSchema },
-  ['bootId', 'hostname', 'ip', 'disks', 'nics', 'daemons'],
-);
 const logLineSchema = object(
   { timestamp: { type: 'string', format: 'date-time' }, level: { enum: ['debug', 'info', 'warn', 'error'] }, message: text(16_384) },
   ['timestamp', 'level', 'message'],
@@ -80,10 +58,12 @@ export function agentRoutes(gateway: AgentGateway, auth: Auth): AnyRoute[] {
       summary: "The agent's report (inventory and daemon states) for its node; also its heartbeat",
       tags,
       agent: true,
-      body: reportSchema,
+      body: agentReportSchema,
       response: { description: 'recorded', schema: statusSchema('updated') },
-      handler: async ({ agent, body }) => {
-        await gateway.report(rotatedAgent(agent).nodeId, body);
+      handler: async ({ agent, body, ctx }) => {
+        // The socket's own source address is what the master observed (never a forwarded-for
+        // header an agent could write); the body's `ip` is only what the agent says.
+        await gateway.report(rotatedAgent(agent).nodeId, body, { address: ctx.socket.remoteAddress ?? null });
         return { status: 'updated' };
       },
     }),
