@@ -23,6 +23,10 @@ export interface Config {
   /** More network boots than this within the window, with no agent report, is a boot loop. */
   bootLoopMaxBoots: number;
   bootLoopWindowMs: number;
+  /** The key that encrypts secrets at rest, base64 (SECRETS_KEY); taken out of process.env at start. */
+  secretsKey: string | null;
+  /** Where the key is kept when SECRETS_KEY is not set: outside STATE_DIR, made on first start. */
+  secretsKeyFile: string;
 }
 
 type Env = Record<string, string | undefined>;
@@ -82,5 +86,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonl
     templateTimeoutMs: envInt(env, 'TEMPLATE_TIMEOUT_MS', 2_000, 10, 60_000),
     bootLoopMaxBoots: envInt(env, 'BOOT_LOOP_MAX_BOOTS', 5, 1, 30),
     bootLoopWindowMs: envInt(env, 'BOOT_LOOP_WINDOW_MS', 600_000, 1_000, 86_400_000),
+    secretsKey: env.SECRETS_KEY || null,
+    // Next to STATE_DIR, not in it: a copy of the state alone holds no usable secret.
+    secretsKeyFile: resolve(cwd, env.SECRETS_KEY_FILE || `${resolve(cwd, env.STATE_DIR || './state')}.key`),
   });
 }
