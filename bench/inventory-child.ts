@@ -64,7 +64,7 @@ async function timeGets(url: string, headers: Record<string, string>): Promise<{
 
 const stateDir = await mkdtemp(join(tmpdir(), 'quarry-bench-inv-'));
 try {
-  const config = loadConfig({ STATE_DIR: stateDir, LAB_NODES: '0', PORT: '0', HOST: '127.0.0.1', ADMIN_PASSWORD: PASSWORD, RESYNC_MS: '86400000' });
+  const config = loadConfig({ STATE_DIR: stateDir, SECRETS_KEY: Buffer.alloc(32, 3).toString('base64'), LAB_NODES: '0', PORT: '0', HOST: '127.0.0.1', ADMIN_PASSWORD: PASSWORD, RESYNC_MS: '86400000' });
   const q = await startQuarry({ config, log: silentLogger, print: () => {}, auth: { scrypt: { N: 2 ** 14, r: 8, p: 1 } } });
   const t0 = performance.now();
   await populate(q.store);

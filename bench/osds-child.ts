@@ -46,7 +46,7 @@ function baseline(count: number): number {
 
 const stateDir = await mkdtemp(join(tmpdir(), 'quarry-bench-osds-'));
 try {
-  const config = loadConfig({ STATE_DIR: stateDir, LAB_NODES: String(n), PORT: '0', HOST: '127.0.0.1', ADMIN_PASSWORD: PASSWORD, HEARTBEAT_TIMEOUT_MS: '60000', RESYNC_MS: '3600000', RECONCILE_CONCURRENCY: '32' });
+  const config = loadConfig({ STATE_DIR: stateDir, SECRETS_KEY: Buffer.alloc(32, 3).toString('base64'), LAB_NODES: String(n), PORT: '0', HOST: '127.0.0.1', ADMIN_PASSWORD: PASSWORD, HEARTBEAT_TIMEOUT_MS: '60000', RESYNC_MS: '3600000', RECONCILE_CONCURRENCY: '32' });
   const q = await startQuarry({
     config, log: silentLogger, print: () => {}, auth: { scrypt: { N: 2 ** 14, r: 8, p: 1 } }, retryBaseMs: 200,
     lab: { link: 'inprocess', bootMs: 0, stepMs: 0, heartbeatMs: 5_000, claimWaitMs: 10_000, disksPerMachine: 4 },

@@ -1,12 +1,14 @@
 // The composition root: config → store → tasks → fleet → runtime → loops → lab. The only
 // module that knows every other; everything below it gets what it needs passed in.
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { envFromArgs, loadConfig, type Config } from './config.js';
 import { createLogger, type Logger } from './log.js';
 import { systemClock, uuid, type Clock } from './model/clock.js';
 import { openEmbeddedStore } from './store/index.js';
+import type { SecretBox } from './store/secret-box.js';
+import { prepareStateDir } from './main/state-dir.js';
+import { loadSecretBox } from './main/secrets-key.js';
 import type { Store } from './store/types.js';
 import { EventBus } from './tasks/bus.js';
 import { FileLogStore } from './tasks/file-logs.js';
@@ -57,6 +59,8 @@ export interface QuarryOptions {
   auth?: Partial<AuthOptions>;
   /** Where the generated first admin password is shown once (stdout by default). */
   print?: (line: string) => void;
+  /** The key of secrets at rest; by default from SECRETS_KEY or SECRETS_KEY_FILE. */
+  secrets?: SecretBox;
   network?: NetworkOptions;
   /** Progress interval, stall limit and deadline of image downloads; tests shorten them. */
   imageTiming?: Partial<ImageTiming>;
@@ -90,8 +94,10 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   const { config } = opts;
   const log = opts.log ?? createLogger();
   const clock = opts.clock ?? systemClock;
-  await mkdir(config.stateDir, { recursive: true, mode: 0o700 });
-  const owner = opts.store ?? (await openEmbeddedStore(join(config.stateDir, 'store')));
+  // umask 077 and a STATE_DIR nobody else can read, before anything is written to it.
+  await prepareStateDir(config.stateDir, log);
+  const secrets = opts.secrets ?? (await loadSecretBox(config, log));
+  const owner = opts.store ?? (await openEmbeddedStore(join(config.stateDir, 'store'), { secrets }));
   // Only the specs folder writes through `owner`; everyone else may not change what a file owns.
   const store = apiStore(owner);
   await ensureCluster(store);
@@ -112,10 +118,10 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   const manager = new Manager({ store, concurrency: config.reconcileConcurrency, resyncMs: config.resyncMs, log, clock });
   const credentials = new AgentCredentials(store, clock);
   const images = await startImages({ config, store, tasks, bus, clock, retryBaseMs: opts.retryBaseMs ?? 5_000, ...(opts.imageTiming ? { timing: opts.imageTiming } : {}) });
-  const boot = await provisioning({ config, store, images: images.images, clock, log });
+  const boot = await provisioning({ config, store, images: images.images, clock, log, secrets });
   const templates = await templatesPart({ store, clock, config, credentials, sources: { ...boot.sources, ...opts.provisioning }, log });
   const simCeph = config.driver === 'lab' ? new SimCephCluster({ random: seeded((opts.lab?.seed ?? 42) + 2) }) : null;
-  const { ceph, rgw } = simCeph ? { ceph: new SimCephApi(simCeph), rgw: new SimRgwApi(simCeph) } : realCeph(config.stateDir, store, templates.render);
+  const { ceph, rgw, close: closeCeph } = simCeph ? { ceph: new SimCephApi(simCeph), rgw: new SimRgwApi(simCeph), close: async () => undefined } : realCeph(config.stateDir, store, templates.render);
   const cephTiming = { ...defaultCephTiming(config.driver), ...opts.cephTiming };
   manager.register(
     nodeLoop({
@@ -166,6 +172,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
     ...(opts.auth ? { auth: opts.auth } : {}),
     ...(opts.print ? { print: opts.print } : {}),
     agents: credentials,
+    secrets,
   });
   const listening: Listening = await http.listen(config.port, config.host);
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${listening.port}`;
@@ -192,6 +199,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
       await network.stop();
       await images.stop();
       await s3.stop();
+      await closeCeph();
       await templates.close();
       await tasks.close();
       await logs.close();
@@ -202,6 +210,8 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
 
 async function main(): Promise<void> {
   const config = loadConfig(envFromArgs(process.argv.slice(2), process.env));
+  // Read once into config: commands Quarry runs (ceph, dnsmasq, ...) inherit the environment.
+  delete process.env.SECRETS_KEY;
   const log = createLogger();
   const quarry = await startQuarry({ config, log });
   let stopping = false;

@@ -42,8 +42,9 @@ export class DnsmasqServers extends DhcpServerBook<Server> implements DhcpServer
 
   async start(networkId: string, req: DhcpStartRequest, log: (line: string) => void): Promise<DhcpServerState> {
     const files = this.files(networkId);
-    await mkdir(this.opts.dir, { recursive: true, mode: 0o755 });
-    await writeFile(files.conf, req.config, { mode: 0o644 });
+    // Owner-only: dnsmasq starts as root and opens its files before it drops privileges.
+    await mkdir(this.opts.dir, { recursive: true, mode: 0o700 });
+    await writeFile(files.conf, req.config, { mode: 0o600 });
     await this.stop(networkId);
     await this.stopStale(files, log);
     this.exits.delete(networkId);

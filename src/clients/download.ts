@@ -36,7 +36,7 @@ const exists = async (path: string): Promise<number | null> => (await stat(path)
 
 export async function downloadFile(d: FileDownload): Promise<DownloadOutcome> {
   if ((await exists(d.finalPath)) === d.size) return { skipped: true, resumedFrom: 0 };
-  await mkdir(dirname(d.partPath), { recursive: true, mode: 0o755 });
+  await mkdir(dirname(d.partPath), { recursive: true, mode: 0o700 });
   let { hash, bytes } = await hashPart(d);
   const resumedFrom = bytes;
   if (bytes < d.size) {
@@ -96,7 +96,7 @@ async function receive(d: FileDownload, res: Response, hash: Hash, bytes: number
   const stall = new AbortController();
   const stallMs = d.stallMs ?? 60_000;
   let timer = setTimeout(() => stall.abort(), stallMs);
-  const fh = await open(d.partPath, bytes === 0 ? 'w' : 'a', 0o644);
+  const fh = await open(d.partPath, bytes === 0 ? 'w' : 'a', 0o600);
   const reader = res.body?.getReader();
   const onStall = () => void reader?.cancel().catch(() => undefined);
   stall.signal.addEventListener('abort', onStall);

@@ -10,6 +10,7 @@ import { systemClock, uuid, type Clock, type IdGen } from '../model/clock.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/types.js';
+import type { SecretBox } from '../store/secret-box.js';
 import { Auth, type AgentVerifier, type AuthOptions } from './auth/index.js';
 import { pinBaseUrl } from './base-url.js';
 import { clientAddress, type TrustProxy } from './client-address.js';
@@ -51,6 +52,8 @@ export interface HttpDeps {
   agents?: AgentVerifier;
   /** Where a generated first admin password is shown once; stdout by default. */
   print?: (line: string) => void;
+  /** Encrypts the token signing key at rest (secret-files.ts). */
+  secrets?: SecretBox;
   /** Believe X-Forwarded-For/-Proto (client address for throttling, Secure cookies) from these
    * peers (`true`: any); overrides config.trustProxy. */
   trustProxy?: TrustProxy;
@@ -129,6 +132,7 @@ export async function createHttpApp(deps: HttpDeps): Promise<HttpApp> {
     print: deps.print ?? ((line) => process.stdout.write(line)),
     options: deps.auth,
     ...(deps.agents ? { agents: deps.agents } : {}),
+    ...(deps.secrets ? { secrets: deps.secrets } : {}),
   });
   const area: AreaContext = { auth, store: deps.store, logger, clock, sseStreamsPerUser: deps.config.sseStreamsPerUser ?? 8 };
   const info = deps.info ?? DEFAULT_INFO;

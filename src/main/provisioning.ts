@@ -8,6 +8,7 @@ import { contains, parseCidr } from '../model/ipv4.js';
 import type { NodeStatusFields } from '../model/kinds.js';
 import { ImageKind, type ImageSpec, type ImageStatus } from '../model/image-kinds.js';
 import { NetworkKind, type NetworkSpec } from '../model/network-kinds.js';
+import type { SecretBox } from '../store/secret-box.js';
 import type { Store } from '../store/types.js';
 import { loadSigningKey } from '../http/auth/secret-files.js';
 import { isDownloaded, type Images } from '../http/images.js';
@@ -28,9 +29,9 @@ export interface Provisioning {
   routes: AnyRoute[];
 }
 
-export async function provisioning(deps: { config: Readonly<Config>; store: Store; images: Images; clock: Clock; log: Logger }): Promise<Provisioning> {
+export async function provisioning(deps: { config: Readonly<Config>; store: Store; images: Images; clock: Clock; log: Logger; secrets?: SecretBox }): Promise<Provisioning> {
   const { store, images } = deps;
-  const links = new SignedUrls(await loadSigningKey(deps.config.stateDir, deps.log), deps.clock);
+  const links = new SignedUrls(await loadSigningKey(deps.config.stateDir, deps.log, deps.secrets), deps.clock);
 
   async function bootImageFor(node: NodeDoc): Promise<BootImage | null> {
     const chosen = node.spec.image ? await store.get<ImageSpec, ImageStatus>(ImageKind.Image, node.spec.image) : await images.defaultImage();

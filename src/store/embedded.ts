@@ -9,19 +9,22 @@
 import { mkdir, open } from 'node:fs/promises';
 import { NotFoundError } from '../errors.js';
 import type { Backend, KeyValue, Precondition, WatchHandler } from './backend.js';
+import type { ValueCodec } from './codec.js';
 import { checkPrecondition, KvCore, type CoreOptions, type Mutation } from './core.js';
-import { fsyncPath, recordPayload, listSegments, readLastSegment, readSealedSegment, segmentPath, type Segment, type TailRepair } from './journal.js';
-import { JournalWriter } from './journal-writer.js';
+import { DIR_MODE, FILE_MODE, fsyncPath, recordPayload, listSegments, readLastSegment, readSealedSegment, segmentPath, type Segment, type TailRepair } from './journal.js';
+import { JournalWriter, type ActiveSegment } from './journal-writer.js';
 import { lockDir } from './lock.js';
-import { readSnapshot } from './snapshot.js';
+import { readSnapshot, removeSegments, writeSnapshot, type SnapshotItem } from './snapshot.js';
 
-export interface EmbeddedOptions extends CoreOptions {
+export interface EmbeddedOptions<V = unknown> extends CoreOptions {
   /** Rotate and fold the journal once the active segment reaches this size. Default 64 MiB. */
   compactAfterBytes?: number;
   /** ... or this many records. Default: no limit. */
   compactAfterRecords?: number;
   /** Failed compactions and journal writes; the store keeps its previous files meanwhile. */
   onBackgroundError?: (err: unknown) => void;
+  /** What values look like on disk (secret fields sealed: codec.ts); identity when absent. */
+  codec?: ValueCodec<V>;
 }
 
 export interface RecoveryReport {
@@ -30,6 +33,9 @@ export interface RecoveryReport {
   replayed: number;
   /** Set when an unacknowledged, torn record was cut off the newest segment. */
   tail?: TailRepair;
+  /** Values found with plaintext the codec would have encoded (state written before
+   * encryption): the store was rewritten encoded, into a new snapshot, at open. */
+  reencoded?: number;
 }
 
 export class EmbeddedBackend<V = unknown> implements Backend<V> {
@@ -40,18 +46,20 @@ export class EmbeddedBackend<V = unknown> implements Backend<V> {
   private nextRev = 0;
   private state: 'new' | 'open' | 'closing' | 'closed' = 'new';
   private unlock: (() => Promise<void>) | undefined;
+  /** Values that held plaintext the codec would have encoded, seen while loading. */
+  private legacy = 0;
   recovery: RecoveryReport = { snapshotRevision: 0, replayed: 0 };
 
   constructor(
     private readonly dir: string,
-    private readonly opts: EmbeddedOptions = {},
+    private readonly opts: EmbeddedOptions<V> = {},
   ) {
     this.core = new KvCore<V>(opts);
   }
 
   async open(): Promise<void> {
     if (this.state !== 'new') throw new Error(`store is ${this.state === 'open' ? 'already open' : 'closed'}`);
-    await mkdir(this.dir, { recursive: true });
+    await mkdir(this.dir, { recursive: true, mode: DIR_MODE });
     this.unlock = await lockDir(this.dir);
     try {
       await this.load();
@@ -65,14 +73,18 @@ export class EmbeddedBackend<V = unknown> implements Backend<V> {
   private async load(): Promise<void> {
     const snap = await readSnapshot(this.dir);
     for (const [key, item] of Object.entries(snap.items)) {
-      this.core.load({ key, value: item.value as V, createRevision: item.createRevision, modRevision: item.modRevision }, snap.revision);
+      this.core.load({ key, value: this.decode(key, item.value), createRevision: item.createRevision, modRevision: item.modRevision }, snap.revision);
     }
     this.core.setRevision(snap.revision);
     this.recovery = { snapshotRevision: snap.revision, replayed: 0 };
     const segments = await listSegments(this.dir);
     const last = segments.pop();
     for (const seg of segments) this.replay(seg.path, await readSealedSegment(seg.path));
-    const active = await this.openActive(last);
+    let active = await this.openActive(last);
+    if (this.legacy > 0) {
+      active = await this.rewriteEncoded(active, segments);
+      segments.length = 0;
+    }
     this.nextRev = this.core.revision();
     const bg = this.opts.onBackgroundError ?? ((err: unknown) => process.emitWarning(`store background error: ${String(err)}`));
     this.writer = new JournalWriter(this.dir, active, segments, {
@@ -117,7 +129,7 @@ export class EmbeddedBackend<V = unknown> implements Backend<V> {
     } catch (err) {
       return writer.refuse(err as Error);
     }
-    const valueJson = JSON.stringify(value);
+    const valueJson = JSON.stringify(this.opts.codec ? this.opts.codec.encode(key, value) : value);
     if (valueJson === undefined) throw new TypeError(`${key}: value is not JSON`);
     const rev = ++this.nextRev;
     const m: Mutation<V> = { rev, op: 'put', key, value, createRevision: current?.createRevision ?? rev };
@@ -168,6 +180,7 @@ export class EmbeddedBackend<V = unknown> implements Backend<V> {
   private replay(path: string, records: Mutation[]): void {
     for (const m of records) {
       if (m.rev <= this.recovery.snapshotRevision) continue;
+      if (m.op === 'put') m.value = this.decode(m.key, m.value);
       try {
         this.core.apply(m as Mutation<V>);
       } catch (err) {
@@ -177,16 +190,48 @@ export class EmbeddedBackend<V = unknown> implements Backend<V> {
     }
   }
 
-  private async openActive(last: Segment | undefined): Promise<{ n: number; fh: Awaited<ReturnType<typeof open>>; bytes: number; records: number }> {
+  private async openActive(last: Segment | undefined): Promise<ActiveSegment> {
     if (!last) {
-      const fh = await open(segmentPath(this.dir, 1), 'a');
+      const fh = await open(segmentPath(this.dir, 1), 'a', FILE_MODE);
       await fsyncPath(this.dir);
       return { n: 1, fh, bytes: 0, records: 0 };
     }
     const { records, bytes, repair } = await readLastSegment(last.path);
     if (repair) this.recovery.tail = repair;
     this.replay(last.path, records);
-    return { n: last.n, fh: await open(last.path, 'a'), bytes, records: records.length };
+    const fh = await open(last.path, 'a', FILE_MODE);
+    await fh.chmod(FILE_MODE); // a segment written before modes were set
+    return { n: last.n, fh, bytes, records: records.length };
+  }
+
+  private decode(key: string, stored: unknown): V {
+    const codec = this.opts.codec;
+    if (!codec) return stored as V;
+    const { value, legacy } = codec.decode(key, stored);
+    if (legacy) this.legacy++;
+    return value;
+  }
+
+  /**
+   * State written before its secrets were encoded: writes everything, encoded, into a new
+   * snapshot at the current revision, then drops every journal segment (they hold the
+   * plaintext) for a fresh active one. Each step leaves files that open to the same state: a
+   * crash before the snapshot's rename keeps the old files, and segments left after it hold
+   * only revisions the snapshot already has, which replay skips and the next fold removes.
+   */
+  private async rewriteEncoded(active: ActiveSegment, sealed: Segment[]): Promise<ActiveSegment> {
+    const codec = this.opts.codec as ValueCodec<V>;
+    const items: Record<string, SnapshotItem> = {};
+    for (const kv of this.core.entries()) items[kv.key] = { value: codec.encode(kv.key, kv.value), createRevision: kv.createRevision, modRevision: kv.modRevision };
+    await writeSnapshot(this.dir, { revision: this.core.revision(), items });
+    await active.fh.close();
+    const n = active.n + 1;
+    const fh = await open(segmentPath(this.dir, n), 'a', FILE_MODE);
+    await fsyncPath(this.dir);
+    await removeSegments([...sealed.map((s) => s.path), segmentPath(this.dir, active.n)]);
+    await fsyncPath(this.dir);
+    this.recovery.reencoded = this.legacy;
+    return { n, fh, bytes: 0, records: 0 };
   }
 
   private readable(): void {

@@ -6,7 +6,7 @@
 // written piece by piece. Only keys and record headers are parsed.
 import { open, readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fsyncPath } from './journal.js';
+import { FILE_MODE, fsyncPath } from './journal.js';
 import { SNAPSHOT_FILE } from './snapshot.js';
 
 const HEADER = 8;
@@ -110,8 +110,9 @@ export async function foldSegmentsBytes(dir: string, segmentPaths: string[]): Pr
   const { latest, revision } = latestOf(segments, snap.revision);
   if (revision === snap.revision) return revision;
   const tmp = `${snapPath}.fold-tmp`;
-  const fh = await open(tmp, 'w');
+  const fh = await open(tmp, 'w', FILE_MODE);
   try {
+    await fh.chmod(FILE_MODE); // a temp file left by a killed fold keeps the mode it had
     let batch: Buffer[] = [];
     let bytes = 0;
     const emit = async (parts: Buffer[], comma: boolean): Promise<void> => {

@@ -2,9 +2,11 @@
 // that compose their own.
 import type { Clock, IdGen } from '../model/clock.js';
 import type { DocValidator } from '../model/validate.js';
+import { secretFieldsCodec } from './codec.js';
 import { DocumentStore } from './document-store.js';
 import { EmbeddedBackend } from './embedded.js';
 import { MemoryBackend } from './memory.js';
+import type { SecretBox } from './secret-box.js';
 import type { StoredDoc } from './stored.js';
 import type { Store } from './types.js';
 
@@ -25,6 +27,9 @@ export async function createMemoryStore(opts: StoreFactoryOptions = {}): Promise
 export interface EmbeddedStoreOptions extends StoreFactoryOptions {
   compactAfterBytes?: number;
   onBackgroundError?: (err: unknown) => void;
+  /** Seals the secret fields (src/model/secret-fields.ts) in the files; without it they are
+   * written as they are. A store written with a box opens only with the same key. */
+  secrets?: SecretBox;
 }
 
 /** Opens (creating if needed) the durable store kept in dir. */
@@ -33,12 +38,15 @@ export async function openEmbeddedStore(dir: string, opts: EmbeddedStoreOptions 
     historySize: opts.historySize,
     compactAfterBytes: opts.compactAfterBytes,
     onBackgroundError: opts.onBackgroundError,
+    ...(opts.secrets ? { codec: secretFieldsCodec(opts.secrets) } : {}),
   });
   const store = new DocumentStore(backend, opts);
   await store.open();
   return store;
 }
 
+export { SecretBox, SecretKeyError } from './secret-box.js';
+export { secretFieldsCodec, type ValueCodec } from './codec.js';
 export { EmbeddedBackend, type EmbeddedOptions, type RecoveryReport } from './embedded.js';
 export { DocumentStore, type DocumentStoreOptions } from './document-store.js';
 export { MemoryBackend } from './memory.js';

@@ -5,7 +5,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { open } from 'node:fs/promises';
 import { startFold, type FoldHandle } from './compaction.js';
 import type { Mutation } from './core.js';
-import { frameInto, fsyncPath, recordSize, segmentPath, type Segment } from './journal.js';
+import { FILE_MODE, frameInto, fsyncPath, recordSize, segmentPath, type Segment } from './journal.js';
 import { removeSegments } from './snapshot.js';
 
 export interface ActiveSegment {
@@ -195,7 +195,7 @@ export class JournalWriter {
     this.wantRotate = false;
     if (this.active.bytes > 0) {
       const n = this.active.n + 1;
-      const fh = await open(segmentPath(this.dir, n), 'a');
+      const fh = await open(segmentPath(this.dir, n), 'a', FILE_MODE);
       await fsyncPath(this.dir);
       await this.active.fh.close();
       this.sealed.push({ n: this.active.n, path: segmentPath(this.dir, this.active.n) });

@@ -6,6 +6,10 @@ import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import type { Mutation } from './core.js';
 
+/** Files and directories of the store are its owner's alone, whatever the umask. */
+export const FILE_MODE = 0o600;
+export const DIR_MODE = 0o700;
+
 const HEADER = 8;
 /** Anything longer is taken as a damaged length field, not a record. */
 const MAX_RECORD = 512 * 1024 * 1024;

@@ -3,6 +3,7 @@
 // gone (a crash, a SIGKILL) is taken over, as postgres does with postmaster.pid.
 import { open, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { FILE_MODE } from './journal.js';
 
 export const LOCK_FILE = 'LOCK';
 
@@ -20,7 +21,7 @@ export async function lockDir(dir: string): Promise<() => Promise<void>> {
   const path = join(dir, LOCK_FILE);
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
-      const fh = await open(path, 'wx');
+      const fh = await open(path, 'wx', FILE_MODE);
       await fh.writeFile(`${process.pid}\n`);
       await fh.close();
       return () => unlink(path).catch(() => undefined);

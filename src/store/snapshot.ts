@@ -2,11 +2,12 @@
 // atomically through a temp file and a rename). Journal records at or below `revision` are
 // already in it and are skipped on replay, which is what makes every crash point of a
 // compaction safe.
-import { unlink } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { open, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Low } from 'lowdb';
 import { DataFile } from 'lowdb/node';
-import { fsyncPath, readSealedSegment } from './journal.js';
+import { FILE_MODE, fsyncPath, readSealedSegment } from './journal.js';
 
 export interface SnapshotItem {
   value: unknown;
@@ -38,13 +39,20 @@ export async function readSnapshot(dir: string): Promise<SnapshotData> {
   return data;
 }
 
-/** lowdb renames without fsync; the new file and the rename are synced before the caller may
- * delete the journal segments the snapshot replaces. */
+/** Written as lowdb's writer does (a temp file renamed over the old one), but created owner-only
+ * (lowdb's takes the umask's mode) and synced: the new file and the rename are durable before
+ * the caller may delete the journal segments the snapshot replaces. */
 export async function writeSnapshot(dir: string, data: SnapshotData): Promise<void> {
-  const db = snapshotDb(dir);
-  db.data = data;
-  await db.write();
-  await fsyncPath(join(dir, SNAPSHOT_FILE));
+  const path = join(dir, SNAPSHOT_FILE);
+  const tmp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
+  const fh = await open(tmp, 'wx', FILE_MODE);
+  try {
+    await fh.writeFile(JSON.stringify(data));
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  await rename(tmp, path);
   await fsyncPath(dir);
 }
 

@@ -89,7 +89,8 @@ export class FileLogStore implements LogStore {
   }
 
   private async write(runId: string, run: RunLog, batch: LogLine[]): Promise<void> {
-    this.dirReady ??= mkdir(this.dir, { recursive: true });
+    // Run logs are the owner's only, like the rest of STATE_DIR, whatever the umask.
+    this.dirReady ??= mkdir(this.dir, { recursive: true, mode: 0o700 });
     await this.dirReady;
     if (run.count === null) await this.countLines(runId, run);
     const { keep, count } = admit(run.count ?? 0, this.max, batch);
@@ -97,7 +98,7 @@ export class FileLogStore implements LogStore {
     if (keep.length === 0) return;
     const text = (run.torn ? '\n' : '') + keep.map((l) => JSON.stringify(l) + '\n').join('');
     run.torn = false;
-    await appendFile(this.path(runId), text, 'utf8');
+    await appendFile(this.path(runId), text, { encoding: 'utf8', mode: 0o600 });
   }
 
   private async countLines(runId: string, run: RunLog): Promise<void> {

@@ -13,6 +13,8 @@ import { MemoryLogStore } from '../../src/tasks/logs.js';
 import { EventBus, type AnyBusEvent } from '../../src/tasks/bus.js';
 
 export const ADMIN_PASSWORD = 'lab-admin-password';
+/** The key of secrets at rest for every lab (32 bytes, base64): no key file per test. */
+export const SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
 // Cheap hashing for tests; the OWASP parameters are tested once, in test/http.
 const FAST_SCRYPT = { N: 2 ** 10, r: 8, p: 1 };
 
@@ -36,6 +38,7 @@ export async function startLab(t: ExecutionContext, nodes: number, over: Partial
     PORT: '0',
     HOST: '127.0.0.1',
     ADMIN_PASSWORD,
+    SECRETS_KEY,
     // Never the repository's specs/ folder: each lab watches its own.
     SPECS_DIR: join(stateDir, 'specs'),
     ...over.env,

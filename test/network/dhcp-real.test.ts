@@ -24,7 +24,7 @@ const IPXE = ['-x', '0x4d:69505845']; // user-class "iPXE", as iPXE sends it
 async function quarryIn(t: ExecutionContext, pair: NetnsPair): Promise<Quarry> {
   const stateDir = await mkdtemp(join(tmpdir(), 'qnet-state-'));
   const q = await startQuarry({
-    config: loadConfig({ DRIVER: 'real', MASTER_NETNS: pair.nsA, STATE_DIR: stateDir, PORT: '0', HOST: '127.0.0.1', ADMIN_PASSWORD: PASSWORD, RESYNC_MS: '60000' }),
+    config: loadConfig({ DRIVER: 'real', MASTER_NETNS: pair.nsA, STATE_DIR: stateDir, PORT: '0', HOST: '127.0.0.1', ADMIN_PASSWORD: PASSWORD, RESYNC_MS: '60000', SECRETS_KEY: Buffer.alloc(32, 1).toString('base64') }),
     log: silentLogger,
     store: await createMemoryStore(),
     logs: new MemoryLogStore(),

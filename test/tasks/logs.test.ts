@@ -1,5 +1,5 @@
 import test from 'ava';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InputError } from '../../src/errors.js';
@@ -83,4 +83,14 @@ test('FileLogStore reports a failed write and keeps working for other runs', asy
   logs.append('r', line('x'));
   await logs.flush();
   t.deepEqual(errors, ['r']);
+});
+
+test('FileLogStore files are 0600 in a 0700 directory, whatever the umask', async (t) => {
+  const dir = join(await tempDir(t), 'runs');
+  const logs = new FileLogStore({ dir });
+  const id = '6f1c2e3a-1b2c-4d5e-8f90-123456789abc';
+  logs.append(id, line('hello'));
+  await logs.flush();
+  t.is((await stat(dir)).mode & 0o777, 0o700);
+  t.is((await stat(join(dir, `${id}.jsonl`))).mode & 0o777, 0o600);
 });

@@ -5,6 +5,7 @@ import { AuthError, ForbiddenError } from '../../errors.js';
 import { agentNodeId, agentUsername, type AgentCredentialState, type VerifiedAgent } from '../../fleet/credentials.js';
 import type { Clock } from '../../model/clock.js';
 import type { Logger } from '../../log.js';
+import type { SecretBox } from '../../store/secret-box.js';
 import type { Store } from '../../store/types.js';
 import { ensureFirstAdmin } from './bootstrap.js';
 import { ACCESS_COOKIE, REFRESH_COOKIE, clearSessionCookies, readCookie, setSessionCookies } from './cookies.js';
@@ -54,6 +55,8 @@ export interface AuthDeps {
   options?: Partial<AuthOptions>;
   /** Node agents' credentials (src/fleet/credentials.ts); without it no agent can log in. */
   agents?: AgentVerifier;
+  /** Encrypts the signing key file at rest. */
+  secrets?: SecretBox;
 }
 
 export interface AgentVerifier {
@@ -78,7 +81,7 @@ export class Auth {
   static async open(deps: AuthDeps): Promise<Auth> {
     const o = { ...DEFAULT_AUTH, ...deps.options };
     const hasher = o.hasher ?? new PasswordHasher(o.scrypt, o.hashConcurrency, 64, o.hashWaitingPerSource);
-    const key = await loadSigningKey(deps.stateDir, deps.logger);
+    const key = await loadSigningKey(deps.stateDir, deps.logger, deps.secrets);
     const users = new UserDirectory(deps.store, hasher);
     const sessions = new SessionRegistry(deps.store, deps.clock, deps.logger, o.refreshSeconds);
     await sessions.load();

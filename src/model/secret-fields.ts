@@ -1,0 +1,29 @@
+// Which fields of which kinds hold secrets: the store encrypts exactly these at its persistence
+// boundary (src/store/secret-codec.ts), so the journal, the snapshot and any later backend hold
+// them only as ciphertext while documents in memory stay plaintext. A kind that gains a secret
+// field adds it here; test/store/secret-codec.test.ts checks every entry names a field its
+// schema knows.
+import { CephKind } from './ceph-kinds.js';
+import { Kind } from './kinds.js';
+import { StorageKind } from './storage-kinds.js';
+
+/** A top-level member of a document's spec or status. */
+export interface SecretField {
+  part: 'spec' | 'status';
+  field: string;
+}
+
+const f = (part: SecretField['part'], field: string): SecretField => Object.freeze({ part, field });
+
+export const SECRET_FIELDS: Readonly<Record<string, readonly SecretField[]>> = Object.freeze({
+  // The scrypt hash: offline guessing needs only the hash.
+  [Kind.User]: [f('spec', 'passwordHash')],
+  // The id of the one refresh token of the family still accepted.
+  [Kind.Session]: [f('spec', 'refreshJti')],
+  // The first secret in plaintext until first use, and the hash of the current one.
+  [Kind.AgentCredential]: [f('spec', 'initialSecret'), f('spec', 'secretHash')],
+  // cephx keys: client.admin, mon., and every daemon's.
+  [CephKind.Keyring]: [f('status', 'key')],
+  // An S3 user's secret key.
+  [StorageKind.RgwUserSecret]: [f('status', 'secretKey')],
+});
