@@ -44,11 +44,23 @@ export async function prepareStateDir(dir: string, log: Logger): Promise<number>
   }
   if (!st.isDirectory()) throw new StateDirError(`STATE_DIR ${dir} is not a directory`);
   if ((st.mode & 0o077) !== 0) {
+    // A fresh checkout's state/ holds only its README and nothing to protect yet: first start
+    // makes it private instead of asking the operator for a chmod before Quarry ever ran.
+    if (await holdsOnlyReadme(dir)) {
+      await chmod(dir, STATE_DIR_MODE);
+      log('info', 'made the new STATE_DIR private (0700)', { dir });
+      return tighten(dir);
+    }
     throw new StateDirError(`STATE_DIR ${dir} is mode ${octal(st.mode)}: other users could read Quarry's store, keys and logs. Run: chmod 700 ${dir}`);
   }
   const tightened = await tighten(dir);
   if (tightened > 0) log('warn', 'took group and other rights off files in STATE_DIR', { dir, entries: tightened });
   return tightened;
+}
+
+async function holdsOnlyReadme(dir: string): Promise<boolean> {
+  const entries = await readdir(dir, { withFileTypes: true });
+  return entries.length === 1 && entries[0]?.name === 'README.md' && entries[0].isFile();
 }
 
 /** Symbolic links are left alone: their target is not ours to change. */

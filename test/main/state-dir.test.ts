@@ -43,6 +43,23 @@ test('state dir open to group or others is refused naming the path, its mode and
   t.is(await mode(dir), 0o770, 'refused, not changed behind the operator\'s back');
 });
 
+test('state dir a fresh checkout\'s state/ (only its README) is made private at first start', async (t) => {
+  const dir = join(await root(t), 'state');
+  await mkdir(dir);
+  await writeFile(join(dir, 'README.md'), '# Runtime state\n');
+  await chmod(dir, 0o755);
+  await chmod(join(dir, 'README.md'), 0o644);
+  const logged: string[] = [];
+  await prepareStateDir(dir, (level, message) => logged.push(`${level} ${message}`));
+  t.is(await mode(dir), 0o700);
+  t.is(await mode(join(dir, 'README.md')), 0o600);
+  t.deepEqual(logged, ['info made the new STATE_DIR private (0700)']);
+  // Anything beyond the README is state of some kind: refused as any open STATE_DIR.
+  await chmod(dir, 0o755);
+  await writeFile(join(dir, 'journal.1.log'), 'x');
+  await t.throwsAsync(prepareStateDir(dir, silentLogger), { instanceOf: StateDirError });
+});
+
 test('state dir entries left open inside a private STATE_DIR are tightened at start', async (t) => {
   const dir = join(await root(t), 'state');
   await mkdir(join(dir, 'store'), { recursive: true, mode: 0o755 });
