@@ -19,10 +19,9 @@ import { AgentCredentials } from './fleet/credentials.js';
 import { Manager } from './runtime/manager.js';
 import { nodeLoop } from '../reconcilers/node/loop.js';
 import { SimCephCluster } from './sim/ceph/cluster.js';
-import { SimCephApi, SimRgwApi } from './sim/ceph/api.js';
 import { seeded } from './sim/random.js';
 import { Lab, type LabOptions } from './sim/lab.js';
-import { defaultCephTiming, ensureCluster, realCeph, registerCephLoops, type CephTiming } from './main/ceph.js';
+import { defaultCephTiming, ensureCluster, labCeph, realCeph, registerCephLoops, type CephTiming } from './main/ceph.js';
 import { inventoryAreas } from './main/areas.js';
 import { networkArea, type NetworkArea, type NetworkOptions } from './main/network.js';
 import { provisioning } from './main/provisioning.js';
@@ -115,7 +114,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   const boot = await provisioning({ config, store, images: images.images, clock, log });
   const templates = await templatesPart({ store, clock, config, credentials, sources: { ...boot.sources, ...opts.provisioning } });
   const simCeph = config.driver === 'lab' ? new SimCephCluster({ random: seeded((opts.lab?.seed ?? 42) + 2) }) : null;
-  const { ceph, rgw } = simCeph ? { ceph: new SimCephApi(simCeph), rgw: new SimRgwApi(simCeph) } : realCeph(config.stateDir, store, templates.render);
+  const { ceph, rgw } = simCeph ? labCeph(simCeph, store) : realCeph(config.stateDir, store, templates.render);
   const cephTiming = { ...defaultCephTiming(config.driver), ...opts.cephTiming };
   manager.register(
     nodeLoop({
@@ -162,7 +161,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
     config,
     logger: log,
     clock,
-    areas: [taskRoutes(tasks), eventRoutes(hub), ...inventoryAreas(store, clock, templates), (area) => agentRoutes(gateway, area.auth), templates.routes({ fleet, credentials }), network.routes, images.routes, boot.routes, s3.routes, specs.routes],
+    areas: [taskRoutes(tasks), eventRoutes(hub), ...inventoryAreas(store, clock, templates, tasks), (area) => agentRoutes(gateway, area.auth), templates.routes({ fleet, credentials }), network.routes, images.routes, boot.routes, s3.routes, specs.routes],
     ...(opts.auth ? { auth: opts.auth } : {}),
     ...(opts.print ? { print: opts.print } : {}),
     agents: credentials,
