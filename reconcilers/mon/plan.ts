@@ -142,7 +142,7 @@ function importPlan(o: MonObserved, phase: 'running' | 'starting'): MonPlan {
   const what = "putting client.admin into the new cluster's auth database (as mon.)";
   const next = nextAttempt(o.importRun ?? null, o.now, o.retryBaseMs, what);
   if (next.kind === 'busy') return plan(state(phase, 'ImportingAdminKey', what));
-  const s = state(next.failed ? 'failed' : phase, 'ImportingAdminKey', next.message);
+  const s = state(next.failed ? 'failed' : phase, next.reason === 'Starting' ? 'ImportingAdminKey' : next.reason, next.message);
   if (next.kind === 'wait') return plan(s, null, next.waitMs);
   return plan(s, { kind: 'import-admin-key', attempt: next.attempt, args: {} });
 }

@@ -16,27 +16,15 @@ export interface NodeKeyView {
   status: Pick<NodeStatusFields, 'daemons'>;
 }
 
-/** The daemon type a node-bound key belongs to, by its entity's prefix. */
-function daemonOf(entity: string): 'mgr' | 'mds' | 'rgw' | 'osd' | null {
-  if (entity.startsWith('mgr.')) return 'mgr';
-  if (entity.startsWith('mds.')) return 'mds';
-  if (entity.startsWith('client.rgw.')) return 'rgw';
-  if (entity.startsWith('osd.')) return 'osd';
-  return null;
-}
-
 /**
  * Whether `node` may be handed `key`. `monScheduled`: the monitor loop has started a run that
- * creates the node's monitor (bootstrap or join), whatever its state.
+ * creates the node's monitor (bootstrap or join), whatever its state. A key bound to a node
+ * (mgr.X, mds.X, client.rgw.X, osd.N) is made by the loop that schedules that daemon there
+ * (`auth get-or-create` once the node is active and wants it, `osd new` for one of its disks):
+ * its existence is the scheduling, and it is the only node that gets it.
  */
 export function nodeMayHold(node: NodeKeyView, key: Pick<KeyringSpec, 'entity' | 'nodeId'>, monScheduled: boolean): boolean {
   if (key.entity === 'client.admin') return node.spec.adminKeyring === true;
   if (key.entity === 'mon.') return node.spec.daemons.mon !== undefined && (monScheduled || node.status.daemons?.mon === true);
-  if (key.nodeId !== node.id) return false;
-  const type = daemonOf(key.entity);
-  // An OSD's key is made by `osd new` for a disk of this node: the OSD is scheduled there.
-  if (type === 'osd') return true;
-  // A daemon no longer wanted and no longer running needs its key no more.
-  if (type) return node.spec.daemons[type] !== undefined || node.status.daemons?.[type] === true;
-  return false;
+  return key.nodeId !== null && key.nodeId === node.id;
 }
