@@ -100,4 +100,12 @@ export async function keysAreTheNodes(t: ExecutionContext, c: NetnsCluster): Pro
   const refused = await as(`mds.${h1}`).catch((e: unknown) => e);
   t.true(refused instanceof CommandError, "node 1's entity with node 2's key is refused");
   t.regex((refused as CommandError).stderr, /permission denied/i);
+  // Least privilege (issue #12): every node runs a monitor, none was handed client.admin; the
+  // master's own key works, imported as mon. after the first monitors' mkfs.
+  for (const n of c.nodes) {
+    const held = ((await c.admin.get(`/ceph/nodes/${n.id}/keyrings`)).json.keyrings as Array<{ entity: string }>).map((k) => k.entity);
+    t.true(held.includes('mon.'), `${n.id} holds mon.`);
+    t.false(held.includes('client.admin'), `${n.id} holds no client.admin`);
+  }
+  t.is((await c.ceph.monStat({ timeoutMs: 30_000 })).numMons, 3);
 }
