@@ -99,6 +99,7 @@ async function observe(deps: MonLoopDeps, id: string): Promise<MonObserved | und
     bootstrapKeys: (await Promise.all(BOOTSTRAP_KEYS.map((k) => hasKey(deps.store, k.entity)))).every(Boolean),
     adminKeyImported: await isImported(deps.store, 'client.admin'),
     importRun: runInfo(imported),
+    openedCluster: openedBy(bootstraps)?.node.id === id && bootstrap?.status.state === 'completed',
     gatherEndsAt: null,
     createRun: runInfo(newer(bootstrap, join)),
     restartRun: runInfo(restart?.spec.args.daemon === 'mon' ? restart : undefined),
@@ -138,6 +139,13 @@ interface NodeBootstrap {
 async function bootstrapRuns(deps: CephLoopDeps, nodes: NodeDoc[]): Promise<NodeBootstrap[]> {
   const runs = await Promise.all(nodes.map((n) => deps.tasks.latestFor(Kind.Node, n.id, MonTask.bootstrap)));
   return nodes.flatMap((node, i) => (runs[i] ? [{ node, run: runs[i] }] : []));
+}
+
+/** The bootstrap run that opened the cluster: the first created that neither failed nor was
+ * canceled, among every node that has one (a node no longer wanting its monitor included). */
+function openedBy(bootstraps: NodeBootstrap[]): NodeBootstrap | undefined {
+  const live = bootstraps.filter((b) => b.run.status.state !== 'failed' && b.run.status.state !== 'canceled');
+  return live.sort((a, b) => a.run.metadata.createdAt.localeCompare(b.run.metadata.createdAt))[0];
 }
 
 const quiet = (deps: MonLoopDeps) => ({ now: deps.clock.now(), retryBaseMs: deps.retryBaseMs, startGraceMs: deps.startGraceMs });

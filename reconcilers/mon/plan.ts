@@ -58,8 +58,11 @@ export interface MonObserved extends RemovalInput {
   /** client.admin is in the cluster's auth database: the master imported it after the first
    * monitor's mkfs (no monitor node ever holds it). Only `false` plans the import. */
   adminKeyImported?: boolean;
-  /** This node's last import of client.admin (only the bootstrap's owner makes one). */
+  /** This node's last import of client.admin (only the node that opened the cluster makes one). */
   importRun?: RunInfo | null;
+  /** This node's bootstrap run opened the cluster (the first one started that did not fail)
+   * and completed, whether or not its monitor is still desired: it carries the import. */
+  openedCluster?: boolean;
   /** Until when the monitors declared with the first are awaited (set once the keys exist):
    * those declared by then make the first monmap. */
   gatherEndsAt: number | null;
@@ -88,10 +91,11 @@ export function bootstrapper(monNodes: NodeDoc[]): NodeDoc | undefined {
 export function planMon(o: MonObserved): MonPlan {
   const desired = o.node.spec.daemons.mon !== undefined;
   const running = o.node.status.daemons?.mon === true;
-  if (!desired) return planRemoval(o);
   // The node that created the cluster: its monitor runs (or starts) from a mkfs that had only
-  // mon., so the master imports client.admin next, whatever the monitor's own state.
-  const importing = o.bootstrap?.owner.id === o.node.id && o.bootstrap.run.state === 'completed' && o.adminKeyImported === false;
+  // mon., so the master imports client.admin next, whatever the monitor's own state; even for a
+  // monitor no longer desired, whose removal needs Ceph to answer the master first.
+  const importing = o.openedCluster === true && o.adminKeyImported === false;
+  if (!desired) return importing ? importPlan(o, 'orphaned') : planRemoval(o);
   if (running) return importing ? importPlan(o, 'running') : plan(state('running', 'Running', 'the monitor runs'));
   if (o.node.status.phase !== 'active') return gate('NodeNotActive', `the node is ${o.node.status.phase ?? 'discovered'}; nothing is done to it until it is active`);
   if (!o.monDisk || o.monDisk.status.present === false) return gate('MonitorDiskMissing', 'the disk chosen for the monitor store is not present');
@@ -138,7 +142,7 @@ export function initialMembers(args: Record<string, unknown> | undefined): Initi
 }
 
 /** The master's import of client.admin (admin-key.ts), retried with the usual backoff. */
-function importPlan(o: MonObserved, phase: 'running' | 'starting'): MonPlan {
+function importPlan(o: MonObserved, phase: 'running' | 'starting' | 'orphaned'): MonPlan {
   const what = "putting client.admin into the new cluster's auth database (as mon.)";
   const next = nextAttempt(o.importRun ?? null, o.now, o.retryBaseMs, what);
   if (next.kind === 'busy') return plan(state(phase, 'ImportingAdminKey', what));

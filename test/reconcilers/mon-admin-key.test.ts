@@ -44,6 +44,11 @@ function monNode(hostname: string, running = false): NodeDoc {
   return n;
 }
 
+function undesired(n: NodeDoc): NodeDoc {
+  n.spec.daemons = {};
+  return n;
+}
+
 const monDisk = { id: DISK_ID, status: { present: true, devicePath: '/dev/sdb' } } as unknown as DiskDoc;
 const run = (state: RunInfo['state'], over: Partial<RunInfo> = {}): RunInfo => ({
   id: 'r1', state, attempt: 1, completedAt: state === 'pending' || state === 'running' ? null : NOW - 60_000, error: state === 'failed' ? 'boom' : null, args: {}, result: null, ...over,
@@ -57,7 +62,7 @@ function observed(self: NodeDoc, over: Partial<MonObserved> & { owner?: NodeDoc 
     node: self, cluster: cluster(), monNodes: [self], monDisk, quorum: false, bootstrapKeys: true, gatherEndsAt: null,
     bootstrap: { owner, run: run('completed', { args: { initialMembers: members } }), members },
     createRun: run('completed'), restartRun: null, now: NOW, retryBaseMs: 1_000, startGraceMs: 5_000,
-    adminKeyImported: false, importRun: null,
+    adminKeyImported: false, importRun: null, openedCluster: owner.id === self.id,
     removal: { monmap: null, othersRemoving: [], monmapRun: null, nodeRun: null }, ...over,
   };
 }
@@ -72,6 +77,8 @@ const table: Array<[string, MonObserved, string, string | null, string]> = [
   ['once imported the monitor is simply running', observed(monNode('a', true), { adminKeyImported: true }), 'running', null, 'Running'],
   ['a first monitor that did not open the bootstrap imports nothing', observed(monNode('b', true), { owner: monNode('a', true) }), 'running', null, 'Running'],
   ['a created monitor that stopped is started again before the import (which needs a quorum)', observed(monNode('a')), 'starting', 'restart', 'Starting'],
+  ['a monitor no longer desired that opened the cluster still imports first (its removal needs Ceph to answer)', observed(undesired(monNode('a', true))), 'orphaned', 'import-admin-key', 'ImportingAdminKey'],
+  ['once imported, a monitor no longer desired goes to its removal', observed(undesired(monNode('a', true)), { adminKeyImported: true }), 'blocked', null, 'MonmapUnknown'],
 ];
 
 for (const [title, input, phase, step, reason] of table) {

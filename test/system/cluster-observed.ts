@@ -108,4 +108,8 @@ export async function keysAreTheNodes(t: ExecutionContext, c: NetnsCluster): Pro
     t.false(held.includes('client.admin'), `${n.id} holds no client.admin`);
   }
   t.is((await c.ceph.monStat({ timeoutMs: 30_000 })).numMons, 3);
+  const runs = (await c.admin.get('/task/runs/recent')).json as Array<{ taskName: string; state: string; createdAt: string; completedAt: string | null }>;
+  const imports = runs.filter((r) => r.taskName === 'ceph.mon.import-admin-key');
+  t.true(imports.some((r) => r.state === 'completed'), 'the master imported client.admin');
+  for (const r of imports) t.log(`client.admin import: ${r.state} after ${((Date.parse(r.completedAt ?? r.createdAt) - Date.parse(r.createdAt)) / 1000).toFixed(1)} s`);
 }
