@@ -21,10 +21,9 @@ import { AgentCredentials } from './fleet/credentials.js';
 import { Manager } from './runtime/manager.js';
 import { nodeLoop } from '../reconcilers/node/loop.js';
 import { SimCephCluster } from './sim/ceph/cluster.js';
-import { SimCephApi, SimRgwApi } from './sim/ceph/api.js';
 import { seeded } from './sim/random.js';
 import { Lab, type LabOptions } from './sim/lab.js';
-import { defaultCephTiming, ensureCluster, realCeph, registerCephLoops, type CephTiming } from './main/ceph.js';
+import { defaultCephTiming, ensureCluster, labCeph, realCeph, registerCephLoops, type CephTiming } from './main/ceph.js';
 import { inventoryAreas } from './main/areas.js';
 import { networkArea, type NetworkArea, type NetworkOptions } from './main/network.js';
 import { provisioning } from './main/provisioning.js';
@@ -121,7 +120,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   const boot = await provisioning({ config, store, images: images.images, clock, log, secrets });
   const templates = await templatesPart({ store, clock, config, credentials, sources: { ...boot.sources, ...opts.provisioning }, log });
   const simCeph = config.driver === 'lab' ? new SimCephCluster({ random: seeded((opts.lab?.seed ?? 42) + 2) }) : null;
-  const { ceph, rgw, close: closeCeph } = simCeph ? { ceph: new SimCephApi(simCeph), rgw: new SimRgwApi(simCeph), close: async () => undefined } : realCeph(config.stateDir, store, templates.render);
+  const { ceph, rgw, close: closeCeph } = simCeph ? { ...labCeph(simCeph, store), close: async () => undefined } : realCeph(config.stateDir, store, templates.render);
   const cephTiming = { ...defaultCephTiming(config.driver), ...opts.cephTiming };
   manager.register(
     nodeLoop({
@@ -168,7 +167,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
     config,
     logger: log,
     clock,
-    areas: [taskRoutes(tasks), eventRoutes(hub), ...inventoryAreas(store, clock, templates), (area) => agentRoutes(gateway, area.auth), templates.routes({ fleet, credentials }), network.routes, images.routes, boot.routes, s3.routes, specs.routes],
+    areas: [taskRoutes(tasks), eventRoutes(hub), ...inventoryAreas(store, clock, templates, tasks), (area) => agentRoutes(gateway, area.auth), templates.routes({ fleet, credentials }), network.routes, images.routes, boot.routes, s3.routes, specs.routes],
     ...(opts.auth ? { auth: opts.auth } : {}),
     ...(opts.print ? { print: opts.print } : {}),
     agents: credentials,

@@ -11,7 +11,8 @@ import { TASK_RUN_KIND } from '../../src/runtime/routing.js';
 import type { AnyDoc } from '../../src/model/document.js';
 import { hasQuorum, type CephLoopDeps } from '../daemon/loop.js';
 import { state, writeDaemonState } from '../shared/daemon-state.js';
-import { hasKey, saveKey } from '../shared/keys.js';
+import { hasKey, isImported, saveKey } from '../shared/keys.js';
+import { importAdminKeyScript } from './admin-key.js';
 import { runInfo } from '../shared/runs.js';
 import { initialMembers, MonTask, planMon, type BootstrapView, type MonObserved, type MonPlan } from './plan.js';
 import { REMOVING_FROM_MONMAP, type MonmapView, type RemovalObserved } from './removal.js';
@@ -74,13 +75,14 @@ async function observe(deps: MonLoopDeps, id: string): Promise<MonObserved | und
   if (!node || !cluster) return undefined;
   // Most nodes have no monitor: they need nothing below, least of all a list of every node.
   if (!node.spec.daemons.mon && !node.status.daemons?.mon && !node.status.ceph?.mon) {
-    return { ...quiet(deps), node, cluster, monNodes: [], bootstrap: null, monDisk: undefined, quorum: false, bootstrapKeys: false, gatherEndsAt: null, createRun: null, restartRun: null, removal: NO_REMOVAL };
+    return { ...quiet(deps), node, cluster, monNodes: [], bootstrap: null, monDisk: undefined, quorum: false, bootstrapKeys: false, adminKeyImported: false, importRun: null, gatherEndsAt: null, createRun: null, restartRun: null, removal: NO_REMOVAL };
   }
   const nodes = await deps.store.list<NodeSpec, NodeStatusFields>(Kind.Node);
   const diskId = node.spec.daemons.mon?.diskId;
-  const [join, restart] = await Promise.all([
+  const [join, restart, imported] = await Promise.all([
     deps.tasks.latestFor(Kind.Node, id, MonTask.join),
     deps.tasks.latestFor(Kind.Node, id, MonTask.restart),
+    deps.tasks.latestFor(Kind.Node, id, MonTask['import-admin-key']),
   ]);
   const monNodes = nodes.filter((n) => n.spec.daemons.mon !== undefined);
   const bootstraps = await bootstrapRuns(deps, nodes.filter((n) => n.id === id || n.spec.daemons.mon || n.status.ceph?.mon));
@@ -95,6 +97,9 @@ async function observe(deps: MonLoopDeps, id: string): Promise<MonObserved | und
     monDisk: diskId ? await deps.store.get<DiskSpec, DiskStatusFields>(Kind.Disk, diskId) : undefined,
     quorum: hasQuorum(cluster),
     bootstrapKeys: (await Promise.all(BOOTSTRAP_KEYS.map((k) => hasKey(deps.store, k.entity)))).every(Boolean),
+    adminKeyImported: await isImported(deps.store, 'client.admin'),
+    importRun: runInfo(imported),
+    openedCluster: openedBy(bootstraps)?.node.id === id && bootstrap?.status.state === 'completed',
     gatherEndsAt: null,
     createRun: runInfo(newer(bootstrap, join)),
     restartRun: runInfo(restart?.spec.args.daemon === 'mon' ? restart : undefined),
@@ -136,6 +141,13 @@ async function bootstrapRuns(deps: CephLoopDeps, nodes: NodeDoc[]): Promise<Node
   return nodes.flatMap((node, i) => (runs[i] ? [{ node, run: runs[i] }] : []));
 }
 
+/** The bootstrap run that opened the cluster: the first created that neither failed nor was
+ * canceled, among every node that has one (a node no longer wanting its monitor included). */
+function openedBy(bootstraps: NodeBootstrap[]): NodeBootstrap | undefined {
+  const live = bootstraps.filter((b) => b.run.status.state !== 'failed' && b.run.status.state !== 'canceled');
+  return live.sort((a, b) => a.run.metadata.createdAt.localeCompare(b.run.metadata.createdAt))[0];
+}
+
 const quiet = (deps: MonLoopDeps) => ({ now: deps.clock.now(), retryBaseMs: deps.retryBaseMs, startGraceMs: deps.startGraceMs });
 
 /** Of the monitor nodes' bootstrap runs, the first started that has not failed, with its node. */
@@ -172,7 +184,16 @@ async function apply(deps: MonLoopDeps, o: MonObserved, p: MonPlan, slot: { hold
     }
     return requeueAfter(0);
   }
-  if (p.step?.kind === 'monmap-remove') {
+  if (p.step?.kind === 'import-admin-key') {
+    await deps.tasks.start({
+      taskName: MonTask['import-admin-key'],
+      target: { kind: Kind.Node, id, generation: o.node.metadata.generation },
+      attempt: p.step.attempt,
+      timeoutMs: deps.runTimeoutMs,
+      args: {},
+      script: importAdminKeyScript(deps),
+    });
+  } else if (p.step?.kind === 'monmap-remove') {
     const monName = String(p.step.args.monName);
     await deps.tasks.start({
       taskName: MonTask['monmap-remove'],

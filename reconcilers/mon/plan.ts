@@ -26,6 +26,9 @@ export const MonTask = {
   'monmap-remove': 'ceph.mon.monmap-remove',
   /** Node-level: stop the daemon and delete its store; args { monName }. */
   remove: 'ceph.mon.remove',
+  /** Master-level, once the first monitor's mkfs is done: client.admin into the auth database,
+   * imported as mon. (admin-key.ts says why). */
+  'import-admin-key': 'ceph.mon.import-admin-key',
 } as const;
 
 /** A monitor of the cluster's first monmap. */
@@ -52,6 +55,14 @@ export interface MonObserved extends RemovalInput {
   quorum: boolean;
   /** Quarry has made the mon. and client.admin keys. */
   bootstrapKeys: boolean;
+  /** client.admin is in the cluster's auth database: the master imported it after the first
+   * monitor's mkfs (no monitor node ever holds it). Only `false` plans the import. */
+  adminKeyImported?: boolean;
+  /** This node's last import of client.admin (only the node that opened the cluster makes one). */
+  importRun?: RunInfo | null;
+  /** This node's bootstrap run opened the cluster (the first one started that did not fail)
+   * and completed, whether or not its monitor is still desired: it carries the import. */
+  openedCluster?: boolean;
   /** Until when the monitors declared with the first are awaited (set once the keys exist):
    * those declared by then make the first monmap. */
   gatherEndsAt: number | null;
@@ -60,7 +71,7 @@ export interface MonObserved extends RemovalInput {
 
 export type MonStep =
   | { kind: 'bootstrap-keys' }
-  | { kind: 'bootstrap' | 'join' | 'restart' | 'monmap-remove' | 'remove'; attempt: number; args: Record<string, unknown> };
+  | { kind: 'bootstrap' | 'join' | 'restart' | 'monmap-remove' | 'remove' | 'import-admin-key'; attempt: number; args: Record<string, unknown> };
 
 export interface MonPlan {
   state: DaemonState | undefined;
@@ -80,12 +91,20 @@ export function bootstrapper(monNodes: NodeDoc[]): NodeDoc | undefined {
 export function planMon(o: MonObserved): MonPlan {
   const desired = o.node.spec.daemons.mon !== undefined;
   const running = o.node.status.daemons?.mon === true;
-  if (!desired) return planRemoval(o);
-  if (running) return plan(state('running', 'Running', 'the monitor runs'));
+  // The node that created the cluster: its monitor runs (or starts) from a mkfs that had only
+  // mon., so the master imports client.admin next, whatever the monitor's own state; even for a
+  // monitor no longer desired, whose removal needs Ceph to answer the master first.
+  const importing = o.openedCluster === true && o.adminKeyImported === false;
+  if (!desired) return importing ? importPlan(o, 'orphaned') : planRemoval(o);
+  if (running) return importing ? importPlan(o, 'running') : plan(state('running', 'Running', 'the monitor runs'));
   if (o.node.status.phase !== 'active') return gate('NodeNotActive', `the node is ${o.node.status.phase ?? 'discovered'}; nothing is done to it until it is active`);
   if (!o.monDisk || o.monDisk.status.present === false) return gate('MonitorDiskMissing', 'the disk chosen for the monitor store is not present');
   const created = o.createRun?.state === 'completed';
-  if (created) return restartPlan(o);
+  if (created) {
+    const restart = restartPlan(o);
+    // A monitor that must be started again goes first: the import needs a quorum.
+    return importing && restart.step === null ? importPlan(o, 'starting') : restart;
+  }
   const boot = o.bootstrap;
   if (boot && boot.owner.id !== o.node.id && boot.members.some((m) => m.nodeId === o.node.id)) {
     if (boot.run.state !== 'completed') return gate('WaitingForFirstMonitor', `${boot.owner.spec.hostname} starts the first monitor; this one follows it`);
@@ -120,6 +139,16 @@ export function initialMembers(args: Record<string, unknown> | undefined): Initi
   const list = args?.initialMembers;
   if (!Array.isArray(list)) return undefined;
   return list.filter((m): m is InitialMon => typeof m?.nodeId === 'string' && typeof m?.name === 'string' && typeof m?.addr === 'string');
+}
+
+/** The master's import of client.admin (admin-key.ts), retried with the usual backoff. */
+function importPlan(o: MonObserved, phase: 'running' | 'starting' | 'orphaned'): MonPlan {
+  const what = "putting client.admin into the new cluster's auth database (as mon.)";
+  const next = nextAttempt(o.importRun ?? null, o.now, o.retryBaseMs, what);
+  if (next.kind === 'busy') return plan(state(phase, 'ImportingAdminKey', what));
+  const s = state(next.failed ? 'failed' : phase, next.reason === 'Starting' ? 'ImportingAdminKey' : next.reason, next.message);
+  if (next.kind === 'wait') return plan(s, null, next.waitMs);
+  return plan(s, { kind: 'import-admin-key', attempt: next.attempt, args: {} });
 }
 
 function restartPlan(o: MonObserved): MonPlan {

@@ -26,3 +26,14 @@ export async function saveKey(store: Store, spec: KeyringSpec, key: string): Pro
     await store.updateStatus(CephKind.Keyring, id, { key });
   }
 }
+
+/** Marks a key as put into the cluster's auth database by the master (keeps the key). */
+export async function markImported(store: Store, entity: string): Promise<void> {
+  const doc = await getKey(store, entity);
+  if (!doc || doc.status.imported) return;
+  await store.updateStatus(CephKind.Keyring, doc.id, { ...doc.status, imported: true }, { resourceVersion: doc.metadata.resourceVersion });
+}
+
+export async function isImported(store: Store, entity: string): Promise<boolean> {
+  return (await getKey(store, entity))?.status.imported === true;
+}

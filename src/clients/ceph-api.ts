@@ -24,6 +24,7 @@ export type CephApi = Pick<
   | 'osdNew'
   | 'authGetOrCreate'
   | 'authGet'
+  | 'authImport'
   | 'monGetmap'
   | 'monRemove'
 >;

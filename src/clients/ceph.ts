@@ -34,6 +34,12 @@ export interface CallOptions {
   timeoutMs?: number;
 }
 
+/** Another cephx identity for one call: its name (`-n`) and a keyring file holding its key. */
+export interface CallAs {
+  name: string;
+  keyring: string;
+}
+
 // One import for callers: the result types, the output error and the keyring renderer.
 export * from './ceph-types.js';
 export { CommandOutputError } from './ceph-output.js';
@@ -54,12 +60,13 @@ export class CephClient {
   }
 
   /** The full argument array for a verb: global flags first, then the verb. */
-  args(verb: string[], timeoutMs = this.timeoutMs): string[] {
+  args(verb: string[], timeoutMs = this.timeoutMs, as?: CallAs): string[] {
     const connect =
       this.opts.connectTimeoutSec ?? Math.max(1, Math.min(DEFAULT_CONNECT_TIMEOUT_SEC, Math.floor(timeoutMs / 1000) - 1));
     const out = ['-c', this.opts.conf, '--connect-timeout', String(connect)];
-    if (this.opts.name !== undefined) out.push('-n', this.opts.name);
-    if (this.opts.keyring !== undefined) out.push('-k', this.opts.keyring);
+    const [name, keyring] = as ? [as.name, as.keyring] : [this.opts.name, this.opts.keyring];
+    if (name !== undefined) out.push('-n', name);
+    if (keyring !== undefined) out.push('-k', keyring);
     return [...out, '--format', 'json', ...verb];
   }
 
@@ -209,6 +216,17 @@ export class CephClient {
     }
   }
 
+  /**
+   * `auth import`: every entity of `keyring` (key and caps) goes into the auth database; one
+   * that exists takes the imported key and caps, so importing the same keyring again changes
+   * nothing. The keyring travels on stdin, never on the command line. `as` calls as another
+   * entity: right after the first monitor's mkfs, client.admin is not in the cluster yet and
+   * the master imports it as `mon.` (whose caps are `mon 'allow *'`).
+   */
+  async authImport(keyring: string, call?: CallOptions & { as?: CallAs }): Promise<void> {
+    await this.run(['auth', 'import', '-i', '-'], call, keyring, call?.as);
+  }
+
   private async authEntity(verb: string[], call: CallOptions | undefined): Promise<T.AuthEntity> {
     const [first] = this.parse(verb, (await this.run(verb, call)).stdout, O.authShape);
     // minItems: 1 in the schema; the check satisfies noUncheckedIndexedAccess.
@@ -228,9 +246,9 @@ export class CephClient {
 
   private shown = (verb: string[]): string => [this.command, ...verb].join(' ');
 
-  private run(verb: string[], call: CallOptions | undefined, input?: string): Promise<RunOutput> {
+  private run(verb: string[], call: CallOptions | undefined, input?: string, as?: CallAs): Promise<RunOutput> {
     const timeoutMs = call?.timeoutMs ?? this.timeoutMs;
-    return this.opts.runner.run(this.command, this.args(verb, timeoutMs), {
+    return this.opts.runner.run(this.command, this.args(verb, timeoutMs, as), {
       timeoutMs,
       ...(call?.signal ? { signal: call.signal } : {}),
       ...(input === undefined ? {} : { input }),

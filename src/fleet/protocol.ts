@@ -35,4 +35,6 @@ export interface MasterLink {
   claim(nodeId: string, waitMs: number, signal: AbortSignal): Promise<ClaimedRun | null>;
   log(nodeId: string, runId: string, lines: LogLine[]): Promise<void>;
   finish(nodeId: string, runId: string, result: AgentResult): Promise<void>;
+  /** The node's keyrings, as its agent fetches them for a Ceph step (the HTTP link only). */
+  keyrings?(nodeId: string): Promise<Array<{ entity: string; keyring: string }>>;
 }

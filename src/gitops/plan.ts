@@ -51,7 +51,9 @@ function prune(cur: AnyDoc): Change | null {
     case ImageKind.Image:
       return change('update', cur, { ...(cur.spec as ImageSpec), downloaded: false, default: false }, null, null, undefined, gone);
     case Kind.Node: {
-      const spec = cur.spec as NodeSpec;
+      const { adminKeyring: _, ...unprivileged } = cur.spec as NodeSpec;
+      // An admin node the file made is one no longer: the least privilege is the default.
+      const spec = (cur.metadata.source as Source | null)?.fields?.includes('adminKeyring') ? unprivileged : (cur.spec as NodeSpec);
       const daemons = spec.daemons.mon ? { mon: spec.daemons.mon } : {};
       return spec.daemons.mon
         ? change('orphan', cur, { ...spec, daemons }, orphaned, null, undefined, 'its monitor holds data: it stays until a file says state: absent')

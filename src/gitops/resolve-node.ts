@@ -19,6 +19,7 @@ interface NodeInput {
   image: string | null;
   daemons: { mon?: Present & { disk?: DiskRef }; mgr?: Present; mds?: Present; rgw?: Present };
   osds: Selector[];
+  adminKeyring?: boolean;
 }
 
 export const NODE_FIELDS = ['role', 'power', 'image', 'daemons'];
@@ -66,7 +67,11 @@ export function resolveNode(doc: SpecDoc, world: World, imageId: (given: string)
   if (mon) daemons.mon = mon;
   if (errors.length) return { desired: [], pending, errors };
   const spec: NodeSpec = { ...node.spec, role: input.role, power: input.power, image, daemons };
-  const desired: Desired[] = [{ kind: node.kind, id: node.id, name: node.name, spec, document: doc.index, fields: NODE_FIELDS, labels: doc.labels }];
+  // An admin node only when the file says so; a file that names the flag owns it.
+  if (input.adminKeyring === true) spec.adminKeyring = true;
+  else if (input.adminKeyring === false) delete spec.adminKeyring;
+  const fields = input.adminKeyring === undefined ? NODE_FIELDS : [...NODE_FIELDS, 'adminKeyring'];
+  const desired: Desired[] = [{ kind: node.kind, id: node.id, name: node.name, spec, document: doc.index, fields, labels: doc.labels }];
   const probe = { ...node, spec } as NodeDoc;
   const chosen = new Map<string, boolean>();
   input.osds.forEach((s) => {

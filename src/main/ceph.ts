@@ -11,6 +11,9 @@ import type { CephApi, RgwApi } from '../clients/ceph-api.js';
 import { CephClient } from '../clients/ceph.js';
 import { RgwAdmin } from '../clients/rgw-admin.js';
 import { MasterCephFiles, withMasterFiles } from './ceph-files.js';
+import { SimCephApi, SimRgwApi } from '../sim/ceph/api.js';
+import type { SimCephCluster } from '../sim/ceph/cluster.js';
+import { getKey } from '../../reconcilers/shared/keys.js';
 import type { RenderTemplate } from '../render/ceph-conf.js';
 import type { Manager } from '../runtime/manager.js';
 import { clusterLoop } from '../../reconcilers/cluster/loop.js';
@@ -52,6 +55,14 @@ export function realCeph(stateDir: string, store: Store, render: RenderTemplate)
   const opts = { runner: new ZxRunner(), conf: join(dir, 'ceph.conf'), name: 'client.admin', keyring: join(dir, 'ceph.client.admin.keyring') };
   // close(): the plaintext admin keyring does not outlive the process (ceph-files.ts).
   return { ceph: withMasterFiles(new CephClient(opts), files), rgw: withMasterFiles(new RgwAdmin(opts), files), close: () => files.close() };
+}
+
+/** The lab's simulated cluster behind the same seams. The master shows the client.admin key
+ * Quarry keeps, as the real CLI does with its keyring file, so the simulated cephx refuses it
+ * until that key is in the cluster (reconcilers/mon/admin-key.ts). */
+export function labCeph(cluster: SimCephCluster, store: Store): { ceph: CephApi; rgw: RgwApi } {
+  const keyOf = async (entity: string): Promise<string | undefined> => (await getKey(store, entity))?.status.key;
+  return { ceph: new SimCephApi(cluster, { keyOf }), rgw: new SimRgwApi(cluster, { keyOf }) };
 }
 
 export function registerCephLoops(manager: Manager, deps: CephLoopDeps & CephTiming & { rgw: RgwApi }): void {

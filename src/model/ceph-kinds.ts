@@ -52,6 +52,9 @@ export interface KeyringSpec {
 
 export interface KeyringStatus {
   key?: string;
+  /** The master put this key into the cluster's auth database itself (`auth import`):
+   * client.admin, which no node's mkfs carries. */
+  imported?: boolean;
 }
 
 const cidr: JsonSchema = { type: ['string', 'null'], pattern: '^[0-9.]+/[0-9]{1,2}$' };
@@ -111,6 +114,6 @@ export const keyringSchemas = {
   status: {
     type: 'object',
     additionalProperties: false,
-    properties: { key: { type: 'string', pattern: '^[A-Za-z0-9+/]{38}==$' } },
+    properties: { key: { type: 'string', pattern: '^[A-Za-z0-9+/]{38}==$' }, imported: { type: 'boolean' } },
   },
 } satisfies { spec: JsonSchema; status: JsonSchema };

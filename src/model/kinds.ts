@@ -39,6 +39,9 @@ export interface NodeSpec {
     mds?: Record<string, never>;
     rgw?: Record<string, never>;
   };
+  /** An admin node: its agent is also handed client.admin (GET /ceph/nodes/{id}/keyrings).
+   * Absent or false: the master alone holds that key. */
+  adminKeyring?: boolean;
 }
 
 export type DaemonType = 'mon' | 'mgr' | 'mds' | 'rgw';

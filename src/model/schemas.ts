@@ -73,6 +73,7 @@ export const nodeSpecSchema: JsonSchema = {
         rgw: empty,
       },
     },
+    adminKeyring: { type: 'boolean', description: "an admin node: its agent is also handed client.admin" },
   },
 };
 

@@ -72,6 +72,8 @@ export const nodeInputSchema: JsonSchema = {
       properties: { mon: daemon({ disk: diskRefSchema }), mgr: daemon(), mds: daemon(), rgw: daemon() },
     },
     osds: { type: 'array', items: diskSelectorSchema, maxItems: 256, default: [] },
+    // No default: a file that does not name it leaves it to the API (and does not own it).
+    adminKeyring: { type: 'boolean', description: "an admin node: its agent is also handed client.admin (default: only the master holds it)" },
   },
 };
 

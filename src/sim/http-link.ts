@@ -64,4 +64,9 @@ export class HttpAgentLink implements MasterLink {
   async finish(_nodeId: string, runId: string, result: AgentResult): Promise<void> {
     await this.session.call('POST', `/node/runs/${encodeURIComponent(runId)}/finish`, result);
   }
+
+  async keyrings(nodeId: string): Promise<Array<{ entity: string; keyring: string }>> {
+    const answer = await this.session.call('GET', `/ceph/nodes/${encodeURIComponent(nodeId)}/keyrings`);
+    return (answer.json as { keyrings: Array<{ entity: string; keyring: string }> }).keyrings;
+  }
 }

@@ -201,7 +201,9 @@ export class SimMachine {
     const step = this.steps.get(run.taskName);
     if (!step) return { ok: false, error: `the agent has no step named ${run.taskName}` };
     try {
-      const result = await step({ machine: this.spec, args: run.args, log, after });
+      const link = this.link;
+      const keyrings = link.keyrings && this.nodeId ? { keyrings: () => link.keyrings!(this.nodeId!) } : {};
+      const result = await step({ machine: this.spec, args: run.args, log, after, ...keyrings });
       return { ok: true, ...(result ? { result } : {}) };
     } catch (err) {
       return { ok: false, error: err instanceof Error ? err.message : String(err) };

@@ -9,6 +9,9 @@ export interface StepContext {
   log(level: LogLevel, message: string): void;
   /** Ask the machine to reboot or power off once the step has been reported. */
   after(action: 'reboot' | 'poweroff'): void;
+  /** This node's keyrings as the master hands them to its agent (GET /ceph/nodes/{id}/keyrings);
+   * absent on the lab's in-process link, which carries no keys. */
+  keyrings?: () => Promise<Array<{ entity: string; keyring: string }>>;
 }
 
 export type Step = (ctx: StepContext) => Promise<Record<string, unknown> | void>;

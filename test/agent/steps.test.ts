@@ -12,7 +12,7 @@ const require_ = (p: string): string => readFileSync(p, 'utf8');
 const OSD_UUID = '0b5ad0e4-5a61-4a7e-9f0e-7a3d2f1c9b10';
 const OSD_KEY = 'AQBAbAJrAAAAABAAosdosdosdosdosdosdosdosdos0==';
 
-test('mon bootstrap makes a monmap of itself, mkfs with the mon. and admin keys, and starts the monitor', async (t) => {
+test('mon bootstrap makes a monmap of itself, mkfs with the mon. key alone, and starts the monitor', async (t) => {
   const n = await fakeNode(t);
   // The master's conf already names the monitors that will join later.
   n.master.conf = MASTER_CONF.replace('[global]\n', '[global]\nmon_initial_members = a, b, c\n');
@@ -29,7 +29,10 @@ test('mon bootstrap makes a monmap of itself, mkfs with the mon. and admin keys,
     .expect('ceph-mon', ['-c', n.host.conf, '-i', 'a', '--public-addrv', '[v2:10.0.0.1:3300,v1:10.0.0.1:6789]', '--mon-initial-members', 'a']);
   const out = await step('ceph.mon.bootstrap')(n.ctx({ fsid: FSID, monName: 'a', addr: '10.0.0.1', monPort: 3300, devicePath: '/dev/vdb' }));
   n.runner.verify();
-  t.true(keyringText.includes(`[mon.]\n\tkey = ${MON_KEY}`) && keyringText.includes(`[client.admin]\n\tkey = ${ADMIN_KEY}`));
+  // Issue #12: the mkfs keyring holds mon. alone, even when the master would hand this node
+  // client.admin (an admin node): the master imports client.admin into the cluster itself.
+  t.true(keyringText.includes(`[mon.]\n\tkey = ${MON_KEY}`));
+  t.false(keyringText.includes('client.admin') || keyringText.includes(ADMIN_KEY));
   t.deepEqual(out, { fsid: FSID, monName: 'a', addr: '[v2:10.0.0.1:3300,v1:10.0.0.1:6789]', initialMembers: ['a'] });
   // The mkfs inputs (secrets) are gone; the conf is the master's followed by this node's paths.
   t.deepEqual((await readdir(join(n.dir, 'run'))).filter((f) => f.startsWith('mkfs-')), []);

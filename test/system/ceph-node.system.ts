@@ -24,6 +24,11 @@ test('agent steps bring up two monitors (bootstrap, join), mgr, osd on a loop de
   const caps = (c: Readonly<Record<string, string>>) => ({ ...c });
 
   await run(s, 'ceph.mon.bootstrap', { fsid: s.fsid, monName: 'a', addr: '127.0.0.1', monPort: s.port, devicePath: '/dev/null' });
+  // The node's mkfs had mon. alone: the master's client.admin is refused until it imports it.
+  const answer = await until('an answer from the monitor', () => s.admin.monStat({ timeoutMs: 10_000 }).then(() => 'accepted', (e: unknown) => String((e as { stderr?: string }).stderr ?? e)),
+    (v) => v === 'accepted' || /permission denied/.test(v));
+  t.regex(answer, /RADOS permission denied/);
+  await s.importAdmin();
   await until('quorum', () => s.admin.monStat({ timeoutMs: 10_000 }), (m) => m.quorum.some((q) => q.name === 'a'));
 
   // A second monitor on another node (another loopback address) joins with the master's monmap.
@@ -63,4 +68,6 @@ test('agent steps bring up two monitors (bootstrap, join), mgr, osd on a loop de
   // No secret went into a step's log.
   const logged = s.lines.map((l) => l.message).join('\n');
   for (const k of s.master.keys) t.false(logged.includes(k.keyring.split('key = ')[1]!.split('\n')[0]!));
+  t.false(logged.includes(s.adminKey));
+  t.false(s.master.keys.some((k) => k.entity === 'client.admin'), 'no node was handed client.admin');
 });

@@ -100,4 +100,16 @@ export async function keysAreTheNodes(t: ExecutionContext, c: NetnsCluster): Pro
   const refused = await as(`mds.${h1}`).catch((e: unknown) => e);
   t.true(refused instanceof CommandError, "node 1's entity with node 2's key is refused");
   t.regex((refused as CommandError).stderr, /permission denied/i);
+  // Least privilege (issue #12): every node runs a monitor, none was handed client.admin; the
+  // master's own key works, imported as mon. after the first monitors' mkfs.
+  for (const n of c.nodes) {
+    const held = ((await c.admin.get(`/ceph/nodes/${n.id}/keyrings`)).json.keyrings as Array<{ entity: string }>).map((k) => k.entity);
+    t.true(held.includes('mon.'), `${n.id} holds mon.`);
+    t.false(held.includes('client.admin'), `${n.id} holds no client.admin`);
+  }
+  t.is((await c.ceph.monStat({ timeoutMs: 30_000 })).numMons, 3);
+  const runs = (await c.admin.get('/task/runs/recent')).json as Array<{ taskName: string; state: string; createdAt: string; completedAt: string | null }>;
+  const imports = runs.filter((r) => r.taskName === 'ceph.mon.import-admin-key');
+  t.true(imports.some((r) => r.state === 'completed'), 'the master imported client.admin');
+  for (const r of imports) t.log(`client.admin import: ${r.state} after ${((Date.parse(r.completedAt ?? r.createdAt) - Date.parse(r.createdAt)) / 1000).toFixed(1)} s`);
 }

@@ -67,6 +67,10 @@ export interface Sandbox {
   runner: ZxRunner;
   /** The admin CLI, as the master runs it. */
   admin: CephClient;
+  /** The master's client.admin key (no node is handed it). */
+  adminKey: string;
+  /** The master's step after the first monitor's mkfs: client.admin into the cluster, as mon. */
+  importAdmin(): Promise<void>;
   lines: LogLine[];
   /** A step's context on the first node, or on `host`. */
   ctx(args: Record<string, unknown>, host?: CephHost): AgentStepContext;
@@ -107,18 +111,26 @@ export async function sandbox(t: ExecutionContext, diskGiB = 3): Promise<Sandbox
     await admin.monGetmap(file);
     return readFile(file);
   };
-  master.add('mon.', newKey(), { mon: 'allow *' });
+  // The node is handed mon. only; client.admin stays on the master's side (issue #12), which
+  // imports it into the cluster as mon. once the first monitor runs (importAdmin).
+  const monKey = newKey();
+  master.add('mon.', monKey, { mon: 'allow *' });
   const adminKey = newKey();
-  master.add('client.admin', adminKey, { mon: 'allow *', osd: 'allow *', mds: 'allow *', mgr: 'allow *' });
+  const adminCaps = { mon: 'allow *', osd: 'allow *', mds: 'allow *', mgr: 'allow *' };
   const adminKeyring = join(dir, 'admin.keyring');
   await writeFile(adminKeyring, keyringText({ entity: 'client.admin', key: adminKey, caps: {} }), { mode: 0o600 });
   const admin = new CephClient({ runner, conf: host.conf, name: 'client.admin', keyring: adminKeyring, timeoutMs: 30_000 });
+  const importAdmin = async (): Promise<void> => {
+    const monKeyring = join(dir, 'mon.keyring');
+    await writeFile(monKeyring, keyringText({ entity: 'mon.', key: monKey, caps: {} }), { mode: 0o600 });
+    await admin.authImport(keyringText({ entity: 'client.admin', key: adminKey, caps: adminCaps }), { as: { name: 'mon.', keyring: monKeyring } });
+  };
   const lines: LogLine[] = [];
   const ctx = (args: Record<string, unknown>, on = host): AgentStepContext => ({
     args, signal: new AbortController().signal, runner, host: on, master,
     log: (level, message) => lines.push({ timestamp: new Date().toISOString(), level, message }),
   });
-  return { dir, device, port, fsid, host, master, runner, admin, lines, ctx, addNode };
+  return { dir, device, port, fsid, host, master, runner, admin, adminKey, importAdmin, lines, ctx, addNode };
 }
 
 /** Stops every daemon of the nodes by its pid file, layer by layer as the recipe learned:

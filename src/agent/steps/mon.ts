@@ -1,8 +1,11 @@
 // Monitors. The first ones create the cluster: a first monmap naming each of them, a mon keyring
-// with the mon. and client.admin keys the master made, `ceph-mon --mkfs`, start; they form a
-// quorum once a majority runs. Later ones take the master's current monmap and the mon. key,
-// mkfs, and start: a monitor that is not in the map yet asks the quorum to add it. A monitor
-// store that exists already is not made again, so a retried step only starts what is not running.
+// with the mon. key the master made, `ceph-mon --mkfs`, start; they form a quorum once a
+// majority runs. Later ones take the master's current monmap and the mon. key, mkfs, and start:
+// a monitor that is not in the map yet asks the quorum to add it. A monitor store that exists
+// already is not made again, so a retried step only starts what is not running.
+// Only mon.: mkfs imports every key of its keyring, and a node never holds client.admin (unless
+// its spec makes it an admin node); the master imports client.admin itself once the first
+// monitors run (reconcilers/mon/admin-key.ts). No step of the agent needs client.admin.
 import { access, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { monAddrVec } from '../../render/ceph-conf.js';
@@ -10,7 +13,8 @@ import { int, optMonList, str } from '../../fleet/step-args.js';
 import type { AgentStep, AgentStepContext } from './context.js';
 import { refreshConf, tool } from './context.js';
 
-const MON_KEYS = ['mon.', 'client.admin'];
+/** The keys of a monitor's mkfs keyring: the monitors' shared key, nothing else. */
+export const MON_KEYS = ['mon.'];
 
 export const bootstrapMon: AgentStep = async (ctx) => {
   const [fsid, name, addr, port] = [str(ctx.args, 'fsid'), str(ctx.args, 'monName'), str(ctx.args, 'addr'), int(ctx.args, 'monPort')];
@@ -40,7 +44,7 @@ export const joinMon: AgentStep = async (ctx) => {
   await withMkfsFiles(ctx, async (dir) => {
     const monmap = join(dir, 'monmap');
     await writeFile(monmap, await ctx.master.monmap(), { mode: 0o600 });
-    await mkfs(ctx, name, monmap, dir, ['mon.']);
+    await mkfs(ctx, name, monmap, dir, MON_KEYS);
   });
   await startMon(ctx, name, addrv);
   return { monName: name, addr: addrv };

@@ -11,7 +11,9 @@ import { CephConfRenderer, monitorsForConf, type CephConfContext } from '../../r
 import type { Store } from '../../store/types.js';
 import type { Inventory } from '../inventory.js';
 import { route, type AnyRoute } from '../route.js';
-import { object, uuidSchema } from '../schemas.js';
+import { object, statusSchema, uuidSchema } from '../schemas.js';
+import { Kind, type NodeSpec } from '../../model/kinds.js';
+import { MON_CREATE_TASKS, nodeMayHold } from '../node-keys.js';
 
 const unavailable = (message: string) => new ServiceUnavailableError(message, 'CLUSTER_UNAVAILABLE');
 
@@ -32,17 +34,39 @@ export class CephConfig {
     private readonly store: Store,
     private readonly inventory: Pick<Inventory, 'nodes' | 'mustNode'>,
     private readonly renderer: CephConfRenderer,
+    /** The task runs, to know when a node's monitor is scheduled; without them a node gets
+     * `mon.` only once its monitor runs. */
+    private readonly runs?: { latestFor(kind: string, id: string, taskName?: string): Promise<unknown> },
   ) {}
 
-  /** The keys a node's daemons use: its own, and the cluster-wide ones when it runs a monitor
-   * (mon. to join the quorum, client.admin to read the monmap while it does). */
+  /** The keys of the daemons scheduled on a node, and client.admin only for an admin node
+   * (node-keys.ts has the rule). */
   async keyringsOf(nodeId: string): Promise<Array<{ entity: string; keyring: string }>> {
     const node = await this.inventory.mustNode(nodeId);
     const all = await this.store.list<KeyringSpec, KeyringStatus>(CephKind.Keyring);
+    const monScheduled = node.spec.daemons.mon !== undefined && (await this.monScheduled(nodeId));
     return all
-      .filter((k) => k.status.key && (k.spec.nodeId === nodeId || (k.spec.nodeId === null && node.spec.daemons.mon)))
+      .filter((k) => k.status.key && nodeMayHold(node, k.spec, monScheduled))
       .map((k) => ({ entity: k.spec.entity, keyring: keyringText({ entity: k.spec.entity, key: k.status.key!, caps: k.spec.caps }) }))
       .sort((a, b) => a.entity.localeCompare(b.entity));
+  }
+
+  /** Whether the monitor loop has started creating this node's monitor (any run of it). */
+  private async monScheduled(nodeId: string): Promise<boolean> {
+    if (!this.runs) return false;
+    const runs = await Promise.all(MON_CREATE_TASKS.map((t) => this.runs!.latestFor(Kind.Node, nodeId, t)));
+    return runs.some((r) => r !== undefined);
+  }
+
+  /** Makes a node an admin node (its agent is handed client.admin) or not. A specs file that
+   * names the field owns it (409 SPEC_OWNED). */
+  async setAdminKeyring(nodeId: string, on: boolean): Promise<void> {
+    await this.inventory.mustNode(nodeId);
+    await this.store.mutateSpec<NodeSpec>(Kind.Node, nodeId, (fresh) => {
+      if ((fresh.spec.adminKeyring === true) === on) return undefined;
+      const { adminKeyring: _, ...rest } = fresh.spec;
+      return on ? { ...rest, adminKeyring: true } : rest;
+    });
   }
 
   async cluster(): Promise<Doc<ClusterSpec, ClusterStatus>> {
@@ -124,6 +148,18 @@ export function cephRoutes(config: CephConfig, inventory: Inventory): AnyRoute[]
       handler: async ({ params, principal, agent }) => {
         if (!mayReadNodeSecrets(principal ?? agent, params.nodeId)) throw new ForbiddenError("only an admin or the node's own agent may read its keyrings");
         return { nodeId: params.nodeId, keyrings: await config.keyringsOf(params.nodeId) };
+      },
+    }),
+    route<{ adminKeyring: boolean }, unknown, { nodeId: string }>({
+      method: 'POST', path: '/ceph/nodes/{nodeId}/admin-keyring', tags: ['ceph'], admin: true,
+      summary: "Make a node an admin node (`adminKeyring: true`: its agent is also handed client.admin) or not (the default: only the master holds client.admin)",
+      params: object({ nodeId: uuidSchema }, ['nodeId']),
+      body: object({ adminKeyring: { type: 'boolean' } }, ['adminKeyring']),
+      response: { description: 'updated', schema: statusSchema('updated') },
+      errors: [404, 409],
+      handler: async ({ params, body }) => {
+        await config.setAdminKeyring(params.nodeId, body.adminKeyring);
+        return { status: 'updated' };
       },
     }),
     route<unknown, unknown, { nodeId: string }>({

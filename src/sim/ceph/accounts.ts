@@ -1,6 +1,10 @@
 // Who may talk to the cluster: cephx entities with their keys and caps (the mon's auth
 // database), and RGW users with their S3 keys. Semantics follow AuthMonitor and
 // radosgw-admin: get-or-create only compares the caps asked for; a user is never created twice.
+// A caller proves who it is with its key: an entity the database lacks, or a key that is not
+// the database's, is refused, as cephx refuses it (recorded from Ceph 16: after a mkfs whose
+// keyring held only `mon.`, client.admin exists with a key the monitor made up, and a client
+// with Quarry's client.admin key gets "permission denied" until that key is imported).
 import { CephRefusal } from './errors.js';
 import { newCephxKey, rgwAccessKey, rgwSecretKey } from './keys.js';
 import type { SimAuthEntity, SimRgwUser } from './model.js';
@@ -22,10 +26,39 @@ export class Accounts {
   readonly entities = new Map<string, SimAuthEntity>();
   readonly rgwUsers = new Map<string, SimRgwUser>();
 
+  /** Entities whose key the sim does not know: a mkfs given no keyring (the lab's in-process
+   * link carries none) took the node's mon. key unseen, so any key presented for it counts. */
+  private readonly unseen = new Set<string>();
+
   constructor(private readonly random: Random, private readonly now: () => number) {}
 
-  createInitial(): void {
+  /** The first monitor's mkfs (AuthMonitor::create_initial_keys): every entity of the mkfs
+   * keyring with its key and caps, and the initial ones it lacks with keys the monitor makes
+   * up, which no one holds. Without a keyring (the lab's in-process link), `mon.` is unseen. */
+  createInitial(keyring?: SimAuthEntity[]): void {
     for (const [entity, caps] of Object.entries(INITIAL_CAPS)) if (!this.entities.has(entity)) this.put(entity, caps);
+    if (!keyring) {
+      this.unseen.add('mon.');
+      return;
+    }
+    this.importKeyring(keyring);
+  }
+
+  /** `auth import`: each entity takes the given key and caps (existing ones are replaced). */
+  importKeyring(keyring: SimAuthEntity[]): void {
+    for (const e of keyring) validEntity(e.entity);
+    for (const e of keyring) {
+      this.put(e.entity, e.caps, e.key);
+      this.unseen.delete(e.entity);
+    }
+  }
+
+  /** Whether `entity` may connect with `key` (undefined: the caller showed no key the sim can
+   * see, so only the entity's existence is checked). */
+  authenticates(entity: string, key: string | undefined): boolean {
+    const e = this.entities.get(entity);
+    if (!e) return false;
+    return key === undefined || this.unseen.has(entity) || e.key === key;
   }
 
   get(entity: string): SimAuthEntity {

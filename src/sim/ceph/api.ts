@@ -3,7 +3,7 @@
 // and gate verdicts the real CLI produces, and every simulated answer passes the same schemas
 // as a real one, so the simulation cannot drift from what Quarry can parse.
 import type { CephApi, RgwApi } from '../../clients/ceph-api.js';
-import { CephClient, type CallOptions } from '../../clients/ceph.js';
+import { CephClient, type CallAs, type CallOptions } from '../../clients/ceph.js';
 import type * as T from '../../clients/ceph-types.js';
 import type { FsStatus } from '../../clients/ceph-map.js';
 import { RgwAdmin, type RgwUser, type RgwUserCreate } from '../../clients/rgw-admin.js';
@@ -55,6 +55,7 @@ export class SimCephApi implements CephApi {
   authGetOrCreate = (entity: string, caps: Record<string, string>, call?: CallOptions): Promise<T.AuthEntity> =>
     this.client.authGetOrCreate(entity, caps, call);
   authGet = (entity: string, call?: CallOptions): Promise<T.AuthEntity | undefined> => this.client.authGet(entity, call);
+  authImport = (keyring: string, call?: CallOptions & { as?: CallAs }): Promise<void> => this.client.authImport(keyring, call);
   monGetmap = (file: string, call?: CallOptions): Promise<{ epoch?: number }> => this.client.monGetmap(file, call);
   monRemove = (name: string, call?: CallOptions): Promise<T.MonRemoved> => this.client.monRemove(name, call);
 

@@ -8,7 +8,7 @@ import { FsMap, MgrMap } from './daemons.js';
 import { CephRefusal } from './errors.js';
 import { Hosts } from './hosts.js';
 import { healthOf, type SimHealth } from './health.js';
-import type { DeviceClass, SimCephOptions, SimFs, SimPool, SimRgw } from './model.js';
+import type { DeviceClass, SimAuthEntity, SimCephOptions, SimFs, SimPool, SimRgw } from './model.js';
 import { MonMap } from './mons.js';
 import { OsdMap } from './osdmap.js';
 import { mapPgs, type SimPg } from './placement.js';
@@ -71,12 +71,25 @@ export class SimCephCluster {
   // ---- monitors -------------------------------------------------------------------------------
   /** A first monitor's mkfs: the first one makes monmap epoch 1 (naming `members`, by default
    * itself alone) and the initial keys; the others named there make their stores from that
-   * map. It is not started. */
-  bootstrap(fsid: string, mon: { name: string; addr: string; host?: string }, members?: Array<{ name: string; addr: string }>): void {
+   * map. It is not started. `keyring` is the mkfs keyring (`--keyring`): it must hold the
+   * `mon.` key, and its entities go into the auth database as they are; without it (the lab's
+   * in-process link carries no keys) the monitor's key is taken unseen. */
+  bootstrap(fsid: string, mon: { name: string; addr: string; host?: string }, members?: Array<{ name: string; addr: string }>, keyring?: SimAuthEntity[]): void {
+    if (keyring) this.checkMonKey(mon.name, keyring);
     const fresh = !this.mons.bootstrapped;
     this.mons.bootstrap(fsid, mon.name, mon.addr, mon.host, members);
     if (mon.host !== undefined) this.monStores.set(mon.name, mon.host);
-    if (fresh) this.accounts.createInitial();
+    if (fresh) this.accounts.createInitial(keyring);
+  }
+
+  /** A monitor's mkfs needs the `mon.` key; once the cluster exists it must be the cluster's,
+   * or the new monitor could never authenticate to the others. */
+  checkMonKey(name: string, keyring: SimAuthEntity[]): void {
+    const mon = keyring.find((e) => e.entity === 'mon.');
+    if (!mon) throw new Error(`ceph-mon: mon.${name}: the mkfs keyring holds no mon. key`);
+    if (this.mons.bootstrapped && !this.accounts.authenticates('mon.', mon.key)) {
+      throw new Error(`mon.${name}: its mon. key is not the cluster's: it cannot authenticate to the other monitors`);
+    }
   }
 
   /** `ceph-mon --mkfs` with the cluster's monmap for a new monitor: a new monmap epoch. */

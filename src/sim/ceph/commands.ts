@@ -5,7 +5,7 @@
 import { keyringText } from '../../clients/keyring.js';
 import type { SimCephCluster } from './cluster.js';
 import { CephRefusal } from './errors.js';
-import { isCephxKey } from './keys.js';
+import { isCephxKey, parseKeyring } from './keys.js';
 import { isClean } from './placement.js';
 import * as R from './render-maps.js';
 import * as S from './render-status.js';
@@ -18,6 +18,8 @@ export interface Reply {
 
 export interface CommandContext {
   cluster: SimCephCluster;
+  /** The entity the CLI authenticated as (`-n`). */
+  caller: string;
   /** The words after the verb. */
   args: string[];
   input: string | undefined;
@@ -74,6 +76,7 @@ export const CEPH_COMMANDS: Command[] = [
   { verb: ['fs', 'status'], mgr: true, run: (x) => json(R.rawFsStatus(x.cluster)) },
   { verb: ['auth', 'get-or-create'], run: authGetOrCreate },
   { verb: ['auth', 'get'], run: authGet },
+  { verb: ['auth', 'import'], run: authImport },
 ];
 
 /** A small header with the epoch, then the map as JSON: stable bytes, not Ceph's encoding. */
@@ -179,4 +182,20 @@ function authGet(x: CommandContext): Reply {
   const e = x.cluster.accounts.get(word(x, 0, 'entity'));
   const stderr = `exported keyring for ${e.entity}\n`;
   return x.json ? json([e], stderr) : { stdout: keyringText(e), stderr };
+}
+
+/** `auth import -i FILE|-`: needs `mon 'allow *'` (client.admin, or `mon.` before client.admin
+ * is in the cluster); prints "imported keyring" on stderr, as Ceph 16 does. */
+function authImport(x: CommandContext): Reply {
+  const caller = x.cluster.accounts.entities.get(x.caller);
+  if (caller?.caps.mon !== 'allow *') throw new CephRefusal('EACCES', 'access denied');
+  if (x.input === undefined || x.input.trim() === '') throw new CephRefusal('EINVAL', 'auth import: no keyring given (-i FILE)');
+  let entities;
+  try {
+    entities = parseKeyring(x.input);
+  } catch (err) {
+    throw new CephRefusal('EINVAL', err instanceof Error ? err.message : 'unable to read the keyring');
+  }
+  x.cluster.accounts.importKeyring(entities);
+  return { stdout: '', stderr: 'imported keyring\n' };
 }

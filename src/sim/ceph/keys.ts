@@ -5,6 +5,32 @@ import type { Random } from '../random.js';
 
 export { isCephxKey } from '../../model/keyring.js';
 
+/** The entities of a keyring file (`[name]`, `key = ...`, `caps svc = "..."`), as Ceph reads
+ * one; a section without a key is refused. */
+export function parseKeyring(text: string): Array<{ entity: string; key: string; caps: Record<string, string> }> {
+  const out: Array<{ entity: string; key: string; caps: Record<string, string> }> = [];
+  let cur: { entity: string; key: string; caps: Record<string, string> } | null = null;
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#') || line.startsWith(';')) continue;
+    const section = /^\[(.+)\]$/.exec(line);
+    if (section) {
+      cur = { entity: section[1] as string, key: '', caps: {} };
+      out.push(cur);
+      continue;
+    }
+    const kv = /^(key|caps\s+(\S+))\s*=\s*(.*)$/.exec(line);
+    if (!cur || !kv) throw new Error(`keyring: cannot read line '${line.split('=')[0]?.trim() ?? ''}'`);
+    const value = (kv[3] as string).replace(/^"(.*)"$/, '$1');
+    if (kv[2] !== undefined) cur.caps[kv[2]] = value;
+    else cur.key = value;
+  }
+  for (const e of out) if (!isCephxKeyText(e.key)) throw new Error(`keyring: no valid key for ${e.entity}`);
+  return out;
+}
+
+const isCephxKeyText = (key: string): boolean => /^[A-Za-z0-9+/]{38}==$/.test(key);
+
 /** A cephx key like `ceph-authtool --gen-print-key` prints ("AQ...==", 40 characters). */
 export const newCephxKey = (random: Random, nowMs: number): string =>
   frameKey(nowMs, (n) => Buffer.from(Array.from({ length: n }, () => Math.floor(random() * 256) & 0xff)));

@@ -5,7 +5,7 @@
 // the caller's deadline kills it. Waiting goes through an injected sleep, so tests and the lab
 // decide how long a simulated second takes.
 import { setTimeout as delay } from 'node:timers/promises';
-import { writeFile as fsWriteFile } from 'node:fs/promises';
+import { readFile as fsReadFile, writeFile as fsWriteFile } from 'node:fs/promises';
 import { CommandError } from '../../errors.js';
 import type { CephClientOptions } from '../../clients/ceph.js';
 import type { SimCephCluster } from './cluster.js';
@@ -13,6 +13,7 @@ import { CEPH_COMMANDS, type Command, type Reply } from './commands.js';
 import { CephRefusal } from './errors.js';
 import { stamp } from './model.js';
 import { RGW_COMMANDS } from './rgw.js';
+import { parseKeyring } from './keys.js';
 
 export interface SimCephRunnerOptions {
   /** Extra time each call takes, per verb ("osd pool create"); default 0. */
@@ -23,6 +24,11 @@ export interface SimCephRunnerOptions {
   writeFile?: (path: string, data: Uint8Array) => Promise<void>;
   /** How often a waiting CLI looks again (quorum back? mgr active?); default 100 ms. */
   pollMs?: number;
+  /** Where `-k FILE` is read from, to check the caller's key; default the real filesystem. */
+  readFile?: (path: string) => Promise<string>;
+  /** The key a caller without `-k` shows for an entity (the lab's master: the client.admin key
+   * Quarry keeps); undefined, or no function, and only the entity's existence is checked. */
+  keyOf?: (entity: string) => Promise<string | undefined>;
 }
 
 // The Runner seam, reached through the client that consumes it: the lab may depend on clients
@@ -49,7 +55,7 @@ export class SimCephRunner implements Runner {
     const shown = displayCommand(cmd, args);
     this.calls.push(shown);
     const plain = args.map((a) => (isSecret(a) ? a.secret : a));
-    const { verb, connectSec, json } = parse(plain);
+    const { verb, connectSec, json, name, keyring } = parse(plain);
     const table = cmd === 'radosgw-admin' ? RGW_COMMANDS : cmd === 'ceph' ? CEPH_COMMANDS : null;
     if (!table) throw new CommandError(shown, 127, `${cmd}: command not found`);
     const clock = new Budget(opts, shown, this.sleep, this.opts.pollMs ?? 100);
@@ -61,15 +67,30 @@ export class SimCephRunner implements Runner {
       throw new CommandError(shown, 1,
         `${now} 7f5c2d7fa700  0 monclient(hunting): authenticate timed out after ${connectSec}\n[errno 110] RADOS timed out (error connecting to the cluster)\n`);
     }
+    // Connected: cephx checks who the caller is before any command.
+    if (!this.cluster.accounts.authenticates(name, await this.keyShown(name, keyring))) throw denied(cmd, shown, stamp(this.cluster.options.now()));
     const command = table.find((c) => c.verb.every((w, i) => verb[i] === w));
     if (!command) return finish(shown, opts, { stdout: '', exitCode: 22, stderr: `no valid command found; 10 closest matches:\nError EINVAL: invalid command\n` });
     if (command.mgr) await clock.until(() => this.cluster.mgrs.available, Infinity);
-    return finish(shown, opts, await this.answer(cmd, command, verb, opts, json));
+    return finish(shown, opts, await this.answer(cmd, command, verb, opts, json, name));
   }
 
-  private async answer(cmd: string, command: Command, verb: string[], opts: RunOptions, json: boolean): Promise<Reply> {
+  /** The key the caller presents: its entry in the `-k` keyring, or what keyOf says. A keyring
+   * that cannot be read or lacks the entity presents no valid key, as cephx sees it. */
+  private async keyShown(name: string, keyring: string | undefined): Promise<string | undefined> {
+    if (keyring === undefined) return this.opts.keyOf?.(name);
+    try {
+      const text = await (this.opts.readFile ?? ((p: string) => fsReadFile(p, 'utf8')))(keyring);
+      return parseKeyring(text).find((e) => e.entity === name)?.key ?? '';
+    } catch {
+      return '';
+    }
+  }
+
+  private async answer(cmd: string, command: Command, verb: string[], opts: RunOptions, json: boolean, caller: string): Promise<Reply> {
     try {
       return await command.run({
+        caller,
         cluster: this.cluster,
         args: verb.slice(command.verb.length),
         input: opts.input?.toString(),
@@ -87,10 +108,12 @@ export class SimCephRunner implements Runner {
     this.opts.sleep ? this.opts.sleep(ms, signal) : delay(ms, undefined, { ...(signal ? { signal } : {}), ref: false });
 }
 
-function parse(args: string[]): { verb: string[]; connectSec: number; json: boolean } {
+function parse(args: string[]): { verb: string[]; connectSec: number; json: boolean; name: string; keyring: string | undefined } {
   const verb: string[] = [];
   let connectSec = 0;
   let json = false;
+  let name = 'client.admin';
+  let keyring: string | undefined;
   for (let i = 0; i < args.length; i++) {
     const a = args[i] as string;
     // Global flags come before the verb; after it every word belongs to the verb.
@@ -98,12 +121,23 @@ function parse(args: string[]): { verb: string[]; connectSec: number; json: bool
       const value = args[++i] ?? '';
       if (a === '--connect-timeout') connectSec = Number(value);
       if (a === '--format' || a === '-f') json = value.startsWith('json');
+      if (a === '-n' || a === '--name') name = value;
+      if (a === '--id') name = `client.${value}`;
+      if (a === '-k' || a === '--keyring') keyring = value;
       continue;
     }
     verb.push(a);
   }
   // Without --connect-timeout the CLI waits for the mons as long as it is allowed to.
-  return { verb, connectSec: connectSec > 0 ? connectSec : Infinity, json };
+  return { verb, connectSec: connectSec > 0 ? connectSec : Infinity, json, name, keyring };
+}
+
+/** What the CLIs print when cephx refuses the caller (recorded from Ceph 16.2.15). */
+function denied(cmd: string, shown: string, now: string): CommandError {
+  const bad = `${now} 7f0fce89d6c0 -1 monclient(hunting): handle_auth_bad_method server allowed_methods [2] but i only support [2]\n`;
+  return cmd === 'ceph'
+    ? new CommandError(shown, 13, `${bad}[errno 13] RADOS permission denied (error connecting to the cluster)\n`)
+    : new CommandError(shown, 1, `${bad}failed to fetch mon config (--no-mon-config to skip)\n`);
 }
 
 function finish(shown: string, opts: RunOptions, r: Reply): RunOutput {

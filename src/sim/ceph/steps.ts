@@ -7,7 +7,8 @@ import type { MachineSpec, SimDisk } from '../machines.js';
 import type { Step, StepContext } from '../steps.js';
 import type { SimCephCluster } from './cluster.js';
 import type { DaemonKind } from './hosts.js';
-import type { DeviceClass } from './model.js';
+import type { DeviceClass, SimAuthEntity } from './model.js';
+import { parseKeyring } from './keys.js';
 import * as A from '../../fleet/step-args.js';
 
 export interface CephStepHooks {
@@ -17,7 +18,7 @@ export interface CephStepHooks {
   daemonsOf(machine: MachineSpec): DaemonReport;
 }
 
-type Body = (ctx: StepContext, host: string) => Record<string, unknown> | void;
+type Body = (ctx: StepContext, host: string) => Record<string, unknown> | void | Promise<Record<string, unknown> | void>;
 
 const str = (ctx: StepContext, key: string) => A.str(ctx.args, key);
 const optStr = (ctx: StepContext, key: string) => A.optStr(ctx.args, key);
@@ -28,7 +29,7 @@ export function cephSteps(cluster: SimCephCluster, hooks: CephStepHooks): Map<st
   const step = (body: Body): Step => async (ctx) => {
     const host = hooks.hostnameOf(ctx.machine);
     try {
-      return body(ctx, host) ?? undefined;
+      return (await body(ctx, host)) ?? undefined;
     } finally {
       Object.assign(hooks.daemonsOf(ctx.machine), cluster.hosts.report(host));
     }
@@ -38,17 +39,20 @@ export function cephSteps(cluster: SimCephCluster, hooks: CephStepHooks): Map<st
   };
 
   return new Map<string, Step>([
-    ['ceph.mon.bootstrap', step((ctx, host) => {
+    ['ceph.mon.bootstrap', step(async (ctx, host) => {
       const [fsid, name, addr] = [str(ctx, 'fsid'), str(ctx, 'monName'), str(ctx, 'addr')];
       const members = A.optMonList(ctx.args, 'initialMembers');
-      cluster.bootstrap(fsid, { name, addr, host }, members);
+      // The agent's mkfs keyring: the mon. key the master handed this node, nothing else.
+      cluster.bootstrap(fsid, { name, addr, host }, members, await monKeyring(ctx));
       cluster.startMon(name);
       ctx.log('info', `mon.${name}: mkfs for cluster ${fsid} (first monitors: ${(members ?? [{ name }]).map((m) => m.name).join(', ')}), started on ${addr}`);
       return { fsid, monmapEpoch: cluster.mons.epoch };
     })],
-    ['ceph.mon.join', step((ctx, host) => {
+    ['ceph.mon.join', step(async (ctx, host) => {
       const [name, addr] = [str(ctx, 'monName'), str(ctx, 'addr')];
       bootstrapped();
+      const keyring = await monKeyring(ctx);
+      if (keyring) cluster.checkMonKey(name, keyring);
       // mkfs needs the current monmap and the mon. key, which only a quorum hands out.
       if (!cluster.mons.get(name) && !cluster.hasQuorum()) {
         throw new Error(`mon.${name}: cannot fetch the monmap: the cluster has no quorum (monclient(hunting): authenticate timed out)`);
@@ -70,16 +74,19 @@ export function cephSteps(cluster: SimCephCluster, hooks: CephStepHooks): Map<st
       ctx.log('info', `rm -rf /var/lib/ceph/mon/ceph-${name}${stored ? '' : ' (nothing there)'}`);
       return { monName: name, inMonmap: mon !== undefined, storeRemoved: stored };
     })],
-    ['ceph.mgr.start', step((ctx, host) => {
+    ['ceph.mgr.start', step(async (ctx, host) => {
       bootstrapped();
+      await daemonKey(cluster, ctx, `mgr.${str(ctx, 'name')}`);
       cluster.startMgr(str(ctx, 'name'), host);
     })],
-    ['ceph.mds.start', step((ctx, host) => {
+    ['ceph.mds.start', step(async (ctx, host) => {
       bootstrapped();
+      await daemonKey(cluster, ctx, `mds.${str(ctx, 'name')}`);
       cluster.startMds(str(ctx, 'name'), host, ctx.machine.ip);
     })],
-    ['ceph.rgw.start', step((ctx, host) => {
+    ['ceph.rgw.start', step(async (ctx, host) => {
       bootstrapped();
+      await daemonKey(cluster, ctx, `client.rgw.${str(ctx, 'name')}`);
       cluster.startRgw(str(ctx, 'name'), int(ctx, 'port'), host);
     })],
     ['ceph.rgw.stop', step((ctx, host) => {
@@ -89,7 +96,12 @@ export function cephSteps(cluster: SimCephCluster, hooks: CephStepHooks): Map<st
       if (r?.running && r.host === host) cluster.stopRgw(name);
       ctx.log('info', `systemctl stop ceph-radosgw@rgw.${name}`);
     })],
-    ['ceph.osd.create', step((ctx, host) => createOsd(cluster, ctx, host))],
+    ['ceph.osd.create', step(async (ctx, host) => {
+      const id = int(ctx, 'osdId');
+      // ceph-osd --mkfs authenticates with the key the master registered (`osd new -i`).
+      if (!osdOn(cluster, host, str(ctx, 'devicePath'))) await daemonKey(cluster, ctx, `osd.${id}`);
+      return createOsd(cluster, ctx, host);
+    })],
     ['ceph.daemon.restart', step((ctx, host) => {
       const kind = str(ctx, 'daemon') as DaemonKind;
       if (!['mon', 'mgr', 'mds', 'rgw', 'osd'].includes(kind)) throw new Error(`unknown daemon type '${kind}'`);
@@ -109,6 +121,32 @@ export function cephSteps(cluster: SimCephCluster, hooks: CephStepHooks): Map<st
       return { devicePath: disk.devicePath };
     })],
   ]);
+}
+
+/** The keys the master hands this node's agent, parsed; undefined on a link that carries
+ * none (the lab's in-process one). */
+async function keysOf(ctx: StepContext): Promise<SimAuthEntity[] | undefined> {
+  if (!ctx.keyrings) return undefined;
+  return (await ctx.keyrings()).flatMap((k) => parseKeyring(k.keyring));
+}
+
+/** A monitor's mkfs keyring as the agent writes it: the `mon.` key alone. */
+async function monKeyring(ctx: StepContext): Promise<SimAuthEntity[] | undefined> {
+  const keys = await keysOf(ctx);
+  if (!keys) return undefined;
+  const mon = keys.find((e) => e.entity === 'mon.');
+  if (!mon) throw new Error('the master holds no mon. key for this monitor');
+  return [mon];
+}
+
+/** A daemon starts with its own key, fetched from the master as the agent does; Ceph refuses
+ * one the auth database does not know. */
+async function daemonKey(cluster: SimCephCluster, ctx: StepContext, entity: string): Promise<void> {
+  const keys = await keysOf(ctx);
+  if (!keys) return;
+  const mine = keys.find((e) => e.entity === entity);
+  if (!mine) throw new Error(`the master holds no key of ${entity} for this node (was its key created?)`);
+  if (!cluster.accounts.authenticates(entity, mine.key)) throw new Error(`${entity}: monclient(hunting): authenticate failed: (13) Permission denied`);
 }
 
 /** ceph-volume prepare + activate on a whole disk for an id `osd new` gave out, then start. */
