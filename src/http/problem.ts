@@ -6,6 +6,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Context, Middleware } from 'koa';
 import { InputError, QuarryError, RateLimitedError, ServiceUnavailableError, type FieldError } from '../errors.js';
 import type { IdGen } from '../model/clock.js';
+import { MAX_FIELD_ERRORS, ValidationError } from '../model/validate.js';
 import type { Logger } from '../log.js';
 
 export const PROBLEM_TYPE = 'application/problem+json';
@@ -32,12 +33,19 @@ export interface Problem {
   detail: string;
   code: string;
   errors?: FieldError[];
+  /** How many field errors there were in all; `errors` lists the first MAX_FIELD_ERRORS. */
+  errorCount?: number;
 }
+
+/** A detail longer than this is cut: whatever a message quotes, the answer stays small. */
+const MAX_DETAIL = 1000;
 
 const problemType = (code: string): string => `urn:quarry:problem:${code.toLowerCase().replace(/_/g, '-')}`;
 
-export function problem(status: number, code: string, detail: string, errors?: FieldError[]): Problem {
-  return { type: problemType(code), title: STATUS_CODES[status] ?? 'Error', status, detail, code, ...(errors ? { errors } : {}) };
+export function problem(status: number, code: string, detail: string, errors?: FieldError[], errorCount?: number): Problem {
+  const listed = errors ? { errors: errors.slice(0, MAX_FIELD_ERRORS), errorCount: Math.max(errorCount ?? 0, errors.length) } : {};
+  const cut = detail.length > MAX_DETAIL ? `${detail.slice(0, MAX_DETAIL)}…` : detail;
+  return { type: problemType(code), title: STATUS_CODES[status] ?? 'Error', status, detail: cut, code, ...listed };
 }
 
 /** The parsers throw http-errors: `{ status, expose, type }`. Their messages are not shown. */
@@ -81,7 +89,8 @@ export function errorMiddleware(logger: Logger, ids: IdGen): Middleware {
       if (known) {
         if (known instanceof RateLimitedError) ctx.set('Retry-After', String(known.retryAfterSeconds));
         if (known instanceof MethodNotAllowedError) ctx.set('Allow', known.allow.join(', '));
-        respond(ctx, problem(known.status, known.code, known.message, known instanceof InputError ? known.errors : undefined));
+        const count = known instanceof ValidationError ? known.errorCount : undefined;
+        respond(ctx, problem(known.status, known.code, known.message, known instanceof InputError ? known.errors : undefined, count));
         return;
       }
       const reference = ids();
