@@ -3,6 +3,7 @@
 // else is a 500 whose detail says nothing but a reference to the server log line, because a
 // message may hold paths, command lines or a stack.
 import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Context, Middleware } from 'koa';
 import { InputError, QuarryError, RateLimitedError, ServiceUnavailableError, type FieldError } from '../errors.js';
 import type { IdGen } from '../model/clock.js';
@@ -98,4 +99,20 @@ export function errorMiddleware(logger: Logger, ids: IdGen): Middleware {
       respond(ctx, problem(500, 'INTERNAL', `internal error; the server log has the details under reference ${reference}`));
     }
   };
+}
+
+/** Node's HTTP parser refuses some requests before koa sees them (headers over 16 KiB, a
+ * malformed request line): they get a problem+json answer too, and the connection closes. */
+export function clientErrorHandler(err: Error & { code?: string }, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const [status, code, detail] = err.code === 'HPE_HEADER_OVERFLOW'
+    ? [431, 'HEADERS_TOO_LARGE', 'the request line and headers are larger than 16 KiB']
+    : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'REQUEST_TIMEOUT', 'the request did not arrive in time']
+      : [400, 'BAD_REQUEST', 'the request is not valid HTTP'];
+  const body = JSON.stringify(problem(status, code, detail));
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: ${PROBLEM_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }

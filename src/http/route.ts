@@ -106,7 +106,10 @@ export function problemStatuses(def: AnyRoute): number[] {
   s.add(400);
   if (!def.public) s.add(401); // no session, a wrong signed link, no S3 key pair
   if (def.s3) s.add(503); // no gateway running, or none answering
-  if (def.admin || def.agent || takesBody(def.method)) s.add(403); // and state-changing requests: cross-site refusal
+  // A session route refuses a caller of the wrong sort (an agent on a user route, a non-admin on
+  // an admin route), an S3 gateway may deny its user, and a state-changing request may be cross-site.
+  if (!def.public && !def.signed) s.add(403);
+  if (takesBody(def.method)) s.add(403);
   if (pathParams(def.path).length) s.add(404);
   if (takesBody(def.method)) [413, 415].forEach((x) => s.add(x));
   return [...s].sort((a, b) => a - b);
