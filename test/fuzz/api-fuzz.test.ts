@@ -72,6 +72,17 @@ const problemOf = (a: Answer): { code?: unknown } | null => {
   }
 };
 
+/** Once more when the connection broke before an answer: a kept-alive connection the server
+ * closed as it was reused (its 5 s keep-alive timeout), not an answer of Quarry's. */
+async function retrying<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (!(err instanceof TypeError && err.message === 'fetch failed')) throw err;
+    return fn();
+  }
+}
+
 function callersOf(o: Operation): Array<fc.WeightedArbitrary<Caller>> {
   const w = (c: Caller, weight: number) => ({ arbitrary: fc.constant(c), weight });
   const sec = JSON.stringify(o.op.security ?? []);
@@ -164,9 +175,9 @@ test('fuzz every route of /openapi.json: no 5xx, no leak, documented statuses, n
   await q.manager.stop();
 
   const relogin = async (caller: Caller): Promise<Client | null> => {
-    if (caller === 'admin') return login(q, 'admin', ADMIN_PASSWORD);
-    if (caller === 'user') return login(q, 'fuzz-user', 'fuzz-user-password');
-    if (caller === 'agent') return login(q, `agent:${agentNode.id}`, agentSecret);
+    if (caller === 'admin') return retrying(() => login(q, 'admin', ADMIN_PASSWORD));
+    if (caller === 'user') return retrying(() => login(q, 'fuzz-user', 'fuzz-user-password'));
+    if (caller === 'agent') return retrying(() => login(q, `agent:${agentNode.id}`, agentSecret));
     return null;
   };
   const sessions = new Map<Caller, Client>([['admin', admin], ['user', (await relogin('user'))!], ['agent', (await relogin('agent'))!]]);
@@ -212,7 +223,7 @@ test('fuzz every route of /openapi.json: no 5xx, no leak, documented statuses, n
     if (o.path !== '/user/logout') continue;
     for (const d of draws) {
       const name = d.caller === 'admin' ? 'fuzz-out-admin' : 'fuzz-out-user';
-      if (d.caller === 'admin' || d.caller === 'user') logouts.get(d.caller)!.push(await login(q, name, `${name}-password`));
+      if (d.caller === 'admin' || d.caller === 'user') logouts.get(d.caller)!.push(await retrying(() => login(q, name, `${name}-password`)));
     }
   }
 
@@ -244,7 +255,7 @@ test('fuzz every route of /openapi.json: no 5xx, no leak, documented statuses, n
     const abort = new AbortController();
     const timer = setTimeout(() => abort.abort(), o.path === '/gateways/rgw/users' && o.method === 'post' ? PATIENCE_RGW_USER_MS : 20_000);
     try {
-      const res = await fetch(new URL(urlOf(o, d, extra), q.url), { method: o.method.toUpperCase(), headers, body, signal: abort.signal, redirect: 'manual' });
+      const res = await retrying(() => fetch(new URL(urlOf(o, d, extra), q.url), { method: o.method.toUpperCase(), headers, body, signal: abort.signal, redirect: 'manual' }));
       const type = (res.headers.get('content-type') ?? '').split(';')[0]!.trim();
       // A stream is judged by its status and headers; its body never ends.
       const text = type === 'text/event-stream' ? (abort.abort(), '') : await res.text();

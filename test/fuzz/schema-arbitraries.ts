@@ -22,6 +22,8 @@ export interface Pools {
 const nasty = fc.constantFrom(...NASTY_STRINGS);
 const longString = fc.integer({ min: 1_000, max: 200_000 }).map((n) => 'x'.repeat(n));
 const anyString = fc.string({ unit: 'binary', maxLength: 64 });
+// The arrays of finding 10: 100k-150k small invalid items, under the 1 MiB body limit.
+const hugeArray = fc.integer({ min: 100_001, max: 150_000 }).chain((n) => fc.constantFrom(0, '', null, true).map((v) => new Array(n).fill(v) as unknown[]));
 
 function stringArb(schema: Schema, pools: Pools): fc.Arbitrary<string> {
   const options: Array<fc.Arbitrary<string>> = [];
@@ -96,19 +98,24 @@ export function invalid(schema: Schema | undefined, pools: Pools, depth = 0): fc
     { arbitrary: wrong, weight: 6 },
     { arbitrary: nasty, weight: 4 },
     { arbitrary: longString, weight: 1 },
-    // The arrays of finding 10: ~120k-150k small invalid items, under the 1 MiB body limit.
-    { arbitrary: fc.integer({ min: 100_001, max: 150_000 }).chain((n) => fc.constantFrom(0, '', null, true).map((v) => new Array(n).fill(v))), weight: 1 },
+    { arbitrary: hugeArray, weight: 1 },
   ];
   const props = (schema?.properties ?? {}) as Record<string, Schema>;
   if (schema && depth < 3 && Object.keys(props).length) {
     // One field broken (or missing, or one unknown field added) in an otherwise fitting object.
     const keys = Object.keys(props);
-    const broken = fc.tuple(validish(schema, pools, depth), fc.constantFrom(...keys), fc.oneof(invalid(props[keys[0]!], pools, depth + 1), wrong)).map(([v, k, bad]) => ({ ...(v as object), [k]: bad }));
+    const broken = fc.constantFrom(...keys).chain((k) => fc.tuple(validish(schema, pools, depth), fc.oneof(invalid(props[k], pools, depth + 1), wrong)).map(([v, bad]) => ({ ...(v as object), [k]: bad })));
     const extra = fc.tuple(validish(schema, pools, depth), fc.oneof(fc.constantFrom('__proto__', 'extra', 'isAdmin', 'constructor'), fc.string({ maxLength: 12 }))).map(([v, k]) => Object.assign(Object.create(null), v, { [k]: 1 }) as unknown);
     options.push({ arbitrary: broken, weight: 6 }, { arbitrary: extra, weight: 3 });
   }
   if (schema?.type === 'array' && schema.items) {
     options.push({ arbitrary: fc.array(invalid(schema.items as Schema, pools, depth + 1), { minLength: 1, maxLength: 5 }), weight: 3 });
+    options.push({ arbitrary: hugeArray, weight: 4 });
+  }
+  const arrays = Object.keys(props).filter((k) => props[k]?.type === 'array');
+  if (schema && depth < 3 && arrays.length) {
+    // Every array field of an otherwise fitting object made huge.
+    options.push({ arbitrary: fc.tuple(validish(schema, pools, depth), hugeArray).map(([v, big]) => ({ ...(v as object), ...Object.fromEntries(arrays.map((k) => [k, big])) })), weight: 3 });
   }
   return fc.oneof(...options);
 }
