@@ -35,6 +35,8 @@ function stringArb(schema: Schema, pools: Pools): fc.Arbitrary<string> {
   } else if (schema.format === 'email') {
     options.push(fc.emailAddress());
   } else if (typeof schema.pattern === 'string') {
+    const known = pools.strings.filter((x) => new RegExp(schema.pattern as string, 'u').test(x));
+    if (known.length) options.push(fc.constantFrom(...known), fc.constantFrom(...known));
     try {
       options.push(fc.stringMatching(new RegExp(schema.pattern)).filter((s) => s.length <= Number(schema.maxLength ?? 4096)));
     } catch {
