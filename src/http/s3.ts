@@ -55,6 +55,6 @@ export class S3Service {
       }
     }
     // Not the gateways' own words: they name their addresses, and a 5xx shows no internals.
-    throw new ServiceUnavailableError(`none of the ${all.length} running RADOS gateways answered; try again later`, 'CLUSTER_UNAVAILABLE');
+    throw new ServiceUnavailableError('no running RADOS gateway answered; try again later', 'CLUSTER_UNAVAILABLE');
   }
 }
