@@ -17,7 +17,7 @@ import { clientAddress, type TrustProxy } from './client-address.js';
 import { crossSiteGuard } from './csrf.js';
 import { hostGuard } from './hosts.js';
 import type { ApiInfo } from './openapi.js';
-import { MethodNotAllowedError, errorMiddleware } from './problem.js';
+import { MethodNotAllowedError, clientErrorHandler, errorMiddleware } from './problem.js';
 import { compileRoute, toKoaPath, type AnyRoute, type RouteEnv } from './route.js';
 import { openApiRoutes } from './routes/openapi.js';
 import { sessionRoutes } from './routes/session.js';
@@ -81,7 +81,7 @@ const DEFAULT_INFO: ApiInfo = {
     'Sessions: POST /user/login sets the HttpOnly cookies access_token (15 min) and refresh_token (7 days, rotated by POST /user/refresh; a reused one ends the session).',
     'Errors are RFC 9457 problem details (application/problem+json) with a stable `code`.',
     'POST, PUT, PATCH and DELETE bodies must be application/json (415 otherwise; text/plain where stated); a request whose Origin is another host, or with Sec-Fetch-Site: cross-site, is refused with 403.',
-    'Bodies are limited to 1 MiB (413). Unknown fields are refused (400).',
+    'Bodies are limited to 1 MiB (413). Unknown fields and unknown query parameters are refused (400). A request line and headers over 16 KiB are refused with 431 before any operation sees them.',
     'A request whose Host is not one of Quarry\'s names (ALLOWED_HOSTS) is refused with 421 HOST_NOT_ALLOWED, a malformed Host with 400.',
     'Failed logins make that username wait from that address, with growing delays (429 RATE_LIMITED with Retry-After), never from other addresses.',
     "A node's agent logs in the same way with username agent:<nodeId> and its node's secret, must first replace the secret it was installed with (POST /node/credential), and may then call only the agent operations (/node/...), for its own node; users get 403 there and agents 403 everywhere else.",
@@ -167,6 +167,7 @@ export async function createHttpApp(deps: HttpDeps): Promise<HttpApp> {
 
 async function listen(app: Koa, port: number, host: string): Promise<Listening> {
   const server = createServer(app.callback());
+  server.on('clientError', clientErrorHandler);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());

@@ -4,6 +4,7 @@ import { STATUS_CODES } from 'node:http';
 import type { JsonSchema } from '../model/schemas.js';
 import { paramsSchema, problemStatuses, type AnyRoute } from './route.js';
 import { PROBLEM_TYPE } from './problem.js';
+import { MAX_FIELD_ERRORS } from '../model/validate.js';
 
 export interface ApiInfo {
   title: string;
@@ -22,16 +23,42 @@ const problemSchema: JsonSchema = {
     code: { type: 'string', pattern: '^[A-Z][A-Z0-9_]*$' },
     errors: {
       type: 'array',
+      maxItems: MAX_FIELD_ERRORS,
+      description: `the failing fields of a 400, the first ${MAX_FIELD_ERRORS}`,
       items: { type: 'object', required: ['path', 'message'], properties: { path: { type: 'string' }, message: { type: 'string' } } },
     },
+    errorCount: { type: 'integer', minimum: 0, description: 'how many fields failed in all (errors lists the first ones)' },
   },
 };
+
+/** What each problem status means here, with its codes. */
+const PROBLEM_NOTES: Record<number, string> = {
+  400: `VALIDATION_FAILED: a parameter or body fails its schema, or a query parameter the operation does not know; the first ${MAX_FIELD_ERRORS} failing fields are listed in errors, errorCount counts them all. `
+    + 'Also TOO_MANY_TARGETS (more than 100 nodeIds or diskIds), DISK_REQUIRED, TEMPLATE_INVALID where stated.',
+  401: 'UNAUTHENTICATED: missing, invalid or expired credentials (session cookie, signed link or S3 key pair; a refused login or refresh).',
+  403: 'FORBIDDEN: the caller may not do this (role, agent/user, a cross-site request).',
+  404: 'NOT_FOUND: an unknown id or name.',
+  409: 'A state that refuses the request; the code says which (CONFLICT, IMAGE_IS_DEFAULT, ...).',
+  413: 'PAYLOAD_TOO_LARGE: the body is over 1 MiB.',
+  415: 'UNSUPPORTED_MEDIA_TYPE: the body is not of a type the operation takes.',
+  422: 'TEMPLATE_FAILED or TEMPLATE_TIMEOUT: the configuration (a template) needed to answer is broken.',
+  429: 'RATE_LIMITED: too many failed attempts; Retry-After says when to try again.',
+  500: 'INTERNAL: a server fault; the detail holds only a reference to the server log.',
+  503: 'What the request reads is not available yet: CLUSTER_UNAVAILABLE (no monitor quorum, no monmap, no RADOS gateway running or answering), '
+    + 'REGISTRY_UNREACHABLE or REGISTRY_INVALID (the image catalog).',
+};
+
+/** The schema of a body that is not JSON, by media type. */
+function rawSchema(contentType: string): JsonSchema {
+  if (contentType === 'application/octet-stream') return { type: 'string', contentMediaType: 'application/octet-stream' };
+  return { type: 'string' };
+}
 
 const responseName = (status: number): string => (STATUS_CODES[status] ?? `Status${status}`).replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase()).replace(/^./, (c) => c.toUpperCase());
 
 function problemResponse(status: number): Record<string, unknown> {
   const headers = status === 429 || status === 503 ? { 'Retry-After': { description: 'seconds to wait', schema: { type: 'integer', minimum: 1 } } } : undefined;
-  return { description: STATUS_CODES[status] ?? 'Error', ...(headers ? { headers } : {}), content: { [PROBLEM_TYPE]: { schema: { $ref: '#/components/schemas/Problem' } } } };
+  return { description: PROBLEM_NOTES[status] ?? STATUS_CODES[status] ?? 'Error', ...(headers ? { headers } : {}), content: { [PROBLEM_TYPE]: { schema: { $ref: '#/components/schemas/Problem' } } } };
 }
 
 function parameters(def: AnyRoute): Array<Record<string, unknown>> {
@@ -74,7 +101,8 @@ function security(def: AnyRoute): unknown[] {
 function operation(def: AnyRoute): Record<string, unknown> {
   const { response } = def;
   const contentType = response.contentType ?? 'application/json';
-  const ok = { description: response.description, ...(response.schema ? { content: { [contentType]: { schema: response.schema } } } : {}) };
+  // Every answer with a body says its media type: JSON with its schema, text, bytes, streams.
+  const ok = { description: response.description, content: { [contentType]: { schema: response.schema ?? rawSchema(contentType) } } };
   const responses: Record<string, unknown> = { [String(response.status ?? 200)]: ok };
   if (response.empty) responses[String(response.empty.status)] = { description: response.empty.description };
   if (response.also) responses[String(response.also.status)] = { description: response.also.description, content: { 'application/json': { schema: response.also.schema } } };

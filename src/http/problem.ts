@@ -3,9 +3,11 @@
 // else is a 500 whose detail says nothing but a reference to the server log line, because a
 // message may hold paths, command lines or a stack.
 import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Context, Middleware } from 'koa';
 import { InputError, QuarryError, ServiceUnavailableError, type FieldError } from '../errors.js';
 import type { IdGen } from '../model/clock.js';
+import { MAX_FIELD_ERRORS, ValidationError } from '../model/validate.js';
 import type { Logger } from '../log.js';
 
 export const PROBLEM_TYPE = 'application/problem+json';
@@ -32,12 +34,19 @@ export interface Problem {
   detail: string;
   code: string;
   errors?: FieldError[];
+  /** How many field errors there were in all; `errors` lists the first MAX_FIELD_ERRORS. */
+  errorCount?: number;
 }
+
+/** A detail longer than this is cut: whatever a message quotes, the answer stays small. */
+const MAX_DETAIL = 1000;
 
 const problemType = (code: string): string => `urn:quarry:problem:${code.toLowerCase().replace(/_/g, '-')}`;
 
-export function problem(status: number, code: string, detail: string, errors?: FieldError[]): Problem {
-  return { type: problemType(code), title: STATUS_CODES[status] ?? 'Error', status, detail, code, ...(errors ? { errors } : {}) };
+export function problem(status: number, code: string, detail: string, errors?: FieldError[], errorCount?: number): Problem {
+  const listed = errors ? { errors: errors.slice(0, MAX_FIELD_ERRORS), errorCount: Math.max(errorCount ?? 0, errors.length) } : {};
+  const cut = detail.length > MAX_DETAIL ? `${detail.slice(0, MAX_DETAIL)}…` : detail;
+  return { type: problemType(code), title: STATUS_CODES[status] ?? 'Error', status, detail: cut, code, ...listed };
 }
 
 /** The parsers throw http-errors: `{ status, expose, type }`. Their messages are not shown. */
@@ -83,7 +92,8 @@ export function errorMiddleware(logger: Logger, ids: IdGen): Middleware {
         const retry = (known as { retryAfterSeconds?: unknown }).retryAfterSeconds;
         if (typeof retry === 'number') ctx.set('Retry-After', String(retry));
         if (known instanceof MethodNotAllowedError) ctx.set('Allow', known.allow.join(', '));
-        respond(ctx, problem(known.status, known.code, known.message, known instanceof InputError ? known.errors : undefined));
+        const count = known instanceof ValidationError ? known.errorCount : undefined;
+        respond(ctx, problem(known.status, known.code, known.message, known instanceof InputError ? known.errors : undefined, count));
         return;
       }
       const reference = ids();
@@ -91,4 +101,20 @@ export function errorMiddleware(logger: Logger, ids: IdGen): Middleware {
       respond(ctx, problem(500, 'INTERNAL', `internal error; the server log has the details under reference ${reference}`));
     }
   };
+}
+
+/** Node's HTTP parser refuses some requests before koa sees them (headers over 16 KiB, a
+ * malformed request line): they get a problem+json answer too, and the connection closes. */
+export function clientErrorHandler(err: Error & { code?: string }, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const [status, code, detail] = err.code === 'HPE_HEADER_OVERFLOW'
+    ? [431, 'HEADERS_TOO_LARGE', 'the request line and headers are larger than 16 KiB']
+    : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'REQUEST_TIMEOUT', 'the request did not arrive in time']
+      : [400, 'BAD_REQUEST', 'the request is not valid HTTP'];
+  const body = JSON.stringify(problem(status, code, detail));
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: ${PROBLEM_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }

@@ -10,6 +10,7 @@ import { isAgent, type AgentPrincipal, type Auth, type Caller, type Principal } 
 import { s3Credentials, withoutS3Keys } from './auth/s3-keys.js';
 import { UnsupportedMediaTypeError } from './problem.js';
 import { NO_BODY, RequestValidator, type Validators } from './validation.js';
+import { ValidationError } from '../model/validate.js';
 
 export const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 export type HttpMethod = (typeof METHODS)[number];
@@ -97,16 +98,31 @@ export function paramsSchema(def: AnyRoute): JsonSchema | undefined {
   return { type: 'object', required: names, additionalProperties: false, properties: Object.fromEntries(names.map((n) => [n, { type: 'string', minLength: 1 }])) };
 }
 
-/** Every problem status a route can answer, for its OpenAPI entry. */
+/** Every problem status a route can answer, for its OpenAPI entry: those the route layer adds by
+ * itself (from how the route is declared), and those the handler declares in `errors`. */
 export function problemStatuses(def: AnyRoute): number[] {
   const s = new Set<number>([500, ...(def.errors ?? [])]);
-  if (def.body || def.query || pathParams(def.path).length || takesBody(def.method)) s.add(400);
-  if (!def.public) s.add(401);
+  // Every route refuses unknown query parameters (and malformed parameters and bodies).
+  s.add(400);
+  if (!def.public) s.add(401); // no session, a wrong signed link, no S3 key pair
   if (def.s3) s.add(503); // no gateway running, or none answering
-  if (def.admin || def.agent || takesBody(def.method)) s.add(403); // and state-changing requests: cross-site refusal
+  // A session route refuses a caller of the wrong sort (an agent on a user route, a non-admin on
+  // an admin route), an S3 gateway may deny its user, and a state-changing request may be cross-site.
+  if (!def.public && !def.signed) s.add(403);
+  if (takesBody(def.method)) s.add(403);
   if (pathParams(def.path).length) s.add(404);
   if (takesBody(def.method)) [413, 415].forEach((x) => s.add(x));
   return [...s].sort((a, b) => a - b);
+}
+
+/** Path parameters are single segments: an encoded / (%2F), a NUL or a dot segment that the
+ * router decoded into one is refused here, for every route, before its schema or handler. */
+function checkSegments(params: Record<string, string>): void {
+  for (const [name, value] of Object.entries(params)) {
+    if (/[/\\\0]/.test(value) || value === '.' || value === '..') {
+      throw new ValidationError('invalid request', [{ path: `/params/${name}`, message: 'must be one path segment (no /, \\, NUL, . or ..)' }]);
+    }
+  }
 }
 
 export interface RouteEnv {
@@ -179,7 +195,9 @@ export function compileRoute(def: AnyRoute, env: RouteEnv): Middleware {
       callers = admit(def, caller);
       ctx.state.principal = caller;
     }
-    const values = { params: { ...(ctx as { params?: Record<string, string> }).params }, query: def.s3 ? withoutS3Keys(ctx.query) : { ...ctx.query }, body: await readBody(ctx, def, env) };
+    const params = { ...(ctx as { params?: Record<string, string> }).params };
+    checkSegments(params);
+    const values = { params, query: def.s3 ? withoutS3Keys(ctx.query) : { ...ctx.query }, body: await readBody(ctx, def, env) };
     validator.check(values);
     const result = await def.handler({ ...values, ...callers, ctx });
     if (result === undefined) return; // the handler answered through ctx (streams, redirects)

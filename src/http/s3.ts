@@ -66,16 +66,15 @@ export class S3Service {
       throw new ServiceUnavailableError('no RADOS gateway is running: deploy one (POST /gateways/rgw/deploy) and wait for it to run', 'CLUSTER_UNAVAILABLE');
     }
     const start = this.next++ % all.length;
-    let last: unknown;
     for (let i = 0; i < all.length; i++) {
       const gw = all[(start + i) % all.length] as GatewayAddress;
       try {
         return await op(this.deps.connect(await this.endpointOf(gw), credentials));
       } catch (err) {
         if (!(err instanceof ServiceUnavailableError)) throw err;
-        last = err;
       }
     }
-    throw last;
+    // Not the gateways' own words: they name their addresses, and a 5xx shows no internals.
+    throw new ServiceUnavailableError('no running RADOS gateway answered; try again later', 'CLUSTER_UNAVAILABLE');
   }
 }

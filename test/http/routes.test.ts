@@ -125,3 +125,29 @@ test('openapi document validates against the official OpenAPI 3.1 schema', async
   t.true(res.valid, JSON.stringify(res.errors, null, 1)?.slice(0, 2000));
   t.is(validator.version, '3.1');
 });
+
+test('openapi every operation documents the statuses of the route layer, problem+json for each problem and a media type for each answer with a body', async (t) => {
+  const h = await startHarness({ areas: [otherPublic] });
+  t.teardown(() => h.close());
+  const doc = (await (await h.admin()).get('/openapi.json')).json;
+  const byRoute = new Map(h.http.routes.map((r) => [key(r.method, r.path), r]));
+  for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, { responses: Record<string, { $ref?: string; content?: Record<string, unknown> }> }>>)) {
+    for (const [method, op] of Object.entries(item)) {
+      const r = byRoute.get(key(method, path))!;
+      const statuses = Object.keys(op.responses).map(Number);
+      for (const s of [400, 500, ...(r.public ? [] : [401, 403])]) t.true(statuses.includes(s), `${method} ${path} ${s}`);
+      for (const [status, res] of Object.entries(op.responses)) {
+        if (Number(status) >= 400) {
+          t.truthy(res.$ref, `${method} ${path} ${status}`);
+          t.truthy(resolve(doc, res.$ref!) && (resolve(doc, res.$ref!) as { content: Record<string, unknown> }).content['application/problem+json'], `${method} ${path} ${status}`);
+        } else if (Number(status) !== 204) {
+          t.true(Object.keys(res.content ?? {}).length > 0, `${method} ${path} ${status} says its media type`);
+        }
+      }
+    }
+  }
+  const login = doc.paths['/user/login'].post.responses;
+  t.truthy(login['401'] && login['429']);
+  t.truthy(doc.paths['/user/refresh'].post.responses['401']);
+  t.truthy(doc.paths['/boot/default'].get.responses['200'].content['text/plain']);
+});

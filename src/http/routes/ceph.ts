@@ -111,6 +111,7 @@ export function cephRoutes(config: CephConfig, inventory: Inventory): AnyRoute[]
       // Every node's agent writes this file for its daemons (no secret in it).
       agent: 'also',
       response: { description: 'config', schema: object({ config: { type: 'string', contentEncoding: 'base64' } }, ['config']) },
+      errors: [422], // the ceph.conf template fails to render
       handler: async () => ({ config: Buffer.from(await config.text()).toString('base64') }),
     }),
     route({
@@ -118,6 +119,7 @@ export function cephRoutes(config: CephConfig, inventory: Inventory): AnyRoute[]
       // Agents compare their copy with it.
       agent: 'also',
       response: { description: 'hash', schema: object({ hash: { type: 'string', pattern: '^[0-9a-f]{64}$' } }, ['hash']) },
+      errors: [422], // the ceph.conf template fails to render
       handler: async () => ({ hash: createHash('sha256').update(await config.text()).digest('hex') }),
     }),
     route({

@@ -6,11 +6,16 @@ import { DiskOperation, NodeOperation, diskOperations, nodeOperations } from '..
 import type { Invocations, TargetResult } from '../invocations.js';
 import { route, type AnyRoute } from '../route.js';
 import { object, statusSchema, uuidSchema } from '../schemas.js';
+import { LIMIT_CODE } from '../validation.js';
 
 export const MAX_TARGETS = 100;
 
-// The schema admits more than 100 ids so the refusal carries its own code, TOO_MANY_TARGETS.
-const ids = { type: 'array', items: uuidSchema, minItems: 1, maxItems: 10_000 };
+// Over 100 ids is refused before the schema looks at any of them, with its own code (the route
+// layer reads LIMIT_CODE), however many there are.
+const ids = {
+  type: 'array', items: uuidSchema, minItems: 1, maxItems: MAX_TARGETS, [LIMIT_CODE]: 'TOO_MANY_TARGETS',
+  description: `at most ${MAX_TARGETS}; more is refused whole with 400 TOO_MANY_TARGETS`,
+};
 const resultSchema = object(
   { id: uuidSchema, status: { enum: ['scheduled', 'rejected'] }, reason: { type: 'string', description: 'why a target was rejected' }, code: { type: 'string', description: 'the stable code of a rejection that has one: SPEC_OWNED when a specs file owns what the operation would change' } },
   ['id', 'status'],

@@ -5,10 +5,22 @@ import { route, type AnyRoute } from '../route.js';
 import type { S3Service } from '../s3.js';
 import { object, statusSchema } from '../schemas.js';
 
-const bucketName = { type: 'string', pattern: BUCKET_NAME_PATTERN, description: "3–63 of a-z, 0-9, '.' and '-', starting and ending with a letter or digit" };
-// An existing bucket may have a name the rules for new ones refuse; the gateway says whether it exists.
-const bucketParam = object({ bucket: { type: 'string', minLength: 1, maxLength: 255 } }, ['bucket']);
-const objectKey = { type: 'string', minLength: 1, maxLength: 1024 };
+// S3's bucket naming rules, checked before any call to a gateway: a name the SDK or the gateway
+// would refuse or read as something else (a/b, .., NUL, an address) is the caller's 400.
+const notAddressNorDots = '(?!\\d{1,3}(\\.\\d{1,3}){3}$)(?!.*\\.\\.)(?!.*\\.-)(?!.*-\\.)';
+const bucketName = {
+  type: 'string',
+  pattern: `^${notAddressNorDots}${BUCKET_NAME_PATTERN.slice(1)}`,
+  description: "3–63 of a-z, 0-9, '.' and '-', starting and ending with a letter or digit; no '..', '.-' or '-.', not an IPv4 address",
+};
+// An existing bucket's name: the same characters; as short as one, as buckets from before the
+// length rule may be.
+const bucketParam = object({
+  bucket: { type: 'string', minLength: 1, maxLength: 63, pattern: `^${notAddressNorDots}([a-z0-9]|[a-z0-9][a-z0-9.-]*[a-z0-9])$`, description: "a-z, 0-9, '.' and '-', up to 63" },
+}, ['bucket']);
+// S3's limit is 1024 bytes of UTF-8; NUL is no part of a key.
+const noNul = '^[^\\u0000]*$';
+const objectKey = { type: 'string', minLength: 1, maxLength: 1024, pattern: noNul, description: 'up to 1024 characters, no NUL' };
 
 const bucketView = object({ name: { type: 'string' }, creationDate: { type: 'string', format: 'date-time' } }, ['name', 'creationDate']);
 const objectView = object(
@@ -56,8 +68,8 @@ export function s3Routes(service: S3Service): AnyRoute[] {
       summary: 'One page of the objects of a bucket, in key order; an unknown bucket is 404',
       params: bucketParam,
       query: object({
-        prefix: { type: 'string', maxLength: 1024, description: 'only keys that start with it' },
-        continuationToken: { type: 'string', minLength: 1, maxLength: 4096, description: 'from the previous page' },
+        prefix: { type: 'string', maxLength: 1024, pattern: noNul, description: 'only keys that start with it' },
+        continuationToken: { type: 'string', minLength: 1, maxLength: 4096, pattern: noNul, description: 'from the previous page' },
         maxKeys: { type: 'integer', minimum: 1, maximum: MAX_KEYS_LIMIT, default: DEFAULT_MAX_KEYS },
       }),
       response: { description: 'one page', schema: pageView },

@@ -48,7 +48,7 @@ function updateRoute(auth: Auth, method: 'PATCH' | 'PUT'): RouteDef<UserChanges,
     params: userParams,
     body: object({ username: usernameSchema, name: fullNameSchema, email: emailSchema, newPassword: newPasswordSchema, isAdmin: isAdminSchema }),
     response: { description: 'the updated user', schema: userSchema },
-    errors: [409],
+    errors: [409, 429], // 429: the password hashing queue is full
     handler: async ({ params, body, principal }) => {
       const caller = who(principal);
       assertMayUpdate(caller, params.userId, body);
@@ -107,7 +107,7 @@ export function userRoutes(auth: Auth): AnyRoute[] {
       admin: true,
       body: object({ username: usernameSchema, password: newPasswordSchema, name: fullNameSchema, email: emailSchema, isAdmin: isAdminSchema }, ['username', 'password', 'name', 'email']),
       response: { status: 201, description: 'created', schema: statusSchema('created', true) },
-      errors: [409],
+      errors: [409, 429], // 429: the password hashing queue is full
       handler: async ({ body }) => ({ status: 'created', id: (await auth.users.create(body)).id }),
     }),
     route<unknown, unknown, UserParams>({
