@@ -45,6 +45,8 @@ export interface Observation {
   report: AgentReport | null;
   /** The most recent network-boot stages seen (newest last, bounded). */
   boots: BootStage[];
+  /** Epoch ms of the last boot request of the machine, counted or not. */
+  seenAt?: number;
 }
 
 /** `pxe`: the machine asked for its iPXE script; `image`: it fetched its OS image or

@@ -12,14 +12,14 @@ import { TemplateSandbox } from '../render/sandbox.js';
 import { TemplateLibrary } from '../http/templates.js';
 import { TemplateContexts, type ProvisioningSources } from '../http/template-context.js';
 import { templateRoutes } from '../http/routes/templates.js';
-import { bootRoutes } from '../http/routes/boot.js';
+import { bootRoutes, type EnrollmentOptions } from '../http/routes/boot.js';
 import type { AnyRoute } from '../http/route.js';
 
 export interface TemplatesPart {
   library: TemplateLibrary;
   contexts: TemplateContexts;
   render: RenderTemplate;
-  routes(deps: { fleet: Fleet; credentials: AgentCredentials }): AnyRoute[];
+  routes(deps: { fleet: Fleet; credentials: AgentCredentials; enrollment: EnrollmentOptions }): AnyRoute[];
   close(): Promise<void>;
 }
 
@@ -39,9 +39,9 @@ export async function templatesPart(opts: {
     library,
     contexts,
     render: (name, context) => library.render(name, context),
-    routes: ({ fleet, credentials }) => [
+    routes: ({ fleet, credentials, enrollment }) => [
       ...templateRoutes(library, contexts),
-      ...bootRoutes({ store: opts.store, fleet, credentials, library, contexts }),
+      ...bootRoutes({ store: opts.store, clock: opts.clock, fleet, credentials, library, contexts, enrollment }),
     ],
     close: () => sandbox.close(),
   };

@@ -62,6 +62,7 @@ export const nodeSpecSchema: JsonSchema = {
     power: { enum: ['on', 'off'] },
     restartGeneration: count,
     shutdownGeneration: count,
+    approved: { type: 'boolean' },
     daemons: {
       type: 'object',
       additionalProperties: false,
@@ -228,6 +229,13 @@ export const agentCredentialSpecSchema: JsonSchema = {
     issuedAt: timestamp,
     firstUsedAt: { anyOf: [timestamp, { type: 'null' }] },
     rotatedAt: { anyOf: [timestamp, { type: 'null' }] },
+    boundAddress: { type: ['string', 'null'], maxLength: 64 },
+    expiresAt: { anyOf: [timestamp, { type: 'null' }] },
+    claimedBy: { type: ['string', 'null'], maxLength: 64 },
+    installHash: { anyOf: [{ type: 'string', pattern: '^[0-9a-f]{64}$' }, { type: 'null' }] },
+    conflict: {
+      anyOf: [{ type: 'null' }, { type: 'object', required: ['at', 'message'], additionalProperties: false, properties: { at: timestamp, message: { type: 'string', maxLength: 1024 } } }],
+    },
   },
 };
 

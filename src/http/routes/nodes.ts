@@ -16,6 +16,7 @@ const detailProps = {
   hasMon: bool, hasMgr: bool, hasMds: bool, hasRgw: bool,
   monExists: bool, mgrExists: bool, mdsExists: bool, rgwExists: bool,
   diskCount: int, osdCount: int,
+  approved: { type: 'boolean', description: 'enrollment: false for a machine found by network boot until an admin approves it (node.approve)' },
 };
 const detailSchema = object(detailProps, Object.keys(detailProps));
 const nicProps = { nodeId: uuidSchema, nodeHostname: str, name: str, mac: str, ip: str, connected: bool, mtu: int };
