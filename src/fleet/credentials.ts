@@ -141,8 +141,11 @@ export class AgentCredentials {
     if (!doc || doc.spec.conflict) return null;
     const s = doc.spec;
     if (!current) {
-      // The install secret again, after the agent rotated away from it: someone else has it.
-      if (s.installHash && s.installHash !== s.secretHash && sameHash(d, s.installHash)) {
+      // The install secret again, after the agent rotated away from it, from another address
+      // than the claim's: someone else has it. (From the claim's own address it is the agent
+      // itself retrying with what its disk held, a plain 401.)
+      const elsewhere = address !== undefined && (s.claimedBy ?? null) !== null && address !== s.claimedBy;
+      if (elsewhere && s.installHash && s.installHash !== s.secretHash && sameHash(d, s.installHash)) {
         await this.conflict(nodeId, `the install secret was presented again${address ? ` from ${address}` : ''} after the node's agent replaced it`);
       }
       return null;

@@ -17,8 +17,8 @@ export const isApproved = isNodeApproved;
 /** A spec in the watched folder declares this node (it matched the node's MAC, or the hostname
  * Quarry derived from it) and still owns it. */
 export function declaredBySpec(node: Pick<NodeDoc, 'metadata'>): boolean {
-  const s = node.metadata.source as { file?: unknown; orphaned?: unknown } | null;
-  return !!s && typeof s.file === 'string' && s.orphaned !== true;
+  const s = node.metadata.source;
+  return !!s && s.type === 'file' && typeof s.file === 'string' && s.orphaned !== true;
 }
 
 /** The node's install credential as enrollment needs to know it. */
