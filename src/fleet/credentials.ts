@@ -220,9 +220,10 @@ export class AgentCredentials {
     return doc.spec.firstUsedAt === null && !doc.spec.conflict;
   }
 
+  // A credential stored before TTLs existed expires a TTL after it was issued.
   private expired(doc: CredDoc): boolean {
-    const at = doc.spec.expiresAt ? Date.parse(doc.spec.expiresAt) : null;
-    return at !== null && this.clock.now() >= at;
+    const at = doc.spec.expiresAt ? Date.parse(doc.spec.expiresAt) : Date.parse(doc.spec.issuedAt) + this.opts.ttlMs;
+    return this.clock.now() >= at;
   }
 
   private get(nodeId: string): Promise<CredDoc | undefined> {

@@ -41,17 +41,35 @@ export class DiscoveryGuard {
     private readonly clock: Clock,
   ) {}
 
-  /** Throws RateLimitedError when `address` discovers too fast or too many nodes wait. */
-  admit(address: string, unapproved: number): void {
+  /** Takes a discovery token of `address`; throws RateLimitedError when it has none left. Asked
+   * before the store is searched for a MAC that is not a node's id, so a flood of random MACs
+   * costs a map lookup each. */
+  take(address: string): void {
     const now = this.clock.now();
     const r = takeToken(this.buckets.get(address), now, this.limits.burst, this.limits.perMinute);
     this.buckets.delete(address); // re-inserted last: the map stays in least-recent order
     this.buckets.set(address, r.bucket);
     this.prune(now);
     if (!r.ok) throw new RateLimitedError(Math.max(1, Math.ceil(r.retryAfterMs / 1000)), 'too many new machines from this address; ask again later');
+  }
+
+  /** The token back: the MAC was a known node's after all (one of its further NICs). */
+  refund(address: string): void {
+    const b = this.buckets.get(address);
+    if (b) b.tokens = Math.min(this.limits.burst, b.tokens + 1);
+  }
+
+  /** Throws RateLimitedError when MAX_UNAPPROVED_NODES wait already. */
+  cap(unapproved: number): void {
     if (unapproved >= this.limits.maxUnapproved) {
       throw new RateLimitedError(60, `${unapproved} discovered machines wait for approval already (MAX_UNAPPROVED_NODES); approve or remove some`);
     }
+  }
+
+  /** take, then cap: a discovery from `address` with `unapproved` nodes waiting. */
+  admit(address: string, unapproved: number): void {
+    this.take(address);
+    this.cap(unapproved);
   }
 
   private prune(now: number): void {

@@ -14,6 +14,7 @@ import type { DiscoveryGuard } from '../../fleet/discovery-limits.js';
 import { enrollmentVerdict, isApproved, type EnrollmentVerdict } from '../../fleet/enrollment.js';
 import type { Fleet } from '../../fleet/fleet.js';
 import type { Clock } from '../../model/clock.js';
+import { nodeIdForMac } from '../../model/ids.js';
 import { Kind, type NodeSpec, type NodeStatusFields } from '../../model/kinds.js';
 import type { Store } from '../../store/types.js';
 import { route, type AnyRoute } from '../route.js';
@@ -74,8 +75,14 @@ async function bootConfig(deps: BootDeps, ctx: Context, rawMac: string): Promise
   const base = baseUrl(ctx);
   const mac = normaliseMac(rawMac);
   const address = sourceAddress(ctx);
-  const existing = (await findNodeByMac(store, mac)) as NodeDoc | undefined;
-  if (!existing) e.guard.admit(address, await countUnapproved(store));
+  let existing = (await store.get<NodeSpec, NodeStatusFields>(Kind.Node, nodeIdForMac(mac))) as NodeDoc | undefined;
+  if (!existing) {
+    // Charged before the slow search by the MAC's other NICs, refunded when it finds the node.
+    e.guard.take(address);
+    existing = (await findNodeByMac(store, mac)) as NodeDoc | undefined;
+    if (existing) e.guard.refund(address);
+    else e.guard.cap(await countUnapproved(store));
+  }
   const node = existing ?? tentativeNode(mac, deps.clock.iso());
   const [lease, credential, imageAvailable] = await Promise.all([
     e.leases.leaseFor(mac),
