@@ -283,6 +283,7 @@ function buildStatus(o: NodeObserved, d: Decision): NodeStatusFields {
     observedGeneration: gen,
     diskIds: diskIdsOf(o.node.id, o.node.status.diskIds ?? [], o.obs.report),
     ...(d.bootLoop === 'reset' ? { bootLoopResetAt: o.nowIso } : {}),
+    ...(o.obs.bootAddress !== undefined ? { bootAddress: o.obs.bootAddress } : {}),
   };
   if (report) {
     next.ip = report.ip;

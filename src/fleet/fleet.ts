@@ -29,10 +29,11 @@ export class Fleet {
    * a boot request for a node whose agent reported within the heartbeat timeout is not the
    * machine looping (anyone can ask /boot/config with its MAC), so it is not recorded. Answers
    * whether it was recorded. */
-  recordBoot(nodeId: string, stage: BootStage['stage']): boolean {
+  recordBoot(nodeId: string, stage: BootStage['stage'], address?: string): boolean {
     const o = this.entry(nodeId);
     const now = this.clock.now();
     o.seenAt = now;
+    if (address !== undefined) this.noteAddress(nodeId, o, address);
     if (stage === 'pxe' && o.lastReportAt !== null && now - o.lastReportAt <= this.heartbeatTimeoutMs) return false;
     o.boots.push({ at: this.clock.now(), stage });
     if (o.boots.length > MAX_BOOTS_KEPT) o.boots.splice(0, o.boots.length - MAX_BOOTS_KEPT);
@@ -42,8 +43,17 @@ export class Fleet {
 
   /** A machine asked for its boot script without it counting as a boot (an unapproved node
    * polling): the node loop forgets unapproved nodes not seen for long. */
-  seen(nodeId: string): void {
-    this.entry(nodeId).seenAt = this.clock.now();
+  seen(nodeId: string, address?: string): void {
+    const o = this.entry(nodeId);
+    o.seenAt = this.clock.now();
+    if (address !== undefined) this.noteAddress(nodeId, o, address);
+  }
+
+  /** The address its boot requests come from, for the admin who decides on approval. */
+  private noteAddress(nodeId: string, o: Observation, address: string): void {
+    if (o.bootAddress === address) return;
+    o.bootAddress = address;
+    this.wake(nodeId);
   }
 
   report(nodeId: string, report: AgentReport): void {

@@ -47,6 +47,8 @@ export interface Observation {
   boots: BootStage[];
   /** Epoch ms of the last boot request of the machine, counted or not. */
   seenAt?: number;
+  /** The source address of its last boot request. */
+  bootAddress?: string;
 }
 
 /** `pxe`: the machine asked for its iPXE script; `image`: it fetched its OS image or

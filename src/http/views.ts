@@ -45,6 +45,7 @@ export function nodeDetailOf(n: NodeDoc, diskCount: number, osdCount: number) {
     diskCount,
     osdCount,
     approved: isNodeApproved(n),
+    bootAddress: n.status.bootAddress ?? '',
   };
 }
 

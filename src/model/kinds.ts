@@ -61,6 +61,8 @@ export interface NodeStatusFields extends CommonStatus {
   observedRestartGeneration?: number;
   observedShutdownGeneration?: number;
   bootCount?: number;
+  /** The source address of the machine's last boot request (enrollment: what an admin approves). */
+  bootAddress?: string;
   /** When an operator last reset a boot loop: earlier network boots no longer count. */
   bootLoopResetAt?: string;
   /** The boot the agent last reported from; a restart is confirmed when it changes. */

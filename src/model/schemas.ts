@@ -87,6 +87,7 @@ export const nodeStatusSchema: JsonSchema = {
     observedShutdownGeneration: count,
     bootCount: count,
     bootLoopResetAt: timestamp,
+    bootAddress: { type: 'string', maxLength: 64 },
     bootId: { type: 'string' },
     diskIds: { type: 'array', items: uuid },
     ceph: {

@@ -52,6 +52,9 @@ test('attack squatting a spec-declared MAC, reading its cloud-init and logging i
     return n?.metadata.source && n.status.phase === 'discovered' ? n : undefined;
   });
   t.is(squatted.spec.approved, false, 'a spec naming the MAC is not enough from an address that holds no lease for it');
+  // What an admin deciding on approval sees: the address the boot came from, not the machine's lease.
+  const c = await admin(q);
+  await waitFor('the boot address shown', async () => ((await c.get('/nodes/details')).json as Array<{ id: string; approved: boolean; bootAddress: string }>).find((n) => n.id === id && !n.approved && n.bootAddress === '127.0.0.1'));
   t.is(await credOf(q, id), undefined);
   // Asking again once the spec owns the node changes nothing: the squatter holds no lease.
   t.true((await anon(q).get(`/boot/config?mac=${mac}`)).text.includes('waiting for approval'));
@@ -74,6 +77,8 @@ test('attack squatting a spec-declared MAC, reading its cloud-init and logging i
   t.true(active!.spec.approved);
   const cred = (await credOf(q, id))!;
   t.is(cred.spec.claimedBy, labMachineAddress(1));
+  t.is(cred.spec.boundAddress, labMachineAddress(1));
+  t.is(await q.network.sim!.leaseFor(mac), labMachineAddress(1), 'the address its simulated DHCP lease records');
   t.is(cred.spec.initialSecret, null);
   t.truthy(cred.spec.rotatedAt);
 

@@ -100,8 +100,10 @@ async function bootConfig(deps: BootDeps, ctx: Context, rawMac: string): Promise
   }
   if (boot.action === 'install') await credentials.issue(node.id, address);
   // A machine told to wait asks again on its own: that is polling, not a boot to count.
-  if (verdict.kind === 'proceed' && boot.action !== 'wait') fleet.recordBoot(node.id, 'pxe');
-  else fleet.seen(node.id);
+  // Only an unapproved node's address is noted from anywhere (the admin judges it); an approved
+  // node's only from requests that may speak for it.
+  if (verdict.kind === 'proceed' && boot.action !== 'wait') fleet.recordBoot(node.id, 'pxe', address);
+  else fleet.seen(node.id, verdict.kind === 'unapproved' ? address : undefined);
   return script;
 }
 
