@@ -3,14 +3,17 @@
 // own DHCP lease, so the master sees each machine's real source address and enrollment's
 // address binding is exercised for real. Node's global fetch cannot pick the source address
 // without undici's Agent, so this speaks node:http directly and answers a standard Response.
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 
 export type FetchLike = (url: URL | string, init?: { method?: string; headers?: Record<string, string>; body?: string; signal?: AbortSignal }) => Promise<Response>;
 
 const NULL_BODY = new Set([101, 204, 205, 304]);
 
 export function boundFetch(localAddress: string): FetchLike {
+  // Connections kept alive, as fetch keeps them: a machine heartbeats every few seconds, and a
+  // new TCP connection per call costs the master's event loop (idle sockets are unref'd).
+  const agents = { http: new HttpAgent({ keepAlive: true, localAddress }), https: new HttpsAgent({ keepAlive: true, localAddress }) };
   return (url, init = {}) =>
     new Promise<Response>((resolve, reject) => {
       const u = typeof url === 'string' ? new URL(url) : url;
@@ -19,7 +22,7 @@ export function boundFetch(localAddress: string): FetchLike {
       const headers: Record<string, string> = { ...init.headers, ...(body ? { 'content-length': String(body.length) } : {}) };
       const req = send(
         u,
-        { method: init.method ?? 'GET', headers, localAddress, ...(init.signal ? { signal: init.signal } : {}) },
+        { method: init.method ?? 'GET', headers, localAddress, agent: u.protocol === 'https:' ? agents.https : agents.http, ...(init.signal ? { signal: init.signal } : {}) },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
