@@ -43,6 +43,19 @@ export interface Config {
   secretsKey: string | null;
   /** Where the key is kept when SECRETS_KEY is not set: outside STATE_DIR, made on first start. */
   secretsKeyFile: string;
+  /** Enrollment (src/fleet/enrollment.ts): how long an unclaimed install credential is good for. */
+  installCredentialTtlMs: number;
+  /** Unapproved nodes kept at most; discoveries beyond are refused (429). */
+  maxUnapprovedNodes: number;
+  /** Discoveries (unknown MACs) one source address may make at once, then per minute. */
+  discoveryBurst: number;
+  discoveryPerMinute: number;
+  /** An unapproved node not seen booting for this long is forgotten. */
+  unapprovedNodeTtlMs: number;
+  /** How long a machine that waits for approval sleeps before it asks again. */
+  approvalRetrySeconds: number;
+  /** A spec naming a MAC plus a boot from the address Quarry's DHCP leased it approves the node. */
+  autoApproveDeclared: boolean;
 }
 
 type Env = Record<string, string | undefined>;
@@ -58,6 +71,14 @@ export function envInt(env: Env, name: string, dflt: number, min: number, max: n
     ]);
   }
   return n;
+}
+
+function envBool(env: Env, name: string, dflt: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return dflt;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new InputError(`${name} must be true or false, got "${raw}"`, [{ path: `/env/${name}`, message: 'must be true or false' }]);
 }
 
 function netns(raw: string | undefined): string | null {
@@ -161,5 +182,12 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonl
     secretsKey: env.SECRETS_KEY || null,
     // Next to STATE_DIR, not in it: a copy of the state alone holds no usable secret.
     secretsKeyFile: resolve(cwd, env.SECRETS_KEY_FILE || `${resolve(cwd, env.STATE_DIR || './state')}.key`),
+    installCredentialTtlMs: envInt(env, 'INSTALL_CREDENTIAL_TTL_MS', 1_800_000, 1_000, 86_400_000),
+    maxUnapprovedNodes: envInt(env, 'MAX_UNAPPROVED_NODES', 256, 0, 100_000),
+    discoveryBurst: envInt(env, 'DISCOVERY_BURST', 16, 1, 100_000),
+    discoveryPerMinute: envInt(env, 'DISCOVERY_PER_MINUTE', 6, 0, 100_000),
+    unapprovedNodeTtlMs: envInt(env, 'UNAPPROVED_NODE_TTL_MS', 86_400_000, 1_000, 31_536_000_000),
+    approvalRetrySeconds: envInt(env, 'APPROVAL_RETRY_SECONDS', 10, 1, 3_600),
+    autoApproveDeclared: envBool(env, 'AUTO_APPROVE_DECLARED', true),
   });
 }

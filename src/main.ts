@@ -18,6 +18,8 @@ import { ZxRunner } from './exec/zx-runner.js';
 import { Fleet } from './fleet/fleet.js';
 import { AgentGateway } from './fleet/gateway.js';
 import { AgentCredentials } from './fleet/credentials.js';
+import { DiscoveryGuard } from './fleet/discovery-limits.js';
+import type { EnrollmentOptions } from './http/routes/boot.js';
 import { Manager } from './runtime/manager.js';
 import { nodeLoop } from '../reconcilers/node/loop.js';
 import { SimCephCluster } from './sim/ceph/cluster.js';
@@ -115,7 +117,16 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   const interrupted = await tasks.recover();
   const fleet = new Fleet(clock, config.heartbeatTimeoutMs);
   const manager = new Manager({ store, concurrency: config.reconcileConcurrency, resyncMs: config.resyncMs, log, clock });
-  const credentials = new AgentCredentials(store, clock);
+  const credentials = new AgentCredentials(store, clock, {
+    ttlMs: config.installCredentialTtlMs,
+    onConflict: (nodeId, message) => {
+      log('warn', 'agent credential conflict: the node needs an admin to approve it again', { nodeId, message });
+      bus.publish('node.credential.conflict', { nodeId, message });
+    },
+  });
+  // Unclaimed install credentials past their TTL leave the store (no plaintext lingers).
+  const sweeper = setInterval(() => void credentials.sweep().catch((err: unknown) => log('error', 'credential sweep failed', { error: String(err) })), Math.min(config.installCredentialTtlMs, 60_000));
+  sweeper.unref();
   const images = await startImages({ config, store, tasks, bus, clock, retryBaseMs: opts.retryBaseMs ?? 5_000, ...(opts.imageTiming ? { timing: opts.imageTiming } : {}) });
   const boot = await provisioning({ config, store, images: images.images, clock, log, secrets });
   const templates = await templatesPart({ store, clock, config, credentials, sources: { ...boot.sources, ...opts.provisioning }, log });
@@ -137,6 +148,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
       ceph,
       cephQueryTimeoutMs: cephTiming.queryTimeoutMs,
       bootLoop: { maxBoots: config.bootLoopMaxBoots, windowMs: config.bootLoopWindowMs },
+      unapprovedTtlMs: config.unapprovedNodeTtlMs,
     }),
   );
   registerCephLoops(manager, {
@@ -167,7 +179,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
     config,
     logger: log,
     clock,
-    areas: [taskRoutes(tasks), eventRoutes(hub), ...inventoryAreas(store, clock, templates, tasks), (area) => agentRoutes(gateway, area.auth), templates.routes({ fleet, credentials }), network.routes, images.routes, boot.routes, s3.routes, specs.routes],
+    areas: [taskRoutes(tasks), eventRoutes(hub), ...inventoryAreas(store, clock, templates, tasks), (area) => agentRoutes(gateway, area.auth), templates.routes({ fleet, credentials, enrollment: enrollmentOptions(config, network.host.dhcp, clock) }), network.routes, images.routes, boot.routes, s3.routes, specs.routes],
     ...(opts.auth ? { auth: opts.auth } : {}),
     ...(opts.print ? { print: opts.print } : {}),
     agents: credentials,
@@ -179,7 +191,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   // Machines boot only once the master answers, as on a real network; their agents speak
   // HTTP to it (over loopback when it listens on every address).
   const labHost = config.host === '0.0.0.0' ? '127.0.0.1' : config.host === '::' ? '[::1]' : config.host.includes(':') ? `[${config.host}]` : config.host;
-  const labOptions = { nodes: config.labNodes, masterUrl: `http://${labHost}:${listening.port}`, diskDir: join(config.stateDir, 'lab'), ...(simCeph ? { ceph: simCeph } : {}), ...opts.lab };
+  const labOptions = { nodes: config.labNodes, masterUrl: `http://${labHost}:${listening.port}`, diskDir: join(config.stateDir, 'lab'), ...(simCeph ? { ceph: simCeph } : {}), dhcp: network.sim, ...opts.lab };
   const lab = config.driver === 'lab' ? new Lab(gateway, labOptions) : null;
   lab?.start();
   const unsubscribe = bus.subscribe((e) => {
@@ -189,6 +201,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   return {
     config, store, bus, tasks, fleet, gateway, manager, lab, http, hub, network, images, s3, specs, url,
     async stop() {
+      clearInterval(sweeper);
       lab?.stop();
       await specs.stop();
       hub.close();
@@ -205,6 +218,11 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
       await store.close();
     },
   };
+}
+
+function enrollmentOptions(config: Readonly<Config>, leases: EnrollmentOptions['leases'], clock: Clock): EnrollmentOptions {
+  const limits = { maxUnapproved: config.maxUnapprovedNodes, burst: config.discoveryBurst, perMinute: config.discoveryPerMinute };
+  return { leases, guard: new DiscoveryGuard(limits, clock), autoApproveDeclared: config.autoApproveDeclared, retrySeconds: config.approvalRetrySeconds };
 }
 
 async function main(): Promise<void> {

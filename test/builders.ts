@@ -14,7 +14,7 @@ export class NodeBuilder {
       id: NODE_ID,
       name: 'node-1',
       metadata: { generation: 1, resourceVersion: 7, createdAt: new Date(T0).toISOString(), updatedAt: new Date(T0).toISOString(), labels: {}, source: null },
-      spec: { hostname: 'node-1', macs: ['52:54:00:00:00:01'], role: 'worker', image: null, power: 'on', restartGeneration: 0, shutdownGeneration: 0, daemons: {} },
+      spec: { hostname: 'node-1', macs: ['52:54:00:00:00:01'], role: 'worker', image: null, power: 'on', restartGeneration: 0, shutdownGeneration: 0, approved: true, daemons: {} },
       status: phase ? { phase, bootId: 'boot-1' } : {},
     };
   }
@@ -26,6 +26,20 @@ export class NodeBuilder {
   shutdownRequested(n = 1, observed = 0): this {
     this.d.spec.shutdownGeneration = n;
     this.d.status.observedShutdownGeneration = observed;
+    return this;
+  }
+  /** Found by network boot and not approved yet; `legacy`: stored before enrollment (no field). */
+  unapproved(legacy = false): this {
+    if (legacy) delete this.d.spec.approved;
+    else this.d.spec.approved = false;
+    return this;
+  }
+  withSpec(s: Partial<NodeSpec>): this {
+    this.d.spec = { ...this.d.spec, ...s };
+    return this;
+  }
+  withSource(file: string): this {
+    this.d.metadata.source = { type: 'file', file, document: 0, fields: ['role', 'power', 'image', 'daemons'] };
     return this;
   }
   withStatus(s: Partial<NodeStatusFields>): this {

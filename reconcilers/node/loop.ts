@@ -1,11 +1,11 @@
 // The node loop's effectful half: gathers what the plan needs, then writes disks, starts at
 // most one run and writes the node's status.
 import { withOrphaned } from '../../src/runtime/conditions.js';
-import { ConflictError } from '../../src/errors.js';
+import { ConflictError, NotFoundError } from '../../src/errors.js';
 import type { Clock } from '../../src/model/clock.js';
 import type { Doc } from '../../src/model/document.js';
 import { diskIdsOf } from './disks.js';
-import { Kind, type DiskSpec, type DiskStatusFields, type NodeSpec, type NodeStatusFields } from '../../src/model/kinds.js';
+import { Kind, type AgentCredentialSpec, type DiskSpec, type DiskStatusFields, type NodeSpec, type NodeStatusFields } from '../../src/model/kinds.js';
 import type { Fleet } from '../../src/fleet/fleet.js';
 import type { Store } from '../../src/store/types.js';
 import type { StartRequest, TaskRun } from '../../src/tasks/types.js';
@@ -35,6 +35,8 @@ export interface NodeLoopDeps {
   cephQueryTimeoutMs: number;
   /** When repeated network boots make a boot loop (defaults: more than 5 in 10 min). */
   bootLoop?: BootLoopLimits;
+  /** An unapproved node not seen booting for this long is forgotten (UNAPPROVED_NODE_TTL_MS). */
+  unapprovedTtlMs?: number;
   /** Source of the staleness-recheck jitter; tests inject a fixed one. */
   random?: () => number;
 }
@@ -58,9 +60,10 @@ async function observe(deps: NodeLoopDeps, id: string): Promise<NodeObserved | u
   for (const diskId of diskIdsOf(id, node.status.diskIds ?? [], obs.report)) {
     disks.set(diskId, await deps.store.get<DiskSpec, DiskStatusFields>(Kind.Disk, diskId));
   }
-  const [restart, shutdown] = await Promise.all([
+  const [restart, shutdown, credential] = await Promise.all([
     deps.tasks.latestFor(Kind.Node, id, NodeTask.restart),
     deps.tasks.latestFor(Kind.Node, id, NodeTask.shutdown),
+    deps.store.get<AgentCredentialSpec>(Kind.AgentCredential, id),
   ]);
   const o: NodeObserved = {
     node,
@@ -73,6 +76,8 @@ async function observe(deps: NodeLoopDeps, id: string): Promise<NodeObserved | u
     heartbeatTimeoutMs: deps.heartbeatTimeoutMs,
     retryBaseMs: deps.retryBaseMs,
     ...(deps.bootLoop ? { bootLoop: deps.bootLoop } : {}),
+    credentialConflict: credential?.spec.conflict?.message ?? null,
+    ...(deps.unapprovedTtlMs !== undefined ? { unapprovedTtlMs: deps.unapprovedTtlMs } : {}),
     staleJitter: (deps.random ?? Math.random)(),
   };
   // Ceph is asked only when a restart or shutdown is about to be sent to a node running OSDs.
@@ -104,6 +109,13 @@ function runView(run: TaskRun | undefined): RunView | null {
 
 async function apply(deps: NodeLoopDeps, o: NodeObserved, plan: NodePlan): Promise<Result> {
   const { node } = o;
+  if (plan.forget) {
+    await deps.store.delete(Kind.Node, node.id, { resourceVersion: node.metadata.resourceVersion }).catch((err: unknown) => {
+      if (!(err instanceof ConflictError) && !(err instanceof NotFoundError)) throw err;
+    });
+    (deps.fleet as Partial<Pick<Fleet, 'forget'>>).forget?.(node.id);
+    return done();
+  }
   try {
     for (const w of plan.disks) await writeDisk(deps.store, node, w, o.disks.get(w.id)?.metadata.resourceVersion);
   } catch (err) {
@@ -127,6 +139,9 @@ async function apply(deps: NodeLoopDeps, o: NodeObserved, plan: NodePlan): Promi
     // The node changed while we looked: look again with what is there now.
     if (err instanceof ConflictError) return requeueAfter(0);
     throw err;
+  }
+  if (plan.announce) {
+    deps.bus.publish('node.approval.required', { nodeId: node.id, hostname: node.spec.hostname, macs: [...node.spec.macs] });
   }
   if (changedForOperators(node.status, plan.status)) {
     deps.bus.publish('node.state.changed', { nodeId: node.id, status: plan.status.phase ?? 'discovered' });

@@ -11,6 +11,7 @@ import { setCondition } from '../../src/runtime/conditions.js';
 import { okToStopGate, type OkToStopAnswer } from '../osd/gates.js';
 import { bootLoop, defaultBootLoopLimits, type BootLoopLimits } from './boot-loop.js';
 import { BOOT_LOOP } from '../../src/fleet/boot-decision.js';
+import { isNodeApproved } from '../../src/model/operations.js';
 
 export const NodeTask = { restart: 'node.restart', shutdown: 'node.shutdown' } as const;
 export type NodeTask = (typeof NodeTask)[keyof typeof NodeTask];
@@ -52,6 +53,10 @@ export interface NodeObserved {
   osdGate?: OkToStopAnswer | null;
   /** When repeated network boots make a boot loop; the defaults when absent. */
   bootLoop?: BootLoopLimits;
+  /** Why the node's credential was revoked (a second party used it), when it was. */
+  credentialConflict?: string | null;
+  /** An unapproved node not seen booting for this long is forgotten; never when absent. */
+  unapprovedTtlMs?: number;
 }
 
 export interface StartRun {
@@ -69,7 +74,14 @@ export interface NodePlan {
   /** Look again after this long even if nothing wakes the loop (staleness, backoff). */
   requeueAfterMs: number | null;
   blocked: { reason: string; message: string } | null;
+  /** Delete the node: unapproved, never reported, not declared by a spec, unseen for long. */
+  forget: boolean;
+  /** The node just started waiting for approval: say so (node.approval.required). */
+  announce: boolean;
 }
+
+export const APPROVED = 'Approved';
+export const CREDENTIAL_CONFLICT = 'CredentialConflict';
 
 interface Decision {
   phase: NodeStatus;
@@ -84,15 +96,35 @@ interface Decision {
 }
 
 export function planNode(o: NodeObserved): NodePlan {
-  const d = gateOsds(o, decide(o));
+  const d = gateOsds(o, enrollment(o) ?? decide(o));
   const status = buildStatus(o, d);
+  const wasWaiting = (o.node.status.conditions ?? []).some((c) => c.type === APPROVED && c.status === 'False');
+  const forget = forgettable(o);
   return {
     status,
     disks: planDisks(o.node.id, o.node.status.diskIds ?? [], o.obs.report, o.disks),
     run: d.run ?? null,
-    requeueAfterMs: d.requeueAfterMs ?? untilStale(o),
+    requeueAfterMs: d.requeueAfterMs ?? untilStale(o) ?? (isNodeApproved(o.node) || o.unapprovedTtlMs === undefined ? null : o.unapprovedTtlMs),
     blocked: d.blocked ?? null,
+    forget,
+    announce: !forget && !wasWaiting && !isNodeApproved(o.node) && !o.credentialConflict,
   };
+}
+
+/** A conflict over the node's credential, or a node nobody approved yet: nothing else is
+ * decided for it (its agent, if any, is cut off with the revoked credential). */
+function enrollment(o: NodeObserved): Decision | null {
+  if (o.credentialConflict) return { phase: 'error', reason: CREDENTIAL_CONFLICT, message: `${o.credentialConflict}; approve the node again (node.approve) to reinstall it with a new credential` };
+  if (isNodeApproved(o.node) || isFresh(o)) return null;
+  return { phase: 'discovered', reason: 'AwaitingApproval', message: 'found by network boot; waiting for an admin to approve it (node.approve)' };
+}
+
+function forgettable(o: NodeObserved): boolean {
+  const n = o.node;
+  if (o.unapprovedTtlMs === undefined || isNodeApproved(n) || o.credentialConflict || n.status.bootId !== undefined || o.obs.report) return false;
+  if (n.metadata.source) return false;
+  const last = Math.max(o.obs.seenAt ?? 0, Date.parse(n.metadata.createdAt) || 0, o.startedAt);
+  return o.now - last > o.unapprovedTtlMs;
 }
 
 /** The run the plan would start if no OSD gate held: observe asks Ceph only then. */
@@ -237,6 +269,11 @@ function buildStatus(o: NodeObserved, d: Decision): NodeStatusFields {
   // Only nodes that ever looped carry the condition.
   if (d.bootLoop === 'on') set(BOOT_LOOP, true, 'TooManyBoots', d.message);
   else if (d.bootLoop === 'reset') set(BOOT_LOOP, false, 'ResetByRestart', 'reset by a restart request');
+  const approved = isNodeApproved(o.node);
+  set(APPROVED, approved, approved ? 'Approved' : 'AwaitingApproval', approved ? '' : 'found by network boot; waiting for an admin to approve it (node.approve)');
+  // Only nodes that ever had a conflict carry the condition.
+  if (o.credentialConflict) set(CREDENTIAL_CONFLICT, true, 'SecondParty', o.credentialConflict);
+  else if (conditions.some((c) => c.type === CREDENTIAL_CONFLICT && c.status === 'True')) set(CREDENTIAL_CONFLICT, false, 'Reapproved', 'approved again by an admin');
   const report = o.obs.report;
   const next: NodeStatusFields = {
     ...cur,
@@ -246,6 +283,7 @@ function buildStatus(o: NodeObserved, d: Decision): NodeStatusFields {
     observedGeneration: gen,
     diskIds: diskIdsOf(o.node.id, o.node.status.diskIds ?? [], o.obs.report),
     ...(d.bootLoop === 'reset' ? { bootLoopResetAt: o.nowIso } : {}),
+    ...(o.obs.bootAddress !== undefined ? { bootAddress: o.obs.bootAddress } : {}),
   };
   if (report) {
     next.ip = report.ip;

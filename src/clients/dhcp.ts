@@ -1,6 +1,7 @@
 // The master as the network loop sees it: its interfaces and one DHCP server per network.
 // Two implementations: dnsmasq on the real master (clients/dnsmasq.ts) and the lab's
 // simulated master (sim/master.ts), which touches no network at all.
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { InterfaceSource } from '../model/network-kinds.js';
 
@@ -59,6 +60,33 @@ export interface DhcpServers {
   stopAll(): Promise<void>;
   /** Called when a server exits on its own (not through stop or start). */
   onExit(listener: (networkId: string) => void): void;
+  /** The address a running server leased to `mac` (LeaseBook). */
+  leaseFor(mac: string): Promise<string | null>;
+}
+
+/** Which address a DHCP server Quarry runs has leased to a MAC: a boot request claiming that
+ * MAC must come from it (enrollment). Null when no server of Quarry's knows the MAC. */
+export interface LeaseBook {
+  leaseFor(mac: string): Promise<string | null>;
+}
+
+export interface DhcpLease {
+  /** Epoch seconds; 0 for an infinite lease. */
+  expires: number;
+  mac: string;
+  address: string;
+}
+
+/** dnsmasq's lease file: `<expiry> <mac> <ip> <hostname|*> <client-id|*>` per line (IPv6
+ * leases follow a `duid` line and are not MAC-keyed: skipped). */
+export function parseDnsmasqLeases(text: string): DhcpLease[] {
+  const out: DhcpLease[] = [];
+  for (const line of text.split('\n')) {
+    const [exp, mac, address] = line.trim().split(/\s+/);
+    if (!exp || !mac || !address || !/^\d+$/.test(exp) || !/^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/i.test(mac) || !/^\d{1,3}(\.\d{1,3}){3}$/.test(address)) continue;
+    out.push({ expires: Number(exp), mac: mac.toLowerCase(), address });
+  }
+  return out;
 }
 
 export interface MasterHost extends InterfaceSource {
@@ -91,6 +119,21 @@ export abstract class DhcpServerBook<S> {
 
   onExit(listener: (networkId: string) => void): void {
     this.listeners.push(listener);
+  }
+
+  /** The address a running server of ours leased to `mac`, from its lease file; the newest
+   * unexpired lease wins when two networks know the MAC. */
+  async leaseFor(mac: string, nowMs: number = Date.now()): Promise<string | null> {
+    const want = mac.toLowerCase();
+    let best: DhcpLease | null = null;
+    for (const id of this.networks()) {
+      const text = await readFile(this.files(id).leaseFile, 'utf8').catch(() => '');
+      for (const l of parseDnsmasqLeases(text)) {
+        if (l.mac !== want || (l.expires !== 0 && l.expires * 1000 <= nowMs)) continue;
+        if (!best || l.expires === 0 || (best.expires !== 0 && l.expires > best.expires)) best = l;
+      }
+    }
+    return best?.address ?? null;
   }
 
   /** A server ended without being asked to: remember why, and tell the listeners. */

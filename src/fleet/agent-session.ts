@@ -4,6 +4,8 @@
 // in again when the refresh is refused. No secret ever goes into an error message.
 // Shared by the lab's simulated agents and the real agent program (src/agent).
 
+import type { FetchLike } from './bound-fetch.js';
+
 export interface AgentSecret {
   username: string;
   secret: string;
@@ -43,6 +45,8 @@ export class AgentSession {
   constructor(
     private readonly base: string,
     private readonly disk: CredentialStore,
+    /** The lab's machines speak from their own address (bound-fetch.ts). */
+    private readonly fetchFn: FetchLike = fetch,
   ) {}
 
   /** A new boot: the agent process starts over, with nothing but its disk. */
@@ -103,7 +107,7 @@ export class AgentSession {
     const headers: Record<string, string> = {};
     if (this.cookies.size) headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const res = await fetch(new URL(path, this.base), { method, headers, body: body === undefined ? undefined : JSON.stringify(body), ...(signal ? { signal } : {}) });
+    const res = await this.fetchFn(new URL(path, this.base), { method, headers, body: body === undefined ? undefined : JSON.stringify(body), ...(signal ? { signal } : {}) });
     for (const line of res.headers.getSetCookie()) this.keep(line);
     const bytes = Buffer.from(await res.arrayBuffer());
     const json = bytes.length && /json/.test(res.headers.get('content-type') ?? '') ? (JSON.parse(bytes.toString('utf8')) as unknown) : undefined;

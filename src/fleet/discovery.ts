@@ -3,7 +3,7 @@
 import { ConflictError, InputError } from '../errors.js';
 import type { Doc } from '../model/document.js';
 import { nodeIdForMac } from '../model/ids.js';
-import { Kind, type NodeSpec } from '../model/kinds.js';
+import { Kind, type NodeSpec, type NodeStatusFields } from '../model/kinds.js';
 import type { Store } from '../store/types.js';
 import type { Fleet } from './fleet.js';
 
@@ -15,7 +15,8 @@ export function normaliseMac(raw: string): string {
   return mac;
 }
 
-export function newNodeSpec(mac: string, hostname = `node-${mac.replace(/:/g, '')}`): NodeSpec {
+/** A machine found by network boot: unapproved until an admin (or its spec and lease) says. */
+export function newNodeSpec(mac: string, hostname = `node-${mac.replace(/:/g, '')}`, approved = false): NodeSpec {
   return {
     hostname,
     macs: [mac],
@@ -24,8 +25,32 @@ export function newNodeSpec(mac: string, hostname = `node-${mac.replace(/:/g, ''
     power: 'on',
     restartGeneration: 0,
     shutdownGeneration: 0,
+    approved,
     daemons: {},
   };
+}
+
+/** The node a boot request of an unknown MAC would create, not stored: GET /boot/config
+ * renders its answer with it and creates it only once the answer is known to succeed. */
+export function tentativeNode(mac: string, nowIso: string): Doc<NodeSpec, NodeStatusFields> {
+  const spec = newNodeSpec(mac);
+  return {
+    kind: Kind.Node,
+    id: nodeIdForMac(mac),
+    name: spec.hostname,
+    metadata: { generation: 1, resourceVersion: 0, createdAt: nowIso, updatedAt: nowIso, labels: {}, source: null },
+    spec,
+    status: {},
+  };
+}
+
+/** Creates the tentative node; a racing boot's node stands. */
+export async function commitNode(store: Store, node: Pick<Doc<NodeSpec, unknown>, 'id' | 'name' | 'spec'>): Promise<void> {
+  try {
+    await store.create({ kind: Kind.Node, id: node.id, name: node.name, spec: node.spec });
+  } catch (err) {
+    if (!(err instanceof ConflictError)) throw err;
+  }
 }
 
 export async function findNodeByMac(store: Store, mac: string): Promise<Doc<NodeSpec> | undefined> {
@@ -36,14 +61,16 @@ export async function findNodeByMac(store: Store, mac: string): Promise<Doc<Node
 }
 
 /** Records a network boot of `rawMac` (unless `record` is false), creating the node when the
- * MAC is new. */
-export async function discoverNode(store: Store, fleet: Fleet, rawMac: string, record = true): Promise<{ node: Doc<NodeSpec>; created: boolean }> {
+ * MAC is new: approved only for the in-process lab link (`approved`), which no network reaches;
+ * the HTTP boot route enrolls through enrollment.ts instead. */
+export async function discoverNode(store: Store, fleet: Fleet, rawMac: string, record = true, approved = false): Promise<{ node: Doc<NodeSpec>; created: boolean }> {
   const mac = normaliseMac(rawMac);
   let node = await findNodeByMac(store, mac);
   let created = false;
   if (!node) {
     try {
-      node = (await store.create({ kind: Kind.Node, id: nodeIdForMac(mac), name: newNodeSpec(mac).hostname, spec: newNodeSpec(mac) })) as Doc<NodeSpec>;
+      const spec = newNodeSpec(mac, undefined, approved);
+      node = (await store.create({ kind: Kind.Node, id: nodeIdForMac(mac), name: spec.hostname, spec })) as Doc<NodeSpec>;
       created = true;
     } catch (err) {
       if (!(err instanceof ConflictError)) throw err;

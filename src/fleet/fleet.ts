@@ -25,10 +25,34 @@ export class Fleet {
     return this.obs.get(nodeId) ?? { lastReportAt: null, report: null, address: null, boots: [] };
   }
 
-  recordBoot(nodeId: string, stage: BootStage['stage']): void {
+  /** A network boot (`pxe`) counts toward a boot loop only while the node's agent is silent:
+   * a boot request for a node whose agent reported within the heartbeat timeout is not the
+   * machine looping (anyone can ask /boot/config with its MAC), so it is not recorded. Answers
+   * whether it was recorded. */
+  recordBoot(nodeId: string, stage: BootStage['stage'], address?: string): boolean {
     const o = this.entry(nodeId);
+    const now = this.clock.now();
+    o.seenAt = now;
+    if (address !== undefined) this.noteAddress(nodeId, o, address);
+    if (stage === 'pxe' && o.lastReportAt !== null && now - o.lastReportAt <= this.heartbeatTimeoutMs) return false;
     o.boots.push({ at: this.clock.now(), stage });
     if (o.boots.length > MAX_BOOTS_KEPT) o.boots.splice(0, o.boots.length - MAX_BOOTS_KEPT);
+    this.wake(nodeId);
+    return true;
+  }
+
+  /** A machine asked for its boot script without it counting as a boot (an unapproved node
+   * polling): the node loop forgets unapproved nodes not seen for long. */
+  seen(nodeId: string, address?: string): void {
+    const o = this.entry(nodeId);
+    o.seenAt = this.clock.now();
+    if (address !== undefined) this.noteAddress(nodeId, o, address);
+  }
+
+  /** The address its boot requests come from, for the admin who decides on approval. */
+  private noteAddress(nodeId: string, o: Observation, address: string): void {
+    if (o.bootAddress === address) return;
+    o.bootAddress = address;
     this.wake(nodeId);
   }
 

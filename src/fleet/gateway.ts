@@ -7,6 +7,7 @@ import type { AgentResult, LogLine, TaskRun } from '../tasks/types.js';
 import { agentUsername, type AgentCredentials } from './credentials.js';
 import { discoverNode } from './discovery.js';
 import { decideBoot } from './boot-decision.js';
+import { isApproved } from './enrollment.js';
 import type { Doc } from '../model/document.js';
 import type { Fleet } from './fleet.js';
 import type { AgentRunState, BootAnswer, ClaimedRun, MasterLink } from './protocol.js';
@@ -52,13 +53,18 @@ export class AgentGateway implements MasterLink {
     readonly credentials: AgentCredentials,
   ) {}
 
+  // The in-process link: only the lab's machines in this very process call it (benchmarks of a
+  // thousand nodes), no network reaches it, so the nodes it discovers are approved. A node
+  // that exists unapproved (found over HTTP) waits as it would there.
   async pxeBoot(mac: string): Promise<BootAnswer> {
-    const { node } = await discoverNode(this.store, this.fleet, mac);
-    // Every node that boots has a credential, whichever way it came into the store.
-    await this.credentials.ensure(node.id);
+    const { node } = await discoverNode(this.store, this.fleet, mac, false, true);
+    const doc = node as Doc<NodeSpec, NodeStatusFields>;
+    if (!isApproved(doc)) return { nodeId: node.id, hostname: node.spec.hostname, action: 'wait' };
+    this.fleet.recordBoot(node.id, 'pxe');
     // The lab's in-process machines always have an image to install.
-    const { action } = decideBoot(node as Doc<NodeSpec, NodeStatusFields>, true);
+    const { action } = decideBoot(doc, true, await this.credentials.view(node.id));
     const answer: BootAnswer = { nodeId: node.id, hostname: node.spec.hostname, action: action === 'install' ? 'install' : 'local' };
+    if (answer.action === 'install') await this.credentials.ensure(node.id);
     const secret = answer.action === 'install' ? await this.credentials.bootSecret(node.id) : null;
     return secret ? { ...answer, credential: { username: agentUsername(node.id), secret } } : answer;
   }

@@ -52,6 +52,10 @@ export interface Observation {
   address?: string | null;
   /** The most recent network-boot stages seen (newest last, bounded). */
   boots: BootStage[];
+  /** Epoch ms of the last boot request of the machine, counted or not. */
+  seenAt?: number;
+  /** The source address of its last boot request. */
+  bootAddress?: string;
 }
 
 /** `pxe`: the machine asked for its iPXE script; `image`: it fetched its OS image or

@@ -2,13 +2,14 @@
 // counter, a monitor request names its disk, an OSD request flips a flag. The loops do the
 // work. Each target is checked against decisions.md's table on the document it writes (CAS),
 // so two racing requests cannot both pass a check that only one may pass.
-import { ConflictError } from '../errors.js';
+import { ConflictError, NotFoundError } from '../errors.js';
 import { SPEC_OWNED } from '../gitops/ownership.js';
-import { Kind, type DiskSpec, type NodeSpec } from '../model/kinds.js';
+import { Kind, type AgentCredentialSpec, type DiskSpec, type NodeSpec } from '../model/kinds.js';
 import {
   DiskOperation,
   NodeOperation,
   diskReasons,
+  isNodeApproved,
   offeredDiskOperations,
   offeredNodeOperations,
   type DiskDoc,
@@ -55,6 +56,17 @@ export class Invocations {
       if (!offeredNodeOperations(now, disks).includes(op)) throw new Rejected(whyNotNode(now, op));
       return desiredNode(now.spec, op, diskId);
     });
+    if (op === NodeOperation.approve) await this.dropRevokedCredential(id);
+  }
+
+  /** Approving a node again after a credential conflict starts its enrollment over: the revoked
+   * credential goes, and the machine installs anew with a fresh one. */
+  private async dropRevokedCredential(nodeId: string): Promise<void> {
+    const cred = await this.store.get<AgentCredentialSpec>(Kind.AgentCredential, nodeId);
+    if (!cred?.spec.conflict) return;
+    await this.store.delete(Kind.AgentCredential, nodeId, { resourceVersion: cred.metadata.resourceVersion }).catch((err: unknown) => {
+      if (!(err instanceof ConflictError) && !(err instanceof NotFoundError)) throw err;
+    });
   }
 
   private async checkMonDisk(node: NodeDoc, diskId: string | undefined): Promise<void> {
@@ -79,6 +91,7 @@ export class Invocations {
 }
 
 function desiredNode(spec: NodeSpec, op: NodeOperation, diskId?: string): NodeSpec {
+  if (op === NodeOperation.approve) return { ...spec, approved: true };
   if (op === NodeOperation.restart) return { ...spec, restartGeneration: spec.restartGeneration + 1 };
   if (op === NodeOperation.shutdown) return { ...spec, shutdownGeneration: spec.shutdownGeneration + 1 };
   const daemon = DAEMON[op];
@@ -88,6 +101,8 @@ function desiredNode(spec: NodeSpec, op: NodeOperation, diskId?: string): NodeSp
 
 export function whyNotNode(n: NodeDoc, op: string): string {
   const phase = n.status.phase ?? 'discovered';
+  if (op === NodeOperation.approve) return 'node.approve is offered only to nodes waiting for approval; this node is approved';
+  if (!isNodeApproved(n)) return `${op} is not offered to a node waiting for approval; approve it first (node.approve)`;
   const restartish = op === NodeOperation.restart || op === NodeOperation.shutdown;
   if (restartish) return `${op} is offered only to active or errored nodes; this node is ${phase}`;
   if (phase !== 'active') return `${op} is offered only to active nodes; this node is ${phase}`;

@@ -1,8 +1,10 @@
 // What templates see. Built from desired state and a few observed facts, never from secret
 // kinds: no keyring, RGW key, password hash or session/JWT material is ever read here, so no
 // template, however written, can put one into an answer. The one secret a node-specific
-// render may carry is the node agent's first secret, and only while the machine is being
-// installed and no agent has used it yet (trust on first use; see fleet/credentials.ts).
+// render may carry is the node's install secret: only for an approved node being installed,
+// only to a request from the address the credential is bound to (its boot request's, the DHCP
+// lease where Quarry knows it), within its TTL and until its first use (fleet/credentials.ts).
+// A render never creates a credential: GET /boot/config issues it, after its own render.
 import { NotFoundError } from '../errors.js';
 import type { Doc } from '../model/document.js';
 import { CLUSTER_ID, CephKind, type ClusterSpec } from '../model/ceph-kinds.js';
@@ -10,6 +12,7 @@ import { Kind, type NodeSpec, type NodeStatusFields } from '../model/kinds.js';
 import type { Store } from '../store/types.js';
 import { agentUsername } from '../fleet/credentials.js';
 import { decideBoot, type BootDecision } from '../fleet/boot-decision.js';
+import { isApproved } from '../fleet/enrollment.js';
 import { findNodeByMac, normaliseMac } from '../fleet/discovery.js';
 
 export type NodeDoc = Doc<NodeSpec, NodeStatusFields>;
@@ -38,8 +41,20 @@ export const CONTEXT_KINDS = ['node', 'network', 'image', 'cluster', 'master'] a
 export type ContextKind = (typeof CONTEXT_KINDS)[number];
 
 export interface AgentSecrets {
-  ensure(nodeId: string): Promise<void>;
-  bootSecret(nodeId: string): Promise<string | null>;
+  /** The install secret for a render asked from `address`, or null (fleet/credentials.ts). */
+  installSecret(nodeId: string, address: string | null): Promise<string | null>;
+}
+
+/** What the caller knows of the request: the boot route brings its decision (enrollment and
+ * all), a public render its source address. */
+export interface RenderRequest {
+  boot?: BootDecision;
+  /** The request's source address; null or absent: no install secret is shown. */
+  address?: string | null;
+  /** False: the agent section carries no secret whatever the decision (the iPXE script). */
+  secret?: boolean;
+  /** Seconds a machine told to wait sleeps; 30 when absent. */
+  retrySeconds?: number;
 }
 
 export class TemplateContexts {
@@ -58,8 +73,8 @@ export class TemplateContexts {
   }
 
   /** What a render of `templateName` sees. */
-  async forTemplate(templateName: string, node: NodeDoc | null, base: string): Promise<Record<string, unknown>> {
-    const ctx = await this.full(node, base);
+  async forTemplate(templateName: string, node: NodeDoc | null, base: string, req: RenderRequest = {}): Promise<Record<string, unknown>> {
+    const ctx = await this.full(node, base, req);
     const extra = this.specific.get(templateName);
     return extra ? { ...ctx, ...(await extra()) } : ctx;
   }
@@ -78,7 +93,12 @@ export class TemplateContexts {
     return null;
   }
 
+  async imageAvailable(node: NodeDoc): Promise<boolean> {
+    return (await this.sources.bootImageFor(node)) !== null;
+  }
+
   async decide(node: NodeDoc): Promise<BootDecision> {
+    if (!isApproved(node)) return { action: 'wait', reason: 'waiting for approval by an admin' };
     return decideBoot(node, (await this.sources.bootImageFor(node)) !== null);
   }
 
@@ -91,17 +111,18 @@ export class TemplateContexts {
 
   /** Everything a render sees: every kind, the boot decision, and the agent's install
    * credential when the decision is to install. Without a node only cluster and master. */
-  async full(node: NodeDoc | null, base: string): Promise<Record<string, unknown>> {
+  async full(node: NodeDoc | null, base: string, req: RenderRequest = {}): Promise<Record<string, unknown>> {
     const ctx: Record<string, unknown> = { node: null, network: null, image: null, boot: null, agent: null };
     ctx.cluster = await this.kind('cluster', node, base);
     ctx.master = await this.kind('master', node, base);
     if (!node) return ctx;
     for (const k of ['node', 'network', 'image'] as const) ctx[k] = await this.kind(k, node, base);
-    const boot = await this.decide(node);
-    ctx.boot = { ...boot, retrySeconds: 30 };
+    const boot = req.boot ?? (await this.decide(node));
+    ctx.boot = { ...boot, retrySeconds: boot.retrySeconds ?? req.retrySeconds ?? 30 };
     if (boot.action === 'install') {
-      await this.agents.ensure(node.id);
-      ctx.agent = { username: agentUsername(node.id), secret: await this.agents.bootSecret(node.id), masterUrl: base };
+      // To anyone but the bound address the agent section is null: no username, no secret.
+      const secret = req.secret === false || !req.address ? null : await this.agents.installSecret(node.id, req.address);
+      if (secret !== null) ctx.agent = { username: agentUsername(node.id), secret, masterUrl: base };
     }
     return ctx;
   }

@@ -2,7 +2,7 @@
 // state (has*) and observed state (*Exists, status), never from anything else.
 import type { Doc } from '../model/document.js';
 import type { DiskSpec, DiskStatusFields, NodeSpec, NodeStatusFields } from '../model/kinds.js';
-import { diskReasons, isMonDisk, isOsdDisk, type DiskDoc, type NodeDoc } from '../model/operations.js';
+import { diskReasons, isMonDisk, isNodeApproved, isOsdDisk, type DiskDoc, type NodeDoc } from '../model/operations.js';
 
 export function nodeSummary(n: NodeDoc) {
   return { id: n.id, hostname: n.spec.hostname, role: n.spec.role, ip: n.status.ip ?? '', createdAt: n.metadata.createdAt };
@@ -44,6 +44,8 @@ export function nodeDetailOf(n: NodeDoc, diskCount: number, osdCount: number) {
     rgwExists: running.rgw === true,
     diskCount,
     osdCount,
+    approved: isNodeApproved(n),
+    bootAddress: n.status.bootAddress ?? '',
   };
 }
 

@@ -14,14 +14,14 @@ import { TEMPLATE_HELPERS } from '../render/helpers.js';
 import { TemplateLibrary } from '../http/templates.js';
 import { TemplateContexts, type ProvisioningSources } from '../http/template-context.js';
 import { templateRoutes } from '../http/routes/templates.js';
-import { bootRoutes } from '../http/routes/boot.js';
+import { bootRoutes, type EnrollmentOptions } from '../http/routes/boot.js';
 import type { AnyRoute } from '../http/route.js';
 
 export interface TemplatesPart {
   library: TemplateLibrary;
   contexts: TemplateContexts;
   render: RenderTemplate;
-  routes(deps: { fleet: Fleet; credentials: AgentCredentials }): AnyRoute[];
+  routes(deps: { fleet: Fleet; credentials: AgentCredentials; enrollment: EnrollmentOptions }): AnyRoute[];
   close(): Promise<void>;
 }
 
@@ -51,9 +51,9 @@ export async function templatesPart(opts: {
     // The master's own renders (ceph.conf for loops and agents, dnsmasq.conf) are no public
     // request: the boot lane, so a public flood cannot hold them up.
     render: (name, context) => library.render(name, context, 'boot'),
-    routes: ({ fleet, credentials }) => [
+    routes: ({ fleet, credentials, enrollment }) => [
       ...templateRoutes(library, contexts),
-      ...bootRoutes({ store: opts.store, fleet, credentials, library, contexts }),
+      ...bootRoutes({ store: opts.store, clock: opts.clock, fleet, credentials, library, contexts, enrollment }),
     ],
     close: () => sandbox.close(),
   };

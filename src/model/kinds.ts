@@ -33,6 +33,10 @@ export interface NodeSpec {
   /** Counters: a request is a bump; the node loop acts once per bump. */
   restartGeneration: number;
   shutdownGeneration: number;
+  /** Enrollment: false for a machine found by network boot until an admin approves it (or a
+   * spec names its MAC and it boots from its Quarry-served lease). Absent on nodes stored
+   * before enrollment existed: those whose agent has reported count as approved. */
+  approved?: boolean;
   daemons: {
     mon?: { diskId: string };
     mgr?: Record<string, never>;
@@ -60,6 +64,8 @@ export interface NodeStatusFields extends CommonStatus {
   observedRestartGeneration?: number;
   observedShutdownGeneration?: number;
   bootCount?: number;
+  /** The source address of the machine's last boot request (enrollment: what an admin approves). */
+  bootAddress?: string;
   /** When an operator last reset a boot loop: earlier network boots no longer count. */
   bootLoopResetAt?: string;
   /** The boot the agent last reported from; a restart is confirmed when it changes. */
@@ -176,4 +182,16 @@ export interface AgentCredentialSpec {
   firstUsedAt: string | null;
   /** Set by the agent's first rotation; until then its session may only rotate. */
   rotatedAt: string | null;
+  /** The address the install credential is bound to: the boot request's (the node's DHCP lease
+   * where Quarry knows it). The cloud-init render and the first login must come from it. */
+  boundAddress?: string | null;
+  /** When an unclaimed install credential stops being valid (then it is deleted). */
+  expiresAt?: string | null;
+  /** The address of the first login with the install secret. */
+  claimedBy?: string | null;
+  /** Hex SHA-256 of the install secret, kept after rotation to recognise a replay of it. */
+  installHash?: string | null;
+  /** Set when a second party used or raced for the credential: it is revoked until an admin
+   * approves the node again. A message without secrets. */
+  conflict?: { at: string; message: string } | null;
 }

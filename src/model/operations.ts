@@ -11,6 +11,8 @@ export const NodeOperation = {
   createRgw: 'ceph.create-rgw',
   restart: 'node.restart',
   shutdown: 'node.shutdown',
+  /** Enrollment: an admin accepts a machine found by network boot (src/fleet/enrollment.ts). */
+  approve: 'node.approve',
 } as const;
 export type NodeOperation = (typeof NodeOperation)[keyof typeof NodeOperation];
 
@@ -70,7 +72,12 @@ export function offeredDiskOperations(d: DiskDoc, n: NodeDoc | undefined): DiskO
 export const monitorDiskCandidates = (n: NodeDoc, disks: DiskDoc[]): DiskDoc[] =>
   disks.filter((d) => d.spec.nodeId === n.id && diskReasons(d, n).length === 0);
 
+/** Approved, or stored before enrollment existed and its agent has reported (its bootId). */
+export const isNodeApproved = (n: Pick<NodeDoc, 'spec' | 'status'>): boolean => n.spec.approved ?? n.status.bootId !== undefined;
+
 export function offeredNodeOperations(n: NodeDoc, disks: DiskDoc[]): NodeOperation[] {
+  // An unapproved node can only be approved: nothing else is done to a machine nobody accepted.
+  if (!isNodeApproved(n)) return [NodeOperation.approve];
   const ops: NodeOperation[] = [];
   const phase = n.status.phase;
   if (phase === 'active') {

@@ -63,6 +63,7 @@ export const nodeSpecSchema: JsonSchema = {
     power: { enum: ['on', 'off'] },
     restartGeneration: count,
     shutdownGeneration: count,
+    approved: { type: 'boolean' },
     daemons: {
       type: 'object',
       additionalProperties: false,
@@ -89,6 +90,7 @@ export const nodeStatusSchema: JsonSchema = {
     observedShutdownGeneration: count,
     bootCount: count,
     bootLoopResetAt: timestamp,
+    bootAddress: { type: 'string', maxLength: 64 },
     bootId: { type: 'string' },
     diskIds: { type: 'array', items: uuid },
     ceph: {
@@ -231,6 +233,13 @@ export const agentCredentialSpecSchema: JsonSchema = {
     issuedAt: timestamp,
     firstUsedAt: { anyOf: [timestamp, { type: 'null' }] },
     rotatedAt: { anyOf: [timestamp, { type: 'null' }] },
+    boundAddress: { type: ['string', 'null'], maxLength: 64 },
+    expiresAt: { anyOf: [timestamp, { type: 'null' }] },
+    claimedBy: { type: ['string', 'null'], maxLength: 64 },
+    installHash: { anyOf: [{ type: 'string', pattern: '^[0-9a-f]{64}$' }, { type: 'null' }] },
+    conflict: {
+      anyOf: [{ type: 'null' }, { type: 'object', required: ['at', 'message'], additionalProperties: false, properties: { at: timestamp, message: { type: 'string', maxLength: 1024 } } }],
+    },
   },
 };
 

@@ -8,6 +8,7 @@ import type { AgentResult, LogLine } from '../tasks/types.js';
 import type { AgentReport } from '../fleet/types.js';
 import type { BootAnswer, ClaimedRun, MasterLink } from '../fleet/protocol.js';
 import { AgentHttpError, AgentSession } from '../fleet/agent-session.js';
+import { boundFetch, type FetchLike } from '../fleet/bound-fetch.js';
 import { readAgentConfig, readBootScript } from './installer.js';
 import type { MachineDisk } from './disk.js';
 
@@ -16,16 +17,24 @@ const LINES_PER_CALL = 1000;
 
 export class HttpAgentLink implements MasterLink {
   private readonly session: AgentSession;
+  private readonly fetchFn: FetchLike;
 
+  /** `address`: the machine's own (loopback) address its requests leave from, as its DHCP lease
+   * (`dhcp`) records it; null: the host's default (127.0.0.1). */
   constructor(
     private readonly boot: Pick<MasterLink, 'fetchImage'>,
     private readonly base: string,
     private readonly disk: MachineDisk,
+    private readonly address: string | null = null,
+    private readonly dhcp: ((mac: string, address: string) => void) | null = null,
   ) {
-    this.session = new AgentSession(base, disk);
+    this.fetchFn = address ? boundFetch(address) : fetch;
+    this.session = new AgentSession(base, disk, this.fetchFn);
   }
 
   async pxeBoot(mac: string): Promise<BootAnswer> {
+    // A network boot starts with DHCP: Quarry's server (if it runs one) leases the address.
+    if (this.address) this.dhcp?.(mac, this.address);
     const answer = readBootScript(await this.text(`/boot/config?mac=${encodeURIComponent(mac)}`));
     this.session.reset();
     if (answer.action !== 'install') return answer;
@@ -36,7 +45,7 @@ export class HttpAgentLink implements MasterLink {
   }
 
   private async text(path: string): Promise<string> {
-    const res = await fetch(new URL(path, this.base));
+    const res = await this.fetchFn(new URL(path, this.base));
     const body = await res.text();
     if (res.status !== 200) throw new AgentHttpError(res.status, `GET ${path.split('?')[0]}`, undefined);
     return body;

@@ -26,7 +26,23 @@ export interface LabOptions extends Partial<Timing> {
   diskDir?: string | null;
   /** The simulated cluster, when the master's loops must reach it before the lab exists. */
   ceph?: SimCephCluster;
+  /** With the http link, each machine speaks from its own loopback address (labMachineAddress;
+   * Linux routes all of 127/8 to lo); default: on Linux when the master is on loopback. */
+  machineAddresses?: boolean;
+  /** The lab master's DHCP: told of each machine's address at its network boot (its lease). */
+  dhcp?: { dhcpRequest(mac: string, address: string): void } | null;
 }
+
+/** The lab machine with this 1-based index gets its own address in 127/8, never 127.0.0.1
+ * (the address everything else on the host speaks from) and never a .0 or .255 octet. */
+export function labMachineAddress(index: number): string {
+  const c = 1 + (index % 254);
+  const b = 1 + (Math.floor(index / 254) % 254);
+  const a = 16 + Math.floor(index / (254 * 254));
+  return `127.${a}.${b}.${c}`;
+}
+
+const onLoopback = (url: string): boolean => /^https?:\/\/(127\.|localhost[:/])/.test(url);
 
 export const defaultTiming: Timing = { bootMs: 400, stepMs: 200, heartbeatMs: 2_000, claimWaitMs: 10_000 };
 
@@ -45,9 +61,12 @@ export class Lab {
     const random = seeded((opts.seed ?? 42) + 1);
     const http = (opts.link ?? 'http') === 'http';
     if (http && !opts.masterUrl) throw new Error('the lab\'s http link needs the master\'s URL (masterUrl)');
+    const ownAddresses = http && (opts.machineAddresses ?? (process.platform === 'linux' && onLoopback(opts.masterUrl ?? '')));
     this.machines = buildMachines(opts.nodes, opts.seed ?? 42, opts.disksPerMachine).map((spec) => {
       const disk = new MachineDisk(spec.mac, opts.diskDir ?? null);
-      const link = http ? new HttpAgentLink(master, opts.masterUrl ?? '', disk) : master;
+      const address = ownAddresses ? labMachineAddress(spec.index) : null;
+      const dhcp = opts.dhcp ? (mac: string, a: string) => opts.dhcp?.dhcpRequest(mac, a) : null;
+      const link = http ? new HttpAgentLink(master, opts.masterUrl ?? '', disk, address, dhcp) : master;
       return new SimMachine(spec, link, this.steps, timing, random, this.stopper.signal, disk);
     });
     for (const m of this.machines) m.faults.failRate = opts.failRate ?? 0;

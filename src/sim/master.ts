@@ -19,6 +19,9 @@ export class SimMaster extends DhcpServerBook<SimDhcpServer> implements MasterHo
   /** NICs whose DHCP port something else holds. */
   private readonly busy = new Set<string>();
   private nextPid = 4000;
+  /** The simulated DHCP leases: MAC → the lab machine's own loopback address and the network
+   * whose server handed it out. */
+  private readonly leases = new Map<string, { address: string; networkId: string }>();
   /** Every start, in order: tests see restarts. */
   readonly starts: Array<{ networkId: string; pid: number; configHash: string }> = [];
 
@@ -55,6 +58,20 @@ export class SimMaster extends DhcpServerBook<SimDhcpServer> implements MasterHo
     if (!s) return;
     this.servers.delete(networkId);
     this.ended(networkId, { at: this.now(), configHash: s.configHash, reason: DhcpFailureReason.Exited, message: `dnsmasq pid ${s.pid} exited: ${why}` });
+  }
+
+  /** A lab machine asks for an address at boot (DHCP): a running server of Quarry's leases it
+   * the machine's own address; with none running, Quarry serves no lease. */
+  dhcpRequest(mac: string, address: string): void {
+    const networkId = this.servers.keys().next().value;
+    if (networkId === undefined) return;
+    this.leases.set(mac.toLowerCase(), { address, networkId });
+  }
+
+  /** As dnsmasq's lease file says it, while the server that leased it runs. */
+  override leaseFor(mac: string): Promise<string | null> {
+    const l = this.leases.get(mac.toLowerCase());
+    return Promise.resolve(l && this.servers.has(l.networkId) ? l.address : null);
   }
 
   server(networkId: string): SimDhcpServer | null {

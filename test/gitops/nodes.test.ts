@@ -17,6 +17,9 @@ test('nodes: a node a file names is pending until it boots, then gets what the f
   await q.put('n.yaml', doc('Node', 'ghost', 'match: { mac: "52:54:00:ff:ff:ff" }'));
   const s = await q.until('n.yaml', (x) => x.state === 'pending');
   t.like(s.pending[0], { document: 0, kind: 'Node', name: 'ghost', reason: 'NodeNotDiscovered' });
+  // Enrollment: the machine is approved and sent its installer (its install credential issued)
+  // before the file names an image the master has not downloaded, which would hold it waiting.
+  await waitFor('machine 1 installing', async () => (await q.store.list(Kind.AgentCredential)).length === 1);
   // The image by the short id of a catalog entry the master has not downloaded yet.
   await q.put('n.yaml', node('{ mgr: {}, rgw: {} }').replace('daemons:', 'image: 3f1c2a7e\n  daemons:'));
   const [n] = await allActive(q, 1);

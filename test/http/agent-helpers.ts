@@ -2,7 +2,7 @@
 // the in-process gateway (as the lab's do) and then speaks HTTP to the master as its agent.
 import type { AgentReport } from '../../src/fleet/types.js';
 import type { LabQuarry } from '../lab/harness.js';
-import { ADMIN_PASSWORD } from '../lab/harness.js';
+import { ADMIN_PASSWORD, waitFor } from '../lab/harness.js';
 import { Client } from './client.js';
 
 export interface Enrolled {
@@ -62,4 +62,14 @@ export function hardware(n: number, bootId = `boot-${n}`): AgentReport {
 /** A node-level run for the node, which only its agent can claim. */
 export function nodeRun(q: LabQuarry, nodeId: string, taskName = 'demo.step') {
   return q.tasks.start({ taskName, target: { kind: 'Node', id: nodeId, generation: 1 }, node: { id: nodeId, hostname: 'manual' }, args: { answer: 42 }, timeoutMs: 60_000 });
+}
+
+/** A first network boot of `mac` over HTTP (it becomes a discovered node waiting for approval),
+ * then the approval the lab harness gives through the API: the next boot request is answered
+ * as for an approved node. */
+export async function discoverApproved(q: LabQuarry, mac: string): Promise<void> {
+  const r = await new Client(q.url).get(`/boot/config?mac=${mac}`);
+  if (r.status !== 200 || !r.text.includes('set quarry-action wait')) throw new Error(`first boot of ${mac}: ${r.status}`);
+  const want = mac.toLowerCase().replace(/-/g, ':');
+  await waitFor(`${mac} approved`, async () => (await q.nodes()).find((n) => n.spec.macs.includes(want))?.spec.approved === true);
 }

@@ -4,7 +4,7 @@ import test from 'ava';
 import { request } from 'node:http';
 import { Kind, type AgentCredentialSpec } from '../../src/model/kinds.js';
 import { Client } from './client.js';
-import { admin, login } from './agent-helpers.js';
+import { admin, discoverApproved, login } from './agent-helpers.js';
 import { allActive, startLab, waitFor, type LabQuarry } from '../lab/harness.js';
 
 const MAC = '02:00:00:00:aa:01';
@@ -24,6 +24,7 @@ function getWithHost(url: string, host: string): Promise<{ status: number; text:
 
 test('boot an unknown MAC becomes a discovered node sent the installer, whose cloud-init carries its first credential', async (t) => {
   const q = await startLab(t, 0);
+  await discoverApproved(q, MAC.toUpperCase().replace(/:/g, '-'));
   const r = await anon(q).get(`/boot/config?mac=${MAC.toUpperCase().replace(/:/g, '-')}`);
   t.is(r.status, 200);
   t.regex(r.headers.get('content-type') ?? '', /^text\/plain/);
@@ -51,6 +52,7 @@ test('boot an unknown MAC becomes a discovered node sent the installer, whose cl
 
 test('boot scripts point machines at the host they reached Quarry on, when it is an allowed one', async (t) => {
   const q = await startLab(t, 0, { env: { ALLOWED_HOSTS: 'quarry.example,10.250.0.1' } });
+  await discoverApproved(q, MAC);
   const boot = await getWithHost(`${q.url}/boot/config?mac=${MAC}`, 'quarry.example:8080');
   t.is(boot.status, 200);
   t.true(boot.text.includes('kernel http://quarry.example:8080/images/lab/files/vmlinuz'));
@@ -77,6 +79,7 @@ test('boot refuses an invalid or missing MAC with a problem', async (t) => {
 
 test('boot a machine with no image available is told to wait and ask again, and gets no credential', async (t) => {
   const q = await startLab(t, 0, { provisioning: { bootImageFor: async () => null } });
+  await discoverApproved(q, MAC);
   const r = await anon(q).get(`/boot/config?mac=${MAC}`);
   t.is(r.status, 200);
   t.true(r.text.includes('set quarry-action wait'));
@@ -96,6 +99,7 @@ test('boot an installed node boots from its disk', async (t) => {
 
 test('boot a machine that network-boots too often gets BootLoop and no installer until a restart request resets it', async (t) => {
   const q = await startLab(t, 0, { env: { BOOT_LOOP_MAX_BOOTS: '3' } });
+  await discoverApproved(q, MAC);
   for (let i = 0; i < 4; i++) t.true((await anon(q).get(`/boot/config?mac=${MAC}`)).text.includes('set quarry-action install'));
   const looping = await waitFor('BootLoop', async () => {
     const n = await nodeOfMac(q, MAC);

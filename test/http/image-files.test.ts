@@ -7,6 +7,7 @@ import { AuthError } from '../../src/errors.js';
 import { LAB_IMAGES, labFileContent } from '../../src/sim/image-registry.js';
 import { Client } from './client.js';
 import { ADMIN_PASSWORD, startLab, waitFor } from '../lab/harness.js';
+import { discoverApproved } from './agent-helpers.js';
 
 const image = LAB_IMAGES[0]!;
 const MAC = '52:54:00:aa:bb:01';
@@ -20,6 +21,7 @@ test('image files: the boot script of the default image links files a machine ca
   t.is((await admin.post(`/images/${image.id}/default`)).status, 200);
 
   const anon = new Client(q.url);
+  await discoverApproved(q, MAC);
   const script = (await anon.get(`/boot/config?mac=${MAC}`)).text;
   const kernel = /\nkernel (\S+)/.exec(script)?.[1];
   const initrd = /\ninitrd --name \S+ (\S+)/.exec(script)?.[1];

@@ -10,7 +10,7 @@ import { kindSchemas } from '../../src/model/schemas.js';
 import { Kind, type AgentCredentialSpec } from '../../src/model/kinds.js';
 import { CephKind, type KeyringStatus } from '../../src/model/ceph-kinds.js';
 import { Client } from './client.js';
-import { admin } from './agent-helpers.js';
+import { admin, discoverApproved } from './agent-helpers.js';
 import { allActive, startLab, waitFor, type LabQuarry } from '../lab/harness.js';
 
 const SECRET_FIELD = /secret|key|hash|jti|password|token/i;
@@ -36,7 +36,8 @@ test('templates the public render shows none of the secrets kept in the store', 
   const disk = ((await c.get('/disks')).json as Array<{ id: string; nodeId: string; eligible: boolean }>).find((d) => d.eligible)!;
   t.is((await c.post('/ceph/mon/create', { nodeId: node!.id, diskId: disk.id })).status, 200);
   await waitFor('keyrings with keys', async () => (await q.store.list<unknown, KeyringStatus>(CephKind.Keyring)).filter((k) => k.status.key).length >= 2, 30_000);
-  // A machine that is being installed, so one credential still has its first secret.
+  // A machine that is being installed (approved first), so one credential still has its first secret.
+  await discoverApproved(q, '02:00:00:00:bb:01');
   t.is((await new Client(q.url).get('/boot/config?mac=02:00:00:00:bb:01')).status, 200);
   const installing = await waitFor('the new node', async () => (await q.nodes()).find((n) => n.spec.macs.includes('02:00:00:00:bb:01')));
   const firstSecret = (await q.store.mustGet<AgentCredentialSpec>(Kind.AgentCredential, installing.id)).spec.initialSecret!;

@@ -11,6 +11,7 @@ import { Kind, type NodeSpec, type NodeStatusFields } from '../../src/model/kind
 import { createMemoryStore } from '../../src/store/index.js';
 import { MemoryLogStore } from '../../src/tasks/logs.js';
 import { EventBus, type AnyBusEvent } from '../../src/tasks/bus.js';
+import { Client } from '../http/client.js';
 
 export const ADMIN_PASSWORD = 'lab-admin-password';
 /** The key of secrets at rest for every lab (32 bytes, base64): no key file per test. */
@@ -26,7 +27,9 @@ export interface LabQuarry extends Quarry {
   nodeOf(machineIndex: number): Promise<Doc<NodeSpec, NodeStatusFields>>;
 }
 
-export async function startLab(t: ExecutionContext, nodes: number, over: Partial<QuarryOptions> & { stateDir?: string; env?: Record<string, string> } = {}): Promise<LabQuarry> {
+/** `approve: false`: discovered machines wait for approval; by default the harness approves each
+ * one through the API (POST /invoke/node node.approve) as an admin would. */
+export async function startLab(t: ExecutionContext, nodes: number, over: Partial<QuarryOptions> & { stateDir?: string; env?: Record<string, string>; approve?: boolean } = {}): Promise<LabQuarry> {
   const stateDir = over.stateDir ?? (await mkdtemp(join(tmpdir(), 'quarry-lab-')));
   if (!over.stateDir) t.teardown(() => rm(stateDir, { recursive: true, force: true }));
   const config = loadConfig({
@@ -46,6 +49,8 @@ export async function startLab(t: ExecutionContext, nodes: number, over: Partial
   const events: AnyBusEvent[] = [];
   const bus = new EventBus();
   bus.subscribe((e) => events.push(e));
+  const approver = over.approve === false ? null : new Approver();
+  if (approver) bus.subscribe((e) => e.type === 'node.approval.required' && approver.want((e.payload as { nodeId: string }).nodeId));
   const q = await startQuarry({
     bus,
     config,
@@ -61,6 +66,7 @@ export async function startLab(t: ExecutionContext, nodes: number, over: Partial
     ...over,
     lab: { ...FAST, ...over.lab },
   } as QuarryOptions);
+  approver?.start(q.url);
   let stopped = false;
   const stop = q.stop;
   const lq: LabQuarry = Object.assign(q, {
@@ -68,6 +74,7 @@ export async function startLab(t: ExecutionContext, nodes: number, over: Partial
     stop: async () => {
       if (stopped) return;
       stopped = true;
+      approver?.stop();
       await stop();
     },
     nodes: () => q.store.list<NodeSpec, NodeStatusFields>(Kind.Node) as Promise<Doc<NodeSpec, NodeStatusFields>[]>,
@@ -81,6 +88,51 @@ export async function startLab(t: ExecutionContext, nodes: number, over: Partial
   });
   t.teardown(() => lq.stop());
   return lq;
+}
+
+/** Approves every node that asks, through the API, in batches; what arrives before Quarry
+ * answers waits for start(). */
+class Approver {
+  private readonly waiting = new Set<string>();
+  private client: Client | null = null;
+  private running = false;
+  private stopped = false;
+
+  want(nodeId: string): void {
+    this.waiting.add(nodeId);
+    void this.drain();
+  }
+
+  start(url: string): void {
+    this.client = new Client(url);
+    void this.drain();
+  }
+
+  stop(): void {
+    this.stopped = true;
+  }
+
+  private async drain(): Promise<void> {
+    if (this.running || !this.client || this.stopped) return;
+    this.running = true;
+    try {
+      while (this.waiting.size && !this.stopped) {
+        const ids = [...this.waiting].slice(0, 100);
+        for (const id of ids) this.waiting.delete(id);
+        const body = { operation: 'node.approve', nodeIds: ids };
+        // Logged in on first use, and again when the session expired (tests shorten tokens to
+        // a second, which a loaded machine may spend between a login and the next request).
+        for (let attempt = 0; attempt < 20 && !this.stopped; attempt++) {
+          if ((await this.client.post('/invoke/node', body)).status !== 401) break;
+          await this.client.post('/user/login', { username: 'admin', password: ADMIN_PASSWORD });
+        }
+      }
+    } catch {
+      // Quarry is stopping; nothing to approve any more.
+    } finally {
+      this.running = false;
+    }
+  }
 }
 
 /** Polls until the check passes; the bound is a safety net, never the thing asserted. */

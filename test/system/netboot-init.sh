@@ -16,7 +16,8 @@ for i in $(seq 50); do [ -e /sys/class/net/eth0 ] && break; sleep 0.1; done
 ip link set lo up; ip link set eth0 up
 printf '#!/bin/sh\n[ "$1" = bound ] && ip addr add "$ip/$mask" dev "$interface" && echo "$ip" > /tmp/ip\nexit 0\n' > /dhcp.sh
 chmod +x /dhcp.sh
-udhcpc -i eth0 -q -n -t 5 -T 1 -s /dhcp.sh
+# -C: no client id, so dnsmasq knows the kernel by its MAC, as it knew iPXE, and leases it the same address.
+udhcpc -C -i eth0 -q -n -t 5 -T 1 -s /dhcp.sh
 IP=$(cat /tmp/ip); MAC=$(cat /sys/class/net/eth0/address)
 echo "quarry-initrd: dhcp $IP"
 fail() { echo "quarry-initrd: FAILED: $*"; poweroff -f; }

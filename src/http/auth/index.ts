@@ -60,7 +60,8 @@ export interface AuthDeps {
 }
 
 export interface AgentVerifier {
-  verify(nodeId: string, secret: string): Promise<VerifiedAgent | null>;
+  /** `address`: the login's source address; an install secret is good only from the one it is bound to. */
+  verify(nodeId: string, secret: string, address?: string): Promise<VerifiedAgent | null>;
   state(nodeId: string): Promise<AgentCredentialState | null>;
 }
 
@@ -165,7 +166,8 @@ export class Auth {
 
   /** Same generic 401 and the same throttle as a user's login; the secret is never logged. */
   private async agentLogin(ctx: Context, username: string, nodeId: string, secret: string): Promise<PublicUser> {
-    const verified = (await this.agents?.verify(nodeId, secret)) ?? null;
+    const address = ctx.ip.startsWith('::ffff:') && ctx.ip.includes('.') ? ctx.ip.slice(7) : ctx.ip;
+    const verified = (await this.agents?.verify(nodeId, secret, address)) ?? null;
     if (!verified) {
       this.agentLimiter.fail(username, ctx.ip);
       throw new AuthError('invalid username or password');

@@ -16,6 +16,8 @@ const detailProps = {
   hasMon: bool, hasMgr: bool, hasMds: bool, hasRgw: bool,
   monExists: bool, mgrExists: bool, mdsExists: bool, rgwExists: bool,
   diskCount: int, osdCount: int,
+  approved: { type: 'boolean', description: 'enrollment: false for a machine found by network boot until an admin approves it (node.approve)' },
+  bootAddress: { type: 'string', description: 'the source address of its last boot request ("" when none since Quarry started): what an admin checks before approving' },
 };
 const detailSchema = object(detailProps, Object.keys(detailProps));
 const nicProps = { nodeId: uuidSchema, nodeHostname: str, name: str, mac: str, ip: str, connected: bool, mtu: int };

@@ -1,6 +1,7 @@
 // Templates: list, source (any version), the public rendered form for a node, replacement and
 // settings (admins only: a template source is code that runs on the master), and a preview of
 // the context a node's renders see.
+import type { Context } from 'koa';
 import { InputError } from '../../errors.js';
 import { baseUrl } from '../base-url.js';
 import { TEMPLATE_NAME_MAX, TEMPLATE_NAME_PATTERN, templateSettingsSchema } from '../../model/template-kinds.js';
@@ -27,8 +28,15 @@ const summary = object(
 // Moved to base-url.ts (EXTERNAL_URL); kept here for the routes that import it from this file.
 export { baseUrl } from '../base-url.js';
 
+/** The request's source address (an IPv4-mapped IPv6 address as plain IPv4). */
+export function sourceAddress(ctx: Context): string {
+  const ip = ctx.ip || ctx.socket.remoteAddress || '';
+  return ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip;
+}
+
 const RENDER_NOTE = 'The context: node, network, image, cluster (fsid, networks, monitor port), master (url), boot (the boot decision) and, only in an '
-  + "install render of a node whose agent has not logged in yet, agent (username, first secret, master URL): the agent's one-time install credential. "
+  + 'install render of an approved node asked from the address its install credential is bound to (its boot request\'s), within the credential\'s '
+  + "TTL and before its first use, agent (username, install secret, master URL): the agent's one-time install credential; to anyone else agent is null. "
   + 'Keyrings, S3 keys, password hashes and session material are never in it.';
 
 export function templateRoutes(library: TemplateLibrary, contexts: TemplateContexts): AnyRoute[] {
@@ -63,7 +71,8 @@ export function templateRoutes(library: TemplateLibrary, contexts: TemplateConte
       handler: async ({ params, query, ctx }) => {
         const base = baseUrl(ctx);
         await library.get(params.name); // 404 for an unknown template before anything else
-        return library.render(params.name, await contexts.forTemplate(params.name, await contexts.nodeByRef(query), base));
+        const node = await contexts.nodeByRef(query);
+        return library.render(params.name, await contexts.forTemplate(params.name, node, base, { address: sourceAddress(ctx) }));
       },
     }),
     route<string, unknown, { name: string }>({
