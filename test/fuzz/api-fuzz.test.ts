@@ -38,11 +38,6 @@ const MAX_PROBLEM_BYTES = 16 * 1024;
 const PATIENCE_RGW_USER_MS = 500;
 const SECRET_ANSWERS = new Set(['GET /ceph/nodes/{nodeId}/keyrings', 'POST /node/credential', 'POST /gateways/rgw/users', 'GET /templates/rendered/{name}']);
 
-/** Finding 10's last part: GET /boot/config creates the node and its credential, then answers
- * 422 when ipxe-boot fails to render. Fixed on the enrollment branch (h-enroll: "renders before
- * it writes"); set to false (or remove) once it is merged, and this fuzzer holds it to the rule. */
-const BOOT_CONFIG_WRITES_BEFORE_RENDER = true;
-
 type Caller = 'admin' | 'user' | 'agent' | 'none' | 's3' | 's3-query' | 's3-bad';
 
 interface Operation {
@@ -325,7 +320,7 @@ test('fuzz every route of /openapi.json: no 5xx, no leak, documented statuses, n
     for (const s of internals) if (a.text.includes(s)) fail(o, d, a, `internal ${s.slice(0, 40)}`);
     if (!(a.status < 300 && SECRET_ANSWERS.has(key))) for (const s of secrets) if (a.text.includes(s)) fail(o, d, a, `secret ${s.slice(0, 4)}…`);
 
-    if (a.status >= 400 && a.status < 500 && !(key === 'GET /boot/config' && a.status === 422 && BOOT_CONFIG_WRITES_BEFORE_RENDER)) {
+    if (a.status >= 400 && a.status < 500) {
       await waitFor('the watch to catch up', () => delivered >= after, 10_000);
       const changed = specChanges.filter((c) => c.revision > before && c.revision <= after);
       if (changed.length) fail(o, d, a, `4xx changed ${changed.map((c) => c.what).join(', ')}`);
