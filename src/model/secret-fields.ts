@@ -21,7 +21,8 @@ export const SECRET_FIELDS: Readonly<Record<string, readonly SecretField[]>> = O
   // The id of the one refresh token of the family still accepted.
   [Kind.Session]: [f('spec', 'refreshJti')],
   // The first secret in plaintext until first use, and the hash of the current one.
-  [Kind.AgentCredential]: [f('spec', 'initialSecret'), f('spec', 'secretHash')],
+  // installHash: the install secret's hash, kept after rotation to recognise a replay of it.
+  [Kind.AgentCredential]: [f('spec', 'initialSecret'), f('spec', 'secretHash'), f('spec', 'installHash')],
   // cephx keys: client.admin, mon., and every daemon's.
   [CephKind.Keyring]: [f('status', 'key')],
   // An S3 user's secret key.

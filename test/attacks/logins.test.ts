@@ -11,6 +11,7 @@ import { Kind, type SessionSpec } from '../../src/model/kinds.js';
 import { ADMIN_PASSWORD, FAST_SCRYPT, startHarness, type Harness } from '../http/harness.js';
 import type { Client } from '../http/client.js';
 import { allActive, startLab, waitFor } from '../lab/harness.js';
+import { discoverApproved } from '../http/agent-helpers.js';
 import { loginFrom, send } from './helpers.js';
 
 const ATTACKER = '127.0.0.2';
@@ -144,6 +145,7 @@ test('attack a Host header against EXTERNAL_URL is refused: machines are sent to
   t.is((await send(q.url, 'GET', '/boot/default', { headers: { host: 'evil.example' } })).status, 421);
   const dflt = await send(q.url, 'GET', '/boot/default');
   t.true(dflt.text.includes(`chain --replace --autofree ${external}/boot/config?mac=`));
+  await discoverApproved(q, mac); // enrollment: only an approved machine is sent an installer
   const boot = await send(q.url, 'GET', `/boot/config?mac=${mac}`, { headers: { host: 'quarry.example.org' } });
   t.is(boot.status, 200);
   t.true(boot.text.includes(`kernel ${external}/images/`));
