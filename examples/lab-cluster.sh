@@ -18,8 +18,14 @@ api() { # api METHOD PATH [JSON]
 }
 
 api POST /user/login "$(jq -n --arg p "$ADMIN_PASSWORD" '{username: "admin", password: $p}')" >/dev/null
-echo "waiting for three active nodes"
-until [ "$(api GET /nodes/details | jq '[.[] | select(.status == "active")] | length')" -ge 3 ]; do sleep 1; done
+# Machines that network-boot wait for approval. These are the lab's own: approve whatever waits
+# (on a real network, check each one's bootAddress and MAC first).
+echo "approving waiting machines until three nodes are active"
+until [ "$(api GET /nodes/details | jq '[.[] | select(.status == "active")] | length')" -ge 3 ]; do
+  waiting=$(api GET /nodes/details | jq -c '[.[] | select(.approved == false) | .id][:100]')
+  [ "$waiting" = "[]" ] || api POST /invoke/node "{\"operation\":\"node.approve\",\"nodeIds\":$waiting}" >/dev/null
+  sleep 1
+done
 mapfile -t nodes < <(api GET /nodes/details | jq -r '[.[] | select(.status == "active")][:3][].id')
 
 for n in "${nodes[@]}"; do
