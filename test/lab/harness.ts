@@ -53,8 +53,10 @@ export async function startLab(t: ExecutionContext, nodes: number, over: Partial
     logs: over.logs ?? new MemoryLogStore(),
     retryBaseMs: 20,
     // startGraceMs is how long a started daemon has to show in a heartbeat before it is started
-    // again: shorter than a stall, it made extra start runs that tests count.
-    cephTiming: { pollMs: 100, queryTimeoutMs: 300, startGraceMs: 2_000, blockedRecheckMs: 100, monGatherMs: 200 },
+    // again: shorter than a stall, it made extra start runs that tests count. monGatherMs is how
+    // long the first monitors declared are gathered: 200 ms split three declarations in a row
+    // into a first monmap of one under load.
+    cephTiming: { pollMs: 100, queryTimeoutMs: 300, startGraceMs: 2_000, blockedRecheckMs: 100, monGatherMs: 2_000 },
     auth: { scrypt: FAST_SCRYPT },
     print: () => {},
     // A deadline, not a speed: 2 s failed node-level runs that a stalled process was slow to claim.
