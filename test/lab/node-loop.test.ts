@@ -140,7 +140,7 @@ test('node loop retries a run that a Quarry restart interrupted', async (t) => {
   await q1.stop();
 
   const q2 = await startLab(t, 1, { stateDir });
-  await waitFor('restart acknowledged', async () => (await q2.nodeOf(1)).status.observedRestartGeneration === 1, 20_000);
+  await waitFor('restart acknowledged', async () => (await q2.nodeOf(1)).status.observedRestartGeneration === 1);
   const runs = await runsOf(q2, id, 'node.restart');
   t.deepEqual(runs.map((r) => r.status.state), ['failed', 'completed']);
   t.regex(runs[0]!.status.error ?? '', /interrupted/);
