@@ -6,6 +6,7 @@
 import type { ProcessOutput, ProcessPromise } from 'zx';
 import { CommandError } from '../errors.js';
 import { LineSplitter, secretMasker } from './lines.js';
+import { groupAlive } from './processes.js';
 import { displayCommand, isSecret, type Arg, type RunOptions, type RunOutput, type Runner } from './runner.js';
 
 export interface ZxRunnerOptions {
@@ -16,6 +17,10 @@ export interface ZxRunnerOptions {
 }
 
 const DEFAULT_GRACE_MS = 5_000;
+/** How long past SIGKILL a stopped command's group may take to go. Only a process stuck in the
+ * kernel (uninterruptible I/O) outlives SIGKILL; the error is reported then anyway. */
+const AFTER_KILL_MS = 5_000;
+const POLL_MS = 10;
 const noop = (): void => undefined;
 
 type Zx = typeof import('zx');
@@ -51,6 +56,11 @@ export class ZxRunner implements Runner {
     let out: ProcessOutput;
     try {
       out = await proc;
+      clearTimeout(timer);
+      // The command's end is not its group's: a child that closed its output, or ignored
+      // SIGTERM, is still running. An error that says "killed" is true when the caller reads it,
+      // so a retry never runs beside what is left of the first try.
+      if (killer.reason) await killer.groupGone();
     } finally {
       clearTimeout(timer);
       killer.settled();
@@ -126,6 +136,15 @@ class Killer {
 
   settled(): void {
     if (this.graceTimer) clearTimeout(this.graceTimer);
+  }
+
+  /** Resolves once no process of the group is left; SIGKILL still follows the grace meanwhile. */
+  async groupGone(): Promise<void> {
+    if (this.pid === undefined) return;
+    const until = Date.now() + this.graceMs + AFTER_KILL_MS;
+    while ((await groupAlive(this.pid)) && Date.now() < until) {
+      await new Promise((r) => setTimeout(r, POLL_MS));
+    }
   }
 
   private send(signal: NodeJS.Signals): void {

@@ -1,5 +1,6 @@
 import { alive } from '../helpers/process.js';
 import test from 'ava';
+import { writeFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,22 +12,30 @@ const runner = new ZxRunner({ killGraceMs: 300 });
 const T = 10_000;
 
 
-/** Runs `sh -c script` that prints its own pid first, and returns that pid with the outcome. */
-async function runWithPid(script: string, opts: Partial<RunOptions>): Promise<{ pid: number; error: unknown }> {
+/** Runs `sh -c script` that prints its own pid first, and returns that pid with the outcome.
+ * `stopOn`, when given, aborts the command at the first stdout line it matches: a stop that waits
+ * for the script to be ready, where a short deadline would race a slow start on a loaded machine. */
+async function runWithPid(script: string, opts: Partial<RunOptions>, stopOn?: RegExp): Promise<{ pid: number; error: unknown; lines: string[] }> {
   let pid = 0;
+  const lines: string[] = [];
+  const ac = new AbortController();
   const error = await runner
     .run('sh', ['-c', `echo $$; ${script}`], {
       timeoutMs: T,
+      ...(stopOn ? { signal: ac.signal } : {}),
       ...opts,
       onLine: (stream, line) => {
-        if (stream === 'stdout' && pid === 0) pid = Number(line);
+        if (stream !== 'stdout') return;
+        if (pid === 0) pid = Number(line);
+        else lines.push(line);
+        if (stopOn?.test(line)) ac.abort();
       },
     })
     .then(
       () => null,
       (err: unknown) => err,
     );
-  return { pid, error };
+  return { pid, error, lines };
 }
 
 test('ZxRunner captures stdout and stderr of a successful command', async (t) => {
@@ -61,16 +70,18 @@ test('ZxRunner streams lines per stream in order and flushes a partial last line
 });
 
 test('ZxRunner delivers lines while the command is still running', async (t) => {
-  let firstLineBeforeExit = false;
-  let exited = false;
-  await runner.run('sh', ['-c', 'echo early; sleep 0.3; echo late'], {
+  // The command waits for the test to have seen its first line: lines held until the exit
+  // would leave it waiting until its deadline.
+  const dir = await mkdtemp(join(tmpdir(), 'quarry-exec-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const seen = join(dir, 'seen');
+  const out = await runner.run('sh', ['-c', 'echo early; while [ ! -e "$1" ]; do sleep 0.02; done; echo late', 'sh', seen], {
     timeoutMs: T,
     onLine: (_s, line) => {
-      if (line === 'early') firstLineBeforeExit = !exited;
+      if (line === 'early') writeFileSync(seen, '');
     },
   });
-  exited = true;
-  t.true(firstLineBeforeExit);
+  t.is(out.stdout, 'early\nlate\n');
 });
 
 test('ZxRunner passes input to stdin', async (t) => {
@@ -99,43 +110,56 @@ test('ZxRunner honours cwd and env', async (t) => {
 });
 
 test('ZxRunner kills a command at its deadline and the process is gone', async (t) => {
-  const { pid, error } = await runWithPid('sleep 30', { timeoutMs: 300 });
+  // The deadline is the only stop here, so it must leave a loaded machine time to start sh and
+  // print the pid; a shorter one killed the shell before its echo now and then.
+  const { pid, error } = await runWithPid('sleep 30', { timeoutMs: 2_000 });
   t.true(error instanceof CommandError);
   const err = error as CommandError;
   t.is(err.signal, 'SIGTERM');
   t.is(err.exitCode, null);
-  t.regex(err.message, /^sh -c "echo \$\$; sleep 30" timed out after 300 ms \(killed by SIGTERM\)$/);
+  t.regex(err.message, /^sh -c "echo \$\$; sleep 30" timed out after 2000 ms \(killed by SIGTERM\)$/);
   t.true(pid > 0);
   t.false(alive(pid));
 });
 
 test('ZxRunner sends SIGKILL when a command ignores SIGTERM', async (t) => {
-  const { pid, error } = await runWithPid("trap '' TERM; sleep 30", { timeoutMs: 200 });
+  // Stopped once its trap is set: a SIGTERM before the trap would end it by SIGTERM.
+  const { pid, error } = await runWithPid("trap '' TERM; echo ready; sleep 30", {}, /^ready$/);
   t.true(error instanceof CommandError);
   t.is((error as CommandError).signal, 'SIGKILL');
   t.false(alive(pid));
 });
 
+// The runner reports a stopped command only once its whole group is gone, so these check at
+// the error, not some time after it: "killed" is a promise the error makes.
 test('ZxRunner kills the whole process group, not just the command', async (t) => {
-  let child = 0;
-  const err = await t.throwsAsync(
-    runner.run('sh', ['-c', 'sleep 30 & echo $!; wait'], {
-      timeoutMs: 300,
-      onLine: (_s, line) => {
-        child = Number(line);
-      },
-    }),
-    { instanceOf: CommandError },
+  // The child does not hold the output pipes, so the command's own end does not wait for it.
+  const { lines, error } = await runWithPid('sleep 30 >/dev/null 2>&1 & echo child $!; wait', {}, /^child /);
+  t.true(error instanceof CommandError);
+  const child = Number(lines[0]?.slice('child '.length));
+  t.true(child > 0);
+  t.false(alive(child));
+});
+
+test('ZxRunner reports a stopped command only once a child that ignores SIGTERM is killed too', async (t) => {
+  // The shell ends at SIGTERM; its child ignores it and holds no pipe: only the group's SIGKILL,
+  // after the grace, ends it. The shell names its child once the child's trap is set.
+  const dir = await mkdtemp(join(tmpdir(), 'quarry-exec-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const ready = join(dir, 'ready');
+  const { lines, error } = await runWithPid(
+    `sh -c "trap '' TERM; : >${ready}; exec sleep 30" >/dev/null 2>&1 & while [ ! -e ${ready} ]; do sleep 0.02; done; echo child $!; wait`,
+    {},
+    /^child /,
   );
-  t.truthy(err);
+  t.true(error instanceof CommandError);
+  const child = Number(lines[0]?.slice('child '.length));
   t.true(child > 0);
   t.false(alive(child));
 });
 
 test('ZxRunner aborts a running command through its signal', async (t) => {
-  const ac = new AbortController();
-  setTimeout(() => ac.abort(), 100);
-  const { pid, error } = await runWithPid('sleep 30', { signal: ac.signal });
+  const { pid, error } = await runWithPid('sleep 30', {}, /^\d+$/);
   t.true(error instanceof CommandError);
   t.is((error as CommandError).message, 'sh -c "echo $$; sleep 30" aborted (killed by SIGTERM)');
   t.false(alive(pid));

@@ -38,7 +38,7 @@ export async function specsLab(t: ExecutionContext, nodes: number): Promise<Spec
     },
     remove: (file: string) => rm(path(file)),
     until: (file: string, check: (s: FileStatus) => boolean, what = 'a state') =>
-      waitFor(`${file}: ${what}`, () => q.specs.folder.status().find((s) => s.file === file && check(s)), 20_000),
+      waitFor(`${file}: ${what}`, () => q.specs.folder.status().find((s) => s.file === file && check(s))),
     admin: async () => {
       const c = new Client(q.url);
       const r = await c.post('/user/login', { username: 'admin', password: ADMIN_PASSWORD });

@@ -138,7 +138,8 @@ test('templates only admins replace sources or change settings; settings answer 
 });
 
 test('templates a render past its time limit is stopped with a clear error while the server keeps answering', async (t) => {
-  const q = await startLab(t, 0, { env: { TEMPLATE_TIMEOUT_MS: '1500' } });
+  // Long enough for a loaded test process (several labs at once) to answer the list meanwhile.
+  const q = await startLab(t, 0, { env: { TEMPLATE_TIMEOUT_MS: '5000' } });
   const c = await admin(q);
   t.is((await put(c, '/templates/spin', '<% while (true) {} %>')).status, 200);
   const order: string[] = [];
@@ -152,7 +153,7 @@ test('templates a render past its time limit is stopped with a clear error while
   t.deepEqual(order, ['list', 'spin']);
   t.is(r.status, 422);
   t.is(r.json.code, 'TEMPLATE_TIMEOUT');
-  t.regex(r.json.detail, /spin did not finish rendering within 1500 ms/);
+  t.regex(r.json.detail, /spin did not finish rendering within 5000 ms/);
   // A fresh thread renders the next one.
   t.regex((await new Client(q.url).get('/boot/default')).text, /^#!ipxe/);
   t.is((await put(c, '/templates/boom', 'a\n<%= nosuch.field %>\n')).status, 200);

@@ -14,13 +14,15 @@ async function admin(q: LabQuarry): Promise<Client> {
   return c;
 }
 
+/** Declares the monitors together, as one operator action: sent one after another, a loaded
+ * machine took longer than the mon loop's gathering of the first monitors. */
 async function declareMons(c: Client, nodeIds: string[]): Promise<void> {
   const disks = (await c.get('/disks')).json as Array<{ id: string; nodeId: string; eligible: boolean }>;
-  for (const nodeId of nodeIds) {
+  await Promise.all(nodeIds.map(async (nodeId) => {
     const disk = disks.find((d) => d.nodeId === nodeId && d.eligible)!;
     const r = await c.post('/ceph/mon/create', { nodeId, diskId: disk.id });
     if (r.status !== 200) throw new Error(`mon on ${nodeId}: ${r.status} ${r.text}`);
-  }
+  }));
 }
 
 const details = async (c: Client): Promise<Detail[]> => (await c.get('/nodes/details')).json;

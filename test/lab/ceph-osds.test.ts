@@ -89,7 +89,9 @@ test.serial('ceph osds: an OSD on every eligible disk of every node runs, and th
 test.serial('ceph osds: a node that goes offline during creation fails the run, the disk says why, and it converges when the node returns', async (t) => {
   const { q, c, nodes } = await cluster(t);
   const target = (await disks(c)).find((d) => d.nodeId === nodes[0]!.id && d.eligible)!;
-  q.lab!.offlineDuringNext(1, 'ceph.osd.create', 1_500);
+  // Silent for longer than the lab's heartbeat timeout and run timeout (test/lab/harness.ts), with
+  // room for a loaded machine to notice: 1.5 s against a 1 s timeout was missed under load.
+  q.lab!.offlineDuringNext(1, 'ceph.osd.create', 15_000);
   await createOsds(c, [target.id]);
   const blocked = await waitFor('the disk says the node is away', async () => {
     const d = await disk(c, target.id);

@@ -36,7 +36,9 @@ export async function startLab(t: ExecutionContext, nodes: number, over: Partial
     STATE_DIR: stateDir,
     LAB_NODES: String(nodes),
     // Generous against a loaded 2-core machine: a stalled event loop must not look like a dead node.
-    HEARTBEAT_TIMEOUT_MS: '1000',
+    // A test process starting several labs at once stalls for seconds under load (ajv compiles,
+    // lab image contents): 1 s let nodes flap offline in the middle of tests.
+    HEARTBEAT_TIMEOUT_MS: '5000',
     RESYNC_MS: '2000',
     PORT: '0',
     HOST: '127.0.0.1',
@@ -58,10 +60,15 @@ export async function startLab(t: ExecutionContext, nodes: number, over: Partial
     store: over.store ?? (over.stateDir ? undefined : await createMemoryStore()),
     logs: over.logs ?? new MemoryLogStore(),
     retryBaseMs: 20,
-    cephTiming: { pollMs: 100, queryTimeoutMs: 300, startGraceMs: 400, blockedRecheckMs: 100, monGatherMs: 200 },
+    // startGraceMs is how long a started daemon has to show in a heartbeat before it is started
+    // again: shorter than a stall, it made extra start runs that tests count. monGatherMs is how
+    // long the first monitors declared are gathered: 200 ms split three declarations in a row
+    // into a first monmap of one under load.
+    cephTiming: { pollMs: 100, queryTimeoutMs: 300, startGraceMs: 2_000, blockedRecheckMs: 100, monGatherMs: 2_000 },
     auth: { scrypt: FAST_SCRYPT },
     print: () => {},
-    runTimeoutMs: 2_000,
+    // A deadline, not a speed: 2 s failed node-level runs that a stalled process was slow to claim.
+    runTimeoutMs: 10_000,
     specs: { stableMs: 50 },
     ...over,
     lab: { ...FAST, ...over.lab },
@@ -135,8 +142,9 @@ class Approver {
   }
 }
 
-/** Polls until the check passes; the bound is a safety net, never the thing asserted. */
-export async function waitFor<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, boundMs = 15_000): Promise<T> {
+/** Polls until the check passes; the bound is a safety net, never the thing asserted (40 s by
+ * default: a loaded 2-core machine took longer than 15 s to bring four lab nodes up). */
+export async function waitFor<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, boundMs = 40_000): Promise<T> {
   const until = Date.now() + boundMs;
   for (;;) {
     const v = await check();

@@ -22,7 +22,9 @@ interface Progress { imageId: string; bytes: number; total: number; percent: num
 
 async function setUp(t: Parameters<typeof startLab>[0], images: TestImage[], faults: Faults, retryBaseMs = 20) {
   const server = await serveImages(t, images, faults);
-  const q = await startLab(t, 0, { env: { IMAGE_REGISTRY: server.url }, retryBaseMs, imageTiming: { progressEveryMs: 50, stallMs: 5_000 } });
+  // stallMs is a deadline no test here reaches on purpose: a loaded process that stalls for
+  // seconds must not fail a download as stalled and make an extra run.
+  const q = await startLab(t, 0, { env: { IMAGE_REGISTRY: server.url }, retryBaseMs, imageTiming: { progressEveryMs: 50, stallMs: 30_000 } });
   const c = new Client(q.url);
   await c.post('/user/login', { username: 'admin', password: ADMIN_PASSWORD });
   return { server, q, c };
@@ -106,7 +108,9 @@ test('image download: a SHA-256 mismatch fails the run and keeps nothing, and th
 });
 
 test('image download: deleting an image while it downloads stops the run and removes its parts', async (t) => {
-  const { q, c } = await setUp(t, [IMAGE], { chunkDelayMs: 20 });
+  // Paced to take at least 5 s, so the deletion below lands in the middle of it on a loaded
+  // machine too (20 ms a chunk left about a second).
+  const { q, c } = await setUp(t, [IMAGE], { chunkDelayMs: 100 });
   await c.get(`/images/${ID}/download`);
   await waitFor('bytes arriving', () => q.events.some((e) => e.type === 'image.download.progress' && (e.payload as Progress).bytes > 0));
   t.deepEqual((await c.request('DELETE', `/images/${ID}`)).json, { status: 'deleted' });

@@ -69,7 +69,9 @@ test('node loop puts a node in error after three failed restarts, and a new requ
 test('node loop: a node that falls silent mid-restart goes offline, is blocked, and converges when it returns', async (t) => {
   const q = await startLab(t, 2);
   await allActive(q, 2);
-  q.lab!.offlineDuringNext(1, 'node.restart', 4_000);
+  // Silent for longer than both the lab's heartbeat timeout and its run timeout (test/lab/harness.ts),
+  // with room for a loaded machine to notice.
+  q.lab!.offlineDuringNext(1, 'node.restart', 15_000);
   const id = await request(q, 1, 'restartGeneration');
   const blocked = await waitFor('blocked while offline', async () => {
     const n = await q.nodeOf(1);
@@ -138,7 +140,7 @@ test('node loop retries a run that a Quarry restart interrupted', async (t) => {
   await q1.stop();
 
   const q2 = await startLab(t, 1, { stateDir });
-  await waitFor('restart acknowledged', async () => (await q2.nodeOf(1)).status.observedRestartGeneration === 1, 20_000);
+  await waitFor('restart acknowledged', async () => (await q2.nodeOf(1)).status.observedRestartGeneration === 1);
   const runs = await runsOf(q2, id, 'node.restart');
   t.deepEqual(runs.map((r) => r.status.state), ['failed', 'completed']);
   t.regex(runs[0]!.status.error ?? '', /interrupted/);

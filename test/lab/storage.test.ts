@@ -74,9 +74,11 @@ test('storage: a gateway is deployed and removed through the API, and stops runn
   t.deepEqual((await c.post('/gateways/rgw/deploy', { nodeId: node })).json, { status: 'scheduled' });
   t.is((await c.post('/gateways/rgw/deploy', { nodeId: node })).status, 409, 'already desired');
   t.is((await c.post('/gateways/rgw/deploy', { nodeId: '00000000-0000-4000-8000-000000000000' })).status, 404);
-  const [gw] = await waitFor('gateway running', async () => {
+  // The API shows what the agent last reported; the cluster may be a heartbeat ahead or behind.
+  const [gw] = await waitFor('gateway running in the API and in the cluster', async () => {
     const list = (await c.get('/gateways/rgw')).json as Gateway[];
-    return list.length === 1 && list[0]!.running && list[0]!.state === 'running' ? list : undefined;
+    const one = list.length === 1 && list[0]!.running && list[0]!.state === 'running' ? list : undefined;
+    return one && q.lab!.ceph.rgws.get(one[0]!.hostname)?.running ? one : undefined;
   }, 30_000);
   t.like(gw, { id: node, port: 7480, desired: true });
   t.true(q.lab!.ceph.rgws.get(gw!.hostname)?.running);

@@ -47,7 +47,7 @@ const net = (q: Quarry, id: string) => q.store.mustGet<NetworkSpec, NetworkStatu
 const serving = (q: Quarry, id: string, unlike?: Net) => waitFor('dnsmasq serving', async () => {
   const n = await net(q, id);
   return n.status.phase === 'running' && n.status.pid && n.status.pid !== unlike?.status.pid ? n : undefined;
-}, 20_000);
+});
 
 async function declare(q: Quarry, pair: NetnsPair): Promise<string> {
   const c = new Client(q.url);
@@ -130,7 +130,7 @@ test.serial('real dhcp: a DHCP port held by another program is a Degraded PortBu
   const n = await waitFor('degraded: port busy', async () => {
     const x = await net(q, id);
     return x.status.conditions?.find((c) => c.type === 'Degraded' && c.reason === 'PortBusy' && c.status === 'True') ? x : undefined;
-  }, 20_000);
+  });
   t.regex(n.status.conditions!.find((c) => c.type === 'Degraded')!.message, /^the DHCP port is taken by another server: .*Address (already )?in use/);
   t.is(n.status.pid, null);
   holder.kill('SIGKILL');

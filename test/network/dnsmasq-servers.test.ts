@@ -76,7 +76,8 @@ test('dnsmasq servers stop a dnsmasq a crashed Quarry left behind, found by its 
   const old = spawn('sh', ['-c', 'while :; do sleep 0.05; done', 'dnsmasq', `--conf-file=${files.conf}`], { stdio: 'ignore' });
   t.teardown(() => old.kill('SIGKILL'));
   await writeFile(files.pidFile, `${old.pid}\n`);
-  const other = spawn('sleep', ['30'], { stdio: 'ignore' });
+  // Long enough to outlast a slow test: it must still run at the end (the teardown kills it).
+  const other = spawn('sleep', ['600'], { stdio: 'ignore' });
   t.teardown(() => other.kill('SIGKILL'));
   const lines: string[] = [];
   await servers.start('n1', req, (l) => lines.push(l));

@@ -3,7 +3,8 @@
 import test from 'ava';
 import { masterNicId } from '../../src/model/network-kinds.js';
 import { NetworkKind } from '../../src/model/network-kinds.js';
-import { startLab } from '../lab/harness.js';
+import type { ExecutionContext } from 'ava';
+import { startLab, type LabQuarry } from '../lab/harness.js';
 import { admin, login } from '../http/agent-helpers.js';
 
 const ENO1 = masterNicId('52:54:ff:00:00:01');
@@ -65,9 +66,19 @@ const refusals: Array<[string, Record<string, unknown>, number, string, string?]
   ['a NIC the master does not have', { nicId: '00000000-0000-4000-8000-000000000000' }, 404, 'NOT_FOUND'],
 ];
 
+// The refusals write nothing, so they share one lab: fifteen labs starting at once in one
+// process kept a loaded machine past ava's timeout before any test had finished.
+let refusalLab: Promise<LabQuarry> | undefined;
+const cleanups: Array<() => unknown> = [];
+const sharedLab = (): Promise<LabQuarry> =>
+  (refusalLab ??= startLab({ teardown: (fn: () => unknown) => void cleanups.push(fn) } as unknown as ExecutionContext, 0));
+test.after.always(async () => {
+  for (const fn of cleanups.reverse()) await fn();
+});
+
 for (const [name, over, status, code, path] of refusals) {
   test(`networks create refuses ${name}`, async (t) => {
-    const q = await startLab(t, 0);
+    const q = await sharedLab();
     const c = await admin(q);
     const r = await c.post('/networks/create', { ...good, ...over });
     t.is(r.status, status, JSON.stringify(r.json));

@@ -94,7 +94,8 @@ export async function nodeAway(t: ExecutionContext, c: NetnsCluster): Promise<vo
   const sent = (await c.q.tasks.recent(200)).filter((r) => r.spec.nodeId === n.id && Date.parse(r.metadata.createdAt) >= offlineAt);
   t.deepEqual(sent.map((r) => r.spec.taskName), [], 'no run was sent to the offline node');
   t.is(await n.host.pidOf('osd', String(id)), null, 'its OSD was left as it was');
-  const disk = ((await c.admin.get('/disks')).json as Array<{ osdId: number | null; osdState: string; message: string }>).find((d) => d.osdId === id)!;
+  // The disk loop says so once it looks again: waited for, as a loaded machine may take longer.
+  const disk = await until('the disk blocked', async () => ((await c.admin.get('/disks')).json as Array<{ osdId: number | null; osdState: string; message: string }>).find((d) => d.osdId === id)!, (d) => d.osdState === 'blocked', 60_000);
   t.is(disk.osdState, 'blocked', disk.message);
 
   c.startAgent(n);

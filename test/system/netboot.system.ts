@@ -131,7 +131,7 @@ test('netboot: a VM network-boots through Quarry (DHCP, iPXE, image, cloud-init)
   const base = masterIp.replace(/\.1$/, '');
   const created = await api.post('/networks/create', { cidr: `${base}.0/24`, gateway: masterIp, dnsServers: [masterIp], rangeStart: `${base}.100`, rangeEnd: `${base}.150`, nicId: nic!.id });
   t.is(created.status, 200, created.text);
-  await waitFor('dnsmasq serving', async () => (await q.store.mustGet<NetworkSpec, NetworkStatus>(NetworkKind.Network, created.json.id)).status.phase === 'running', 20_000);
+  await waitFor('dnsmasq serving', async () => (await q.store.mustGet<NetworkSpec, NetworkStatus>(NetworkKind.Network, created.json.id)).status.phase === 'running', 60_000);
   const firstCall = Date.now();
 
   const serial = join(dir, 'serial.log');
@@ -160,7 +160,7 @@ test('netboot: a VM network-boots through Quarry (DHCP, iPXE, image, cloud-init)
 
   const node = await q.store.mustGet<NodeSpec, NodeStatusFields>(Kind.Node, nodeId);
   t.deepEqual(node.spec.macs, [vmMac]);
-  await waitFor('node active', async () => (await q.store.mustGet<NodeSpec, NodeStatusFields>(Kind.Node, nodeId)).status.phase === 'active', 20_000);
+  await waitFor('node active', async () => (await q.store.mustGet<NodeSpec, NodeStatusFields>(Kind.Node, nodeId)).status.phase === 'active', 60_000);
   const approvalToActive = (Date.now() - approvedAt) / 1000;
   t.is(seen[0], 'discovered');
   t.true(seen.includes('active'), `statuses: ${seen.join(' → ')}`);

@@ -91,11 +91,13 @@ export async function sweepStale(): Promise<string[]> {
     const dir = join(tmpdir(), name);
     const owner = await readFile(join(dir, 'owner.json'), 'utf8').then((s) => JSON.parse(s) as { pid: number; id: string; bridge: string }, () => null);
     if (!owner || alive(owner.pid)) continue;
+    const killed: number[] = [];
     for (const left of await leftovers(owner.id, dir)) {
       const pid = /^process (\d+):/.exec(left)?.[1];
-      if (pid) quiet(() => process.kill(Number(pid), 'SIGKILL'));
+      if (pid) quiet(() => (process.kill(Number(pid), 'SIGKILL'), killed.push(Number(pid))));
     }
-    await new Promise((r) => setTimeout(r, 500));
+    // Until they are gone (a loop device still open cannot be detached), not a guessed 500 ms.
+    for (const end = Date.now() + 30_000; killed.some(alive) && Date.now() < end; ) await new Promise((r) => setTimeout(r, 50));
     for (const left of await leftovers(owner.id, dir)) {
       const loop = /^loop device (\S+) /.exec(left)?.[1];
       if (loop) quiet(() => execFileSync('losetup', ['-d', loop]));

@@ -97,11 +97,12 @@ test('AgentQueue a pending run whose node never claims it fails after its timeou
 
 test('AgentQueue a claimed run times out and the agent is told to stop', async (t) => {
   const h = await harness(t);
-  const run = await h.service.start(nodeRun({ timeoutMs: 30 }));
+  // The same deadline first bounds the wait for a claim: long enough for this test to claim it.
+  const run = await h.service.start(nodeRun({ timeoutMs: 1_000 }));
   await h.service.agents.claim(NODE_A.id, 0);
   const signal = await h.service.agents.cancelSignal(NODE_A.id, run.id);
   const done = await h.service.whenFinished(run.id);
-  t.is(done.status.error, 'timed out after 30 ms');
+  t.is(done.status.error, 'timed out after 1000 ms');
   t.true(signal.aborted);
   t.true(await h.service.agents.isCanceled(NODE_A.id, run.id));
   await t.throwsAsync(h.service.agents.finish(NODE_A.id, run.id, { ok: true }), { instanceOf: ConflictError });

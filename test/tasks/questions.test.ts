@@ -94,12 +94,14 @@ test('TaskService a question pauses the run deadline', async (t) => {
   const run = await h.service.start({
     taskName: 'q',
     target,
-    timeoutMs: 100,
+    // The deadline runs from the start until the question pauses it: long enough that a loaded
+    // machine gets from one to the other (100 ms did not always).
+    timeoutMs: 1_000,
     script: async (ctx) => ({ a: await ctx.ask('go?', ['yes']) }),
   });
   await h.event(questionAsked(run.id));
   // Well past the timeout: the run must still be waiting for the operator.
-  await new Promise((r) => setTimeout(r, 250));
+  await new Promise((r) => setTimeout(r, 1_500));
   t.is((await h.service.get(run.id)).status.state, 'running');
   const [q] = await h.service.pendingQuestions();
   await h.service.answer(q?.id ?? '', 'yes');
