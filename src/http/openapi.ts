@@ -41,10 +41,11 @@ const PROBLEM_NOTES: Record<number, string> = {
   409: 'A state that refuses the request; the code says which (CONFLICT, IMAGE_IS_DEFAULT, ...).',
   413: 'PAYLOAD_TOO_LARGE: the body is over 1 MiB.',
   415: 'UNSUPPORTED_MEDIA_TYPE: the body is not of a type the operation takes.',
+  421: 'HOST_NOT_ALLOWED: the Host header is not one of the names Quarry answers under (ALLOWED_HOSTS, EXTERNAL_URL, loopback, the address reached).',
   422: 'TEMPLATE_FAILED or TEMPLATE_TIMEOUT: the configuration (a template) needed to answer is broken.',
   429: 'RATE_LIMITED: too many failed attempts; Retry-After says when to try again.',
   500: 'INTERNAL: a server fault; the detail holds only a reference to the server log.',
-  503: 'What the request reads is not available yet: CLUSTER_UNAVAILABLE (no monitor quorum, no monmap, no RADOS gateway running or answering), '
+  503: 'What the request reads is not available yet, or a queue is full (TEMPLATE_BUSY, with Retry-After): CLUSTER_UNAVAILABLE (no monitor quorum, no monmap, no RADOS gateway running or answering), '
     + 'REGISTRY_UNREACHABLE or REGISTRY_INVALID (the image catalog).',
 };
 

@@ -104,6 +104,8 @@ export function problemStatuses(def: AnyRoute): number[] {
   const s = new Set<number>([500, ...(def.errors ?? [])]);
   // Every route refuses unknown query parameters (and malformed parameters and bodies).
   s.add(400);
+  // A Host that is not one of Quarry's names (ALLOWED_HOSTS) is refused before any route runs.
+  s.add(421);
   if (!def.public) s.add(401); // no session, a wrong signed link, no S3 key pair
   if (def.s3) s.add(503); // no gateway running, or none answering
   // A session route refuses a caller of the wrong sort (an agent on a user route, a non-admin on

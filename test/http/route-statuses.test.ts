@@ -10,13 +10,13 @@ import { problem } from '../../src/http/problem.js';
 const def = (over: Partial<AnyRoute>): AnyRoute => route({ method: 'GET', path: '/x', summary: 'x', response: { description: 'x' }, handler: () => ({}), ...over }) as AnyRoute;
 
 test('route statuses follow from the declaration: auth, body, path parameters, S3, signed links, declared errors', (t) => {
-  t.deepEqual(problemStatuses(def({ public: true })), [400, 500], 'a public read: an unknown query parameter, or a fault');
-  t.deepEqual(problemStatuses(def({})), [400, 401, 403, 500], 'a session read: no session, an agent or a user of the wrong sort');
-  t.deepEqual(problemStatuses(def({ method: 'POST', admin: true, body: { type: 'object' } })), [400, 401, 403, 413, 415, 500]);
-  t.deepEqual(problemStatuses(def({ path: '/x/{id}' })), [400, 401, 403, 404, 500]);
-  t.deepEqual(problemStatuses(def({ s3: true })), [400, 401, 403, 500, 503]);
-  t.deepEqual(problemStatuses(def({ signed: true })), [400, 401, 500], 'a wrong link is 401; no session, so no 403');
-  t.deepEqual(problemStatuses(def({ public: true, method: 'POST', errors: [401, 429] })), [400, 401, 403, 413, 415, 429, 500], 'a login declares its own 401');
+  t.deepEqual(problemStatuses(def({ public: true })), [400, 421, 500], 'a public read: an unknown query parameter, a foreign Host, or a fault');
+  t.deepEqual(problemStatuses(def({})), [400, 401, 403, 421, 500], 'a session read: no session, an agent or a user of the wrong sort');
+  t.deepEqual(problemStatuses(def({ method: 'POST', admin: true, body: { type: 'object' } })), [400, 401, 403, 413, 415, 421, 500]);
+  t.deepEqual(problemStatuses(def({ path: '/x/{id}' })), [400, 401, 403, 404, 421, 500]);
+  t.deepEqual(problemStatuses(def({ s3: true })), [400, 401, 403, 421, 500, 503]);
+  t.deepEqual(problemStatuses(def({ signed: true })), [400, 401, 421, 500], 'a wrong link is 401; no session, so no 403');
+  t.deepEqual(problemStatuses(def({ public: true, method: 'POST', errors: [401, 429] })), [400, 401, 403, 413, 415, 421, 429, 500], 'a login declares its own 401');
 });
 
 test('validation limits an array over maxItems is found without looking at its items, with the code its schema names', (t) => {

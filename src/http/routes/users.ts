@@ -82,7 +82,7 @@ export function userRoutes(auth: Auth): AnyRoute[] {
         const caller = who(principal);
         // Guessing the old password from a stolen session is throttled like a login.
         auth.limiter.check(caller.user.username, ctx.ip);
-        if (!(await auth.hasher.verify(body.oldPassword, caller.doc.spec.passwordHash))) {
+        if (!(await auth.hasher.verify(body.oldPassword, caller.doc.spec.passwordHash, ctx.ip))) {
           auth.limiter.fail(caller.user.username, ctx.ip);
           throw new InputError('oldPassword is not the current password', [{ path: '/body/oldPassword', message: 'is not the current password' }]);
         }
