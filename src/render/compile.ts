@@ -70,14 +70,7 @@ function importLine(source: string): number | null {
  * compileDebug), for the render process to compile inside a template's own realm: ejs itself
  * never runs there. Throws TemplateCompileError as checkTemplate does. */
 export function templateFunctionBody(name: string, source: string): string {
-  const at = importLine(source);
-  if (at !== null) throw new TemplateCompileError(name, at, 'import() is not available in Quarry templates');
-  let body: string;
-  try {
-    body = generated(source);
-  } catch (err) {
-    throw new TemplateCompileError(name, unclosedTagLine(source), err instanceof Error ? err.message : String(err));
-  }
+  const body = generatedOrRefused(name, source);
   return 'let __line = 1\n'
     + `  , __lines = ${JSON.stringify(source)}\n`
     + `  , __filename = ${JSON.stringify(name)};\n`
@@ -93,6 +86,18 @@ export function templateFunctionBody(name: string, source: string): string {
     + '}\n';
 }
 
+/** What ejs generates for the source; a source with import() or one ejs cannot parse is
+ * refused with its line. */
+function generatedOrRefused(name: string, source: string): string {
+  const at = importLine(source);
+  if (at !== null) throw new TemplateCompileError(name, at, 'import() is not available in Quarry templates');
+  try {
+    return generated(source);
+  } catch (err) {
+    throw new TemplateCompileError(name, unclosedTagLine(source), err instanceof Error ? err.message : String(err));
+  }
+}
+
 /** The template line a line of the generated function body came from. */
 function templateLine(body: string, generatedLine: number): number {
   const lines = body.split('\n').slice(0, generatedLine);
@@ -105,15 +110,7 @@ function templateLine(body: string, generatedLine: number): number {
 
 /** Throws TemplateCompileError with the template line when the source does not compile. */
 export function checkTemplate(name: string, source: string): void {
-  const at = importLine(source);
-  if (at !== null) throw new TemplateCompileError(name, at, 'import() is not available in Quarry templates');
-  let body: string;
-  try {
-    body = generated(source);
-  } catch (err) {
-    const reason = err instanceof Error ? err.message : String(err);
-    throw new TemplateCompileError(name, unclosedTagLine(source), reason);
-  }
+  const body = generatedOrRefused(name, source);
   try {
     // The first line is the wrapper's, so generated line N + 1 is body line N.
     new vm.Script(`(function (locals, escapeFn, include, rethrow) { with (locals || {}) {\n${body}\n} })`, { filename: 'template' });
