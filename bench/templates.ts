@@ -7,6 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import ejs from 'ejs';
+import { q } from '../src/render/quote.js';
 import { TemplateSandbox } from '../src/render/sandbox.js';
 import { defaultTemplatesDir } from '../src/render/ceph-conf.js';
 
@@ -31,7 +32,9 @@ export async function run(): Promise<void> {
   const source = await readFile(new URL('ipxe-boot.ejs', defaultTemplatesDir), 'utf8');
   const direct = ejs.compile(source, { compileDebug: true }) as (c: object) => string;
   let t = performance.now();
-  for (let i = 0; i < RENDERS; i++) direct(context);
+  // The in-thread baseline gets the quoting helpers as the sandbox's templates do.
+  const withQ = { ...context, q };
+  for (let i = 0; i < RENDERS; i++) direct(withQ);
   const directRate = RENDERS / ((performance.now() - t) / 1000);
   const sandbox = new TemplateSandbox({ timeoutMs: 1_000 });
   await sandbox.render('ipxe-boot', 1, source, context); // process start and compile

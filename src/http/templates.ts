@@ -37,7 +37,14 @@ export function mustBeTemplateName(name: string): string {
  * install's cloud-init and the agent's unit): these never wait behind other templates. */
 export const BOOT_TEMPLATES: ReadonlySet<string> = new Set(['ipxe-boot', 'ipxe-default', 'cloud-init', 'quarry-agent.service']);
 
+/** The configuration files the master renders for itself and its nodes, from stored state only:
+ * the same version and context must give the same bytes. */
+const CONFIG_TEMPLATES: ReadonlySet<string> = new Set(['ceph.conf', 'dnsmasq.conf']);
+
 export class TemplateLibrary {
+  /** The last rendering of each config template, by version and context (see render). */
+  private readonly lastConfig = new Map<string, { key: string; text: string }>();
+
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
@@ -114,7 +121,18 @@ export class TemplateLibrary {
    * operator lane (see BOOT_TEMPLATES). */
   async render(name: string, context: Record<string, unknown>, lane?: RenderLane): Promise<string> {
     const doc = await this.get(name);
-    return this.sandbox.render(name, doc.spec.version, doc.spec.source, context, lane ?? (BOOT_TEMPLATES.has(name) ? 'boot' : 'operator'));
+    const render = () => this.sandbox.render(name, doc.spec.version, doc.spec.source, context, lane ?? (BOOT_TEMPLATES.has(name) ? 'boot' : 'operator'));
+    if (!CONFIG_TEMPLATES.has(name)) return render();
+    // Every agent's heartbeat compares its ceph.conf hash with the master's: rendering it anew
+    // each time costs a trip to the render process (~2 ms), which thousands of agents would
+    // saturate. A config file must render the same bytes for the same context (its hash is
+    // what nodes compare), so the last answer for this version and context is served again.
+    const key = `${doc.spec.version}\0${JSON.stringify(context)}`;
+    const last = this.lastConfig.get(name);
+    if (last?.key === key) return last.text;
+    const text = await render();
+    this.lastConfig.set(name, { key, text });
+    return text;
   }
 
   private async find(name: string): Promise<TemplateDoc | undefined> {

@@ -57,3 +57,26 @@ test('template sandbox a render stopped at its deadline does not hold up the one
   await sandbox.close();
   await t.throwsAsync(sandbox.render('late', 1, 'x', {}), { message: /closed/ });
 });
+
+test('template library a config template renders once per version and context; others render every time', async (t) => {
+  const renders: string[] = [];
+  const counting = {
+    render: async (name: string, version: number, _source: string, context: Record<string, unknown>) => {
+      renders.push(`${name}@${version}`);
+      return `${name} ${version} ${JSON.stringify(context)}`;
+    },
+    close: async () => undefined,
+  };
+  const lib = new TemplateLibrary(await createMemoryStore(), systemClock, counting);
+  await lib.replace('ceph.conf', 'conf <%= fsid %>\n');
+  await lib.replace('other', 'other\n');
+  const first = await lib.render('ceph.conf', { fsid: 'a' });
+  t.is(await lib.render('ceph.conf', { fsid: 'a' }), first, 'the same bytes for the same context');
+  t.deepEqual(renders, ['ceph.conf@1']);
+  await lib.render('ceph.conf', { fsid: 'b' });
+  await lib.replace('ceph.conf', 'conf v2 <%= fsid %>\n');
+  t.not(await lib.render('ceph.conf', { fsid: 'b' }), first);
+  await lib.render('other', {});
+  await lib.render('other', {});
+  t.deepEqual(renders, ['ceph.conf@1', 'ceph.conf@1', 'ceph.conf@2', 'other@1', 'other@1']);
+});
