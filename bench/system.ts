@@ -2,11 +2,12 @@
 // HEALTH_OK with every PG active+clean, for a real three-node cluster that Quarry brings up
 // through its API (the system test's bring-up: 3 monitors, a manager, 3 OSDs on loop devices,
 // 2 MDS, a filesystem, a gateway, an RGW user; pools of size 3 across three CRUSH hosts), against
-// the recipe script's own bring-up of the same kinds of daemons on this machine in the same run
+// the mini-cluster script's own bring-up of the same kinds of daemons on this machine in the same run
 // (ceph-mini-cluster.sh up: 1 monitor, 1 manager, 3 OSDs on loop devices, 1 MDS, a filesystem,
 // a gateway, an RGW user; pools of size 1 on one host), in alternating rounds. The script is
-// the baseline and is not part of Quarry: it is run from CEPH_MINI_CLUSTER (default
-// /work/shared/recipes/ceph-mini-cluster.sh); where it is absent, only Quarry's time is shown.
+// the baseline and is not part of Quarry (docs/real-components.md, "The mini-cluster script"):
+// it is run from CEPH_MINI_CLUSTER, by default the path where the CI machines keep a copy;
+// where it is absent, only Quarry's time is shown.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';

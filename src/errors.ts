@@ -1,5 +1,6 @@
 // The named error classes of Quarry. Each carries the HTTP status and the stable machine
-// `code` of decisions.md, so the HTTP layer maps them without knowing where they came from.
+// `code` (the table in docs/api-conventions.md, "Errors"), so the HTTP layer maps them without
+// knowing where they came from.
 
 export interface FieldError {
   path: string;

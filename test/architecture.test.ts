@@ -1,5 +1,5 @@
-// Keeps the import direction of ARCHITECTURE.md true: a forbidden edge or a cycle fails here
-// before it spreads.
+// Keeps the import direction of docs/architecture.md ("Areas and who may import whom") true: a
+// forbidden edge or a cycle fails here before it spreads.
 import test from 'ava';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';

@@ -1,5 +1,5 @@
-// The manager: `ceph auth get-or-create mgr.<host>` with the caps the recipe records, then the
-// node's agent starts ceph-mgr with that key.
+// The manager: `ceph auth get-or-create mgr.<host>` with the caps measured on Ceph 16
+// (docs/real-components.md), then the node's agent starts ceph-mgr with that key.
 import type { DaemonKind } from '../daemon/loop.js';
 
 export const mgrKind: DaemonKind = {

@@ -1,7 +1,8 @@
 // Operations on nodes and disks become desired-state writes, never actions: a restart bumps a
 // counter, a monitor request names its disk, an OSD request flips a flag. The loops do the
-// work. Each target is checked against decisions.md's table on the document it writes (CAS),
-// so two racing requests cannot both pass a check that only one may pass.
+// work. Each target is checked against the table of docs/api-conventions.md ("Nodes, disks and
+// operations") on the document it writes (CAS), so two racing requests cannot both pass a
+// check that only one may pass.
 import { ConflictError, NotFoundError } from '../errors.js';
 import { SPEC_OWNED } from '../gitops/ownership.js';
 import { Kind, type AgentCredentialSpec, type DiskSpec, type NodeSpec } from '../model/kinds.js';

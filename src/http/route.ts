@@ -50,7 +50,8 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
   path: string;
   summary: string;
   tags?: string[];
-  /** Callable without session cookies. Only the five routes of the contract may say so. */
+  /** Callable without session cookies. Only the five public routes of docs/api-conventions.md
+   * ("Users, sessions and roles") may say so. */
   public?: boolean;
   /** Authenticated by a signed link (`expires` + `signature` in the query, see signed-urls.ts)
    * instead of session cookies: for booting machines, which carry none. The handler verifies. */

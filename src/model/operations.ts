@@ -1,6 +1,7 @@
-// Which operation a node or disk offers in its current state (decisions.md's table), and why
-// a disk cannot take an OSD. Pure: the API, the loops and the lab all ask these functions, so
-// an operator sees the same reasons everywhere.
+// Which operation a node or disk offers in its current state (the table in
+// docs/api-conventions.md, "Nodes, disks and operations"), and why a disk cannot take an OSD.
+// Pure: the API, the loops and the lab all ask these functions, so an operator sees the same
+// reasons everywhere.
 import type { Doc } from './document.js';
 import type { DiskSpec, DiskStatusFields, NodeSpec, NodeStatusFields } from './kinds.js';
 

@@ -26,7 +26,7 @@ export const replyOf = (r: Recorded): FakeReply => ({ stdout: r.stdout, stderr: 
 
 /** Facts of the recorded cluster that tests assert. Re-recording changes the ids and byte
  * counts: update them here. The layout (2 OSDs on host "vm", 9 pools, 65 PGs) is the
- * recipe's and stays. */
+ * mini-cluster script's (docs/real-components.md) and stays. */
 export const RECORDED = {
   fsid: '4472770b-acbf-445c-ab2b-e96f396aa78f',
   host: 'vm',

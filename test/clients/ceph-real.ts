@@ -3,7 +3,7 @@
 // QUARRY_REAL_CEPH_KEYRING, must hold client.admin): without it no test exists, so nothing is
 // reported as skipped-but-passing. Everything created here has a unique name and is removed.
 //
-//   /work/shared/recipes/ceph-mini-cluster.sh up /tmp/c 27500
+//   <ceph-mini-cluster.sh> up /tmp/c 27500    (docs/real-components.md, "The mini-cluster script")
 //   QUARRY_REAL_CEPH_CONF=/tmp/c/ceph.conf npx ava dist/test/clients/ceph.test.js
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

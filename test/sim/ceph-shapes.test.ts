@@ -32,7 +32,7 @@ function paths(v: unknown, prefix = '', out = new Set<string>()): Set<string> {
   return out;
 }
 
-/** The recipe's cluster (what record.sh recorded): 1 mon, 1 mgr, 2 OSDs on one host, size-1
+/** The recorded cluster (what record.sh recorded, docs/real-components.md "Output shapes"): 1 mon, 1 mgr, 2 OSDs on one host, size-1
  * pools of 8 PGs, CephFS with an active MDS, one RGW with a user. */
 function recordedLike(): SimCephCluster {
   const { cluster } = newCluster({ poolDefaultSize: 1, poolDefaultPgNum: 8, failureDomain: 'osd' });

@@ -29,7 +29,7 @@ async function ok(r: Promise<Reply>, what: string): Promise<Reply> {
   return reply;
 }
 
-/** HEALTH_OK is not enough on its own (recipe §3.9): PGs still creating can show it. */
+/** HEALTH_OK is not enough on its own (docs/real-components.md): PGs still creating can show it. */
 export const healthy = (s: CephStatus, osds: number): boolean =>
   s.health === 'HEALTH_OK' && s.quorumNames.length === 3 && s.osdUp === osds && s.osdIn === osds && s.pgCount > 0
   && s.pgStates.every((p) => p.state === 'active+clean');

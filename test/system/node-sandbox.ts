@@ -21,7 +21,7 @@ import { CephConfRenderer, defaultTemplatesDir, monAddrVec } from '../../src/ren
 import { fileTemplates } from '../../src/render/template-file.js';
 import type { LogLine } from '../../src/tasks/types.js';
 
-/** Test-only speed-ups and limits of a small box (the recipe's TUNE_FAST and its §3.1). */
+/** Test-only speed-ups and limits of a small box (docs/real-components.md, "Small-box settings"). */
 export const TEST_CONF = `[global]
 osd_pool_default_pg_num = 8
 osd_pool_default_pgp_num = 8
@@ -133,8 +133,8 @@ export async function sandbox(t: ExecutionContext, diskGiB = 3): Promise<Sandbox
   return { dir, device, port, fsid, host, master, runner, admin, adminKey, importAdmin, lines, ctx, addNode };
 }
 
-/** Stops every daemon of the nodes by its pid file, layer by layer as the recipe learned:
- * clients first, monitors last. */
+/** Stops every daemon of the nodes by its pid file, layer by layer (docs/real-components.md,
+ * "Teardown order"): clients first, monitors last. */
 export async function stopAll(hosts: CephHost[]): Promise<void> {
   for (const type of ['rgw', 'mds', 'osd', 'mgr', 'mon'] as const) {
     const all = await Promise.all(hosts.map(async (h) => (await h.daemons()).filter((d) => d.type === type).map((d) => ({ h, id: d.id }))));
@@ -151,7 +151,8 @@ export async function loopDevice(runner: ZxRunner, img: string, gib: number): Pr
 
 export const newKey = (): string => newCephxKey(Date.now(), randomBytes);
 
-/** A window of 100 ports below the ephemeral range (recipe F2) whose first three are free. */
+/** A window of 100 ports below the ephemeral range (docs/real-components.md, "Ports below
+ * 32768") whose first three are free. */
 export async function freePortWindow(): Promise<number> {
   for (let i = 0; i < 50; i++) {
     const base = 20_000 + 100 * Math.floor(Math.random() * 120);

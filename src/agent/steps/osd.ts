@@ -1,5 +1,5 @@
 // OSDs take a whole disk: BlueStore straight on the block device (`ceph-osd --mkfs` with
-// bluestore_block_path = the device), the way the recipe measured it on this kind of machine
+// bluestore_block_path = the device), as measured on this kind of machine (docs/real-components.md)
 // (ceph-volume lvm needs device-mapper, which these kernels lack; ceph-volume raw would write
 // under /var/lib/ceph and chown to the ceph user, which a test cannot redirect). The OSD's small
 // data dir holds its keyring and the `block` symlink to the device. And wiping a disk: wipefs

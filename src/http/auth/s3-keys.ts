@@ -1,5 +1,5 @@
 // The credentials of the /s3 routes: an RGW user's key pair, in headers or query parameters
-// (provisioning-api.md, Authentication 5). Quarry does not check them itself: the gateway
+// (docs/api-conventions.md, "S3"). Quarry does not check them itself: the gateway
 // verifies the signature made with them, so a wrong pair is the gateway's 401.
 import type { Context } from 'koa';
 import { AuthError } from '../../errors.js';

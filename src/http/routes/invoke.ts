@@ -1,6 +1,7 @@
 // Bulk operations on nodes and disks, and the single-target Ceph create endpoints. A request is
-// refused whole only for the three reasons of decisions.md; otherwise every target gets its own
-// result and one target's rejection never blocks the others.
+// refused whole only for the three reasons of docs/api-conventions.md ("Nodes, disks and
+// operations"); otherwise every target gets its own result and one target's rejection never
+// blocks the others.
 import { ConflictError, InputError, NotFoundError } from '../../errors.js';
 import { DiskOperation, NodeOperation, diskOperations, nodeOperations } from '../../model/operations.js';
 import type { Invocations, TargetResult } from '../invocations.js';

@@ -1,4 +1,4 @@
-// The S3 operations (decisions.md, "S3"): buckets and objects of the caller's RGW user, served by
+// The S3 operations (docs/api-conventions.md, "S3"): buckets and objects of the caller's RGW user, served by
 // a running RADOS gateway and signed with the key pair the caller sends instead of a session.
 import { BUCKET_NAME_PATTERN, DEFAULT_MAX_KEYS, MAX_KEYS_LIMIT, type ListObjectsRequest, type S3Credentials } from '../../model/s3.js';
 import { route, type AnyRoute } from '../route.js';

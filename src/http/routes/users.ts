@@ -1,5 +1,6 @@
-// The user operations of decisions.md. Roles: an admin may do everything; anyone else may read,
-// change their own password (knowing the old one), and change their own name and email.
+// The user operations (docs/api-conventions.md, "Users, sessions and roles"). Roles: an admin
+// may do everything; anyone else may read, change their own password (knowing the old one), and
+// change their own name and email.
 import { AuthError, ForbiddenError, InputError } from '../../errors.js';
 import { toPublic, type Auth, type Principal } from '../auth/index.js';
 import type { UserChanges } from '../auth/users.js';

@@ -132,7 +132,7 @@ export function parseMonAddr(addr: string): { ip: string; port: number } {
 }
 
 /** The msgr1 port that goes with a msgr2 port: 6789 for 3300, else the next port (as the
- * recipe's loopback clusters do). */
+ * measured loopback clusters do, docs/real-components.md). */
 export const v1PortOf = (port: number): number => (port === MON_V2_PORT ? MON_V1_PORT : port + 1);
 
 /** Ceph's ISO stamps: "2026-11-22T05:33:25.715104+0000". */
