@@ -22,10 +22,10 @@ import { DiscoveryGuard } from './fleet/discovery-limits.js';
 import type { EnrollmentOptions } from './http/routes/boot.js';
 import { Manager } from './runtime/manager.js';
 import { nodeLoop } from '../reconcilers/node/loop.js';
-import { SimCephCluster } from './sim/ceph/cluster.js';
-import { seeded } from './sim/random.js';
-import { Lab, type LabOptions } from './sim/lab.js';
-import { defaultCephTiming, ensureCluster, labCeph, realCeph, registerCephLoops, type CephTiming } from './main/ceph.js';
+// Types only: the lab's modules are loaded, by lab-driver.ts, only with DRIVER=lab.
+import type { Lab, LabOptions } from './sim/lab.js';
+import type { LabDriver } from './main/lab-driver.js';
+import { defaultCephTiming, ensureCluster, realCeph, registerCephLoops, type CephTiming } from './main/ceph.js';
 import { inventoryAreas } from './main/areas.js';
 import { networkArea, type NetworkArea, type NetworkOptions } from './main/network.js';
 import { provisioning } from './main/provisioning.js';
@@ -127,11 +127,12 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   // Unclaimed install credentials past their TTL leave the store (no plaintext lingers).
   const sweeper = setInterval(() => void credentials.sweep().catch((err: unknown) => log('error', 'credential sweep failed', { error: String(err) })), Math.min(config.installCredentialTtlMs, 60_000));
   sweeper.unref();
-  const images = await startImages({ config, store, tasks, bus, clock, retryBaseMs: opts.retryBaseMs ?? 5_000, ...(opts.imageTiming ? { timing: opts.imageTiming } : {}) });
+  // The lab's pieces, loaded only with DRIVER=lab: a real start never loads src/sim.
+  const labParts: LabDriver | null = config.driver === 'lab' ? (await import('./main/lab-driver.js')).labDriver(opts.lab?.seed ?? 42) : null;
+  const images = await startImages({ config, store, tasks, bus, clock, retryBaseMs: opts.retryBaseMs ?? 5_000, ...(opts.imageTiming ? { timing: opts.imageTiming } : {}), ...(labParts ? { labRegistry: labParts.imageRegistry } : {}) });
   const boot = await provisioning({ config, store, images: images.images, clock, log, secrets });
   const templates = await templatesPart({ store, clock, config, credentials, sources: { ...boot.sources, ...opts.provisioning }, log });
-  const simCeph = config.driver === 'lab' ? new SimCephCluster({ random: seeded((opts.lab?.seed ?? 42) + 2) }) : null;
-  const { ceph, rgw, close: closeCeph } = simCeph ? { ...labCeph(simCeph, store), close: async () => undefined } : realCeph(config.stateDir, store, templates.render);
+  const { ceph, rgw, close: closeCeph } = labParts ? { ...labParts.ceph(store), close: async () => undefined } : realCeph(config.stateDir, store, templates.render);
   const cephTiming = { ...defaultCephTiming(config.driver), ...opts.cephTiming };
   manager.register(
     nodeLoop({
@@ -163,14 +164,14 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   });
   manager.register(images.loop);
   // dnsmasq.conf is a template like any other: an operator's edit reaches the DHCP servers.
-  const network = networkArea({ render: templates.render, ...opts.network, config, store, tasks, manager, clock, retryBaseMs: opts.retryBaseMs ?? 5_000, runTimeoutMs: opts.runTimeoutMs ?? 60_000 });
+  const network = networkArea({ render: templates.render, ...opts.network, sim: labParts?.master(join(config.stateDir, 'dnsmasq'), () => clock.now()) ?? null, config, store, tasks, manager, clock, retryBaseMs: opts.retryBaseMs ?? 5_000, runTimeoutMs: opts.runTimeoutMs ?? 60_000 });
   fleet.onChange((nodeId) => manager.enqueue('node', nodeId));
   await manager.start();
   // Runs cut short by a crash were marked failed; their objects must look again now.
   for (const t of interrupted) for (const loop of manager.loopsFor(t.kind)) manager.enqueue(loop, t.id);
   const gateway = new AgentGateway(store, fleet, tasks.agents, credentials);
   const specs = await startSpecs({ config, store: owner, sources: { interfaces: network.host, registry: images.registry }, bus, log, ...opts.specs });
-  const s3 = s3Part({ store, simCeph, fleet });
+  const s3 = s3Part({ store, lab: labParts?.s3Gateways() ?? null, fleet });
   // Log lines stay out of /events: they would crowd state changes out of the replay buffer,
   // and GET /task/run/{id}/logs serves them.
   const hub = new SseHub({ subscribe: (h) => bus.subscribe((e) => e.type !== 'task.log' && h(e)), lastSeq: () => bus.lastSeq() });
@@ -191,8 +192,8 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   // Machines boot only once the master answers, as on a real network; their agents speak
   // HTTP to it (over loopback when it listens on every address).
   const labHost = config.host === '0.0.0.0' ? '127.0.0.1' : config.host === '::' ? '[::1]' : config.host.includes(':') ? `[${config.host}]` : config.host;
-  const labOptions = { nodes: config.labNodes, masterUrl: `http://${labHost}:${listening.port}`, diskDir: join(config.stateDir, 'lab'), ...(simCeph ? { ceph: simCeph } : {}), dhcp: network.sim, ...opts.lab };
-  const lab = config.driver === 'lab' ? new Lab(gateway, labOptions) : null;
+  const labOptions = { nodes: config.labNodes, masterUrl: `http://${labHost}:${listening.port}`, diskDir: join(config.stateDir, 'lab'), dhcp: network.sim, ...opts.lab };
+  const lab = labParts ? labParts.lab(gateway, labOptions) : null;
   lab?.start();
   const unsubscribe = bus.subscribe((e) => {
     if (e.type !== 'task.log') log('info', e.type, e.payload as Record<string, unknown>);

@@ -1,5 +1,5 @@
-// The composition root's Ceph part: which Ceph the loops talk to (the lab's simulated cluster
-// or the master's own CLI), their timing, and the loops themselves. Only the root imports this.
+// The composition root's Ceph part: which Ceph the loops talk to (the master's own CLI here;
+// the lab's simulated cluster comes from lab-driver.ts), their timing, and the loops themselves. Only the root imports this.
 import { join } from 'node:path';
 import type { Config } from '../config.js';
 import { ConflictError } from '../errors.js';
@@ -11,9 +11,6 @@ import type { CephApi, RgwApi } from '../clients/ceph-api.js';
 import { CephClient } from '../clients/ceph.js';
 import { RgwAdmin } from '../clients/rgw-admin.js';
 import { MasterCephFiles, withMasterFiles } from './ceph-files.js';
-import { SimCephApi, SimRgwApi } from '../sim/ceph/api.js';
-import type { SimCephCluster } from '../sim/ceph/cluster.js';
-import { getKey } from '../../reconcilers/shared/keys.js';
 import type { RenderTemplate } from '../render/ceph-conf.js';
 import type { Manager } from '../runtime/manager.js';
 import { clusterLoop } from '../../reconcilers/cluster/loop.js';
@@ -55,14 +52,6 @@ export function realCeph(stateDir: string, store: Store, render: RenderTemplate)
   const opts = { runner: new ZxRunner(), conf: join(dir, 'ceph.conf'), name: 'client.admin', keyring: join(dir, 'ceph.client.admin.keyring') };
   // close(): the plaintext admin keyring does not outlive the process (ceph-files.ts).
   return { ceph: withMasterFiles(new CephClient(opts), files), rgw: withMasterFiles(new RgwAdmin(opts), files), close: () => files.close() };
-}
-
-/** The lab's simulated cluster behind the same seams. The master shows the client.admin key
- * Quarry keeps, as the real CLI does with its keyring file, so the simulated cephx refuses it
- * until that key is in the cluster (reconcilers/mon/admin-key.ts). */
-export function labCeph(cluster: SimCephCluster, store: Store): { ceph: CephApi; rgw: RgwApi } {
-  const keyOf = async (entity: string): Promise<string | undefined> => (await getKey(store, entity))?.status.key;
-  return { ceph: new SimCephApi(cluster, { keyOf }), rgw: new SimRgwApi(cluster, { keyOf }) };
 }
 
 export function registerCephLoops(manager: Manager, deps: CephLoopDeps & CephTiming & { rgw: RgwApi }): void {

@@ -9,7 +9,6 @@ import type { Store } from '../store/types.js';
 import type { EventBus } from '../tasks/bus.js';
 import type { TaskService } from '../tasks/service.js';
 import { HttpImageRegistry } from '../clients/image-registry.js';
-import { LabImageRegistry } from '../sim/image-registry.js';
 import { Images } from '../http/images.js';
 import { imageRoutes } from '../http/routes/images.js';
 import type { AnyRoute } from '../http/route.js';
@@ -35,6 +34,12 @@ export interface ImageParts {
   stop(): Promise<void>;
 }
 
+/** A registry served by this process (the lab's): its catalog URL once started. */
+export interface LabRegistry {
+  start(): Promise<string>;
+  stop(): Promise<void>;
+}
+
 const noRegistry: ImageRegistry = {
   entries: () => Promise.reject(new ServiceUnavailableError('no image registry is configured (IMAGE_REGISTRY)', 'REGISTRY_UNREACHABLE')),
 };
@@ -47,9 +52,11 @@ export async function startImages(deps: {
   clock: Clock;
   retryBaseMs: number;
   timing?: Partial<ImageTiming>;
+  /** The lab's built-in registry (lab-driver.ts), used when IMAGE_REGISTRY is not set. */
+  labRegistry?: () => LabRegistry;
 }): Promise<ImageParts> {
   const { config } = deps;
-  const lab = config.driver === 'lab' && !config.imageRegistry ? new LabImageRegistry() : null;
+  const lab = deps.labRegistry && !config.imageRegistry ? deps.labRegistry() : null;
   const url = lab ? await lab.start() : config.imageRegistry;
   const registry = url ? new HttpImageRegistry({ url, insecureHttp: config.imageRegistryInsecureHttp, sha256: config.imageRegistrySha256 }) : noRegistry;
   const images = new Images(deps.store, registry, config.stateDir);

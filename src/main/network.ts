@@ -1,5 +1,5 @@
 // The composition root's network part: which master the network loop drives (the lab's
-// simulated one, or the real interfaces and dnsmasq, maybe inside MASTER_NETNS), the loop,
+// simulated one from lab-driver.ts, or the real interfaces and dnsmasq, maybe inside MASTER_NETNS), the loop,
 // and the /networks routes. Only the root imports this.
 import { join } from 'node:path';
 import type { Config } from '../config.js';
@@ -15,7 +15,7 @@ import { fileTemplates, type RenderTemplate } from '../render/template-file.js';
 import type { Manager } from '../runtime/manager.js';
 import type { Store } from '../store/types.js';
 import type { TaskService } from '../tasks/service.js';
-import { SimMaster } from '../sim/master.js';
+import type { SimMaster } from '../sim/master.js';
 import { Networks } from '../http/networks.js';
 import { networkRoutes } from '../http/routes/networks.js';
 import type { AnyRoute } from '../http/route.js';
@@ -35,6 +35,8 @@ export interface NetworkDeps extends NetworkOptions {
   clock: Clock;
   retryBaseMs: number;
   runTimeoutMs: number;
+  /** The lab's simulated master (lab-driver.ts); the real interfaces and dnsmasq without it. */
+  sim?: SimMaster | null;
 }
 
 export interface NetworkArea {
@@ -56,7 +58,7 @@ function realMaster(config: Readonly<Config>): MasterHost {
 /** Registers the network loop; call before the manager starts. */
 export function networkArea(deps: NetworkDeps): NetworkArea {
   const { config, manager } = deps;
-  const sim = config.driver === 'lab' ? new SimMaster(join(config.stateDir, 'dnsmasq'), () => deps.clock.now()) : null;
+  const sim = deps.sim ?? null;
   const host = sim ?? realMaster(config);
   let port: number | null = null;
   manager.register(

@@ -1,14 +1,13 @@
 // The composition root's S3 part: the /s3 routes over the AWS SDK client, talking to a running
 // RADOS gateway at `http://<node ip>:7480`; in the lab, the simulated gateways' loopback
-// listeners stand in for those addresses, and everything else is the same code.
+// listeners (from lab-driver.ts) stand in for those addresses, and everything else is the same code.
 import { connectS3 } from '../clients/s3.js';
 import { S3Service, gatewayUrl } from '../http/s3.js';
 import { s3Routes } from '../http/routes/s3.js';
 import type { AnyRoute } from '../http/route.js';
 import type { Store } from '../store/types.js';
 import type { Fleet } from '../fleet/fleet.js';
-import type { SimCephCluster } from '../sim/ceph/cluster.js';
-import { LabS3Gateways } from '../sim/s3/gateway.js';
+import type { LabS3Gateways } from '../sim/s3/gateway.js';
 
 export interface S3Part {
   routes: AnyRoute[];
@@ -18,8 +17,8 @@ export interface S3Part {
   stop(): Promise<void>;
 }
 
-export function s3Part(deps: { store: Store; simCeph: SimCephCluster | null; fleet?: Fleet }): S3Part {
-  const lab = deps.simCeph ? new LabS3Gateways(deps.simCeph) : null;
+export function s3Part(deps: { store: Store; lab: LabS3Gateways | null; fleet?: Fleet }): S3Part {
+  const { lab } = deps;
   const service = new S3Service({
     store: deps.store,
     connect: connectS3(),
