@@ -231,22 +231,28 @@ async function main(): Promise<void> {
   // Read once into config: commands Quarry runs (ceph, dnsmasq, ...) inherit the environment.
   delete process.env.SECRETS_KEY;
   const log = createLogger();
-  const quarry = await startQuarry({ config, log });
-  let stopping = false;
-  const shutdown = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log('info', 'stopping', { signal });
-    quarry.stop().then(
+  // The handlers are in place before the start: a signal that arrives while Quarry starts (or
+  // just after it says it started) stops it cleanly instead of killing it mid-write.
+  let quarry: Quarry | null = null;
+  let stopping: string | null = null;
+  const stop = (q: Quarry) =>
+    q.stop().then(
       () => process.exit(0),
       (err) => {
         log('error', 'stop failed', { error: String(err) });
         process.exit(1);
       },
     );
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = signal;
+    log('info', 'stopping', { signal });
+    if (quarry) void stop(quarry);
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
+  quarry = await startQuarry({ config, log });
+  if (stopping) await stop(quarry);
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
