@@ -41,6 +41,9 @@ export class DiscoveryGuard {
     private readonly clock: Clock,
   ) {}
 
+  /** Discoveries past the cap check whose node is not committed (or failed) yet. */
+  private reserved = 0;
+
   /** Takes a discovery token of `address`; throws RateLimitedError when it has none left. Asked
    * before the store is searched for a MAC that is not a node's id, so a flood of random MACs
    * costs a map lookup each. */
@@ -59,17 +62,19 @@ export class DiscoveryGuard {
     if (b) b.tokens = Math.min(this.limits.burst, b.tokens + 1);
   }
 
-  /** Throws RateLimitedError when MAX_UNAPPROVED_NODES wait already. */
-  cap(unapproved: number): void {
-    if (unapproved >= this.limits.maxUnapproved) {
-      throw new RateLimitedError(60, `${unapproved} discovered machines wait for approval already (MAX_UNAPPROVED_NODES); approve or remove some`);
+  /** A place among the MAX_UNAPPROVED_NODES for a discovery about to be committed; throws
+   * RateLimitedError when they are taken. The place is held until `release` (after the commit,
+   * or when the request fails), so requests made together cannot all pass on one count. */
+  reserve(unapproved: number): () => void {
+    if (unapproved + this.reserved >= this.limits.maxUnapproved) {
+      throw new RateLimitedError(60, `${unapproved + this.reserved} discovered machines wait for approval already (MAX_UNAPPROVED_NODES); approve or remove some`);
     }
-  }
-
-  /** take, then cap: a discovery from `address` with `unapproved` nodes waiting. */
-  admit(address: string, unapproved: number): void {
-    this.take(address);
-    this.cap(unapproved);
+    this.reserved++;
+    let held = true;
+    return () => {
+      if (held) this.reserved--;
+      held = false;
+    };
   }
 
   private prune(now: number): void {

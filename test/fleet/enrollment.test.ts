@@ -4,7 +4,9 @@
 import test from 'ava';
 import { decideBoot } from '../../src/fleet/boot-decision.js';
 import { enrollmentVerdict, isApproved, type BootFacts, type CredentialView, type EnrollmentVerdict } from '../../src/fleet/enrollment.js';
-import { takeToken } from '../../src/fleet/discovery-limits.js';
+import { DiscoveryGuard, takeToken } from '../../src/fleet/discovery-limits.js';
+import { RateLimitedError } from '../../src/errors.js';
+import { ManualClock } from '../../src/model/clock.js';
 import { parseDnsmasqLeases } from '../../src/clients/dhcp.js';
 import { labMachineAddress } from '../../src/sim/lab.js';
 import { offeredNodeOperations } from '../../src/model/operations.js';
@@ -131,3 +133,16 @@ for (const p of plans) {
     t.is(approved?.status, p.input.node?.spec.approved === false ? 'False' : 'True');
   });
 }
+
+test('enrollment discoveries made together cannot pass the unapproved cap on one count: each holds a place until released', (t) => {
+  const guard = new DiscoveryGuard({ maxUnapproved: 3, burst: 100, perMinute: 100 }, new ManualClock(T0));
+  // Two nodes wait; three requests made together all counted two before any committed.
+  const first = guard.reserve(2);
+  t.throws(() => guard.reserve(2), { instanceOf: RateLimitedError });
+  first(); // the first one failed (or committed, after which the count says 3)
+  first(); // releasing twice frees one place, not two
+  const second = guard.reserve(2);
+  t.throws(() => guard.reserve(2), { instanceOf: RateLimitedError });
+  second();
+  t.throws(() => guard.reserve(3), { instanceOf: RateLimitedError }, 'the stored count alone still caps');
+});

@@ -76,13 +76,24 @@ async function bootConfig(deps: BootDeps, ctx: Context, rawMac: string): Promise
   const mac = normaliseMac(rawMac);
   const address = sourceAddress(ctx);
   let existing = (await store.get<NodeSpec, NodeStatusFields>(Kind.Node, nodeIdForMac(mac))) as NodeDoc | undefined;
+  let release = (): void => undefined;
   if (!existing) {
     // Charged before the slow search by the MAC's other NICs, refunded when it finds the node.
     e.guard.take(address);
     existing = (await findNodeByMac(store, mac)) as NodeDoc | undefined;
     if (existing) e.guard.refund(address);
-    else e.guard.cap(await countUnapproved(store));
+    else release = e.guard.reserve(await countUnapproved(store));
   }
+  try {
+    return await answerBoot(deps, { mac, address, base, existing });
+  } finally {
+    release();
+  }
+}
+
+async function answerBoot(deps: BootDeps, r: { mac: string; address: string; base: string; existing: NodeDoc | undefined }): Promise<string> {
+  const { store, fleet, credentials, contexts, enrollment: e } = deps;
+  const { mac, address, base, existing } = r;
   const node = existing ?? tentativeNode(mac, deps.clock.iso());
   const [lease, credential, imageAvailable] = await Promise.all([
     e.leases.leaseFor(mac),
