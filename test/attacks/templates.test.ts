@@ -2,14 +2,13 @@
 // and 9): a template is code an admin writes and anyone may render publicly, so it must run
 // without the server's powers, and a flood of renders of a slow one must not hold up boots.
 import test from 'ava';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, type Reply } from '../http/client.js';
 import { admin } from '../http/agent-helpers.js';
 import { ADMIN_PASSWORD, startLab, waitFor } from '../lab/harness.js';
+import { countingServer } from '../helpers/counting-server.js';
 
 // As in a real deployment, the admin password is in the master's environment.
 process.env.ADMIN_PASSWORD = ADMIN_PASSWORD;
@@ -72,14 +71,8 @@ test('attack an admin template that reads a file of the master is refused', asyn
 });
 
 test('attack a template that calls a server on the network is refused and the server sees nothing', async (t) => {
-  let hits = 0;
-  const server = createServer((_req, res) => {
-    hits++;
-    res.end('reached');
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  t.teardown(() => new Promise<void>((r) => server.close(() => r())));
-  const url = JSON.stringify(`http://127.0.0.1:${(server.address() as AddressInfo).port}/exfiltrate`);
+  const server = await countingServer(t);
+  const url = JSON.stringify(`http://127.0.0.1:${server.port}/exfiltrate`);
   const q = await startLab(t, 0);
   const c = await admin(q);
   const attempts = [
@@ -91,7 +84,7 @@ test('attack a template that calls a server on the network is refused and the se
     t.is((await put(c, `call-out-${i}`, source)).status, 200, source);
     t.is((await new Client(q.url).get(`/templates/rendered/call-out-${i}`)).status, 422, source);
   }
-  t.is(hits, 0);
+  t.is(server.hits(), 0);
 });
 
 test('attack a flood of public renders of a slow template holding up boots is refused', async (t) => {

@@ -4,14 +4,13 @@
 // its own empty network namespace, bounded in time, memory and output. Every attempt answers
 // 422 and neither the secret, the file nor the test's server is ever reached.
 import test, { type ExecutionContext } from 'ava';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { TemplateSandbox, type SandboxOptions } from '../../src/render/sandbox.js';
 import { findUnshare, spawnRenderChild, unshareArgs } from '../../src/render/child-process.js';
+import { countingServer } from '../helpers/counting-server.js';
 import { waitFor } from '../lab/harness.js';
 
 const ENV_SECRET = 'env-secret-7f3a9c1e5b';
@@ -24,18 +23,6 @@ async function secretFile(t: ExecutionContext): Promise<{ dir: string; file: str
   const file = join(dir, 'secret.txt');
   await writeFile(file, FILE_SECRET);
   return { dir, file };
-}
-
-/** A server the templates try to reach: it counts every request. */
-async function countingServer(t: ExecutionContext): Promise<{ port: number; hits: () => number }> {
-  let hits = 0;
-  const server = createServer((_req, res) => {
-    hits++;
-    res.end('reached');
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  t.teardown(() => new Promise<void>((r) => server.close(() => r())));
-  return { port: (server.address() as AddressInfo).port, hits: () => hits };
 }
 
 function sandbox(t: ExecutionContext, opts: Partial<SandboxOptions> = {}): TemplateSandbox {
