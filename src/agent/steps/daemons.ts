@@ -55,7 +55,7 @@ export const restartDaemon: AgentStep = async (ctx) => {
 };
 
 /** A daemon of another cluster must not start with this node's conf. */
-function checkFsid(ctx: AgentStepContext, conf: string): void {
+export function checkFsid(ctx: AgentStepContext, conf: string): void {
   const fsid = optStr(ctx.args, 'fsid');
   const have = /^fsid\s*=\s*(\S+)/m.exec(conf)?.[1];
   if (fsid && have && fsid !== have) throw new Error(`the step is for cluster ${fsid}, the master's ceph.conf is for ${have}`);
