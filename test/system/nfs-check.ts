@@ -1,9 +1,9 @@
 // The NFS gateway seen from a client, on a real cluster: a userspace NFS client (libnfs-utils:
 // nfs-cp, nfs-cat; no kernel mount, no rpcbind) writes a file into the export, reads it back
 // both ways, and the filesystem's data pool is asked, with rados, for the object holding those
-// bytes. Given the master's CLI (the conf with its admin key) and the gateway's address, so it
-// serves any cluster: a NetnsCluster (c.runner, c.cephConf) once `nfs` is a daemon of the API,
-// or one brought up by hand. Findings behind it: docs/real-components.md, "NFS gateway".
+// bytes. Given how the master's CLI connects and the gateway's address, so it serves any
+// cluster: a NetnsCluster (c.runner, ['-c', c.cephConf]) once `nfs` is a daemon of the API, a
+// node-sandbox (nfs-node.system.ts), or one brought up by hand. Findings behind it: docs/real-components.md, "NFS gateway".
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,8 +13,9 @@ import type { Runner } from '../../src/exec/runner.js';
 
 export interface NfsTarget {
   runner: Runner;
-  /** The master's ceph.conf (admin key through its [client] keyring). */
-  cephConf: string;
+  /** How `ceph` and `rados` reach the cluster as an admin: ['-c', conf] when the conf names the
+   * admin keyring, else with '-n', 'client.admin', '-k', keyring. */
+  cephArgs: string[];
   /** The gateway's address and NFS port. */
   addr: string;
   port: number;
@@ -41,8 +42,8 @@ const FILE_BYTES = 3000;
 const TOOL_MS = 30_000;
 
 export async function nfsRoundTrip(target: NfsTarget): Promise<NfsRoundTrip> {
-  const { runner, cephConf, addr, port, fs } = target;
-  const ceph = async (cmd: string, args: string[]): Promise<string> => (await runner.run(cmd, ['-c', cephConf, ...args], { timeoutMs: TOOL_MS })).stdout;
+  const { runner, cephArgs, addr, port, fs } = target;
+  const ceph = async (cmd: string, args: string[]): Promise<string> => (await runner.run(cmd, [...cephArgs, ...args], { timeoutMs: TOOL_MS })).stdout;
   const fsInfo = (JSON.parse(await ceph('ceph', ['fs', 'ls', '-f', 'json'])) as Array<{ name: string; data_pools: string[] }>).find((f) => f.name === fs);
   const dataPool = fsInfo?.data_pools[0];
   if (!dataPool) throw new Error(`no filesystem ${fs} with a data pool in this cluster`);
