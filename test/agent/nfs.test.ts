@@ -135,3 +135,18 @@ test('nfs start refuses bad arguments and another cluster before fetching a key 
   t.deepEqual(n.runner.calls, []);
   await t.throwsAsync(stat(join(n.dir, 'data', 'keyring', 'ceph.client.nfs.n1.keyring')));
 });
+
+test('nfs start of a ganesha that exits at once fails with the end of its log', async (t) => {
+  const n = await fakeNode(t);
+  n.master.keys.push(keyring('client.nfs.n1', NFS_KEY));
+  n.runner.expect((c) => c === 'ganesha.nfsd', (call) => {
+    const args = call.args as string[];
+    mkdirSync(join(n.dir, 'run'), { recursive: true });
+    writeFileSync(args[args.indexOf('-p') + 1]!, '999999999\n');
+    appendFileSync(args[args.indexOf('-L') + 1]!, 'x : y : n1 : nfs-ganesha-42[main] config_errs_to_log :CONFIG :FATAL :Fatal errors. Server exiting...\n');
+    return {};
+  });
+  await t.throwsAsync(startNfs(n.ctx({ name: 'n1', fsid: FSID, export: 'cephfs' })), {
+    message: 'client.nfs.n1: ganesha exited during its start; its log ends with:\nconfig_errs_to_log :CONFIG :FATAL :Fatal errors. Server exiting...',
+  });
+});
