@@ -7,8 +7,8 @@ import { createLogger, type Logger } from './log.js';
 import { systemClock, uuid, type Clock } from './model/clock.js';
 import { openEmbeddedStore } from './store/index.js';
 import type { SecretBox } from './store/secret-box.js';
-import { prepareStateDir } from './main/state-dir.js';
-import { loadSecretBox } from './main/secrets-key.js';
+import { prepareStateDir } from './store/state-dir.js';
+import { loadSecretBox } from './store/secrets-key.js';
 import type { Store } from './store/types.js';
 import { EventBus } from './tasks/bus.js';
 import { FileLogStore } from './tasks/file-logs.js';
@@ -39,7 +39,7 @@ import { agentRoutes } from './http/routes/agent.js';
 import { templatesPart } from './main/templates.js';
 import { s3Part, type S3Part } from './main/s3.js';
 import { apiStore, startSpecs, type SpecsPart } from './main/gitops.js';
-import type { ProvisioningSources } from './http/template-context.js';
+import type { ProvisioningSources } from './services/template-context.js';
 
 export interface QuarryOptions {
   config: Readonly<Config>;

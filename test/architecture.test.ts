@@ -13,7 +13,7 @@ const allowed: Record<string, string[]> = {
   log: [],
   model: ['errors'],
   config: ['errors'],
-  store: ['errors', 'model'],
+  store: ['errors', 'model', 'config', 'log'],
   exec: ['errors'],
   tasks: ['errors', 'model', 'store', 'exec'],
   fleet: ['errors', 'model', 'store', 'tasks'],
@@ -25,7 +25,8 @@ const allowed: Record<string, string[]> = {
   // The lab answers the same typed client calls the real Ceph CLI does.
   sim: ['errors', 'model', 'fleet', 'tasks', 'clients'],
   agent: ['errors', 'model', 'fleet', 'tasks', 'exec', 'clients', 'render', 'config', 'log'],
-  http: ['errors', 'model', 'store', 'tasks', 'fleet', 'gitops', 'render', 'config', 'log'],
+  http: ['errors', 'model', 'store', 'tasks', 'fleet', 'gitops', 'render', 'config', 'log', 'services'],
+  services: ['errors', 'model', 'store', 'fleet', 'gitops', 'render'],
 };
 
 /** Packages that live in exactly one area. */

@@ -9,7 +9,7 @@ import type { Store } from '../store/types.js';
 import type { EventBus } from '../tasks/bus.js';
 import type { TaskService } from '../tasks/service.js';
 import { HttpImageRegistry } from '../clients/image-registry.js';
-import { Images } from '../http/images.js';
+import { Images } from '../services/images.js';
 import { imageRoutes } from '../http/routes/images.js';
 import type { AnyRoute } from '../http/route.js';
 import { imageLoop } from '../../reconcilers/image/loop.js';

@@ -11,9 +11,9 @@ import { NetworkKind, type NetworkSpec } from '../model/network-kinds.js';
 import type { SecretBox } from '../store/secret-box.js';
 import type { Store } from '../store/types.js';
 import { loadSigningKey } from '../http/auth/secret-files.js';
-import { isDownloaded, type Images } from '../http/images.js';
+import { isDownloaded, type Images } from '../services/images.js';
 import { SignedUrls } from '../http/signed-urls.js';
-import type { BootImage, NodeDoc, ProvisioningSources } from '../http/template-context.js';
+import type { BootImage, NodeDoc, ProvisioningSources } from '../services/template-context.js';
 import { imageFilePath, imageFileRoutes } from '../http/routes/image-files.js';
 import type { AnyRoute } from '../http/route.js';
 

@@ -19,8 +19,8 @@ import { Kind, type NodeSpec, type NodeStatusFields } from '../../model/kinds.js
 import type { Store } from '../../store/types.js';
 import { route, type AnyRoute } from '../route.js';
 import { object } from '../schemas.js';
-import type { NodeDoc, TemplateContexts } from '../template-context.js';
-import type { TemplateLibrary } from '../templates.js';
+import type { NodeDoc, TemplateContexts } from '../../services/template-context.js';
+import type { TemplateLibrary } from '../../services/templates.js';
 import { baseUrl, macSchema, sourceAddress } from './templates.js';
 
 export interface EnrollmentOptions {

@@ -9,11 +9,11 @@ import { mayReadNodeSecrets } from '../auth/principal.js';
 import type { Doc } from '../../model/document.js';
 import { CephConfRenderer, monitorsForConf, type CephConfContext } from '../../render/ceph-conf.js';
 import type { Store } from '../../store/types.js';
-import type { Inventory } from '../inventory.js';
+import type { Inventory } from '../../services/inventory.js';
 import { route, type AnyRoute } from '../route.js';
 import { object, statusSchema, uuidSchema } from '../schemas.js';
 import { Kind, type NodeSpec } from '../../model/kinds.js';
-import { MON_CREATE_TASKS, nodeMayHold } from '../node-keys.js';
+import { MON_CREATE_TASKS, nodeMayHold } from '../../services/node-keys.js';
 
 const unavailable = (message: string) => new ServiceUnavailableError(message, 'CLUSTER_UNAVAILABLE');
 

@@ -4,7 +4,7 @@
 // blocks the others.
 import { ConflictError, InputError, NotFoundError } from '../../errors.js';
 import { DiskOperation, NodeOperation, diskOperations, nodeOperations } from '../../model/operations.js';
-import type { Invocations, TargetResult } from '../invocations.js';
+import type { Invocations, TargetResult } from '../../services/invocations.js';
 import { route, type AnyRoute } from '../route.js';
 import { object, statusSchema, uuidSchema } from '../schemas.js';
 import { LIMIT_CODE } from '../validation.js';

@@ -7,8 +7,8 @@ import { baseUrl } from '../base-url.js';
 import { TEMPLATE_NAME_MAX, TEMPLATE_NAME_PATTERN, templateSettingsSchema } from '../../model/template-kinds.js';
 import { route, type AnyRoute } from '../route.js';
 import { object, statusSchema, uuidSchema } from '../schemas.js';
-import { CONTEXT_KINDS, type ContextKind, type TemplateContexts } from '../template-context.js';
-import type { TemplateLibrary } from '../templates.js';
+import { CONTEXT_KINDS, type ContextKind, type TemplateContexts } from '../../services/template-context.js';
+import type { TemplateLibrary } from '../../services/templates.js';
 
 const nameParam = object({ name: { type: 'string', pattern: TEMPLATE_NAME_PATTERN, maxLength: TEMPLATE_NAME_MAX, description: 'a template name: letters, digits, _ and -, in dot-separated parts (no /, .. or NUL)' } }, ['name']);
 export const macSchema = { type: 'string', pattern: '^[0-9A-Fa-f]{2}([:-][0-9A-Fa-f]{2}){5}$', description: 'aa:bb:cc:dd:ee:ff (or with -)' };
