@@ -25,7 +25,8 @@ import { nodeLoop } from '../reconcilers/node/loop.js';
 // Types only: the lab's modules are loaded, by lab-driver.ts, only with DRIVER=lab.
 import type { Lab, LabOptions } from './sim/lab.js';
 import type { LabDriver } from './main/lab-driver.js';
-import { defaultCephTiming, ensureCluster, realCeph, registerCephLoops, type CephTiming } from './main/ceph.js';
+import { defaultCephTiming, realCeph, registerCephLoops, type CephTiming } from './main/ceph.js';
+import { ensureCluster } from './services/cluster.js';
 import { inventoryAreas } from './main/areas.js';
 import { networkArea, type NetworkArea, type NetworkOptions } from './main/network.js';
 import { provisioning } from './main/provisioning.js';

@@ -26,7 +26,7 @@ const allowed: Record<string, string[]> = {
   sim: ['errors', 'model', 'fleet', 'tasks', 'clients'],
   agent: ['errors', 'model', 'fleet', 'tasks', 'exec', 'clients', 'render', 'config', 'log'],
   http: ['errors', 'model', 'store', 'tasks', 'fleet', 'gitops', 'render', 'config', 'log', 'services'],
-  services: ['errors', 'model', 'store', 'fleet', 'gitops', 'render'],
+  services: ['errors', 'model', 'store', 'fleet', 'gitops', 'render', 'config'],
 };
 
 /** Packages that live in exactly one area. */
