@@ -19,7 +19,7 @@ import { Fleet } from './fleet/fleet.js';
 import { AgentGateway } from './fleet/gateway.js';
 import { AgentCredentials } from './fleet/credentials.js';
 import { DiscoveryGuard } from './fleet/discovery-limits.js';
-import type { EnrollmentOptions } from './http/routes/boot.js';
+import { type EnrollmentOptions, taskRoutes, eventRoutes, agentRoutes } from './http/router.js';
 import { Manager } from './runtime/manager.js';
 import { nodeLoop } from '../reconcilers/node/loop.js';
 // Types only: the lab's modules are loaded, by lab-driver.ts, only with DRIVER=lab.
@@ -34,9 +34,6 @@ import { startImages, type ImageParts, type ImageTiming } from './main/images.js
 import { createHttpApp, type HttpApp, type Listening } from './http/app.js';
 import type { AuthOptions } from './http/auth/index.js';
 import { SseHub } from './http/sse/hub.js';
-import { taskRoutes } from './http/routes/tasks.js';
-import { eventRoutes } from './http/routes/events.js';
-import { agentRoutes } from './http/routes/agent.js';
 import { templatesPart } from './main/templates.js';
 import { s3Part, type S3Part } from './main/s3.js';
 import { apiStore, startSpecs, type SpecsPart } from './main/gitops.js';

@@ -10,7 +10,7 @@ import type { EventBus } from '../tasks/bus.js';
 import type { TaskService } from '../tasks/service.js';
 import { HttpImageRegistry } from '../clients/image-registry.js';
 import { Images } from '../services/images.js';
-import { imageRoutes } from '../http/routes/images.js';
+import { imageRoutes } from '../http/router.js';
 import type { AnyRoute } from '../http/route.js';
 import { imageLoop } from '../../reconcilers/image/loop.js';
 import type { Reconciler } from '../runtime/types.js';

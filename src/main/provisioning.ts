@@ -10,7 +10,7 @@ import type { Images } from '../services/images.js';
 import { bootSources } from '../services/boot-sources.js';
 import { SignedUrls } from '../http/signed-urls.js';
 import type { ProvisioningSources } from '../services/template-context.js';
-import { imageFilePath, imageFileRoutes } from '../http/routes/image-files.js';
+import { imageFilePath, imageFileRoutes } from '../http/router.js';
 import type { AnyRoute } from '../http/route.js';
 
 export interface Provisioning {

@@ -13,8 +13,7 @@ import { TemplateLanes } from '../render/lanes.js';
 import { TEMPLATE_HELPERS } from '../render/helpers.js';
 import { TemplateLibrary } from '../services/templates.js';
 import { TemplateContexts, type ProvisioningSources } from '../services/template-context.js';
-import { templateRoutes } from '../http/routes/templates.js';
-import { bootRoutes, type EnrollmentOptions } from '../http/routes/boot.js';
+import { templateRoutes, bootRoutes, type EnrollmentOptions } from '../http/router.js';
 import type { AnyRoute } from '../http/route.js';
 
 export interface TemplatesPart {

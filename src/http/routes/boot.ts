@@ -18,10 +18,11 @@ import { nodeIdForMac } from '../../model/ids.js';
 import { Kind, type NodeSpec, type NodeStatusFields } from '../../model/kinds.js';
 import type { Store } from '../../store/types.js';
 import { route, type AnyRoute } from '../route.js';
-import { object } from '../schemas.js';
+import { macSchema, object } from '../schemas.js';
 import type { NodeDoc, TemplateContexts } from '../../services/template-context.js';
 import type { TemplateLibrary } from '../../services/templates.js';
-import { baseUrl, macSchema, sourceAddress } from './templates.js';
+import { baseUrl } from '../base-url.js';
+import { sourceAddress } from '../client-address.js';
 
 export interface EnrollmentOptions {
   /** MAC → the address a DHCP server Quarry runs leased it (dnsmasq's lease files, the lab's). */

@@ -12,7 +12,7 @@ import type { Invocations } from '../../services/invocations.js';
 import type { RgwUsers } from '../../services/rgw-users.js';
 import { route, type AnyRoute } from '../route.js';
 import { object, statusSchema, uuidSchema } from '../schemas.js';
-import { single } from './invoke.js';
+import { single } from '../target-result.js';
 
 const gatewaySchema = object(
   {
