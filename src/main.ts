@@ -19,7 +19,8 @@ import { Fleet } from './fleet/fleet.js';
 import { AgentGateway } from './fleet/gateway.js';
 import { AgentCredentials } from './fleet/credentials.js';
 import { DiscoveryGuard } from './fleet/discovery-limits.js';
-import { type EnrollmentOptions, taskRoutes, eventRoutes, agentRoutes } from './http/router.js';
+import type { EnrollmentOptions } from './services/boot.js';
+import { taskRoutes, eventRoutes, agentRoutes } from './http/router.js';
 import { Manager } from './runtime/manager.js';
 import { nodeLoop } from '../reconcilers/node/loop.js';
 // Types only: the lab's modules are loaded, by lab-driver.ts, only with DRIVER=lab.

@@ -2,7 +2,7 @@
 // users, sessions and the OpenAPI document itself), this is the only file that imports from
 // routes/, so a route file stays a leaf that nothing else reaches into (test/architecture.test.ts).
 export { agentRoutes } from './routes/agent.js';
-export { bootRoutes, type EnrollmentOptions } from './routes/boot.js';
+export { bootRoutes } from './routes/boot.js';
 export { cephRoutes } from './routes/ceph.js';
 export { diskRoutes } from './routes/disks.js';
 export { eventRoutes } from './routes/events.js';

@@ -13,7 +13,8 @@ import { TemplateLanes } from '../render/lanes.js';
 import { TEMPLATE_HELPERS } from '../render/helpers.js';
 import { TemplateLibrary } from '../services/templates.js';
 import { TemplateContexts, type ProvisioningSources } from '../services/template-context.js';
-import { templateRoutes, bootRoutes, type EnrollmentOptions } from '../http/router.js';
+import { templateRoutes, bootRoutes } from '../http/router.js';
+import type { EnrollmentOptions } from '../services/boot.js';
 import type { AnyRoute } from '../http/route.js';
 
 export interface TemplatesPart {
