@@ -9,7 +9,7 @@ import { ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/clien
 import { s3ClientConfig, connectS3 } from '../src/clients/s3.js';
 import { createHttpApp } from '../src/http/app.js';
 import { s3Routes } from '../src/http/routes/s3.js';
-import { S3Service } from '../src/http/s3.js';
+import { S3Service } from '../src/services/s3.js';
 import { silentLogger } from '../src/log.js';
 import { Kind } from '../src/model/kinds.js';
 import { createMemoryStore } from '../src/store/index.js';

@@ -7,8 +7,8 @@ import { createLogger, type Logger } from './log.js';
 import { systemClock, uuid, type Clock } from './model/clock.js';
 import { openEmbeddedStore } from './store/index.js';
 import type { SecretBox } from './store/secret-box.js';
-import { prepareStateDir } from './main/state-dir.js';
-import { loadSecretBox } from './main/secrets-key.js';
+import { prepareStateDir } from './store/state-dir.js';
+import { loadSecretBox } from './store/secrets-key.js';
 import type { Store } from './store/types.js';
 import { EventBus } from './tasks/bus.js';
 import { FileLogStore } from './tasks/file-logs.js';
@@ -19,13 +19,15 @@ import { Fleet } from './fleet/fleet.js';
 import { AgentGateway } from './fleet/gateway.js';
 import { AgentCredentials } from './fleet/credentials.js';
 import { DiscoveryGuard } from './fleet/discovery-limits.js';
-import type { EnrollmentOptions } from './http/routes/boot.js';
+import type { EnrollmentOptions } from './services/boot.js';
+import { taskRoutes, eventRoutes, agentRoutes } from './http/router.js';
 import { Manager } from './runtime/manager.js';
 import { nodeLoop } from '../reconcilers/node/loop.js';
 // Types only: the lab's modules are loaded, by lab-driver.ts, only with DRIVER=lab.
 import type { Lab, LabOptions } from './sim/lab.js';
 import type { LabDriver } from './main/lab-driver.js';
-import { defaultCephTiming, ensureCluster, realCeph, registerCephLoops, type CephTiming } from './main/ceph.js';
+import { defaultCephTiming, realCeph, registerCephLoops, type CephTiming } from './main/ceph.js';
+import { ensureCluster } from './services/cluster.js';
 import { inventoryAreas } from './main/areas.js';
 import { networkArea, type NetworkArea, type NetworkOptions } from './main/network.js';
 import { provisioning } from './main/provisioning.js';
@@ -33,13 +35,10 @@ import { startImages, type ImageParts, type ImageTiming } from './main/images.js
 import { createHttpApp, type HttpApp, type Listening } from './http/app.js';
 import type { AuthOptions } from './http/auth/index.js';
 import { SseHub } from './http/sse/hub.js';
-import { taskRoutes } from './http/routes/tasks.js';
-import { eventRoutes } from './http/routes/events.js';
-import { agentRoutes } from './http/routes/agent.js';
 import { templatesPart } from './main/templates.js';
 import { s3Part, type S3Part } from './main/s3.js';
 import { apiStore, startSpecs, type SpecsPart } from './main/gitops.js';
-import type { ProvisioningSources } from './http/template-context.js';
+import type { ProvisioningSources } from './services/template-context.js';
 
 export interface QuarryOptions {
   config: Readonly<Config>;

@@ -3,10 +3,10 @@
 import { ConflictError } from '../../src/errors.js';
 import { CephKind, type KeyringSpec, type KeyringStatus } from '../../src/model/ceph-kinds.js';
 import type { Doc } from '../../src/model/document.js';
-import { nameUuid } from '../../src/model/ids.js';
+import { keyringIdFor } from '../../src/model/ids.js';
 import type { Store } from '../../src/store/types.js';
 
-export const keyringId = (entity: string): string => nameUuid('keyring', entity);
+export const keyringId = keyringIdFor;
 
 export function getKey(store: Store, entity: string): Promise<Doc<KeyringSpec, KeyringStatus> | undefined> {
   return store.get<KeyringSpec, KeyringStatus>(CephKind.Keyring, keyringId(entity));

@@ -5,7 +5,7 @@
 // hops, so an address the client wrote itself at the left is never taken. koa's own `proxy`
 // switch trusts every peer and takes the leftmost address; it stays off.
 import { BlockList, isIP } from 'node:net';
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 
 /** `true` trusts every peer (tests, or a Quarry that only its proxy can reach); a list: those
  * addresses and CIDR ranges (`loopback` for 127.0.0.0/8 and ::1); false or empty: none. */
@@ -76,4 +76,11 @@ export function clientAddress(trust: TrustProxy): Middleware {
     }
     await next();
   };
+}
+
+/** The request's source address (an IPv4-mapped IPv6 address as plain IPv4), as koa's ctx.ip
+ * holds it after the trust rules above. */
+export function sourceAddress(ctx: Context): string {
+  const ip = ctx.ip || ctx.socket.remoteAddress || '';
+  return ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip;
 }

@@ -3,6 +3,7 @@ import type { JsonSchema } from '../model/schemas.js';
 import { MIN_PASSWORD_LENGTH } from './auth/index.js';
 
 export const uuidSchema: JsonSchema = { type: 'string', format: 'uuid' };
+export const macSchema: JsonSchema = { type: 'string', pattern: '^[0-9A-Fa-f]{2}([:-][0-9A-Fa-f]{2}){5}$', description: 'aa:bb:cc:dd:ee:ff (or with -)' };
 
 /** `{ "status": "<word>" }`, the answer of every operation without a natural body. */
 export const statusSchema = (word: string, withId = false): JsonSchema => ({

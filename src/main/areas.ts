@@ -2,15 +2,11 @@
 // storage cluster, with the services they share.
 import type { Clock } from '../model/clock.js';
 import type { Store } from '../store/types.js';
-import { nodeRoutes } from '../http/routes/nodes.js';
-import { diskRoutes } from '../http/routes/disks.js';
-import { invokeRoutes } from '../http/routes/invoke.js';
-import { Inventory } from '../http/inventory.js';
-import { Invocations } from '../http/invocations.js';
-import { CephConfig, cephRoutes } from '../http/routes/ceph.js';
-import { filesystemRoutes } from '../http/routes/filesystems.js';
-import { gatewayRoutes } from '../http/routes/gateways.js';
-import { RgwUsers } from '../http/rgw-users.js';
+import { nodeRoutes, diskRoutes, invokeRoutes, cephRoutes, filesystemRoutes, gatewayRoutes } from '../http/router.js';
+import { Inventory } from '../services/inventory.js';
+import { Invocations } from '../services/invocations.js';
+import { CephConfig } from '../services/ceph-config.js';
+import { RgwUsers } from '../services/rgw-users.js';
 import { CephConfRenderer } from '../render/ceph-conf.js';
 import type { TemplatesPart } from './templates.js';
 

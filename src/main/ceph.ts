@@ -2,15 +2,12 @@
 // the lab's simulated cluster comes from lab-driver.ts), their timing, and the loops themselves. Only the root imports this.
 import { join } from 'node:path';
 import type { Config } from '../config.js';
-import { ConflictError } from '../errors.js';
-import { uuid } from '../model/clock.js';
-import { CLUSTER_ID, CephKind, type ClusterSpec } from '../model/ceph-kinds.js';
 import type { Store } from '../store/types.js';
 import { ZxRunner } from '../exec/zx-runner.js';
 import type { CephApi, RgwApi } from '../clients/ceph-api.js';
 import { CephClient } from '../clients/ceph.js';
 import { RgwAdmin } from '../clients/rgw-admin.js';
-import { MasterCephFiles, withMasterFiles } from './ceph-files.js';
+import { MasterCephFiles, withMasterFiles } from '../services/ceph-files.js';
 import type { RenderTemplate } from '../render/ceph-conf.js';
 import type { Manager } from '../runtime/manager.js';
 import { clusterLoop } from '../../reconcilers/cluster/loop.js';
@@ -44,13 +41,13 @@ export function defaultCephTiming(driver: Config['driver']): CephTiming {
 }
 
 /** The master's own ceph and radosgw-admin CLIs, with the conf and admin key Quarry keeps
- * under STATE_DIR/ceph, written from the store before each call (ceph-files.ts). Both share
+ * under STATE_DIR/ceph, written from the store before each call (services/ceph-files.ts). Both share
  * one set of files, so a change is written once. */
 export function realCeph(stateDir: string, store: Store, render: RenderTemplate): { ceph: CephApi; rgw: RgwApi; close: () => Promise<void> } {
   const dir = join(stateDir, 'ceph');
   const files = new MasterCephFiles(store, dir, render);
   const opts = { runner: new ZxRunner(), conf: join(dir, 'ceph.conf'), name: 'client.admin', keyring: join(dir, 'ceph.client.admin.keyring') };
-  // close(): the plaintext admin keyring does not outlive the process (ceph-files.ts).
+  // close(): the plaintext admin keyring does not outlive the process (services/ceph-files.ts).
   return { ceph: withMasterFiles(new CephClient(opts), files), rgw: withMasterFiles(new RgwAdmin(opts), files), close: () => files.close() };
 }
 
@@ -62,15 +59,3 @@ export function registerCephLoops(manager: Manager, deps: CephLoopDeps & CephTim
   manager.register(fsLoop(deps));
   manager.register(rgwUserLoop(deps));
 }
-
-/** The one Cluster exists from the first start on; its fsid is chosen once and kept. */
-export async function ensureCluster(store: Store): Promise<void> {
-  if (await store.get(CephKind.Cluster, CLUSTER_ID)) return;
-  const spec: ClusterSpec = { fsid: uuid(), publicNetwork: null, clusterNetwork: null, monPort: 3300, poolDefaults: { size: 3, minSize: 2 } };
-  try {
-    await store.create({ kind: CephKind.Cluster, id: CLUSTER_ID, name: 'ceph', spec });
-  } catch (err) {
-    if (!(err instanceof ConflictError)) throw err;
-  }
-}
-

@@ -11,7 +11,7 @@ import { guardOwnership } from '../gitops/ownership.js';
 import { DEFAULT_LIMITS } from '../gitops/parse.js';
 import { watchSpecs } from '../gitops/watch.js';
 import type { WorldSources } from '../gitops/world.js';
-import { specRoutes } from '../http/routes/specs.js';
+import { specRoutes } from '../http/router.js';
 import type { AnyRoute } from '../http/route.js';
 
 export interface SpecsPart {

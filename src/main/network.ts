@@ -16,8 +16,8 @@ import type { Manager } from '../runtime/manager.js';
 import type { Store } from '../store/types.js';
 import type { TaskService } from '../tasks/service.js';
 import type { SimMaster } from '../sim/master.js';
-import { Networks } from '../http/networks.js';
-import { networkRoutes } from '../http/routes/networks.js';
+import { Networks } from '../services/networks.js';
+import { networkRoutes } from '../http/router.js';
 import type { AnyRoute } from '../http/route.js';
 import { networkLoop } from '../../reconcilers/network/loop.js';
 

@@ -1,28 +1,17 @@
-// The composition root's answers to "what does this machine boot, and on which network": the
-// image area's default (or chosen) downloaded image, reached through signed links, and the
-// network whose CIDR holds the node's address. Templates and boot scripts see only these.
+// The composition root's answers to "what does this machine boot, and on which network"
+// (services/boot-sources.ts), with the signed links to image files that boot scripts fetch.
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { Clock } from '../model/clock.js';
-import { contains, parseCidr } from '../model/ipv4.js';
-import type { NodeStatusFields } from '../model/kinds.js';
-import { ImageKind, type ImageSpec, type ImageStatus } from '../model/image-kinds.js';
-import { NetworkKind, type NetworkSpec } from '../model/network-kinds.js';
 import type { SecretBox } from '../store/secret-box.js';
 import type { Store } from '../store/types.js';
 import { loadSigningKey } from '../http/auth/secret-files.js';
-import { isDownloaded, type Images } from '../http/images.js';
+import type { Images } from '../services/images.js';
+import { bootSources } from '../services/boot-sources.js';
 import { SignedUrls } from '../http/signed-urls.js';
-import type { BootImage, NodeDoc, ProvisioningSources } from '../http/template-context.js';
-import { imageFilePath, imageFileRoutes } from '../http/routes/image-files.js';
+import type { ProvisioningSources } from '../services/template-context.js';
+import { imageFilePath, imageFileRoutes } from '../http/router.js';
 import type { AnyRoute } from '../http/route.js';
-
-/** Until an image is downloaded, the lab's machines boot a stand-in (they fetch no files), so
- * the lab works before its first download; a real master tells machines to wait instead. */
-const LAB_STAND_IN: BootImage = { id: 'lab', name: 'Quarry lab stand-in image', kernel: 'vmlinuz', initrd: 'initrd.img', cmdline: 'console=ttyS0' };
-
-const KERNEL = /^(vmlinuz|kernel|linux|bzimage)/i;
-const INITRD = /^initr/i;
 
 export interface Provisioning {
   sources: ProvisioningSources;
@@ -30,32 +19,10 @@ export interface Provisioning {
 }
 
 export async function provisioning(deps: { config: Readonly<Config>; store: Store; images: Images; clock: Clock; log: Logger; secrets?: SecretBox }): Promise<Provisioning> {
-  const { store, images } = deps;
+  const { images } = deps;
   const links = new SignedUrls(await loadSigningKey(deps.config.stateDir, deps.log, deps.secrets), deps.clock);
-
-  async function bootImageFor(node: NodeDoc): Promise<BootImage | null> {
-    const chosen = node.spec.image ? await store.get<ImageSpec, ImageStatus>(ImageKind.Image, node.spec.image) : await images.defaultImage();
-    if (!chosen || !isDownloaded(chosen)) return deps.config.driver === 'lab' && !node.spec.image ? LAB_STAND_IN : null;
-    const kernel = chosen.spec.files.find((f) => KERNEL.test(f.name));
-    const initrd = chosen.spec.files.find((f) => INITRD.test(f.name));
-    if (!kernel || !initrd) return null;
-    return { id: chosen.id, name: chosen.spec.name, kernel: kernel.name, initrd: initrd.name, cmdline: 'console=tty0 console=ttyS0' };
-  }
-
-  async function networkFor(node: NodeDoc): Promise<Record<string, unknown> | null> {
-    const ip = (node.status as NodeStatusFields).ip;
-    if (!ip) return null;
-    for (const n of await store.list<NetworkSpec>(NetworkKind.Network)) {
-      const cidr = parseCidr(n.spec.cidr);
-      if ('error' in cidr || !contains(cidr, ip)) continue;
-      const { cidr: c, gateway, dnsServers, rangeStart, rangeEnd } = n.spec;
-      return { id: n.id, cidr: c, gateway, dnsServers: [...dnsServers], rangeStart, rangeEnd };
-    }
-    return null;
-  }
-
   return {
-    sources: { bootImageFor, networkFor, imageFileUrl: (imageId, file) => links.sign(imageFilePath(imageId, file)) },
+    sources: { ...bootSources({ driver: deps.config.driver, store: deps.store, images }), imageFileUrl: (imageId, file) => links.sign(imageFilePath(imageId, file)) },
     routes: imageFileRoutes(links, (id, file) => images.downloadedFile(id, file)),
   };
 }

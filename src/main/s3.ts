@@ -2,8 +2,8 @@
 // RADOS gateway at `http://<node ip>:7480`; in the lab, the simulated gateways' loopback
 // listeners (from lab-driver.ts) stand in for those addresses, and everything else is the same code.
 import { connectS3 } from '../clients/s3.js';
-import { S3Service, gatewayUrl } from '../http/s3.js';
-import { s3Routes } from '../http/routes/s3.js';
+import { S3Service, gatewayUrl } from '../services/s3.js';
+import { s3Routes } from '../http/router.js';
 import type { AnyRoute } from '../http/route.js';
 import type { Store } from '../store/types.js';
 import type { Fleet } from '../fleet/fleet.js';

@@ -11,10 +11,10 @@ import { defaultTemplatesDir, type RenderTemplate } from '../render/ceph-conf.js
 import type { SandboxLog } from '../render/sandbox.js';
 import { TemplateLanes } from '../render/lanes.js';
 import { TEMPLATE_HELPERS } from '../render/helpers.js';
-import { TemplateLibrary } from '../http/templates.js';
-import { TemplateContexts, type ProvisioningSources } from '../http/template-context.js';
-import { templateRoutes } from '../http/routes/templates.js';
-import { bootRoutes, type EnrollmentOptions } from '../http/routes/boot.js';
+import { TemplateLibrary } from '../services/templates.js';
+import { TemplateContexts, type ProvisioningSources } from '../services/template-context.js';
+import { templateRoutes, bootRoutes } from '../http/router.js';
+import type { EnrollmentOptions } from '../services/boot.js';
 import type { AnyRoute } from '../http/route.js';
 
 export interface TemplatesPart {

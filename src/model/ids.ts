@@ -12,3 +12,7 @@ export function nameUuid(namespace: string, name: string): string {
 
 export const nodeIdForMac = (mac: string): string => nameUuid('quarry/node', mac.toLowerCase());
 export const diskIdFor = (nodeId: string, serial: string): string => nameUuid('quarry/disk', `${nodeId}/${serial}`);
+
+/** The id of the Keyring document of a cephx entity: every loop, the API and the master's CLI
+ * files find the same document. */
+export const keyringIdFor = (entity: string): string => nameUuid('keyring', entity);

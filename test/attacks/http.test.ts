@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:net';
 import { connectS3 } from '../../src/clients/s3.js';
 import { Kind, type NodeSpec } from '../../src/model/kinds.js';
 import type { AreaContext } from '../../src/http/app.js';
-import { S3Service } from '../../src/http/s3.js';
+import { S3Service } from '../../src/services/s3.js';
 import { s3Routes } from '../../src/http/routes/s3.js';
 import { NodeOperation } from '../../src/model/operations.js';
 import type { Client, Reply } from '../http/client.js';

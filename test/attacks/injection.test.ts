@@ -4,7 +4,7 @@
 import test from 'ava';
 import { parseAllDocuments } from 'yaml';
 import { ImageKind } from '../../src/model/image-kinds.js';
-import { gatewayUrl } from '../../src/http/s3.js';
+import { gatewayUrl } from '../../src/services/s3.js';
 import { startLab, waitFor, type LabQuarry } from '../lab/harness.js';
 import { admin, hardware, readyAgent, type Agent } from '../http/agent-helpers.js';
 import { Client } from '../http/client.js';

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { AgentCredentials } from '../../src/fleet/credentials.js';
 import { loadSigningKey } from '../../src/http/auth/secret-files.js';
 import { silentLogger } from '../../src/log.js';
-import { loadSecretBox } from '../../src/main/secrets-key.js';
+import { loadSecretBox } from '../../src/store/secrets-key.js';
 import { systemClock } from '../../src/model/clock.js';
 import { openEmbeddedStore } from '../../src/store/index.js';
 import { FileLogStore } from '../../src/tasks/file-logs.js';

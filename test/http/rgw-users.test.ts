@@ -2,9 +2,9 @@
 // key pair to be stored; it answers 202 when that takes too long, and hands a secret out once.
 import test from 'ava';
 import type { AreaContext } from '../../src/http/app.js';
-import { Inventory } from '../../src/http/inventory.js';
-import { Invocations } from '../../src/http/invocations.js';
-import { RgwUsers } from '../../src/http/rgw-users.js';
+import { Inventory } from '../../src/services/inventory.js';
+import { Invocations } from '../../src/services/invocations.js';
+import { RgwUsers } from '../../src/services/rgw-users.js';
 import { gatewayRoutes } from '../../src/http/routes/gateways.js';
 import { StorageKind, rgwUserId } from '../../src/model/storage-kinds.js';
 import type { Store } from '../../src/store/types.js';

@@ -7,7 +7,7 @@ import { Kind, type NodeSpec, type NodeStatusFields } from '../../src/model/kind
 import type { GatewayAddress, S3Credentials, S3Session } from '../../src/model/s3.js';
 import type { AreaContext } from '../../src/http/app.js';
 import { route } from '../../src/http/route.js';
-import { S3Service } from '../../src/http/s3.js';
+import { S3Service } from '../../src/services/s3.js';
 import { s3Routes } from '../../src/http/routes/s3.js';
 import type { Store } from '../../src/store/types.js';
 import { startHarness, type Harness } from './harness.js';

@@ -2,7 +2,7 @@
 // installer's GET /templates/rendered/cloud-init for the agent's credential.
 import test from 'ava';
 import { Kind, type AgentCredentialSpec } from '../../src/model/kinds.js';
-import type { BootImage } from '../../src/http/template-context.js';
+import type { BootImage } from '../../src/services/template-context.js';
 import { allActive, startLab, waitFor } from './harness.js';
 
 const image: BootImage = { id: 'test-image', name: 'Test image', kernel: 'vmlinuz', initrd: 'initrd.img', cmdline: '' };

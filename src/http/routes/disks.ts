@@ -1,9 +1,9 @@
 // Disks of every node with why each can or cannot take an OSD, and the operations it offers.
 import { offeredDiskOperations } from '../../model/operations.js';
-import type { Inventory } from '../inventory.js';
+import type { Inventory } from '../../services/inventory.js';
 import { route, type AnyRoute } from '../route.js';
 import { object, uuidSchema } from '../schemas.js';
-import { diskView } from '../views.js';
+import { diskView } from '../../services/views.js';
 
 const str = { type: 'string' };
 const bool = { type: 'boolean' };

@@ -1,18 +1,17 @@
 // RADOS gateways and their S3 users. A gateway is a node's desired `rgw` daemon (its id is the
 // node's id); deploying and removing one change desired state only, and the rgw loop starts or
 // stops it. Users: created with their key pair; the secret key is shown once, in that answer.
-import { NotFoundError } from '../../errors.js';
-import { Kind, type NodeSpec } from '../../model/kinds.js';
-import { NodeOperation, type NodeDoc } from '../../model/operations.js';
+import { NodeOperation } from '../../model/operations.js';
 import { rgwUserInputSchema } from '../../model/storage-input.js';
-import { RGW_PORT, type RgwUserSpec } from '../../model/storage-kinds.js';
+import type { RgwUserSpec } from '../../model/storage-kinds.js';
+import { RgwGateways } from '../../services/gateways.js';
 import type { Store } from '../../store/types.js';
-import type { Inventory } from '../inventory.js';
-import type { Invocations } from '../invocations.js';
-import type { RgwUsers } from '../rgw-users.js';
+import type { Inventory } from '../../services/inventory.js';
+import type { Invocations } from '../../services/invocations.js';
+import type { RgwUsers } from '../../services/rgw-users.js';
 import { route, type AnyRoute } from '../route.js';
 import { object, statusSchema, uuidSchema } from '../schemas.js';
-import { single } from './invoke.js';
+import { single } from '../target-result.js';
 
 const gatewaySchema = object(
   {
@@ -44,17 +43,6 @@ const userView = object(
 );
 const createdUser = object({ userId: { type: 'string' }, displayName: { type: 'string' }, email: { type: 'string' }, keys: keysOf(true) }, ['userId', 'displayName', 'keys']);
 
-function gatewayOf(n: NodeDoc) {
-  const st = n.status.ceph?.rgw;
-  return {
-    id: n.id, nodeId: n.id, hostname: n.spec.hostname, ip: n.status.ip ?? '', port: RGW_PORT,
-    desired: n.spec.daemons.rgw !== undefined,
-    running: n.status.daemons?.rgw === true,
-    state: st?.phase ?? 'pending',
-    message: st?.message ?? '',
-  };
-}
-
 export interface GatewayDeps {
   store: Store;
   inventory: Inventory;
@@ -63,15 +51,13 @@ export interface GatewayDeps {
 }
 
 export function gatewayRoutes({ store, inventory, invocations, users }: GatewayDeps): AnyRoute[] {
+  const gateways = new RgwGateways(store, inventory);
   return [
     route({
       method: 'GET', path: '/gateways/rgw', tags: ['gateways'],
       summary: 'The RADOS gateways: one per node that wants one, and removed ones until they have stopped',
       response: { description: 'gateways by hostname', schema: { type: 'array', items: gatewaySchema } },
-      handler: async () => (await inventory.nodes())
-        .filter((n) => n.spec.daemons.rgw !== undefined || n.status.daemons?.rgw === true)
-        .sort((a, b) => a.spec.hostname.localeCompare(b.spec.hostname))
-        .map(gatewayOf),
+      handler: () => gateways.list(),
     }),
     route<{ nodeId: string }>({
       method: 'POST', path: '/gateways/rgw/deploy', tags: ['gateways'], admin: true,
@@ -87,12 +73,7 @@ export function gatewayRoutes({ store, inventory, invocations, users }: GatewayD
       params: object({ id: uuidSchema }, ['id']),
       response: { description: 'scheduled', schema: statusSchema('scheduled') },
       handler: async ({ params }) => {
-        const node = await inventory.mustNode(params.id);
-        if (!node.spec.daemons.rgw) throw new NotFoundError(`no gateway is declared on node ${params.id}`);
-        await store.mutateSpec<NodeSpec>(Kind.Node, node.id, (fresh) => {
-          const { rgw, ...rest } = fresh.spec.daemons;
-          return rgw ? { ...fresh.spec, daemons: rest } : undefined;
-        });
+        await gateways.remove(params.id);
         return { status: 'scheduled' };
       },
     }),

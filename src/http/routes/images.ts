@@ -2,7 +2,7 @@
 // default. Downloading, setting the default and deleting only write desired state; the image
 // loop fetches and removes files, and reports progress as image.download.progress events.
 import { ID_OR_SHORT_PATTERN } from '../../model/image-kinds.js';
-import type { Images } from '../images.js';
+import type { Images } from '../../services/images.js';
 import { route, type AnyRoute, type HttpMethod } from '../route.js';
 import { object, statusSchema, uuidSchema } from '../schemas.js';
 

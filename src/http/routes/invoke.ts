@@ -2,9 +2,10 @@
 // refused whole only for the three reasons of docs/api-conventions.md ("Nodes, disks and
 // operations"); otherwise every target gets its own result and one target's rejection never
 // blocks the others.
-import { ConflictError, InputError, NotFoundError } from '../../errors.js';
+import { InputError } from '../../errors.js';
 import { DiskOperation, NodeOperation, diskOperations, nodeOperations } from '../../model/operations.js';
-import type { Invocations, TargetResult } from '../invocations.js';
+import type { Invocations } from '../../services/invocations.js';
+import { single } from '../target-result.js';
 import { route, type AnyRoute } from '../route.js';
 import { object, statusSchema, uuidSchema } from '../schemas.js';
 import { LIMIT_CODE } from '../validation.js';
@@ -31,15 +32,6 @@ function checkCount(list: string[], what: string): void {
 
 function requireDisk(diskId: string | undefined): asserts diskId is string {
   if (!diskId) throw new InputError('ceph.create-mon needs diskId: the disk that will hold the monitor store', [{ path: '/diskId', message: 'required for ceph.create-mon' }], 'DISK_REQUIRED');
-}
-
-/** A single-target create answers like the bulk form would have, as an HTTP status. */
-export function single(result: TargetResult | undefined): { status: 'scheduled' } {
-  if (!result) throw new Error('no result');
-  if (result.status === 'scheduled') return { status: 'scheduled' };
-  if (result.code) throw new ConflictError(result.reason, result.code);
-  if (/^unknown (node|disk)$/.test(result.reason)) throw new NotFoundError(`${result.reason} ${result.id}`);
-  throw new ConflictError(result.reason, 'OPERATION_NOT_OFFERED');
 }
 
 interface NodeBody {

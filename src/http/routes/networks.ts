@@ -1,7 +1,7 @@
 // DHCP networks and the master's interfaces they bind to. Creating one writes desired state
 // only; the network loop starts its dnsmasq.
 import { networkInputSchema } from '../../model/network-input.js';
-import type { NetworkDoc, NetworkInput, Networks } from '../networks.js';
+import type { NetworkDoc, NetworkInput, Networks } from '../../services/networks.js';
 import { route, type AnyRoute } from '../route.js';
 import { conditionView, object, statusSchema, uuidSchema } from '../schemas.js';
 

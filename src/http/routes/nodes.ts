@@ -1,9 +1,9 @@
 // Nodes, their NICs and the operations each offers now. Reads only.
 import { offeredNodeOperations } from '../../model/operations.js';
-import type { Inventory } from '../inventory.js';
+import type { Inventory } from '../../services/inventory.js';
 import { route, type AnyRoute } from '../route.js';
 import { object, uuidSchema } from '../schemas.js';
-import { nicViews, nodeSummary } from '../views.js';
+import { nicViews, nodeSummary } from '../../services/views.js';
 
 const str = { type: 'string' };
 const bool = { type: 'boolean' };

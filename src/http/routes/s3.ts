@@ -2,7 +2,7 @@
 // a running RADOS gateway and signed with the key pair the caller sends instead of a session.
 import { BUCKET_NAME_PATTERN, DEFAULT_MAX_KEYS, MAX_KEYS_LIMIT, type ListObjectsRequest, type S3Credentials } from '../../model/s3.js';
 import { route, type AnyRoute } from '../route.js';
-import type { S3Service } from '../s3.js';
+import type { S3Service } from '../../services/s3.js';
 import { object, statusSchema } from '../schemas.js';
 
 // S3's bucket naming rules, checked before any call to a gateway: a name the SDK or the gateway

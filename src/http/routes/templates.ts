@@ -1,17 +1,16 @@
 // Templates: list, source (any version), the public rendered form for a node, replacement and
 // settings (admins only: a template source is code that runs on the master), and a preview of
 // the context a node's renders see.
-import type { Context } from 'koa';
 import { InputError } from '../../errors.js';
 import { baseUrl } from '../base-url.js';
 import { TEMPLATE_NAME_MAX, TEMPLATE_NAME_PATTERN, templateSettingsSchema } from '../../model/template-kinds.js';
 import { route, type AnyRoute } from '../route.js';
-import { object, statusSchema, uuidSchema } from '../schemas.js';
-import { CONTEXT_KINDS, type ContextKind, type TemplateContexts } from '../template-context.js';
-import type { TemplateLibrary } from '../templates.js';
+import { sourceAddress } from '../client-address.js';
+import { macSchema, object, statusSchema, uuidSchema } from '../schemas.js';
+import { CONTEXT_KINDS, type ContextKind, type TemplateContexts } from '../../services/template-context.js';
+import type { TemplateLibrary } from '../../services/templates.js';
 
 const nameParam = object({ name: { type: 'string', pattern: TEMPLATE_NAME_PATTERN, maxLength: TEMPLATE_NAME_MAX, description: 'a template name: letters, digits, _ and -, in dot-separated parts (no /, .. or NUL)' } }, ['name']);
-export const macSchema = { type: 'string', pattern: '^[0-9A-Fa-f]{2}([:-][0-9A-Fa-f]{2}){5}$', description: 'aa:bb:cc:dd:ee:ff (or with -)' };
 const text = (description: string) => ({ description, contentType: 'text/plain' });
 
 const summary = object(
@@ -24,15 +23,6 @@ const summary = object(
   },
   ['name', 'description', 'path', 'postHook', 'version', 'updatedAt'],
 );
-
-// Moved to base-url.ts (EXTERNAL_URL); kept here for the routes that import it from this file.
-export { baseUrl } from '../base-url.js';
-
-/** The request's source address (an IPv4-mapped IPv6 address as plain IPv4). */
-export function sourceAddress(ctx: Context): string {
-  const ip = ctx.ip || ctx.socket.remoteAddress || '';
-  return ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip;
-}
 
 const RENDER_NOTE = 'The context: node, network, image, cluster (fsid, networks, monitor port), master (url), boot (the boot decision) and, only in an '
   + 'install render of an approved node asked from the address its install credential is bound to (its boot request\'s), within the credential\'s '

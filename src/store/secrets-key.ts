@@ -7,7 +7,7 @@ import { link, mkdir, readFile, stat, unlink, writeFile } from 'node:fs/promises
 import { dirname, isAbsolute, relative } from 'node:path';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
-import { newKeyText, parseKey, SecretBox, SecretKeyError } from '../store/secret-box.js';
+import { newKeyText, parseKey, SecretBox, SecretKeyError } from './secret-box.js';
 
 const octal = (mode: number): string => `0${(mode & 0o777).toString(8).padStart(3, '0')}`;
 

@@ -1,8 +1,8 @@
 import test from 'ava';
 import { Kind } from '../../src/model/kinds.js';
 import type { DiskDoc, NodeDoc } from '../../src/model/operations.js';
-import { NodeDetails } from '../../src/http/node-details.js';
-import { disksByNode, nodeDetail } from '../../src/http/views.js';
+import { NodeDetails } from '../../src/services/node-details.js';
+import { disksByNode, nodeDetail } from '../../src/services/views.js';
 import { createMemoryStore, type Store } from '../../src/store/index.js';
 import { seeded } from '../../src/sim/random.js';
 import { nodeSpec, testDeps } from '../store/helpers.js';

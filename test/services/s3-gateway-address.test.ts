@@ -5,7 +5,7 @@ import test from 'ava';
 import { ServiceUnavailableError } from '../../src/errors.js';
 import { Kind, type NodeSpec } from '../../src/model/kinds.js';
 import type { S3Credentials, S3Session } from '../../src/model/s3.js';
-import { gatewayUrl, S3Service } from '../../src/http/s3.js';
+import { gatewayUrl, S3Service } from '../../src/services/s3.js';
 import { createMemoryStore } from '../../src/store/index.js';
 import { Fleet } from '../../src/fleet/fleet.js';
 import { systemClock } from '../../src/model/clock.js';

@@ -10,12 +10,13 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CephConfig } from '../http/routes/ceph.js';
+import { CephKind, type KeyringSpec, type KeyringStatus } from '../model/ceph-kinds.js';
+import { keyringIdFor } from '../model/ids.js';
 import { keyringText } from '../model/keyring.js';
 import { Kind, type NodeSpec, type NodeStatusFields } from '../model/kinds.js';
 import { CephConfRenderer, type RenderTemplate } from '../render/ceph-conf.js';
 import type { Store } from '../store/types.js';
-import { getKey } from '../../reconcilers/shared/keys.js';
+import { CephConfig } from './ceph-config.js';
 
 const KEYRING = 'ceph.client.admin.keyring';
 
@@ -36,7 +37,7 @@ export class MasterCephFiles {
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
     if (this.written.size === 0) await chmod(this.dir, 0o700);
     await this.write('ceph.conf', await this.config.text(), 0o600);
-    const admin = await getKey(this.store, 'client.admin');
+    const admin = await this.store.get<KeyringSpec, KeyringStatus>(CephKind.Keyring, keyringIdFor('client.admin'));
     if (admin?.status.key) await this.write(KEYRING, keyringText({ entity: 'client.admin', key: admin.status.key, caps: {} }), 0o600);
   }
 

@@ -10,7 +10,7 @@ import { systemClock } from '../../src/model/clock.js';
 import { checkTemplate } from '../../src/render/compile.js';
 import { defaultTemplatesDir } from '../../src/render/ceph-conf.js';
 import { TemplateSandbox } from '../../src/render/sandbox.js';
-import { TemplateLibrary } from '../../src/http/templates.js';
+import { TemplateLibrary } from '../../src/services/templates.js';
 import { createMemoryStore } from '../../src/store/index.js';
 
 test('template library every shipped template compiles', async (t) => {

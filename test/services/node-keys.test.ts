@@ -1,6 +1,6 @@
 // Least privilege for keys, as a table: which node is handed which key, and when.
 import test from 'ava';
-import { nodeMayHold, type NodeKeyView } from '../../src/http/node-keys.js';
+import { nodeMayHold, type NodeKeyView } from '../../src/services/node-keys.js';
 
 const ME = '11111111-1111-4111-8111-111111111111';
 const OTHER = '22222222-2222-4222-8222-222222222222';

@@ -10,8 +10,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { loadConfig } from '../../src/config.js';
 import { silentLogger } from '../../src/log.js';
-import { loadSecretBox } from '../../src/main/secrets-key.js';
-import { prepareStateDir, StateDirError } from '../../src/main/state-dir.js';
+import { loadSecretBox } from '../../src/store/secrets-key.js';
+import { prepareStateDir, StateDirError } from '../../src/store/state-dir.js';
 import { startQuarry } from '../../src/main.js';
 import { SecretKeyError } from '../../src/store/secret-box.js';
 
