@@ -72,10 +72,10 @@ const osdTable: Array<[string, OsdObserved, string | undefined, string | null, s
 for (const [title, input, phase, step, reason] of osdTable) {
   test(`osd plan: ${title}`, (t) => {
     const p = planOsd(input);
-    t.is(p.state?.phase as string | undefined, phase);
-    t.is(p.state?.reason, reason);
+    t.is(p.status?.phase as string | undefined, phase);
+    t.is(p.status?.reason, reason);
     t.is((p.step?.kind as string | undefined) ?? null, step);
-    t.is(p.blocked, phase === 'blocked');
+    t.is(p.gate !== null, phase === 'blocked');
   });
 }
 
@@ -132,7 +132,7 @@ for (const [title, input, step, reason, ack, blocked] of wipeTable) {
     t.is((p.step?.kind as string | undefined) ?? null, step);
     t.is(p.condition?.reason ?? null, reason);
     t.is(p.ack, ack);
-    t.is(p.blocked !== null, blocked);
+    t.is(p.gate !== null, blocked);
   });
 }
 
