@@ -187,8 +187,8 @@ const nodeGateTable: Array<[string, NodeObserved, string | null, string | null]>
 for (const [title, input, run, blocked] of nodeGateTable) {
   test(`node plan osd gate: ${title}`, (t) => {
     const p = planNode(input);
-    t.is((p.run?.taskName as string | undefined) ?? null, run);
-    t.is(p.blocked?.reason ?? null, blocked);
+    t.is((p.step?.taskName as string | undefined) ?? null, run);
+    t.is(p.gate?.reason ?? null, blocked);
     if (blocked) t.is(p.status.phase, 'active', 'a refused restart leaves the node as it is');
     t.is(pendingRun(input)?.taskName ?? null, 'node.restart', 'observe sees that a restart is due, and asks');
   });
