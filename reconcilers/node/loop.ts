@@ -14,7 +14,7 @@ import { done, requeueAfter, type Reconciler, type Result } from '../../src/runt
 import { applyPlan, writeOwned, type StatusOwner } from '../../src/runtime/loop-kit/index.js';
 import { NodeTask, pendingRun, planNode, runningOsds, type DiskWrite, type NodeObserved, type NodePlan, type RunView } from './plan.js';
 import type { CephApi } from '../../src/clients/ceph-api.js';
-import { okToStopAnswer, type OkToStopAnswer } from '../osd/gates.js';
+import { okToStopAnswer, type OkToStopAnswer } from '../shared/osd-gates.js';
 import type { BootLoopLimits } from './boot-loop.js';
 
 export interface NodeLoopDeps {

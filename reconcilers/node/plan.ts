@@ -9,7 +9,7 @@ import { diskIdsOf, planDisks, type DiskWrite } from './disks.js';
 export type { DiskWrite };
 import { setCondition } from '../../src/runtime/conditions.js';
 import type { LoopPlan } from '../../src/runtime/loop-kit/index.js';
-import { okToStopGate, type OkToStopAnswer } from '../osd/gates.js';
+import { okToStopGate, type OkToStopAnswer } from '../shared/osd-gates.js';
 import { bootLoop, defaultBootLoopLimits, type BootLoopLimits } from './boot-loop.js';
 import { BOOT_LOOP } from '../../src/fleet/boot-decision.js';
 import { isNodeApproved } from '../../src/model/operations.js';

@@ -4,7 +4,7 @@ import type { DiskStatusFields } from '../../src/model/kinds.js';
 import type { DiskDoc, NodeDoc } from '../../src/model/operations.js';
 import { planOsd, type OsdObserved } from '../../reconcilers/osd/plan.js';
 import { planWipe, type WipeObserved } from '../../reconcilers/osd/wipe.js';
-import { okToStopAnswer, okToStopGate, safeToDestroyGate } from '../../reconcilers/osd/gates.js';
+import { okToStopAnswer, okToStopGate, safeToDestroyGate } from '../../reconcilers/shared/osd-gates.js';
 import type { RunInfo } from '../../reconcilers/shared/runs.js';
 import { pendingRun, planNode, type NodeObserved } from '../../reconcilers/node/plan.js';
 import { NODE_ID, T0, node, observation, report } from '../builders.js';
