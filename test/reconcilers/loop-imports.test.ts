@@ -35,3 +35,10 @@ test('loop imports: no loop imports a file of another loop', (t) => {
   }
   t.deepEqual(bad, []);
 });
+
+test('loop imports: every loop applies its plan through the loop kit', (t) => {
+  const loops = readdirSync(reconcilers).filter((d) => statSync(join(reconcilers, d, 'loop.ts'), { throwIfNoEntry: false })?.isFile());
+  t.true(loops.length >= 9, `found ${loops.join(', ')}`);
+  const without = loops.filter((d) => !/\bapplyPlan(<[^(]*>)?\(/.test(readFileSync(join(reconcilers, d, 'loop.ts'), 'utf8')));
+  t.deepEqual(without, []);
+});
