@@ -37,7 +37,6 @@ export function clusterLoop(deps: ClusterLoopDeps): Reconciler<ClusterObserved, 
       applyPlan({
         write: async (obs: ClusterObserved, status: ClusterStatus) => void (await writeOwned(deps.store, CLUSTER_STATUS, obs.cluster.id, status)),
         act: () => null,
-        start: () => Promise.reject(new Error('the cluster loop starts no runs')),
         recheckMs: deps.pollMs,
       }, o, plan),
   };

@@ -26,12 +26,13 @@ export interface DaemonKind {
   stopOrphan?: boolean;
 }
 
-export function daemonLoop(kind: DaemonKind, deps: CephLoopDeps): Reconciler<DaemonObserved & { cluster: Doc<ClusterSpec, ClusterStatus> }, DaemonPlan> {
+type O = DaemonObserved & { cluster: Doc<ClusterSpec, ClusterStatus> };
+
+export function daemonLoop(kind: DaemonKind, deps: CephLoopDeps): Reconciler<O, DaemonPlan> {
   const keyTask = `ceph.${kind.type}.key`;
   const startTask = `ceph.${kind.type}.start`;
   const stopTask = `ceph.${kind.type}.stop`;
   const owner = daemonStateOwner(kind.type);
-  type O = DaemonObserved & { cluster: Doc<ClusterSpec, ClusterStatus> };
   /** The step as a run: the key is made on the master, start and stop on the node. */
   const act = (o: O, step: DaemonStep): StartRequest => {
     const target = { kind: Kind.Node, id: o.node.id, generation: o.node.metadata.generation };

@@ -168,20 +168,23 @@ function bootstrapView(bootstraps: NodeBootstrap[]): BootstrapView | null {
 export const MON_STATUS = daemonStateOwner('mon');
 
 async function apply(deps: MonLoopDeps, o: MonObserved, p: MonPlan, slot: { holder: string | null }): Promise<Result> {
-  const id = o.node.id;
-  // One removal from the monmap at a time: claimed before anything is awaited.
+  return applyPlan(monEffects(deps), o, claimRemoval(o.node.id, p, slot));
+}
+
+/** One removal from the monmap at a time: the slot is claimed before anything is awaited; a
+ * plan that finds it held becomes a gate instead. */
+function claimRemoval(id: string, p: MonPlan, slot: { holder: string | null }): MonPlan {
   if (p.step?.kind === 'monmap-remove') {
     if (slot.holder !== null && slot.holder !== id) {
       const reason = 'RemovalInProgress';
       const message = 'another monitor is being taken out of the monmap; one at a time';
-      p = { status: state('blocked', reason, message), step: null, requeueAfterMs: null, gate: gateOf(reason, message) };
-    } else {
-      slot.holder = id;
+      return { status: state('blocked', reason, message), step: null, requeueAfterMs: null, gate: gateOf(reason, message) };
     }
+    slot.holder = id;
   } else if (slot.holder === id && p.status?.reason !== REMOVING_FROM_MONMAP) {
     slot.holder = null;
   }
-  return applyPlan(monEffects(deps), o, p);
+  return p;
 }
 
 function monEffects(deps: MonLoopDeps): LoopEffects<MonObserved, DaemonState | undefined, MonStep> {

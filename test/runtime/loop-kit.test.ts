@@ -162,3 +162,9 @@ test('loop kit grace begins only at a completed run', (t) => {
   t.is(completedAt({ state: 'running', completedAt: null }), null);
   t.is(completedAt(null), null);
 });
+
+test('loop kit apply without a task service refuses a run rather than dropping it', async (t) => {
+  const { start: _start, ...fx } = recorder().fx;
+  await t.throwsAsync(applyPlan(fx, {}, plan({ step: 'ceph.fs.create' })), { message: /no task service to start ceph\.fs\.create/ });
+  t.deepEqual(await applyPlan({ ...fx, act: () => null }, {}, plan({ step: 'nothing', requeueAfterMs: 3 })), { type: 'requeue', afterMs: 3 });
+});

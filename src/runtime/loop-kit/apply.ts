@@ -13,7 +13,8 @@ export interface LoopEffects<O, Status, Step> extends ResultTimings {
   /** The step as runs to start; or a Result when the loop did something of its own instead
    * (a uuid stored, keys made) and wants that Result; or null for nothing more to do. */
   act(o: O, step: Step): Promise<Act> | Act;
-  start(req: StartRequest): Promise<TaskRun>;
+  /** Starts a run (the task service); absent for a loop that has no steps (the cluster loop). */
+  start?(req: StartRequest): Promise<TaskRun>;
   /** Start the step before writing status: for a loop whose status acknowledges a request
    * (the node loop), so a crash in between repeats the run rather than losing the request. */
   stepFirst?: boolean;
@@ -30,7 +31,10 @@ export async function applyPlan<O, Status, Step>(fx: LoopEffects<O, Status, Step
     const out = await fx.act(o, plan.step);
     if (out && isResult(out)) return out;
     // In order: a loop that starts two runs (the disk's OSD and wipe steps) gets them in its order.
-    for (const req of out === null ? [] : Array.isArray(out) ? out : [out]) await fx.start(req);
+    for (const req of out === null ? [] : Array.isArray(out) ? out : [out]) {
+      if (!fx.start) throw new Error(`no task service to start ${req.taskName}`);
+      await fx.start(req);
+    }
   };
   const first = fx.stepFirst ? step : () => fx.write(o, plan.status);
   const second = fx.stepFirst ? () => fx.write(o, plan.status) : step;
