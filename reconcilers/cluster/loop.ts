@@ -9,7 +9,8 @@ import type { Clock } from '../../src/model/clock.js';
 import { Kind, type NodeSpec, type NodeStatusFields } from '../../src/model/kinds.js';
 import type { AnyDoc, Doc } from '../../src/model/document.js';
 import type { Store } from '../../src/store/types.js';
-import { requeueAfter, type Reconciler } from '../../src/runtime/types.js';
+import type { Reconciler } from '../../src/runtime/types.js';
+import { applyPlan, writeOwned, type StatusOwner } from '../../src/runtime/loop-kit/index.js';
 import { planCluster, type ClusterObserved, type ClusterPlan } from './plan.js';
 
 export interface ClusterLoopDeps {
@@ -21,6 +22,9 @@ export interface ClusterLoopDeps {
   queryTimeoutMs: number;
 }
 
+/** The whole status of the Cluster: this loop is its only writer. */
+export const CLUSTER_STATUS: StatusOwner = { loop: 'cluster', kind: CephKind.Cluster, fields: 'all' };
+
 export function clusterLoop(deps: ClusterLoopDeps): Reconciler<ClusterObserved, ClusterPlan> {
   return {
     name: 'cluster',
@@ -29,10 +33,12 @@ export function clusterLoop(deps: ClusterLoopDeps): Reconciler<ClusterObserved, 
     watches: [{ kind: Kind.Node, map: (doc) => (monitorNode(doc) ? ['default'] : []) }],
     observe: (id) => observe(deps, id),
     plan: planCluster,
-    apply: async (o, plan) => {
-      await deps.store.updateStatus(CephKind.Cluster, o.cluster.id, plan.status);
-      return requeueAfter(plan.requeueAfterMs);
-    },
+    apply: (o, plan) =>
+      applyPlan({
+        write: async (obs: ClusterObserved, status: ClusterStatus) => void (await writeOwned(deps.store, CLUSTER_STATUS, obs.cluster.id, status)),
+        act: () => null,
+        recheckMs: deps.pollMs,
+      }, o, plan),
   };
 }
 

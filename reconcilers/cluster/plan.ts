@@ -4,6 +4,7 @@ import type { ClusterMetrics, ClusterSpec, ClusterStatus } from '../../src/model
 import type { Doc } from '../../src/model/document.js';
 import type { CephStatus, MonDump } from '../../src/clients/ceph-types.js';
 import { setCondition } from '../../src/runtime/conditions.js';
+import type { LoopPlan } from '../../src/runtime/loop-kit/index.js';
 
 export interface ClusterObserved {
   cluster: Doc<ClusterSpec, ClusterStatus>;
@@ -18,8 +19,9 @@ export interface ClusterObserved {
   pollMs: number;
 }
 
-export interface ClusterPlan {
-  status: ClusterStatus;
+/** The Cluster's status and the poll interval; this loop changes nothing in Ceph, so no step,
+ * and no gate (Ceph not answering is a status, not a wait for something). */
+export interface ClusterPlan extends LoopPlan<ClusterStatus, never> {
   requeueAfterMs: number;
 }
 
@@ -70,5 +72,5 @@ export function planCluster(o: ClusterObserved): ClusterPlan {
     set('Degraded', status.health !== 'HEALTH_OK', status.health === 'HEALTH_OK' ? 'Healthy' : 'HealthWarn', status.healthChecks.map((c) => c.code).join(', '));
   }
   next.conditions = conditions;
-  return { status: next, requeueAfterMs: o.pollMs };
+  return { status: next, step: null, requeueAfterMs: o.pollMs, gate: null };
 }

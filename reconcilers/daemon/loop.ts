@@ -1,32 +1,19 @@
 // The effectful half of the manager, metadata-server and gateway loops.
-import type { CephApi } from '../../src/clients/ceph-api.js';
 import { CLUSTER_ID, CephKind, type ClusterSpec, type ClusterStatus } from '../../src/model/ceph-kinds.js';
-import type { Clock } from '../../src/model/clock.js';
 import type { Doc } from '../../src/model/document.js';
-import { Kind, type DaemonType, type NodeSpec, type NodeStatusFields } from '../../src/model/kinds.js';
+import { Kind, type DaemonState, type DaemonType, type NodeSpec, type NodeStatusFields } from '../../src/model/kinds.js';
 import type { NodeDoc } from '../../src/model/operations.js';
-import type { Store } from '../../src/store/types.js';
-import type { StartRequest, TaskRun } from '../../src/tasks/types.js';
-import { blocked, done, requeueAfter, type Reconciler, type Result } from '../../src/runtime/types.js';
-import { writeDaemonState } from '../shared/daemon-state.js';
+import type { StartRequest } from '../../src/tasks/types.js';
+import type { Reconciler } from '../../src/runtime/types.js';
+import { applyPlan, writeOwned, type LoopEffects } from '../../src/runtime/loop-kit/index.js';
+import { hasQuorum, type CephLoopDeps } from '../shared/ceph-deps.js';
+import { daemonStateOwner } from '../shared/daemon-state.js';
 import { hasKey, saveKey } from '../shared/keys.js';
 import { runInfo } from '../shared/runs.js';
-import { planDaemon, type DaemonObserved, type DaemonPlan } from './plan.js';
+import { planDaemon, type DaemonObserved, type DaemonPlan, type DaemonStep } from './plan.js';
 
-export interface CephLoopDeps {
-  store: Store;
-  ceph: CephApi;
-  tasks: {
-    start(req: StartRequest): Promise<TaskRun>;
-    latestFor(kind: string, id: string, taskName?: string): Promise<TaskRun | undefined>;
-  };
-  clock: Clock;
-  retryBaseMs: number;
-  startGraceMs: number;
-  /** How soon a blocked daemon looks at its gate again. */
-  blockedRecheckMs: number;
-  runTimeoutMs: number;
-}
+// Kept here too for the composition root, which imports it from this file.
+export type { CephLoopDeps };
 
 /** What differs between the manager, MDS and gateway loops. */
 export interface DaemonKind {
@@ -39,12 +26,38 @@ export interface DaemonKind {
   stopOrphan?: boolean;
 }
 
-export const hasQuorum = (c: Doc<ClusterSpec, ClusterStatus> | undefined): boolean => (c?.status.quorum?.length ?? 0) > 0 && c?.status.phase === 'ready';
+type O = DaemonObserved & { cluster: Doc<ClusterSpec, ClusterStatus> };
 
-export function daemonLoop(kind: DaemonKind, deps: CephLoopDeps): Reconciler<DaemonObserved & { cluster: Doc<ClusterSpec, ClusterStatus> }, DaemonPlan> {
+export function daemonLoop(kind: DaemonKind, deps: CephLoopDeps): Reconciler<O, DaemonPlan> {
   const keyTask = `ceph.${kind.type}.key`;
   const startTask = `ceph.${kind.type}.start`;
   const stopTask = `ceph.${kind.type}.stop`;
+  const owner = daemonStateOwner(kind.type);
+  /** The step as a run: the key is made on the master, start and stop on the node. */
+  const act = (o: O, step: DaemonStep): StartRequest => {
+    const target = { kind: Kind.Node, id: o.node.id, generation: o.node.metadata.generation };
+    const base = { target, attempt: step.attempt, timeoutMs: deps.runTimeoutMs };
+    const node = { id: o.node.id, hostname: o.node.spec.hostname };
+    if (step.kind === 'create-key') {
+      const entity = kind.entity(o.node);
+      return {
+        ...base, taskName: keyTask, args: { entity },
+        script: async (ctx) => {
+          const made = await deps.ceph.authGetOrCreate(entity, kind.caps, { signal: ctx.signal });
+          await saveKey(deps.store, { entity, nodeId: o.node.id, caps: kind.caps }, made.key);
+          ctx.log('info', `key for ${entity} ready`);
+        },
+      };
+    }
+    if (step.kind === 'start') return { ...base, taskName: startTask, node, args: kind.startArgs(o.node, o.cluster) };
+    return { ...base, taskName: stopTask, node, args: { name: o.node.spec.hostname } };
+  };
+  const effects: LoopEffects<O, DaemonState | undefined, DaemonStep> = {
+    write: async (o, s) => void (await writeOwned<NodeStatusFields>(deps.store, owner, o.node.id, { ceph: s ? { [kind.type]: s } : {} })),
+    act,
+    start: (req) => deps.tasks.start(req),
+    recheckMs: deps.blockedRecheckMs,
+  };
   return {
     name: kind.type,
     kind: Kind.Node,
@@ -72,34 +85,6 @@ export function daemonLoop(kind: DaemonKind, deps: CephLoopDeps): Reconciler<Dae
       };
     },
     plan: planDaemon,
-    apply: async (o, plan): Promise<Result> => {
-      await writeDaemonState(deps.store, o.node.id, kind.type, plan.state);
-      const target = { kind: Kind.Node, id: o.node.id, generation: o.node.metadata.generation };
-      if (plan.step?.kind === 'create-key') {
-        const entity = kind.entity(o.node);
-        await deps.tasks.start({
-          taskName: keyTask, target, attempt: plan.step.attempt, timeoutMs: deps.runTimeoutMs, args: { entity },
-          script: async (ctx) => {
-            const made = await deps.ceph.authGetOrCreate(entity, kind.caps, { signal: ctx.signal });
-            await saveKey(deps.store, { entity, nodeId: o.node.id, caps: kind.caps }, made.key);
-            ctx.log('info', `key for ${entity} ready`);
-          },
-        });
-      } else if (plan.step?.kind === 'start') {
-        await deps.tasks.start({
-          taskName: startTask, target, attempt: plan.step.attempt, timeoutMs: deps.runTimeoutMs,
-          node: { id: o.node.id, hostname: o.node.spec.hostname },
-          args: kind.startArgs(o.node, o.cluster),
-        });
-      } else if (plan.step?.kind === 'stop') {
-        await deps.tasks.start({
-          taskName: stopTask, target, attempt: plan.step.attempt, timeoutMs: deps.runTimeoutMs,
-          node: { id: o.node.id, hostname: o.node.spec.hostname },
-          args: { name: o.node.spec.hostname },
-        });
-      }
-      if (plan.blocked) return blocked(plan.state?.reason ?? 'Blocked', plan.state?.message ?? '', deps.blockedRecheckMs);
-      return plan.requeueAfterMs !== null ? requeueAfter(plan.requeueAfterMs) : done();
-    },
+    apply: (o, plan) => applyPlan(effects, o, plan),
   };
 }

@@ -5,6 +5,7 @@ import type { DaemonState, DaemonType } from '../../src/model/kinds.js';
 import type { NodeDoc } from '../../src/model/operations.js';
 import { isActive, nextAttempt, type RunInfo } from '../shared/runs.js';
 import { state } from '../shared/daemon-state.js';
+import { completedAt, gateOf, graceWait, type LoopPlan } from '../../src/runtime/loop-kit/index.js';
 
 export interface DaemonObserved {
   type: DaemonType;
@@ -26,15 +27,12 @@ export interface DaemonObserved {
 
 export type DaemonStep = { kind: 'create-key' | 'start' | 'stop'; attempt: number };
 
-export interface DaemonPlan {
-  state: DaemonState | undefined;
-  step: DaemonStep | null;
-  requeueAfterMs: number | null;
-  /** Set when a gate holds: the loop reports Blocked and looks again later. */
-  blocked: boolean;
-}
+/** The node's status.ceph.<type> entry this loop owns, the step, a wait, a gate. */
+export type DaemonPlan = LoopPlan<DaemonState | undefined, DaemonStep>;
 
 const NAME: Record<DaemonType, string> = { mon: 'monitor', mgr: 'manager', mds: 'metadata server', rgw: 'gateway' };
+
+const plan = (s: DaemonState | undefined, step: DaemonStep | null = null, requeueAfterMs: number | null = null): DaemonPlan => ({ status: s, step, requeueAfterMs, gate: null });
 
 export function planDaemon(o: DaemonObserved): DaemonPlan {
   const desired = o.node.spec.daemons[o.type] !== undefined;
@@ -42,9 +40,9 @@ export function planDaemon(o: DaemonObserved): DaemonPlan {
   const what = NAME[o.type];
   if (!desired) {
     if (running && o.stopOrphan) return stopPlan(o, what);
-    return { state: running ? state('orphaned', 'NotDesired', `a ${what} runs but is not desired; Quarry leaves it alone`) : undefined, step: null, requeueAfterMs: null, blocked: false };
+    return plan(running ? state('orphaned', 'NotDesired', `a ${what} runs but is not desired; Quarry leaves it alone`) : undefined);
   }
-  if (running) return { state: state('running', 'Running', `the ${what} runs`), step: null, requeueAfterMs: null, blocked: false };
+  if (running) return plan(state('running', 'Running', `the ${what} runs`));
   if (o.node.status.phase !== 'active') {
     return blockedPlan('NodeNotActive', `the node is ${o.node.status.phase ?? 'discovered'}; nothing is done to it until it is active`);
   }
@@ -55,12 +53,10 @@ export function planDaemon(o: DaemonObserved): DaemonPlan {
 
 function startPlan(o: DaemonObserved, what: string): DaemonPlan {
   const run = o.startRun;
-  if (isActive(run)) return { state: state('starting', 'Starting', `starting the ${what} (run ${run!.id})`), step: null, requeueAfterMs: null, blocked: false };
-  if (run?.state === 'completed' && run.completedAt !== null && o.now - run.completedAt < o.startGraceMs) {
-    // The agent reports on its heartbeat; give it that long to say the daemon runs.
-    const left = run.completedAt + o.startGraceMs - o.now;
-    return { state: state('starting', 'WaitingForAgent', `started; waiting for the agent to report the ${what} running`), step: null, requeueAfterMs: left + 1, blocked: false };
-  }
+  if (isActive(run)) return plan(state('starting', 'Starting', `starting the ${what} (run ${run!.id})`));
+  // The agent reports on its heartbeat; give it that long to say the daemon runs.
+  const wait = graceWait(completedAt(run), o.now, o.startGraceMs);
+  if (wait !== null) return plan(state('starting', 'WaitingForAgent', `started; waiting for the agent to report the ${what} running`), null, wait);
   return stepPlan(o, 'start', run?.state === 'completed' ? null : run, run?.state === 'completed' ? `the ${what} is not running; starting it again` : `starting the ${what}`);
 }
 
@@ -68,12 +64,11 @@ function startPlan(o: DaemonObserved, what: string): DaemonPlan {
 function stopPlan(o: DaemonObserved, what: string): DaemonPlan {
   const run = o.stopRun ?? null;
   const orphaned = (reason: string, message: string, requeueAfterMs: number | null = null, step: DaemonStep | null = null): DaemonPlan =>
-    ({ state: state('orphaned', reason, message), step, requeueAfterMs, blocked: false });
+    plan(state('orphaned', reason, message), step, requeueAfterMs);
   if (o.node.status.phase !== 'active') return orphaned('NodeNotActive', `the ${what} is no longer desired; it is stopped once the node is active`);
   if (isActive(run)) return orphaned('Stopping', `stopping the ${what}, no longer desired (run ${run!.id})`);
-  if (run?.state === 'completed' && run.completedAt !== null && o.now - run.completedAt < o.startGraceMs) {
-    return orphaned('WaitingForAgent', `stopped; waiting for the agent to report the ${what} gone`, run.completedAt + o.startGraceMs - o.now + 1);
-  }
+  const wait = graceWait(completedAt(run), o.now, o.startGraceMs);
+  if (wait !== null) return orphaned('WaitingForAgent', `stopped; waiting for the agent to report the ${what} gone`, wait);
   const next = nextAttempt(run?.state === 'completed' ? null : run, o.now, o.retryBaseMs, `stopping the ${what}, no longer desired`);
   if (next.kind === 'busy') return orphaned('Stopping', next.message);
   if (next.kind === 'wait') return orphaned('RetryBackoff', next.message, next.waitMs);
@@ -82,12 +77,12 @@ function stopPlan(o: DaemonObserved, what: string): DaemonPlan {
 
 function stepPlan(o: DaemonObserved, kind: 'create-key' | 'start', last: RunInfo | null, message: string): DaemonPlan {
   const next = nextAttempt(last, o.now, o.retryBaseMs, message);
-  if (next.kind === 'busy') return { state: state('starting', 'Starting', message), step: null, requeueAfterMs: null, blocked: false };
+  if (next.kind === 'busy') return plan(state('starting', 'Starting', message));
   const s = state(next.failed ? 'failed' : 'starting', next.reason, next.message);
-  if (next.kind === 'wait') return { state: s, step: null, requeueAfterMs: next.waitMs, blocked: false };
-  return { state: s, step: { kind, attempt: next.attempt }, requeueAfterMs: null, blocked: false };
+  if (next.kind === 'wait') return plan(s, null, next.waitMs);
+  return plan(s, { kind, attempt: next.attempt });
 }
 
 function blockedPlan(reason: string, message: string): DaemonPlan {
-  return { state: state('blocked', reason, message), step: null, requeueAfterMs: null, blocked: true };
+  return { status: state('blocked', reason, message), step: null, requeueAfterMs: null, gate: gateOf(reason, message) };
 }

@@ -8,8 +8,10 @@ import { CLUSTER_ID, CephKind, type ClusterSpec, type ClusterStatus } from '../.
 import type { Clock } from '../../src/model/clock.js';
 import { StorageKind, type FilesystemSpec, type FilesystemStatus } from '../../src/model/storage-kinds.js';
 import type { Store } from '../../src/store/types.js';
-import { blocked, requeueAfter, type Reconciler, type Result } from '../../src/runtime/types.js';
-import { hasQuorum, type CephLoopDeps } from '../daemon/loop.js';
+import type { Reconciler, Result } from '../../src/runtime/types.js';
+import { applyPlan, writeOwned, type StatusOwner } from '../../src/runtime/loop-kit/index.js';
+import type { StartRequest } from '../../src/tasks/types.js';
+import { hasQuorum, type CephLoopDeps } from '../shared/ceph-deps.js';
 import { runInfo } from '../shared/runs.js';
 import { FS_CREATE_TASK, planFs, type FsCephView, type FsObserved, type FsPlan } from './plan.js';
 
@@ -67,29 +69,39 @@ export function mdsOf(stat: MdsStat, name: string): Pick<FsCephView, 'mdsUp' | '
   return { mdsUp: all.filter((d) => d.state.startsWith('up:')).length, activeMds: active?.name ?? null };
 }
 
-async function apply(deps: FsLoopDeps, o: FsObserved, p: FsPlan): Promise<Result> {
-  await deps.store.updateStatus(StorageKind.Filesystem, o.fs.id, withOrphaned(p.status, o.fs.metadata.source, o.fs.metadata.generation, deps.clock.iso()));
-  if (p.step) {
-    const { spec } = o.fs;
-    await deps.tasks.start({
-      taskName: FS_CREATE_TASK,
-      target: { kind: StorageKind.Filesystem, id: o.fs.id, generation: o.fs.metadata.generation },
-      attempt: p.step.attempt,
-      timeoutMs: deps.runTimeoutMs,
-      args: { ...spec },
-      script: async (ctx) => {
-        const call = { signal: ctx.signal };
-        // `osd pool create` of an existing pool is success and leaves its PG count alone.
-        for (const [pool, pgs] of [[spec.metadataPool, spec.metadataPG], [spec.dataPool, spec.dataPG]] as const) {
-          const made = await deps.ceph.poolCreate(pool, pgs, call);
-          ctx.log('info', made.created ? `pool ${pool} created with ${pgs} PGs` : `pool ${pool} already exists`);
-        }
-        const fs = await deps.ceph.fsNew(spec.name, spec.metadataPool, spec.dataPool, call);
-        ctx.log('info', fs.created ? `filesystem ${spec.name} created over ${spec.metadataPool} and ${spec.dataPool}` : `filesystem ${spec.name} already exists`);
-        return { created: fs.created };
-      },
-    });
-  }
-  if (p.blocked) return blocked(p.reason, p.message, deps.blockedRecheckMs);
-  return requeueAfter(p.requeueAfterMs ?? deps.pollMs);
+/** The whole status of a Filesystem: this loop is its only writer. */
+export const FS_STATUS: StatusOwner = { loop: 'fs', kind: StorageKind.Filesystem, fields: 'all' };
+
+function apply(deps: FsLoopDeps, o: FsObserved, p: FsPlan): Promise<Result> {
+  return applyPlan({
+    write: async (obs: FsObserved, status: FilesystemStatus) => void (await writeOwned(deps.store, FS_STATUS, obs.fs.id, withOrphaned(status, obs.fs.metadata.source, obs.fs.metadata.generation, deps.clock.iso()))),
+    act: (obs, step) => createRun(deps, obs, step.attempt),
+    start: (req) => deps.tasks.start(req),
+    recheckMs: deps.blockedRecheckMs,
+    idleMs: deps.pollMs,
+  }, o, p);
 }
+
+/** The master-level run that makes the pools and the filesystem. */
+function createRun(deps: FsLoopDeps, o: FsObserved, attempt: number): StartRequest {
+  const { spec } = o.fs;
+  return {
+    taskName: FS_CREATE_TASK,
+    target: { kind: StorageKind.Filesystem, id: o.fs.id, generation: o.fs.metadata.generation },
+    attempt,
+    timeoutMs: deps.runTimeoutMs,
+    args: { ...spec },
+    script: async (ctx) => {
+      const call = { signal: ctx.signal };
+      // `osd pool create` of an existing pool is success and leaves its PG count alone.
+      for (const [pool, pgs] of [[spec.metadataPool, spec.metadataPG], [spec.dataPool, spec.dataPG]] as const) {
+        const made = await deps.ceph.poolCreate(pool, pgs, call);
+        ctx.log('info', made.created ? `pool ${pool} created with ${pgs} PGs` : `pool ${pool} already exists`);
+      }
+      const fs = await deps.ceph.fsNew(spec.name, spec.metadataPool, spec.dataPool, call);
+      ctx.log('info', fs.created ? `filesystem ${spec.name} created over ${spec.metadataPool} and ${spec.dataPool}` : `filesystem ${spec.name} already exists`);
+      return { created: fs.created };
+    },
+  };
+}
+

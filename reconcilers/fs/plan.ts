@@ -7,6 +7,7 @@ import type { FilesystemSpec, FilesystemStatus, PoolSeen } from '../../src/model
 import { setConditions, type ConditionInput } from '../../src/runtime/conditions.js';
 import { createAttempt, type RunInfo } from '../shared/runs.js';
 
+import { gateOf, type LoopPlan } from '../../src/runtime/loop-kit/index.js';
 export const FS_CREATE_TASK = 'ceph.fs.create';
 
 /** Ceph's answers, reduced to what the plan needs. */
@@ -31,15 +32,11 @@ export interface FsObserved {
   retryBaseMs: number;
 }
 
-export interface FsPlan {
-  status: FilesystemStatus;
-  step: { kind: 'create'; attempt: number } | null;
-  /** Set when a gate holds: the loop reports Blocked and looks again later. */
-  blocked: boolean;
+/** The Filesystem's status, the create step, a wait (null: the loop's poll interval, the MDS
+ * can come and go), a gate; and the reason and message the Ready condition carries. */
+export interface FsPlan extends LoopPlan<FilesystemStatus, { kind: 'create'; attempt: number }> {
   reason: string;
   message: string;
-  /** null: look again on the loop's poll interval (the MDS can come and go). */
-  requeueAfterMs: number | null;
 }
 
 type Phase = NonNullable<FilesystemStatus['phase']>;
@@ -51,7 +48,8 @@ export function planFs(o: FsObserved): FsPlan {
   const view = o.ceph && !('error' in o.ceph) ? o.ceph : null;
   const out = decide(o, view);
   const status = statusOf(o, view, out);
-  return { status, step: out.step ?? null, blocked: out.phase === 'blocked', reason: out.reason, message: out.message, requeueAfterMs: out.requeueAfterMs ?? null };
+  const gate = out.phase === 'blocked' ? gateOf(out.reason, out.message) : null;
+  return { status, step: out.step ?? null, gate, reason: out.reason, message: out.message, requeueAfterMs: out.requeueAfterMs ?? null };
 }
 
 function decide(o: FsObserved, view: FsCephView | null): Outcome {

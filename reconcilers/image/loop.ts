@@ -7,10 +7,12 @@ import { imageDir, imageFilePath, partPath } from '../../src/model/image-files.j
 import { DOWNLOAD_TASK, ImageKind, REMOVE_TASK, type ImageSpec, type ImageStatus } from '../../src/model/image-kinds.js';
 import type { Store } from '../../src/store/types.js';
 import type { TaskService } from '../../src/tasks/service.js';
-import { done, requeueAfter, type Reconciler, type Result } from '../../src/runtime/types.js';
+import type { Reconciler, Result } from '../../src/runtime/types.js';
+import { applyPlan, writeOwned, type StatusOwner } from '../../src/runtime/loop-kit/index.js';
+import type { StartRequest } from '../../src/tasks/types.js';
 import { runInfo } from '../shared/runs.js';
 import { downloadScript, removeScript, type DownloadDeps } from './download.js';
-import { planImage, type FileOnDisk, type ImageObserved, type ImagePlan } from './plan.js';
+import { planImage, type FileOnDisk, type ImageObserved, type ImagePlan, type ImageStep } from './plan.js';
 
 export interface ImageLoopDeps extends DownloadDeps {
   store: Store;
@@ -56,23 +58,32 @@ async function observe(deps: ImageLoopDeps, id: string): Promise<ImageObserved |
   };
 }
 
-async function apply(deps: ImageLoopDeps, o: ImageObserved, p: ImagePlan): Promise<Result> {
-  await deps.store.updateStatus(ImageKind.Image, o.image.id, p.status);
+/** The whole status of an Image: this loop is its only writer. */
+export const IMAGE_STATUS: StatusOwner = { loop: 'image', kind: ImageKind.Image, fields: 'all' };
+
+function apply(deps: ImageLoopDeps, o: ImageObserved, p: ImagePlan): Promise<Result> {
+  return applyPlan({
+    write: async (obs: ImageObserved, status: ImageStatus) => void (await writeOwned(deps.store, IMAGE_STATUS, obs.image.id, status)),
+    act: (obs, step) => act(deps, obs, step),
+    start: (req) => deps.tasks.start(req),
+    recheckMs: 0, // no gate in this loop
+  }, o, p);
+}
+
+/** Download and removal are master-level runs; a cancel stops the download under way. */
+async function act(deps: ImageLoopDeps, o: ImageObserved, step: ImageStep): Promise<StartRequest | null> {
   const target = { kind: ImageKind.Image, id: o.image.id, generation: o.image.metadata.generation };
-  const step = p.step;
-  if (step?.kind === 'download') {
-    await deps.tasks.start({
+  if (step.kind === 'download') {
+    return {
       taskName: DOWNLOAD_TASK, target, attempt: step.attempt, timeoutMs: deps.downloadTimeoutMs,
       args: { name: o.image.spec.name, files: o.image.spec.files.map((f) => f.name) },
       script: downloadScript(deps, o.image),
-    });
-  } else if (step?.kind === 'remove') {
-    await deps.tasks.start({ taskName: REMOVE_TASK, target, attempt: step.attempt, args: { name: o.image.spec.name }, script: removeScript(deps.stateDir, o.image) });
-  } else if (step?.kind === 'cancel') {
-    // It may have ended on its own since: then there is nothing to stop.
-    await deps.tasks.cancel(step.runId).catch((err: unknown) => {
-      if (!(err instanceof ConflictError)) throw err;
-    });
+    };
   }
-  return p.requeueAfterMs === null ? done() : requeueAfter(p.requeueAfterMs);
+  if (step.kind === 'remove') return { taskName: REMOVE_TASK, target, attempt: step.attempt, args: { name: o.image.spec.name }, script: removeScript(deps.stateDir, o.image) };
+  // It may have ended on its own since: then there is nothing to stop.
+  await deps.tasks.cancel(step.runId).catch((err: unknown) => {
+    if (!(err instanceof ConflictError)) throw err;
+  });
+  return null;
 }

@@ -6,6 +6,8 @@ import type { ImagePhase, ImageSpec, ImageStatus } from '../../src/model/image-k
 import { setConditions } from '../../src/runtime/conditions.js';
 import { isActive, nextAttempt, type RunInfo } from '../shared/runs.js';
 
+import type { LoopPlan } from '../../src/runtime/loop-kit/index.js';
+
 export interface FileOnDisk {
   name: string;
   /** Size of the file under its final name; null when absent. */
@@ -33,12 +35,9 @@ export type ImageStep =
   /** A download is under way but the image is no longer wanted. */
   | { kind: 'cancel'; runId: string };
 
-export interface ImagePlan {
-  status: ImageStatus;
-  step: ImageStep | null;
-  /** null: nothing to wait for; run state changes and spec changes wake the loop. */
-  requeueAfterMs: number | null;
-}
+/** The Image's status, the step, a wait (null: nothing to wait for; run state changes and
+ * spec changes wake the loop); never a gate. */
+export type ImagePlan = LoopPlan<ImageStatus, ImageStep>;
 
 interface Outcome {
   phase: ImagePhase;
@@ -52,7 +51,7 @@ interface Outcome {
 
 export function planImage(o: ImageObserved): ImagePlan {
   const out = o.image.spec.downloaded ? wanted(o) : unwanted(o);
-  return { status: statusOf(o, out), step: out.step ?? null, requeueAfterMs: out.requeueAfterMs ?? null };
+  return { status: statusOf(o, out), step: out.step ?? null, requeueAfterMs: out.requeueAfterMs ?? null, gate: null };
 }
 
 const present = (o: ImageObserved): number => o.image.spec.files.filter((f, i) => o.files[i]?.size === f.size).length;

@@ -4,17 +4,18 @@
 import { randomBytes } from 'node:crypto';
 import { CLUSTER_ID, CephKind, type ClusterSpec, type ClusterStatus } from '../../src/model/ceph-kinds.js';
 import { newCephxKey } from '../../src/model/keyring.js';
-import { Kind, type DiskSpec, type DiskStatusFields, type NodeSpec, type NodeStatusFields } from '../../src/model/kinds.js';
-import type { TaskRun } from '../../src/tasks/types.js';
-import { blocked, done, requeueAfter, type Reconciler, type Result } from '../../src/runtime/types.js';
+import { Kind, type DaemonState, type DiskSpec, type DiskStatusFields, type NodeSpec, type NodeStatusFields } from '../../src/model/kinds.js';
+import type { StartRequest, TaskRun } from '../../src/tasks/types.js';
+import { requeueAfter, type Reconciler, type Result } from '../../src/runtime/types.js';
+import { applyPlan, gateOf, writeOwned, type LoopEffects } from '../../src/runtime/loop-kit/index.js';
 import { TASK_RUN_KIND } from '../../src/runtime/routing.js';
 import type { AnyDoc } from '../../src/model/document.js';
-import { hasQuorum, type CephLoopDeps } from '../daemon/loop.js';
-import { state, writeDaemonState } from '../shared/daemon-state.js';
+import { hasQuorum, type CephLoopDeps } from '../shared/ceph-deps.js';
+import { daemonStateOwner, state } from '../shared/daemon-state.js';
 import { hasKey, isImported, saveKey } from '../shared/keys.js';
 import { importAdminKeyScript } from './admin-key.js';
 import { runInfo } from '../shared/runs.js';
-import { initialMembers, MonTask, planMon, type BootstrapView, type MonObserved, type MonPlan } from './plan.js';
+import { initialMembers, MonTask, planMon, type BootstrapView, type MonObserved, type MonPlan, type MonStep } from './plan.js';
 import { REMOVING_FROM_MONMAP, type MonmapView, type RemovalObserved } from './removal.js';
 import type { NodeDoc } from '../../src/model/operations.js';
 
@@ -163,60 +164,65 @@ function bootstrapView(bootstraps: NodeBootstrap[]): BootstrapView | null {
   return { owner: owner.node, run: info, members: initialMembers(info.args) ?? [self] };
 }
 
+/** The node's status.ceph.mon: this loop's only status write. */
+export const MON_STATUS = daemonStateOwner('mon');
+
 async function apply(deps: MonLoopDeps, o: MonObserved, p: MonPlan, slot: { holder: string | null }): Promise<Result> {
-  const id = o.node.id;
-  // One removal from the monmap at a time: claimed before anything is awaited.
+  return applyPlan(monEffects(deps), o, claimRemoval(o.node.id, p, slot));
+}
+
+/** One removal from the monmap at a time: the slot is claimed before anything is awaited; a
+ * plan that finds it held becomes a gate instead. */
+function claimRemoval(id: string, p: MonPlan, slot: { holder: string | null }): MonPlan {
   if (p.step?.kind === 'monmap-remove') {
     if (slot.holder !== null && slot.holder !== id) {
-      const held = state('blocked', 'RemovalInProgress', 'another monitor is being taken out of the monmap; one at a time');
-      await writeDaemonState(deps.store, id, 'mon', held);
-      return blocked(held.reason, held.message, deps.blockedRecheckMs);
+      const reason = 'RemovalInProgress';
+      const message = 'another monitor is being taken out of the monmap; one at a time';
+      return { status: state('blocked', reason, message), step: null, requeueAfterMs: null, gate: gateOf(reason, message) };
     }
     slot.holder = id;
-  } else if (slot.holder === id && p.state?.reason !== REMOVING_FROM_MONMAP) {
+  } else if (slot.holder === id && p.status?.reason !== REMOVING_FROM_MONMAP) {
     slot.holder = null;
   }
-  await writeDaemonState(deps.store, id, 'mon', p.state);
-  if (p.step?.kind === 'bootstrap-keys') {
+  return p;
+}
+
+function monEffects(deps: MonLoopDeps): LoopEffects<MonObserved, DaemonState | undefined, MonStep> {
+  return {
+    write: async (o, s) => void (await writeOwned<NodeStatusFields>(deps.store, MON_STATUS, o.node.id, { ceph: s ? { mon: s } : {} })),
+    act: (o, step) => monRun(deps, o, step),
+    start: (req) => deps.tasks.start(req),
+    recheckMs: deps.blockedRecheckMs,
+  };
+}
+
+/** The step as a run (master-level for the import and the monmap removal, node-level for the
+ * rest); the bootstrap keys are made here, with no run. */
+async function monRun(deps: MonLoopDeps, o: MonObserved, step: MonStep): Promise<StartRequest | Result> {
+  const id = o.node.id;
+  const target = { kind: Kind.Node, id, generation: o.node.metadata.generation };
+  if (step.kind === 'bootstrap-keys') {
     for (const k of BOOTSTRAP_KEYS) {
       if (await hasKey(deps.store, k.entity)) continue;
       await saveKey(deps.store, { entity: k.entity, nodeId: null, caps: { ...k.caps } }, newCephxKey(deps.clock.now(), randomBytes));
     }
     return requeueAfter(0);
   }
-  if (p.step?.kind === 'import-admin-key') {
-    await deps.tasks.start({
-      taskName: MonTask['import-admin-key'],
-      target: { kind: Kind.Node, id, generation: o.node.metadata.generation },
-      attempt: p.step.attempt,
-      timeoutMs: deps.runTimeoutMs,
-      args: {},
-      script: importAdminKeyScript(deps),
-    });
-  } else if (p.step?.kind === 'monmap-remove') {
-    const monName = String(p.step.args.monName);
-    await deps.tasks.start({
+  const base = { target, attempt: step.attempt, timeoutMs: deps.runTimeoutMs };
+  if (step.kind === 'import-admin-key') {
+    return { ...base, taskName: MonTask['import-admin-key'], args: {}, script: importAdminKeyScript(deps) };
+  }
+  if (step.kind === 'monmap-remove') {
+    const monName = String(step.args.monName);
+    return {
+      ...base,
       taskName: MonTask['monmap-remove'],
-      target: { kind: Kind.Node, id, generation: o.node.metadata.generation },
-      attempt: p.step.attempt,
-      timeoutMs: deps.runTimeoutMs,
-      args: p.step.args,
+      args: step.args,
       script: async (ctx) => {
         const r = await deps.ceph.monRemove(monName, { signal: ctx.signal });
         ctx.log('info', r.removed ? `mon.${monName} removed from the monmap` : `mon.${monName} was not in the monmap (already removed)`);
       },
-    });
-  } else if (p.step) {
-    const taskName = MonTask[p.step.kind];
-    await deps.tasks.start({
-      taskName,
-      target: { kind: Kind.Node, id: o.node.id, generation: o.node.metadata.generation },
-      node: { id: o.node.id, hostname: o.node.spec.hostname },
-      attempt: p.step.attempt,
-      timeoutMs: deps.runTimeoutMs,
-      args: p.step.args,
-    });
+    };
   }
-  if (p.blocked) return blocked(p.state?.reason ?? 'Blocked', p.state?.message ?? '', deps.blockedRecheckMs);
-  return p.requeueAfterMs !== null ? requeueAfter(p.requeueAfterMs) : done();
+  return { ...base, taskName: MonTask[step.kind], node: { id, hostname: o.node.spec.hostname }, args: step.args };
 }

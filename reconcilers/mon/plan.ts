@@ -17,6 +17,7 @@ import type { DiskDoc, NodeDoc } from '../../src/model/operations.js';
 import { state } from '../shared/daemon-state.js';
 import { isActive, nextAttempt, type RunInfo } from '../shared/runs.js';
 import { planRemoval, type RemovalInput } from './removal.js';
+import { completedAt, gateOf, graceWait, type LoopPlan } from '../../src/runtime/loop-kit/index.js';
 
 export const MonTask = {
   bootstrap: 'ceph.mon.bootstrap',
@@ -73,15 +74,11 @@ export type MonStep =
   | { kind: 'bootstrap-keys' }
   | { kind: 'bootstrap' | 'join' | 'restart' | 'monmap-remove' | 'remove' | 'import-admin-key'; attempt: number; args: Record<string, unknown> };
 
-export interface MonPlan {
-  state: DaemonState | undefined;
-  step: MonStep | null;
-  requeueAfterMs: number | null;
-  blocked: boolean;
-}
+/** The node's status.ceph.mon entry this loop owns, the step, a wait, a gate. */
+export type MonPlan = LoopPlan<DaemonState | undefined, MonStep>;
 
-const plan = (s: DaemonState | undefined, step: MonStep | null = null, requeueAfterMs: number | null = null, blocked = false): MonPlan => ({ state: s, step, requeueAfterMs, blocked });
-const gate = (reason: string, message: string): MonPlan => plan(state('blocked', reason, message), null, null, true);
+const plan = (s: DaemonState | undefined, step: MonStep | null = null, requeueAfterMs: number | null = null): MonPlan => ({ status: s, step, requeueAfterMs, gate: null });
+const gate = (reason: string, message: string): MonPlan => ({ ...plan(state('blocked', reason, message)), gate: gateOf(reason, message) });
 
 /** The one node that creates the cluster: the first by hostname among active monitor nodes. */
 export function bootstrapper(monNodes: NodeDoc[]): NodeDoc | undefined {
@@ -154,10 +151,9 @@ function importPlan(o: MonObserved, phase: 'running' | 'starting' | 'orphaned'):
 function restartPlan(o: MonObserved): MonPlan {
   const created = o.createRun!;
   const last = o.restartRun && (o.restartRun.completedAt ?? o.now) >= (created.completedAt ?? 0) ? o.restartRun : null;
-  const since = Math.max(created.completedAt ?? 0, last?.state === 'completed' ? (last.completedAt ?? 0) : 0);
-  if (!isActive(last) && o.now - since < o.startGraceMs) {
-    return plan(state('starting', 'WaitingForAgent', 'started; waiting for the agent to report the monitor running'), null, since + o.startGraceMs - o.now + 1);
-  }
+  const since = Math.max(created.completedAt ?? 0, completedAt(last) ?? 0);
+  const wait = isActive(last) ? null : graceWait(since, o.now, o.startGraceMs);
+  if (wait !== null) return plan(state('starting', 'WaitingForAgent', 'started; waiting for the agent to report the monitor running'), null, wait);
   return runPlan(o, 'restart', last?.state === 'completed' ? null : last, 'the monitor is not running; starting it again');
 }
 

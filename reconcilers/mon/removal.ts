@@ -6,6 +6,7 @@ import type { DaemonState } from '../../src/model/kinds.js';
 import type { NodeDoc } from '../../src/model/operations.js';
 import { isActive, nextAttempt, type RunInfo } from '../shared/runs.js';
 import { state } from '../shared/daemon-state.js';
+import { gateOf, graceWait, type LoopPlan } from '../../src/runtime/loop-kit/index.js';
 
 /** The reason a node's monitor state carries while it is being taken out of the monmap: other
  * nodes' removals wait while any node shows it. */
@@ -41,15 +42,10 @@ export interface RemovalInput {
 }
 
 /** A MonPlan whose step, if any, is one of the two removal steps. */
-export interface RemovalPlan {
-  state: DaemonState | undefined;
-  step: { kind: 'monmap-remove' | 'remove'; attempt: number; args: Record<string, unknown> } | null;
-  requeueAfterMs: number | null;
-  blocked: boolean;
-}
+export type RemovalPlan = LoopPlan<DaemonState | undefined, { kind: 'monmap-remove' | 'remove'; attempt: number; args: Record<string, unknown> }>;
 
-const plan = (s: RemovalPlan['state'], step: RemovalPlan['step'] = null, requeueAfterMs: number | null = null, blocked = false): RemovalPlan => ({ state: s, step, requeueAfterMs, blocked });
-const gate = (reason: string, message: string): RemovalPlan => plan(state('blocked', reason, message), null, null, true);
+const plan = (s: RemovalPlan['status'], step: RemovalPlan['step'] = null, requeueAfterMs: number | null = null): RemovalPlan => ({ status: s, step, requeueAfterMs, gate: null });
+const gate = (reason: string, message: string): RemovalPlan => ({ ...plan(state('blocked', reason, message)), gate: gateOf(reason, message) });
 
 /** Whether removing `name` leaves a strict majority of the smaller monmap up (in quorum). */
 export function quorumAfterRemoval(names: string[], quorum: string[], name: string): { ok: boolean; up: number; left: number } {
@@ -94,10 +90,8 @@ function fromNode(o: RemovalInput, name: string, running: boolean): RemovalPlan 
   const made = Math.max(o.createRun?.completedAt ?? 0, o.restartRun?.completedAt ?? 0);
   const cleaned = run?.state === 'completed' && (run.completedAt ?? 0) >= made;
   if (cleaned && !running) return plan(undefined);
-  if (cleaned && o.now - (run!.completedAt ?? 0) < o.startGraceMs) {
-    const left = (run!.completedAt ?? 0) + o.startGraceMs - o.now + 1;
-    return plan(state('orphaned', 'WaitingForAgent', `mon.${name} removed; waiting for the agent to report it gone`), null, left);
-  }
+  const wait = cleaned ? graceWait(run!.completedAt ?? 0, o.now, o.startGraceMs) : null;
+  if (wait !== null) return plan(state('orphaned', 'WaitingForAgent', `mon.${name} removed; waiting for the agent to report it gone`), null, wait);
   if (o.node.status.phase !== 'active') {
     return gate('NodeNotActive', `mon.${name} is out of the monmap; its daemon and store are removed once the node is active (it is ${o.node.status.phase ?? 'discovered'})`);
   }

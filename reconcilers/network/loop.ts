@@ -9,17 +9,19 @@ import { NetworkKind, type MasterInterface, type NetworkSpec, type NetworkStatus
 import type { Doc } from '../../src/model/document.js';
 import type { RenderTemplate } from '../../src/render/template-file.js';
 import type { Store } from '../../src/store/types.js';
-import { done, requeueAfter, type Reconciler, type Result } from '../../src/runtime/types.js';
-import type { CephLoopDeps } from '../daemon/loop.js';
+import type { Reconciler, Result } from '../../src/runtime/types.js';
+import { applyPlan, writeOwned, type StatusOwner } from '../../src/runtime/loop-kit/index.js';
+import type { StartRequest } from '../../src/tasks/types.js';
+import type { LoopTasks } from '../shared/ceph-deps.js';
 import { runInfo } from '../shared/runs.js';
-import { DHCP_START_TASK, planNetwork, type Desired, type NetworkObserved, type NetworkPlan } from './plan.js';
+import { DHCP_START_TASK, planNetwork, type Desired, type NetworkObserved, type NetworkPlan, type NetworkStep } from './plan.js';
 
 export const DNSMASQ_TEMPLATE = 'dnsmasq.conf';
 const LEASE_TIME = '1h';
 
 export interface NetworkLoopDeps {
   store: Store;
-  tasks: CephLoopDeps['tasks'];
+  tasks: LoopTasks;
   host: MasterHost;
   render: RenderTemplate;
   clock: Clock;
@@ -94,23 +96,38 @@ async function render(deps: NetworkLoopDeps, network: Doc<NetworkSpec, NetworkSt
   return { config, hash: createHash('sha256').update(config).digest('hex'), bootUrl };
 }
 
-async function apply(deps: NetworkLoopDeps, o: NetworkObserved, p: NetworkPlan): Promise<Result> {
-  if (p.status && o.network) await deps.store.updateStatus(NetworkKind.Network, o.id, p.status);
-  if (p.step?.kind === 'stop') await deps.host.dhcp.stop(o.id);
-  if (p.step?.kind === 'start' && o.network && o.nic && o.desired) {
-    const { nic, desired } = o;
-    await deps.tasks.start({
-      taskName: DHCP_START_TASK,
-      target: { kind: NetworkKind.Network, id: o.id, generation: o.network.metadata.generation },
-      attempt: p.step.attempt,
-      timeoutMs: deps.runTimeoutMs,
-      args: { nic: nic.name, configHash: desired.hash, crashes: p.step.crashes },
-      script: async (ctx) => {
-        ctx.log('info', `${o.running ? 'restarting' : 'starting'} dnsmasq for ${o.network!.spec.cidr} on ${nic.name}, configuration ${desired.hash.slice(0, 12)}`);
-        const state = await deps.host.dhcp.start(o.id, { nic: nic.name, config: desired.config, configHash: desired.hash }, (line) => ctx.log('info', line));
-        return { pid: state.pid };
-      },
-    });
+/** The whole status of a Network: this loop is its only writer. */
+export const NETWORK_STATUS: StatusOwner = { loop: 'network', kind: NetworkKind.Network, fields: 'all' };
+
+function apply(deps: NetworkLoopDeps, o: NetworkObserved, p: NetworkPlan): Promise<Result> {
+  return applyPlan({
+    write: async (obs: NetworkObserved, status: NetworkStatus | null) => {
+      if (status && obs.network) await writeOwned(deps.store, NETWORK_STATUS, obs.id, status);
+    },
+    act: (obs, step) => act(deps, obs, step),
+    start: (req) => deps.tasks.start(req),
+    recheckMs: 0, // no gate in this loop
+  }, o, p);
+}
+
+/** A stop is done here, at once (the server is this process's child); a start is a run. */
+async function act(deps: NetworkLoopDeps, o: NetworkObserved, step: NetworkStep): Promise<StartRequest | null> {
+  if (step.kind === 'stop') {
+    await deps.host.dhcp.stop(o.id);
+    return null;
   }
-  return p.requeueAfterMs !== null ? requeueAfter(p.requeueAfterMs) : done();
+  if (!o.network || !o.nic || !o.desired) return null;
+  const { nic, desired } = o;
+  return {
+    taskName: DHCP_START_TASK,
+    target: { kind: NetworkKind.Network, id: o.id, generation: o.network.metadata.generation },
+    attempt: step.attempt,
+    timeoutMs: deps.runTimeoutMs,
+    args: { nic: nic.name, configHash: desired.hash, crashes: step.crashes },
+    script: async (ctx) => {
+      ctx.log('info', `${o.running ? 'restarting' : 'starting'} dnsmasq for ${o.network!.spec.cidr} on ${nic.name}, configuration ${desired.hash.slice(0, 12)}`);
+      const state = await deps.host.dhcp.start(o.id, { nic: nic.name, config: desired.config, configHash: desired.hash }, (line) => ctx.log('info', line));
+      return { pid: state.pid };
+    },
+  };
 }

@@ -7,6 +7,7 @@ import { contains, parseCidr } from '../../src/model/ipv4.js';
 import type { MasterInterface, NetworkSpec, NetworkStatus } from '../../src/model/network-kinds.js';
 import { setConditions } from '../../src/runtime/conditions.js';
 import { RETRY_CAP_MS, isActive, nextAttempt, type RunInfo } from '../shared/runs.js';
+import type { LoopPlan } from '../../src/runtime/loop-kit/index.js';
 
 export const DHCP_START_TASK = 'network.dhcp.start';
 
@@ -39,12 +40,9 @@ export interface NetworkObserved {
 
 export type NetworkStep = { kind: 'start'; attempt: number; crashes: number } | { kind: 'stop' };
 
-export interface NetworkPlan {
-  status: NetworkStatus | null;
-  step: NetworkStep | null;
-  /** null: nothing to look at until something changes (a server's exit wakes the loop). */
-  requeueAfterMs: number | null;
-}
+/** The Network's status (null: the network is gone, nothing to write), the step, a wait (null:
+ * nothing to look at until something changes; a server's exit wakes the loop); never a gate. */
+export type NetworkPlan = LoopPlan<NetworkStatus | null, NetworkStep>;
 
 type Phase = NonNullable<NetworkStatus['phase']>;
 interface Outcome {
@@ -57,9 +55,9 @@ interface Outcome {
 }
 
 export function planNetwork(o: NetworkObserved): NetworkPlan {
-  if (!o.network) return { status: null, step: o.running ? { kind: 'stop' } : null, requeueAfterMs: null };
+  if (!o.network) return { status: null, step: o.running ? { kind: 'stop' } : null, requeueAfterMs: null, gate: null };
   const out = decide(o, o.network);
-  return { status: statusOf(o, o.network, out), step: out.step ?? null, requeueAfterMs: out.requeueAfterMs };
+  return { status: statusOf(o, o.network, out), step: out.step ?? null, requeueAfterMs: out.requeueAfterMs, gate: null };
 }
 
 function decide(o: NetworkObserved, net: Doc<NetworkSpec, NetworkStatus>): Outcome {

@@ -10,10 +10,11 @@ import type { Fleet } from '../../src/fleet/fleet.js';
 import type { Store } from '../../src/store/types.js';
 import type { StartRequest, TaskRun } from '../../src/tasks/types.js';
 import type { EventBus } from '../../src/tasks/bus.js';
-import { blocked, done, requeueAfter, type Reconciler, type Result } from '../../src/runtime/types.js';
+import { done, requeueAfter, type Reconciler, type Result } from '../../src/runtime/types.js';
+import { applyPlan, writeOwned, type StatusOwner } from '../../src/runtime/loop-kit/index.js';
 import { NodeTask, pendingRun, planNode, runningOsds, type DiskWrite, type NodeObserved, type NodePlan, type RunView } from './plan.js';
 import type { CephApi } from '../../src/clients/ceph-api.js';
-import { okToStopAnswer, type OkToStopAnswer } from '../osd/gates.js';
+import { okToStopAnswer, type OkToStopAnswer } from '../shared/osd-gates.js';
 import type { BootLoopLimits } from './boot-loop.js';
 
 export interface NodeLoopDeps {
@@ -107,6 +108,21 @@ function runView(run: TaskRun | undefined): RunView | null {
   };
 }
 
+/** The node fields the node loop owns: everything in a Node's status but the Ceph loops'
+ * `ceph.<daemon>` entries. */
+export const NODE_STATUS: StatusOwner = {
+  loop: 'node',
+  kind: Kind.Node,
+  fields: ['phase', 'conditions', 'observedGeneration', 'ip', 'observedRestartGeneration', 'observedShutdownGeneration', 'bootCount', 'bootAddress', 'bootLoopResetAt', 'bootId', 'diskIds', 'nics', 'daemons'],
+};
+
+/** The hardware fields of a Disk, from the agent's inventory; the osd loop owns the rest. */
+export const DISK_HARDWARE_STATUS: StatusOwner = {
+  loop: 'node',
+  kind: Kind.Disk,
+  fields: ['devicePath', 'capacityBytes', 'rotational', 'interface', 'model', 'vendor', 'isSystem', 'hasFilesystem', 'present', 'eligible', 'reasons'],
+};
+
 async function apply(deps: NodeLoopDeps, o: NodeObserved, plan: NodePlan): Promise<Result> {
   const { node } = o;
   if (plan.forget) {
@@ -122,19 +138,30 @@ async function apply(deps: NodeLoopDeps, o: NodeObserved, plan: NodePlan): Promi
     if (err instanceof ConflictError) return requeueAfter(0);
     throw err;
   }
-  if (plan.run) {
-    await deps.tasks.start({
-      taskName: plan.run.taskName,
-      target: { kind: Kind.Node, id: node.id, generation: node.metadata.generation },
-      node: { id: node.id, hostname: node.spec.hostname },
-      args: { request: plan.run.request, bootId: plan.run.bootId },
-      attempt: plan.run.attempt,
+  return applyPlan({
+    // The run goes out before its request is acknowledged in status: a crash in between sends
+    // it again rather than losing the request.
+    stepFirst: true,
+    act: (obs, step): StartRequest => ({
+      taskName: step.taskName,
+      target: { kind: Kind.Node, id: obs.node.id, generation: obs.node.metadata.generation },
+      node: { id: obs.node.id, hostname: obs.node.spec.hostname },
+      args: { request: step.request, bootId: step.bootId },
+      attempt: step.attempt,
       timeoutMs: deps.runTimeoutMs,
-    });
-  }
+    }),
+    start: (req) => deps.tasks.start(req),
+    write: (obs, status) => writeNode(deps, obs, plan, status),
+    recheckMs: deps.heartbeatTimeoutMs,
+  }, o, plan);
+}
+
+/** The node's fields, then what operators are told (only once the write went through). */
+async function writeNode(deps: NodeLoopDeps, o: NodeObserved, plan: NodePlan, status: NodeStatusFields): Promise<Result | void> {
+  const { node } = o;
   try {
-    const status = withOrphaned(plan.status, node.metadata.source, node.metadata.generation, deps.clock.iso());
-    await deps.store.updateStatus(Kind.Node, node.id, status, { resourceVersion: node.metadata.resourceVersion });
+    const full = withOrphaned(status, node.metadata.source, node.metadata.generation, deps.clock.iso());
+    await writeOwned<NodeStatusFields>(deps.store, NODE_STATUS, node.id, full, { resourceVersion: node.metadata.resourceVersion });
   } catch (err) {
     // The node changed while we looked: look again with what is there now.
     if (err instanceof ConflictError) return requeueAfter(0);
@@ -143,11 +170,9 @@ async function apply(deps: NodeLoopDeps, o: NodeObserved, plan: NodePlan): Promi
   if (plan.announce) {
     deps.bus.publish('node.approval.required', { nodeId: node.id, hostname: node.spec.hostname, macs: [...node.spec.macs] });
   }
-  if (changedForOperators(node.status, plan.status)) {
-    deps.bus.publish('node.state.changed', { nodeId: node.id, status: plan.status.phase ?? 'discovered' });
+  if (changedForOperators(node.status, status)) {
+    deps.bus.publish('node.state.changed', { nodeId: node.id, status: status.phase ?? 'discovered' });
   }
-  if (plan.blocked) return blocked(plan.blocked.reason, plan.blocked.message, plan.requeueAfterMs ?? deps.heartbeatTimeoutMs);
-  return plan.requeueAfterMs !== null ? requeueAfter(plan.requeueAfterMs) : done();
 }
 
 function changedForOperators(before: NodeStatusFields, after: NodeStatusFields): boolean {
@@ -157,8 +182,8 @@ function changedForOperators(before: NodeStatusFields, after: NodeStatusFields):
   return a.mon !== b.mon || a.mgr !== b.mgr || a.mds !== b.mds || a.rgw !== b.rgw || (a.osds ?? []).join() !== (b.osds ?? []).join();
 }
 
-/** Status is merged over what was observed, so the write is CAS on that observation: another
- * loop's field written meanwhile is never overwritten with an old value. */
+/** The node's own fields, CAS on the observation they were planned from: a node that changed
+ * meanwhile is looked at again rather than written from an old view. */
 async function writeDisk(store: Store, node: Doc<NodeSpec, NodeStatusFields>, w: DiskWrite, rv: number | undefined): Promise<void> {
   if (w.create) {
     try {
@@ -168,5 +193,5 @@ async function writeDisk(store: Store, node: Doc<NodeSpec, NodeStatusFields>, w:
       if (!(err instanceof ConflictError)) throw err;
     }
   }
-  await store.updateStatus(Kind.Disk, w.id, w.status, rv === undefined ? {} : { resourceVersion: rv });
+  await writeOwned<DiskStatusFields>(store, DISK_HARDWARE_STATUS, w.id, w.status, rv === undefined ? {} : { resourceVersion: rv });
 }

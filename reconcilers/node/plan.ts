@@ -8,7 +8,8 @@ import { diskIdsOf, planDisks, type DiskWrite } from './disks.js';
 
 export type { DiskWrite };
 import { setCondition } from '../../src/runtime/conditions.js';
-import { okToStopGate, type OkToStopAnswer } from '../osd/gates.js';
+import type { LoopPlan } from '../../src/runtime/loop-kit/index.js';
+import { okToStopGate, type OkToStopAnswer } from '../shared/osd-gates.js';
 import { bootLoop, defaultBootLoopLimits, type BootLoopLimits } from './boot-loop.js';
 import { BOOT_LOOP } from '../../src/fleet/boot-decision.js';
 import { isNodeApproved } from '../../src/model/operations.js';
@@ -67,13 +68,11 @@ export interface StartRun {
 }
 
 
-export interface NodePlan {
-  status: NodeStatusFields;
+/** The node's status (the fields the node loop owns; docs/status-ownership.md), the restart or
+ * shutdown run to start, a wait (staleness, backoff), a gate; and the node loop's extras. */
+export interface NodePlan extends LoopPlan<NodeStatusFields, StartRun> {
+  /** Disk documents to create or update (their hardware fields). */
   disks: DiskWrite[];
-  run: StartRun | null;
-  /** Look again after this long even if nothing wakes the loop (staleness, backoff). */
-  requeueAfterMs: number | null;
-  blocked: { reason: string; message: string } | null;
   /** Delete the node: unapproved, never reported, not declared by a spec, unseen for long. */
   forget: boolean;
   /** The node just started waiting for approval: say so (node.approval.required). */
@@ -103,9 +102,9 @@ export function planNode(o: NodeObserved): NodePlan {
   return {
     status,
     disks: planDisks(o.node.id, o.node.status.diskIds ?? [], o.obs.report, o.disks),
-    run: d.run ?? null,
+    step: d.run ?? null,
     requeueAfterMs: d.requeueAfterMs ?? untilStale(o) ?? (isNodeApproved(o.node) || o.unapprovedTtlMs === undefined ? null : o.unapprovedTtlMs),
-    blocked: d.blocked ?? null,
+    gate: d.blocked ?? null,
     forget,
     announce: !forget && !wasWaiting && !isNodeApproved(o.node) && !o.credentialConflict,
   };

@@ -6,26 +6,43 @@ import { CLUSTER_ID, CephKind, type ClusterSpec, type ClusterStatus } from '../.
 import type { AnyDoc } from '../../src/model/document.js';
 import { Kind, type DiskSpec, type DiskStatusFields, type NodeSpec, type NodeStatusFields } from '../../src/model/kinds.js';
 import type { StartRequest } from '../../src/tasks/types.js';
-import { blocked, done, requeueAfter, type Reconciler, type Result } from '../../src/runtime/types.js';
-import { hasQuorum, type CephLoopDeps } from '../daemon/loop.js';
+import { requeueAfter, type Reconciler, type Result } from '../../src/runtime/types.js';
+import { applyPlan, writeOwned, writeStatus, type LoopPlan } from '../../src/runtime/loop-kit/index.js';
+import { hasQuorum, type CephLoopDeps } from '../shared/ceph-deps.js';
 import { runInfo } from '../shared/runs.js';
 import { OsdTask, planOsd, type OsdObserved, type OsdPlan, type OsdStep } from './plan.js';
 import { osdNewScript, wipeConfirmScript } from './scripts.js';
-import { mergeOwned, ownedStatus, writeDiskStatus, type OwnedStatus } from './status.js';
+import { DISK_OSD_STATUS, ownedStatus, type OwnedStatus } from './status.js';
 import { WipeTask, planWipe, type WipeObserved, type WipePlan, type WipeStep } from './wipe.js';
 
 export type DiskObserved = OsdObserved & WipeObserved & { nowIso: string };
 
-export interface DiskPlan {
+/** Both steps a disk may take at once: an OSD step and a wipe step (each plan's gate keeps
+ * them apart: no OSD on a disk being wiped, no wipe of an OSD). */
+export interface DiskStep {
+  osd: OsdStep | null;
+  wipe: WipeStep | null;
+}
+
+export interface DiskPlan extends LoopPlan<OwnedStatus, DiskStep> {
   osd: OsdPlan;
   wipe: WipePlan;
-  status: OwnedStatus;
 }
 
 export function planDisk(o: DiskObserved): DiskPlan {
   const osd = planOsd(o);
   const wipe = planWipe(o);
-  return { osd, wipe, status: ownedStatus(o.disk, osd, wipe, o.nowIso) };
+  const waits = [osd.requeueAfterMs, wipe.requeueAfterMs].filter((ms): ms is number => ms !== null);
+  // A gate is looked at again on the loop's recheck delay, whatever the other plan waits for.
+  const gate = osd.gate ?? wipe.gate;
+  return {
+    osd,
+    wipe,
+    status: ownedStatus(o.disk, osd, wipe, o.nowIso),
+    step: osd.step || wipe.step ? { osd: osd.step, wipe: wipe.step } : null,
+    requeueAfterMs: !gate && waits.length > 0 ? Math.min(...waits) : null,
+    gate,
+  };
 }
 
 /** A node's change (phase, the OSDs its agent reports) is news for each of its disks. */
@@ -62,19 +79,25 @@ async function observe(deps: CephLoopDeps, id: string): Promise<DiskObserved | u
   };
 }
 
-async function apply(deps: CephLoopDeps, o: DiskObserved, p: DiskPlan): Promise<Result> {
-  await writeDiskStatus(deps.store, o.disk.id, (s) => mergeOwned(s, p.status));
-  if (p.osd.step?.kind === 'assign-uuid') {
+function apply(deps: CephLoopDeps, o: DiskObserved, p: DiskPlan): Promise<Result> {
+  return applyPlan<DiskObserved, OwnedStatus, DiskStep>({
+    write: async (obs, status) => void (await writeOwned<DiskStatusFields>(deps.store, DISK_OSD_STATUS, obs.disk.id, status)),
+    act: (obs, step) => act(deps, obs, step),
+    start: (req) => deps.tasks.start(req),
+    recheckMs: deps.blockedRecheckMs,
+  }, o, p);
+}
+
+async function act(deps: CephLoopDeps, o: DiskObserved, step: DiskStep): Promise<StartRequest[] | Result> {
+  if (step.osd?.kind === 'assign-uuid') {
     // Chosen once and stored before any `osd new`: every retry then asks with the same uuid.
-    await writeDiskStatus(deps.store, o.disk.id, (s) => (s.osdUuid ? s : { ...s, osdUuid: randomUUID() }));
+    await writeStatus<DiskStatusFields>(deps.store, DISK_OSD_STATUS, o.disk.id, (s) => (s.osdUuid ? s : { ...s, osdUuid: randomUUID() }));
     return requeueAfter(0);
   }
-  if (p.osd.step) await deps.tasks.start(osdRun(deps, o, p.osd.step));
-  if (p.wipe.step) await deps.tasks.start(wipeRun(deps, o, p.wipe.step));
-  const gate = p.osd.blocked ? { reason: p.osd.state?.reason ?? 'Blocked', message: p.osd.state?.message ?? '' } : p.wipe.blocked;
-  if (gate) return blocked(gate.reason, gate.message, deps.blockedRecheckMs);
-  const waits = [p.osd.requeueAfterMs, p.wipe.requeueAfterMs].filter((ms): ms is number => ms !== null);
-  return waits.length > 0 ? requeueAfter(Math.min(...waits)) : done();
+  const runs: StartRequest[] = [];
+  if (step.osd) runs.push(osdRun(deps, o, step.osd));
+  if (step.wipe) runs.push(wipeRun(deps, o, step.wipe));
+  return runs;
 }
 
 function base(deps: CephLoopDeps, o: DiskObserved, taskName: string, attempt: number): StartRequest {

@@ -8,6 +8,7 @@ import type { DaemonState } from '../../src/model/kinds.js';
 import { DiskReason, diskReasons, type DiskDoc, type NodeDoc } from '../../src/model/operations.js';
 import { state } from '../shared/daemon-state.js';
 import { isActive, nextAttempt, type RunInfo } from '../shared/runs.js';
+import { completedAt, gateOf, graceWait, type LoopPlan } from '../../src/runtime/loop-kit/index.js';
 
 export const OsdTask = { new: 'ceph.osd.new', create: 'ceph.osd.create', restart: 'ceph.daemon.restart' } as const;
 
@@ -35,13 +36,10 @@ export type OsdStep =
   | { kind: 'create'; attempt: number; args: CreateArgs }
   | { kind: 'restart'; attempt: number; args: { daemon: 'osd'; id: number } };
 
-export interface OsdPlan {
-  state: DaemonState | undefined;
+/** The disk's status.osd this loop decides, the step, a wait, a gate; and the osdId to record. */
+export interface OsdPlan extends LoopPlan<DaemonState | undefined, OsdStep> {
   /** What status.osdId should say: set once the agent reports the OSD running, then kept. */
   osdId: number | null;
-  step: OsdStep | null;
-  requeueAfterMs: number | null;
-  blocked: boolean;
 }
 
 export type DeviceClass = 'hdd' | 'ssd' | 'nvme';
@@ -74,21 +72,21 @@ export function planOsd(o: OsdObserved): OsdPlan {
   const keep = { osdId: recorded };
   if (!disk.spec.osd) {
     const orphan = recorded === null ? undefined : state('orphaned', 'NotDesired', `osd.${recorded} is on this disk but no longer desired; removal is not automatic`);
-    return { ...keep, state: orphan, step: null, requeueAfterMs: null, blocked: false };
+    return { ...keep, status: orphan, step: null, requeueAfterMs: null, gate: null };
   }
   const phase = node?.status.phase ?? 'discovered';
   if (phase !== 'active') return gate(recorded, 'NodeNotActive', `the node is ${node ? phase : 'unknown'}; nothing is done to it until it is active`);
   if (disk.status.present === false) return gate(recorded, 'DiskAbsent', `the disk ${disk.spec.serial} is not present on the node`);
   const id = osdIdOf(o);
   if (id !== null && (node?.status.daemons?.osds ?? []).includes(id)) {
-    return { osdId: id, state: state('running', 'Running', `osd.${id} runs`), step: null, requeueAfterMs: null, blocked: false };
+    return { osdId: id, status: state('running', 'Running', `osd.${id} runs`), step: null, requeueAfterMs: null, gate: null };
   }
   if (!o.quorum) return gate(recorded, 'WaitingForQuorum', 'waiting for monitor quorum');
   if (id !== null && (recorded !== null || createdBy(o.createRun, id))) return restartPlan(o, id);
   const reasons = creationReasons(disk, node);
   if (reasons.length > 0) return gate(recorded, 'DiskNotEligible', `the disk cannot take an OSD: ${reasons.join(', ')}`);
   const uuid = disk.status.osdUuid;
-  if (!uuid) return { ...keep, state: state('starting', 'Registering', 'choosing the OSD uuid'), step: { kind: 'assign-uuid' }, requeueAfterMs: null, blocked: false };
+  if (!uuid) return { ...keep, status: state('starting', 'Registering', 'choosing the OSD uuid'), step: { kind: 'assign-uuid' }, requeueAfterMs: null, gate: null };
   if (id === null) {
     const last = o.newRun?.args.uuid === uuid ? o.newRun : null;
     return runPlan(o, 'new', last, 'registering the OSD with the monitors (osd new)', { uuid });
@@ -104,28 +102,29 @@ function restartPlan(o: OsdObserved, id: number): OsdPlan {
   // Its creation still runs (a pid file seen during mkfs may have recorded the id): the create
   // step starts the OSD itself; a restart now would kill it while it boots.
   if (isActive(o.createRun) && o.createRun?.args.osdId === id) {
-    return { osdId: o.disk.status.osdId ?? null, state: state('starting', 'Starting', `creating osd.${id} (run ${o.createRun.id})`), step: null, requeueAfterMs: null, blocked: false };
+    return { osdId: o.disk.status.osdId ?? null, status: state('starting', 'Starting', `creating osd.${id} (run ${o.createRun.id})`), step: null, requeueAfterMs: null, gate: null };
   }
   const createdAt = createdBy(o.createRun, id) ? (o.createRun?.completedAt ?? 0) : 0;
   const r = o.restartRun;
   const last = r && r.args.daemon === 'osd' && r.args.id === id && (r.completedAt ?? o.now) >= createdAt ? r : null;
-  const since = Math.max(createdAt, last?.state === 'completed' ? (last.completedAt ?? 0) : 0);
-  if (!isActive(last) && o.now - since < o.startGraceMs) {
+  const since = Math.max(createdAt, completedAt(last) ?? 0);
+  const wait = isActive(last) ? null : graceWait(since, o.now, o.startGraceMs);
+  if (wait !== null) {
     const s = state('starting', 'WaitingForAgent', `started; waiting for the agent to report osd.${id} running`);
-    return { osdId: o.disk.status.osdId ?? null, state: s, step: null, requeueAfterMs: since + o.startGraceMs - o.now + 1, blocked: false };
+    return { osdId: o.disk.status.osdId ?? null, status: s, step: null, requeueAfterMs: wait, gate: null };
   }
   return runPlan(o, 'restart', last?.state === 'completed' ? null : last, `osd.${id} is not running; starting it again`, { daemon: 'osd', id });
 }
 
 function runPlan<K extends 'new' | 'create' | 'restart'>(o: OsdObserved, kind: K, last: RunInfo | null, message: string, args: Extract<OsdStep, { kind: K }>['args']): OsdPlan {
-  const base = { osdId: o.disk.status.osdId ?? null, blocked: false };
+  const base = { osdId: o.disk.status.osdId ?? null, gate: null };
   const next = nextAttempt(last, o.now, o.retryBaseMs, message);
-  if (next.kind === 'busy') return { ...base, state: state('starting', 'Starting', `${message} (run ${last!.id})`), step: null, requeueAfterMs: null };
+  if (next.kind === 'busy') return { ...base, status: state('starting', 'Starting', `${message} (run ${last!.id})`), step: null, requeueAfterMs: null };
   const s = state(next.failed ? 'failed' : 'starting', next.reason, next.message);
-  if (next.kind === 'wait') return { ...base, state: s, step: null, requeueAfterMs: next.waitMs };
-  return { ...base, state: s, step: { kind, attempt: next.attempt, args } as OsdStep, requeueAfterMs: null };
+  if (next.kind === 'wait') return { ...base, status: s, step: null, requeueAfterMs: next.waitMs };
+  return { ...base, status: s, step: { kind, attempt: next.attempt, args } as OsdStep, requeueAfterMs: null };
 }
 
 function gate(osdId: number | null, reason: string, message: string): OsdPlan {
-  return { osdId, state: state('blocked', reason, message), step: null, requeueAfterMs: null, blocked: true };
+  return { osdId, status: state('blocked', reason, message), step: null, requeueAfterMs: null, gate: gateOf(reason, message) };
 }

@@ -7,6 +7,7 @@
 import type { ConditionInput } from '../../src/runtime/conditions.js';
 import { isMonDisk, isOsdDisk, type DiskDoc, type NodeDoc } from '../../src/model/operations.js';
 import { FAILED_AFTER, isActive, retry, type RunInfo } from '../shared/runs.js';
+import { gateOf, graceWait, type Gate } from '../../src/runtime/loop-kit/index.js';
 
 export const WipeTask = { confirm: 'disk.wipe.confirm', wipe: 'disk.wipe' } as const;
 export const WIPE_OPTIONS = ['yes', 'no'] as const;
@@ -33,12 +34,12 @@ export interface WipePlan {
   ack: number | null;
   step: WipeStep | null;
   requeueAfterMs: number | null;
-  blocked: { reason: string; message: string } | null;
+  gate: Gate | null;
   /** Why the wipe keeps failing, after FAILED_AFTER attempts; shown as Degraded. */
   failing: string | null;
 }
 
-const IDLE: WipePlan = { condition: null, ack: null, step: null, requeueAfterMs: null, blocked: null, failing: null };
+const IDLE: WipePlan = { condition: null, ack: null, step: null, requeueAfterMs: null, gate: null, failing: null };
 const wiped = (status: boolean, reason: string, message: string): ConditionInput => ({ type: 'Wiped', status: status ? 'True' : 'False', reason, message });
 const progress = (reason: string, message: string, over: Partial<WipePlan> = {}): WipePlan => ({ ...IDLE, condition: wiped(false, reason, message), ...over });
 
@@ -90,8 +91,8 @@ function wipePlan(o: WipeObserved, gen: number, run: RunInfo | null): WipePlan {
   if (run?.state === 'canceled') return { ...IDLE, ack: gen, condition: wiped(false, 'Canceled', `the wipe run was canceled; ${devicePath} may be partly wiped`) };
   if (run?.state === 'completed') {
     if (o.disk.status.hasFilesystem === false) return { ...IDLE, ack: gen, condition: wiped(true, 'Wiped', `${devicePath} was wiped`) };
-    const left = (run.completedAt ?? o.now) + o.startGraceMs - o.now;
-    if (left > 0) return progress('WaitingForAgent', `wiped; waiting for the agent to report ${devicePath} empty`, { requeueAfterMs: left + 1 });
+    const wait = graceWait(run.completedAt ?? o.now, o.now, o.startGraceMs);
+    if (wait !== null) return progress('WaitingForAgent', `wiped; waiting for the agent to report ${devicePath} empty`, { requeueAfterMs: wait });
     // The agent still sees a filesystem after its grace: the wipe did not take; wipe again.
     return { ...progress('Wiping', `the agent still reports a filesystem on ${devicePath}; wiping again`), step: { kind: 'wipe', attempt: run.attempt + 1, args: { request: gen, devicePath } } };
   }
@@ -110,5 +111,5 @@ function runStep<K extends WipeStep['kind']>(o: WipeObserved, kind: K, last: Run
 }
 
 function gate(reason: string, message: string): WipePlan {
-  return { ...IDLE, condition: wiped(false, reason, message), blocked: { reason, message } };
+  return { ...IDLE, condition: wiped(false, reason, message), gate: gateOf(reason, message) };
 }

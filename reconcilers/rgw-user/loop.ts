@@ -10,8 +10,10 @@ import type { Clock } from '../../src/model/clock.js';
 import { Kind, type NodeSpec, type NodeStatusFields } from '../../src/model/kinds.js';
 import { StorageKind, type RgwUserSecretSpec, type RgwUserSecretStatus, type RgwUserSpec, type RgwUserStatus } from '../../src/model/storage-kinds.js';
 import type { Store } from '../../src/store/types.js';
-import { blocked, done, requeueAfter, type Reconciler, type Result } from '../../src/runtime/types.js';
-import { hasQuorum, type CephLoopDeps } from '../daemon/loop.js';
+import type { Reconciler, Result } from '../../src/runtime/types.js';
+import { applyPlan, writeOwned, type StatusOwner } from '../../src/runtime/loop-kit/index.js';
+import type { StartRequest } from '../../src/tasks/types.js';
+import { hasQuorum, type CephLoopDeps } from '../shared/ceph-deps.js';
 import { runInfo } from '../shared/runs.js';
 import { RGW_USER_CREATE_TASK, planRgwUser, type RgwUserObserved, type RgwUserPlan } from './plan.js';
 
@@ -56,34 +58,43 @@ async function observe(deps: RgwUserLoopDeps, id: string): Promise<RgwUserObserv
   };
 }
 
-async function apply(deps: RgwUserLoopDeps, o: RgwUserObserved, p: RgwUserPlan): Promise<Result> {
-  await deps.store.updateStatus(StorageKind.RgwUser, o.user.id, withOrphaned(p.status, o.user.metadata.source, o.user.metadata.generation, o.nowIso));
-  if (p.step) {
-    const { id, spec } = o.user;
-    await deps.tasks.start({
-      taskName: RGW_USER_CREATE_TASK,
-      target: { kind: StorageKind.RgwUser, id, generation: o.user.metadata.generation },
-      attempt: p.step.attempt,
-      timeoutMs: deps.runTimeoutMs,
-      args: { ...spec },
-      script: async (ctx) => {
-        const call = { signal: ctx.signal };
-        let user: RgwUser | undefined = await deps.rgw.userInfo(spec.userId, call);
-        if (user) ctx.log('info', `RGW user ${spec.userId} exists already; Quarry keeps its keys`);
-        else {
-          user = await deps.rgw.userCreate({ uid: spec.userId, displayName: spec.displayName, ...(spec.email ? { email: spec.email } : {}) }, call);
-          ctx.log('info', `RGW user ${spec.userId} created`);
-        }
-        const key = user.keys.find((k) => k.user === spec.userId);
-        if (!key) throw new Error(`RGW user ${spec.userId} has no S3 key; Quarry issues keys only when it creates a user`);
-        await saveSecret(deps.store, id, { userId: spec.userId, accessKey: key.accessKey }, key.secretKey);
-        ctx.log('info', `access key ${key.accessKey} issued; the secret key is stored apart`);
-        return { accessKey: key.accessKey };
-      },
-    });
-  }
-  if (p.blocked) return blocked(p.reason, p.message, deps.blockedRecheckMs);
-  return p.requeueAfterMs !== null ? requeueAfter(p.requeueAfterMs) : done();
+/** The whole status of an RgwUser: this loop is its only writer (the service that shows the
+ * secret once writes the RgwUserSecret, another kind). */
+export const RGW_USER_STATUS: StatusOwner = { loop: 'rgw-user', kind: StorageKind.RgwUser, fields: 'all' };
+
+function apply(deps: RgwUserLoopDeps, o: RgwUserObserved, p: RgwUserPlan): Promise<Result> {
+  return applyPlan({
+    write: async (obs: RgwUserObserved, status: RgwUserStatus) => void (await writeOwned(deps.store, RGW_USER_STATUS, obs.user.id, withOrphaned(status, obs.user.metadata.source, obs.user.metadata.generation, obs.nowIso))),
+    act: (obs, step) => createRun(deps, obs, step.attempt),
+    start: (req) => deps.tasks.start(req),
+    recheckMs: deps.blockedRecheckMs,
+  }, o, p);
+}
+
+/** The master-level run that takes the user from RGW, or creates it, and stores its key pair. */
+function createRun(deps: RgwUserLoopDeps, o: RgwUserObserved, attempt: number): StartRequest {
+  const { id, spec } = o.user;
+  return {
+    taskName: RGW_USER_CREATE_TASK,
+    target: { kind: StorageKind.RgwUser, id, generation: o.user.metadata.generation },
+    attempt,
+    timeoutMs: deps.runTimeoutMs,
+    args: { ...spec },
+    script: async (ctx) => {
+      const call = { signal: ctx.signal };
+      let user: RgwUser | undefined = await deps.rgw.userInfo(spec.userId, call);
+      if (user) ctx.log('info', `RGW user ${spec.userId} exists already; Quarry keeps its keys`);
+      else {
+        user = await deps.rgw.userCreate({ uid: spec.userId, displayName: spec.displayName, ...(spec.email ? { email: spec.email } : {}) }, call);
+        ctx.log('info', `RGW user ${spec.userId} created`);
+      }
+      const key = user.keys.find((k) => k.user === spec.userId);
+      if (!key) throw new Error(`RGW user ${spec.userId} has no S3 key; Quarry issues keys only when it creates a user`);
+      await saveSecret(deps.store, id, { userId: spec.userId, accessKey: key.accessKey }, key.secretKey);
+      ctx.log('info', `access key ${key.accessKey} issued; the secret key is stored apart`);
+      return { accessKey: key.accessKey };
+    },
+  };
 }
 
 /** Stores the pair; a pair already stored for that access key keeps its "shown" mark. */

@@ -6,6 +6,8 @@ import type { RgwUserSpec, RgwUserStatus } from '../../src/model/storage-kinds.j
 import { setConditions } from '../../src/runtime/conditions.js';
 import { createAttempt, type RunInfo } from '../shared/runs.js';
 
+import { gateOf, type LoopPlan } from '../../src/runtime/loop-kit/index.js';
+
 export const RGW_USER_CREATE_TASK = 'ceph.rgw.user.create';
 
 export interface RgwUserObserved {
@@ -23,13 +25,10 @@ export interface RgwUserObserved {
 
 type Phase = NonNullable<RgwUserStatus['phase']>;
 
-export interface RgwUserPlan {
-  status: RgwUserStatus;
-  step: { kind: 'create'; attempt: number } | null;
-  blocked: boolean;
+/** The RgwUser's status, the create step, a wait, a gate; and the Ready condition's words. */
+export interface RgwUserPlan extends LoopPlan<RgwUserStatus, { kind: 'create'; attempt: number }> {
   reason: string;
   message: string;
-  requeueAfterMs: number | null;
 }
 
 type Outcome = { phase: Phase; reason: string; message: string; step?: RgwUserPlan['step']; requeueAfterMs?: number };
@@ -49,7 +48,8 @@ export function planRgwUser(o: RgwUserObserved): RgwUserPlan {
     ], gen, o.nowIso),
     observedGeneration: gen,
   };
-  return { status, step: out.step ?? null, blocked: out.phase === 'blocked', reason: out.reason, message: out.message, requeueAfterMs: out.requeueAfterMs ?? null };
+  const gate = out.phase === 'blocked' ? gateOf(out.reason, out.message) : null;
+  return { status, step: out.step ?? null, gate, reason: out.reason, message: out.message, requeueAfterMs: out.requeueAfterMs ?? null };
 }
 
 function decide(o: RgwUserObserved): Outcome {

@@ -1,28 +1,10 @@
-// Each Ceph loop owns one entry of the node's status.ceph (or the disk's status.osd) and
-// writes only that: read, change the one field, write with CAS, again on conflict. The node
-// loop spreads the status it read, so nothing here is lost when it writes its own fields.
-import { isDeepStrictEqual } from 'node:util';
-import { ConflictError } from '../../src/errors.js';
-import { Kind, type DaemonState, type DaemonType, type NodeSpec, type NodeStatusFields } from '../../src/model/kinds.js';
-import type { Store } from '../../src/store/types.js';
+// Each Ceph daemon loop owns one entry of the node's status.ceph (the osd loop: the disk's
+// status.osd) and writes only that, through the loop kit's status writer (read, change the one
+// entry, CAS, again on conflict). docs/status-ownership.md lists every owner.
+import { Kind, type DaemonState, type DaemonType } from '../../src/model/kinds.js';
+import type { StatusOwner } from '../../src/runtime/loop-kit/index.js';
 
-const ATTEMPTS = 8;
-
-export async function writeDaemonState(store: Store, nodeId: string, type: DaemonType, state: DaemonState | undefined): Promise<void> {
-  for (let i = 0; ; i++) {
-    const node = await store.get<NodeSpec, NodeStatusFields>(Kind.Node, nodeId);
-    if (!node) return;
-    if (isDeepStrictEqual(node.status.ceph?.[type], state)) return;
-    const ceph = { ...node.status.ceph };
-    if (state) ceph[type] = state;
-    else delete ceph[type];
-    try {
-      await store.updateStatus(Kind.Node, nodeId, { ...node.status, ceph }, { resourceVersion: node.metadata.resourceVersion });
-      return;
-    } catch (err) {
-      if (!(err instanceof ConflictError) || i >= ATTEMPTS) throw err;
-    }
-  }
-}
+/** The Node status entry `ceph.<type>`, written by the loop of that daemon type. */
+export const daemonStateOwner = (type: DaemonType): StatusOwner => ({ loop: type, kind: Kind.Node, fields: [`ceph.${type}`] });
 
 export const state = (phase: DaemonState['phase'], reason: string, message: string): DaemonState => ({ phase, reason, message });

@@ -80,8 +80,8 @@ test('network plan status carries the pid and hash only of a server that keeps r
 });
 
 test('network plan a deleted network stops its server and writes nothing', (t) => {
-  t.deepEqual(planNetwork(observed({ network: null, running: server() })), { status: null, step: { kind: 'stop' }, requeueAfterMs: null });
-  t.deepEqual(planNetwork(observed({ network: null })), { status: null, step: null, requeueAfterMs: null });
+  t.deepEqual(planNetwork(observed({ network: null, running: server() })), { status: null, step: { kind: 'stop' }, requeueAfterMs: null, gate: null });
+  t.deepEqual(planNetwork(observed({ network: null })), { status: null, step: null, requeueAfterMs: null, gate: null });
 });
 
 test('network plan the same world twice gives a deep-equal status (no write, no wake)', (t) => {

@@ -53,7 +53,7 @@ for (const row of table) {
     t.is(plan.status.phase, row.phase);
     if (row.loop === 'True') t.is(plan.status.conditions?.find((c) => c.type === 'Degraded')?.reason, 'BootLoop');
     if (row.run === false) {
-      t.is(plan.run, null);
+      t.is(plan.step, null);
       t.is(plan.status.observedRestartGeneration, o.node.spec.restartGeneration);
       t.is(plan.status.bootLoopResetAt, nowIso);
     }

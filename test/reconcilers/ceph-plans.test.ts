@@ -80,10 +80,10 @@ const monTable: Array<[string, MonObserved, string, string | null, string]> = [
 for (const [title, input, phase, step, reason] of monTable) {
   test(`mon plan: ${title}`, (t) => {
     const p = planMon(input);
-    t.is(p.state?.phase as string | undefined, phase);
-    t.is(p.state?.reason, reason);
+    t.is(p.status?.phase as string | undefined, phase);
+    t.is(p.status?.reason, reason);
     t.is((p.step?.kind as string | undefined) ?? null, step);
-    t.is(p.blocked, phase === 'blocked');
+    t.is(p.gate !== null, phase === 'blocked');
   });
 }
 
@@ -143,7 +143,7 @@ const daemonTable: Array<[string, DaemonObserved, string | undefined, string | n
 for (const [title, input, phase, step] of daemonTable) {
   test(`daemon plan: ${title}`, (t) => {
     const p = planDaemon(input);
-    t.is(p.state?.phase as string | undefined, phase);
+    t.is(p.status?.phase as string | undefined, phase);
     t.is((p.step?.kind as string | undefined) ?? null, step);
   });
 }

@@ -84,8 +84,8 @@ const table: Array<[string, MonObserved, string, string | null, string]> = [
 for (const [title, input, phase, step, reason] of table) {
   test(`mon plan: ${title}`, (t) => {
     const p = planMon(input);
-    t.is(String(p.state?.phase), phase);
-    t.is(String(p.state?.reason), reason);
+    t.is(String(p.status?.phase), phase);
+    t.is(String(p.status?.reason), reason);
     t.is(p.step ? String(p.step.kind) : null, step);
   });
 }
@@ -132,7 +132,7 @@ test('mon loop imports client.admin as mon. for the node that created the cluste
   // Imported: the node's monitor is simply running.
   const again = loop.plan((await loop.observe(NODE_A, ctx))!);
   t.is(again.step, null);
-  t.is(again.state?.reason, 'Running');
+  t.is(again.status?.reason, 'Running');
   await store.close();
 });
 

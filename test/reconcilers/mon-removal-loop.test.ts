@@ -39,7 +39,7 @@ test('mon loop starts one monmap removal at a time, even when two were planned a
   t.is(b?.status.ceph?.mon?.reason, 'RemovalInProgress');
   // From the store too: the next look at c sees a's state and waits.
   const pc = loop.plan((await loop.observe('node-c', ctx))!);
-  t.is(pc.state?.reason, 'RemovalInProgress');
+  t.is(pc.status?.reason, 'RemovalInProgress');
   t.is(pc.step, null);
   await store.close();
 });

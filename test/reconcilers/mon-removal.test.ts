@@ -60,10 +60,10 @@ const table: Array<[string, MonObserved, string | undefined, string | null, stri
 for (const [title, input, phase, step, reason] of table) {
   test(`mon removal plan: ${title}`, (t) => {
     const p = planMon(input);
-    t.is(p.state?.phase as string | undefined, phase);
-    t.is(p.state?.reason, reason);
+    t.is(p.status?.phase as string | undefined, phase);
+    t.is(p.status?.reason, reason);
     t.is((p.step?.kind as string | undefined) ?? null, step);
-    t.is(p.blocked, phase === 'blocked');
+    t.is(p.gate !== null, phase === 'blocked');
   });
 }
 
@@ -71,7 +71,7 @@ test('mon removal plan: both steps name the monitor; the gate says why it holds'
   t.deepEqual(planMon(removing({})).step, { kind: 'monmap-remove', attempt: 1, args: { monName: 'b' } });
   t.deepEqual(planMon(removing({ monmap: map(['a', 'c']) })).step, { kind: 'remove', attempt: 1, args: { monName: 'b' } });
   const held = planMon(removing({ monmap: map(['a', 'b', 'c'], ['a', 'b']) }));
-  t.is(held.state?.message, 'removing mon.b would leave 1 of 2 monitors up, no majority; start the others first');
+  t.is(held.status?.message, 'removing mon.b would leave 1 of 2 monitors up, no majority; start the others first');
 });
 
 test('mon removal: quorum after removal counts only monitors that are up', (t) => {

@@ -119,10 +119,10 @@ for (const row of table) {
   test(`node plan: ${row.title}`, (t) => {
     const plan = planNode(observed(row.input));
     t.is(plan.status.phase as string | undefined, row.phase as string | undefined);
-    if (row.run !== undefined) t.is(plan.run?.taskName as string | undefined ?? null, row.run as string | null);
+    if (row.run !== undefined) t.is(plan.step?.taskName as string | undefined ?? null, row.run as string | null);
     for (const [k, v] of Object.entries(row.ack ?? {})) t.is((plan.status as Record<string, unknown>)[k], v, k);
     if (row.blocked) {
-      t.is(plan.blocked?.reason, row.blocked);
+      t.is(plan.gate?.reason, row.blocked);
       t.is(plan.status.conditions?.find((c) => c.type === 'Blocked')?.status, 'True');
     }
   });
@@ -130,7 +130,7 @@ for (const row of table) {
 
 test('node plan: a restart run carries the request and the boot it was sent to', (t) => {
   const plan = planNode(observed({ node: node('active').restartRequested(3, 2).build(), obs: fresh('boot-7'), runs: { restart: run('failed', { request: 2 }), shutdown: null } }));
-  t.deepEqual(plan.run, { taskName: 'node.restart', request: 3, attempt: 1, bootId: 'boot-7' });
+  t.deepEqual(plan.step, { taskName: 'node.restart', request: 3, attempt: 1, bootId: 'boot-7' });
 });
 
 test('node plan: reported disks become disk documents, missing ones are marked absent', (t) => {

@@ -4,7 +4,7 @@ import type { DiskStatusFields } from '../../src/model/kinds.js';
 import type { DiskDoc, NodeDoc } from '../../src/model/operations.js';
 import { planOsd, type OsdObserved } from '../../reconcilers/osd/plan.js';
 import { planWipe, type WipeObserved } from '../../reconcilers/osd/wipe.js';
-import { okToStopAnswer, okToStopGate, safeToDestroyGate } from '../../reconcilers/osd/gates.js';
+import { okToStopAnswer, okToStopGate, safeToDestroyGate } from '../../reconcilers/shared/osd-gates.js';
 import type { RunInfo } from '../../reconcilers/shared/runs.js';
 import { pendingRun, planNode, type NodeObserved } from '../../reconcilers/node/plan.js';
 import { NODE_ID, T0, node, observation, report } from '../builders.js';
@@ -72,10 +72,10 @@ const osdTable: Array<[string, OsdObserved, string | undefined, string | null, s
 for (const [title, input, phase, step, reason] of osdTable) {
   test(`osd plan: ${title}`, (t) => {
     const p = planOsd(input);
-    t.is(p.state?.phase as string | undefined, phase);
-    t.is(p.state?.reason, reason);
+    t.is(p.status?.phase as string | undefined, phase);
+    t.is(p.status?.reason, reason);
     t.is((p.step?.kind as string | undefined) ?? null, step);
-    t.is(p.blocked, phase === 'blocked');
+    t.is(p.gate !== null, phase === 'blocked');
   });
 }
 
@@ -132,7 +132,7 @@ for (const [title, input, step, reason, ack, blocked] of wipeTable) {
     t.is((p.step?.kind as string | undefined) ?? null, step);
     t.is(p.condition?.reason ?? null, reason);
     t.is(p.ack, ack);
-    t.is(p.blocked !== null, blocked);
+    t.is(p.gate !== null, blocked);
   });
 }
 
@@ -187,8 +187,8 @@ const nodeGateTable: Array<[string, NodeObserved, string | null, string | null]>
 for (const [title, input, run, blocked] of nodeGateTable) {
   test(`node plan osd gate: ${title}`, (t) => {
     const p = planNode(input);
-    t.is((p.run?.taskName as string | undefined) ?? null, run);
-    t.is(p.blocked?.reason ?? null, blocked);
+    t.is((p.step?.taskName as string | undefined) ?? null, run);
+    t.is(p.gate?.reason ?? null, blocked);
     if (blocked) t.is(p.status.phase, 'active', 'a refused restart leaves the node as it is');
     t.is(pendingRun(input)?.taskName ?? null, 'node.restart', 'observe sees that a restart is due, and asks');
   });

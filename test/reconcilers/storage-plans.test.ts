@@ -48,7 +48,7 @@ for (const [title, input, phase, reason, step] of fsTable) {
     t.is(p.status.phase as string | undefined, phase);
     t.is(p.reason, reason);
     t.is(p.step !== null, step);
-    t.is(p.blocked, phase === 'blocked');
+    t.is(p.gate !== null, phase === 'blocked');
     t.is(p.status.conditions?.find((c) => c.type === 'Ready')?.status, phase === 'ready' ? 'True' : 'False');
   });
 }
@@ -100,7 +100,7 @@ for (const [title, input, phase, reason, step] of userTable) {
     t.is(p.status.phase as string | undefined, phase);
     t.is(p.reason, reason);
     t.is(p.step !== null, step);
-    t.is(p.blocked, phase === 'blocked');
+    t.is(p.gate !== null, phase === 'blocked');
   });
 }
 
@@ -132,8 +132,8 @@ const stopTable: Array<[string, DaemonObserved, string | undefined, string | nul
 for (const [title, input, phase, step, reason] of stopTable) {
   test(`daemon plan: ${title}`, (t) => {
     const p = planDaemon(input);
-    t.is(p.state?.phase as string | undefined, phase);
-    t.is(p.state?.reason, reason);
+    t.is(p.status?.phase as string | undefined, phase);
+    t.is(p.status?.reason, reason);
     t.is((p.step?.kind as string | undefined) ?? null, step);
   });
 }

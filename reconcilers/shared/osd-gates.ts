@@ -1,4 +1,6 @@
-// The OSD safety gates as pure verdicts. Ceph's answer (or its failure to answer) comes in as
+// The OSD safety gates as pure verdicts: ok-to-stop (the node loop, before a restart or shutdown)
+// and safe-to-destroy (for an OSD removal loop to come). Here, not in one loop's folder, because
+// they guard OSDs wherever a loop acts on them. Ceph's answer (or its failure to answer) comes in as
 // data gathered by a loop's observe; the plan turns it into "go" or a Blocked reason an operator
 // can read. Ceph answers "ok" for ids it does not know, so callers pass only ids that really run
 // where they mean to act (the node's agent report), never a guess.

@@ -1,0 +1,42 @@
+// The one apply: write the loop's status part (the writer skips an unchanged one), carry out
+// the step (start its run, or the loop's own effect), map the plan to a Result. A loop keeps
+// only observe, its pure plan, and `act`: the step → StartRequest translation it alone knows.
+import type { StartRequest, TaskRun } from '../../tasks/types.js';
+import type { Result } from '../types.js';
+import type { LoopPlan } from './plan.js';
+import { resultOf, type ResultTimings } from './result.js';
+
+export interface LoopEffects<O, Status, Step> extends ResultTimings {
+  /** Writes the plan's status part, scoped to the loop's fields (writeOwned). A Result ends
+   * the apply there (the node loop: its observation went stale, look again at once). */
+  write(o: O, status: Status): Promise<Result | void>;
+  /** The step as runs to start; or a Result when the loop did something of its own instead
+   * (a uuid stored, keys made) and wants that Result; or null for nothing more to do. */
+  act(o: O, step: Step): Promise<Act> | Act;
+  /** Starts a run (the task service); absent for a loop that has no steps (the cluster loop). */
+  start?(req: StartRequest): Promise<TaskRun>;
+  /** Start the step before writing status: for a loop whose status acknowledges a request
+   * (the node loop), so a crash in between repeats the run rather than losing the request. */
+  stepFirst?: boolean;
+}
+
+/** What a step comes to: runs to start (usually one), a Result of the loop's own, or nothing. */
+export type Act = StartRequest | StartRequest[] | Result | null;
+
+const isResult = (x: NonNullable<Act>): x is Result => !Array.isArray(x) && 'type' in x;
+
+export async function applyPlan<O, Status, Step>(fx: LoopEffects<O, Status, Step>, o: O, plan: LoopPlan<Status, Step>): Promise<Result> {
+  const step = async (): Promise<Result | void> => {
+    if (plan.step === null) return;
+    const out = await fx.act(o, plan.step);
+    if (out && isResult(out)) return out;
+    // In order: a loop that starts two runs (the disk's OSD and wipe steps) gets them in its order.
+    for (const req of out === null ? [] : Array.isArray(out) ? out : [out]) {
+      if (!fx.start) throw new Error(`no task service to start ${req.taskName}`);
+      await fx.start(req);
+    }
+  };
+  const first = fx.stepFirst ? step : () => fx.write(o, plan.status);
+  const second = fx.stepFirst ? () => fx.write(o, plan.status) : step;
+  return (await first()) ?? (await second()) ?? resultOf(plan, fx);
+}
