@@ -53,6 +53,9 @@ export default defineConfig(
       // `() => void`-returning shorthand callbacks (`(l) => process.stderr.write(l)`) are idiom;
       // a void value returned from a block is still reported.
       '@typescript-eslint/no-confusing-void-expression': ['error', { ignoreArrowShorthand: true }],
+      // Passing on a caught value (`.catch((err: unknown) => ... Promise.reject(err))`) is a
+      // rethrow, which only-throw-error allows too; a new rejection must still be an Error.
+      '@typescript-eslint/prefer-promise-reject-errors': ['error', { allowThrowingUnknown: true }],
       // `while (true)` loops with an inner return/break are deliberate.
       '@typescript-eslint/no-unnecessary-condition': ['error', { allowConstantLoopConditions: true }],
       // A leading underscore names a value kept on purpose (a destructured field dropped from a
