@@ -86,7 +86,14 @@ async function quarry(stateDir: string) {
   const cookie = login.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
   const target: Target = { port: listening.port, path: `/users/${user.id}`, headers: { cookie } };
   const body = await (await fetch(`${base}${target.path}`, { headers: { cookie } })).text();
-  return { target, body, close: async () => (await listening.close(), await store.close()) };
+  return {
+    target,
+    body,
+    close: async () => {
+      await listening.close();
+      await store.close();
+    },
+  };
 }
 
 export async function run(): Promise<void> {

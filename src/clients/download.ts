@@ -6,6 +6,7 @@ import { createHash, type Hash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { mkdir, open, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import type { ReadableStreamReadResult } from 'node:stream/web';
 import { fetchFailure, fetchUrl, shownUrl } from './fetch-url.js';
 
 export interface FileDownload {
@@ -97,12 +98,13 @@ async function receive(d: FileDownload, res: Response, hash: Hash, bytes: number
   const stallMs = d.stallMs ?? 60_000;
   let timer = setTimeout(() => stall.abort(), stallMs);
   const fh = await open(d.partPath, bytes === 0 ? 'w' : 'a', 0o600);
-  const reader = res.body?.getReader();
+  const reader: ReadableStreamDefaultReader<Uint8Array> | undefined = res.body?.getReader();
   const onStall = () => void reader?.cancel().catch(() => undefined);
   stall.signal.addEventListener('abort', onStall);
   try {
     for (;;) {
-      const { done, value } = reader ? await reader.read() : { done: true, value: undefined };
+      const read: ReadableStreamReadResult<Uint8Array> = reader ? await reader.read() : { done: true, value: undefined };
+      const { done, value } = read;
       if (stall.signal.aborted) throw new Error(`${shownUrl(d.url)}: no data for ${stallMs} ms`);
       if (done) break;
       clearTimeout(timer);

@@ -17,7 +17,11 @@ export function fetchUrl(url: string, init: RequestInit & { headers?: Record<str
   const basic = Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64');
   u.username = '';
   u.password = '';
-  return fetch(u, { ...init, headers: { ...init.headers, authorization: `Basic ${basic}` } });
+  // Through Headers: init.headers may be a Headers object or an array of pairs, which an object
+  // spread would turn into nothing or into numbered keys.
+  const headers = new Headers(init.headers);
+  headers.set('authorization', `Basic ${basic}`);
+  return fetch(u, { ...init, headers });
 }
 
 /** Why a fetch did not get an answer, without the URL that fetch's own messages may quote. */

@@ -125,7 +125,8 @@ export class HttpImageRegistry implements ImageRegistry {
     const chunks: Buffer[] = [];
     let size = 0;
     try {
-      for await (const chunk of res.body ?? []) {
+      const body: AsyncIterable<Uint8Array> | Iterable<Uint8Array> = res.body ?? [];
+      for await (const chunk of body) {
         size += chunk.length;
         if (size > MAX_CATALOG_BYTES) throw invalid(`it is larger than ${MAX_CATALOG_BYTES} bytes`);
         chunks.push(Buffer.from(chunk));

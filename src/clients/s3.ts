@@ -2,13 +2,14 @@
 // gateway has no wildcard DNS), region us-east-1 (what RGW accepts by default), the caller's own
 // key pair, a deadline on every call. The gateway's refusals become Quarry's error classes; the
 // secret key is never part of a message.
+import type * as SdkModule from '@aws-sdk/client-s3';
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { AuthError, ConflictError, ForbiddenError, InputError, NotFoundError, QuarryError, ServiceUnavailableError } from '../errors.js';
 import type { BucketEntry, ListObjectsRequest, ObjectPage, S3Credentials, S3Session } from '../model/s3.js';
 
 export const S3_REGION = 'us-east-1';
 
-type Sdk = typeof import('@aws-sdk/client-s3');
+type Sdk = typeof SdkModule;
 /** Loaded at the first S3 call, not at start-up: 3 MB of heap, and its code, that a master
  * serving no /s3 request does not need. */
 const sdk = (): Promise<Sdk> => import('@aws-sdk/client-s3');

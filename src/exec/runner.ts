@@ -29,7 +29,7 @@ export interface Runner {
   run(cmd: string, args: Arg[], opts: RunOptions): Promise<RunOutput>;
 }
 
-export const isSecret = (a: Arg): a is SecretArg => typeof a === 'object' && a !== null && 'secret' in a;
+export const isSecret = (a: Arg): a is SecretArg => typeof a === 'object' && 'secret' in a;
 
 /** The command line as it may be shown: secrets masked. */
 export const displayCommand = (cmd: string, args: Arg[]): string =>

@@ -3,6 +3,7 @@
 // zx always goes through a shell. The command line is built by zx's own quoting of an array
 // (`$'...'`, bash ANSI-C quoting), never by joining strings, and prefixed with `exec` so the
 // shell replaces itself: the pid we hold is the command's, and signals reach it directly.
+import type * as ZxModule from 'zx';
 import type { ProcessOutput, ProcessPromise } from 'zx';
 import { CommandError } from '../errors.js';
 import { LineSplitter, secretMasker } from './lines.js';
@@ -23,7 +24,7 @@ const AFTER_KILL_MS = 5_000;
 const POLL_MS = 10;
 const noop = (): void => undefined;
 
-type Zx = typeof import('zx');
+type Zx = typeof ZxModule;
 /** Loaded at the first command, not at start-up: ~4 MB of heap that a master which has run
  * nothing yet (a lab, a cluster still without monitors) does not need. */
 const zx = (): Promise<Zx> => import('zx');
@@ -106,8 +107,10 @@ function attachLines(proc: ProcessPromise, opts: RunOptions, mask: (s: string) =
   if (!onLine) return { flush: noop };
   const out = new LineSplitter((line) => onLine('stdout', mask(line)));
   const err = new LineSplitter((line) => onLine('stderr', mask(line)));
-  proc.stdout?.on('data', (chunk: Buffer) => out.write(chunk));
-  proc.stderr?.on('data', (chunk: Buffer) => err.write(chunk));
+  // zx's proc.stdout is `this.child?.stdout`, typed as always there; the child's own streams
+  // say what they are (absent before the spawn, null when not piped).
+  proc.child?.stdout?.on('data', (chunk: Buffer) => out.write(chunk));
+  proc.child?.stderr?.on('data', (chunk: Buffer) => err.write(chunk));
   return {
     flush: () => {
       out.end();

@@ -2,7 +2,7 @@
 // function serves POST /specs/plan (a dry run) and the apply, so they cannot disagree.
 import type { AnyDoc } from '../model/document.js';
 import { SpecKind } from '../model/spec-inputs.js';
-import { DEFAULT_LIMITS, parseSpecText, specValidators, type SpecError, type SpecLimits } from './parse.js';
+import { DEFAULT_LIMITS, parseSpecText, type specValidators, type SpecError, type SpecLimits } from './parse.js';
 import { planChanges } from './plan.js';
 import { resolveFile } from './resolve.js';
 import { plannedTasks, type PlannedTask } from './tasks.js';

@@ -4,7 +4,7 @@
 // unguarded store.
 import { isDeepStrictEqual } from 'node:util';
 import { ConflictError } from '../errors.js';
-import type { AnyDoc, Doc } from '../model/document.js';
+import type { AnyDoc } from '../model/document.js';
 import type { Store } from '../store/types.js';
 import { fileSource } from './world.js';
 
@@ -48,8 +48,8 @@ export function guardOwnership(store: Store): Store {
     mutateSpec(kind, id, mutate) {
       return store.mutateSpec(kind, id, (doc) => {
         const next = mutate(doc);
-        const o = next === undefined ? null : ownedChange(doc as Doc<unknown, unknown>, next);
-        if (o) refuse(doc as AnyDoc, o);
+        const o = next === undefined ? null : ownedChange(doc, next);
+        if (o) refuse(doc, o);
         return next;
       });
     },
@@ -57,5 +57,5 @@ export function guardOwnership(store: Store): Store {
       await check(kind, id, undefined, true);
       return store.delete(kind, id, opts);
     },
-  } as Store;
+  };
 }

@@ -8,7 +8,7 @@ import { Kind, type DiskSpec, type NodeSpec } from '../model/kinds.js';
 import { NetworkKind } from '../model/network-kinds.js';
 import { StorageKind } from '../model/storage-kinds.js';
 import type { FileResolution } from './resolve.js';
-import { ChangeAction, type Change, type Desired } from './types.js';
+import type { ChangeAction, Change, Desired } from './types.js';
 import { allDocs, ownedBy, type World } from './world.js';
 
 const key = (kind: string, id: string): string => `${kind}/${id}`;
@@ -53,7 +53,7 @@ function prune(cur: AnyDoc): Change | null {
     case Kind.Node: {
       const { adminKeyring: _, ...unprivileged } = cur.spec as NodeSpec;
       // An admin node the file made is one no longer: the least privilege is the default.
-      const spec = (cur.metadata.source as Source | null)?.fields?.includes('adminKeyring') ? unprivileged : (cur.spec as NodeSpec);
+      const spec = cur.metadata.source?.fields?.includes('adminKeyring') ? unprivileged : (cur.spec as NodeSpec);
       const daemons = spec.daemons.mon ? { mon: spec.daemons.mon } : {};
       return spec.daemons.mon
         ? change('orphan', cur, { ...spec, daemons }, orphaned, null, undefined, 'its monitor holds data: it stays until a file says state: absent')

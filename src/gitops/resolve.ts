@@ -57,7 +57,7 @@ function image(doc: SpecDoc, world: World): DocResolution {
   if (input.default && !input.downloaded) return refused([{ path: '/spec/default', message: 'the default boot image must be downloaded' }]);
   // Files already wanted stay as they were asked for, as with GET /images/{id}/download.
   const base = known?.spec.downloaded ? known.spec : (entry ?? known!.spec);
-  const spec: ImageSpec = { ...base, downloaded: input.downloaded, default: input.default } as ImageSpec;
+  const spec: ImageSpec = { ...base, downloaded: input.downloaded, default: input.default };
   const desired: Desired[] = [{ kind: ImageKind.Image, id, name: spec.name, spec, document: doc.index, fields: ['downloaded', 'default'], labels: doc.labels, createStatus: { phase: 'pending' } }];
   if (input.default) {
     for (const other of world.images.filter((i) => i.id !== id && i.spec.default)) {

@@ -39,7 +39,7 @@ export function watchSpecs(o: WatchOptions): FSWatcher {
     const file = rel(path);
     const timer = removals.get(file);
     if (timer) { clearTimeout(timer); removals.delete(file); }
-    readCapped(path, o.limits.maxBytes).then((text) => o.onFile(file, text), (err: Error) => o.onError(err));
+    readCapped(path, o.limits.maxBytes).then((text) => o.onFile(file, text), (err: unknown) => o.onError(err instanceof Error ? err : new Error(String(err))));
   };
   const w = watch(o.dir, {
     ignoreInitial: false,

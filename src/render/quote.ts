@@ -22,6 +22,7 @@ export class QuoteError extends Error {
 }
 
 // C0 and C1 controls, DEL, and the Unicode line and paragraph separators.
+// eslint-disable-next-line no-control-regex -- finding control characters is this pattern's purpose
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 const TOKEN = /^[A-Za-z0-9._~:/?=&+,@[\]-]+$/;
 const TEXT = /^[A-Za-z0-9 .,:()_/=+@%!?[\]~-]*$/;
@@ -43,7 +44,8 @@ function yaml(v: unknown): string {
   if (typeof v === 'string' && YAML_PLAIN.test(v) && !YAML_WORDS.test(v)) return v;
   // JSON.stringify escapes C0 controls, quotes and backslashes, but writes U+0085, U+2028 and
   // U+2029 as they are: YAML 1.1 (cloud-init's PyYAML) reads each as a line break.
-  const json = JSON.stringify(v === undefined ? null : v) ?? 'null';
+  // JSON.stringify returns undefined (its type says string) for a function or a symbol.
+  const json = (JSON.stringify(v === undefined ? null : v) as string | undefined) ?? 'null';
   return json.replace(/[\u007f-\u009f\u2028\u2029\ufeff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 

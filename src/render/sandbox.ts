@@ -11,6 +11,9 @@ import { FunctionBodies } from './function-bodies.js';
 import { findUnshare, spawnRenderChild, unshareArgs } from './child-process.js';
 import { TEMPLATE_HELPERS } from './helpers.js';
 import type { ChildReply, ChildRequest } from './render-child.js';
+
+/** Every field any ChildReply has. */
+type ChildReplyField = ChildReply extends infer R ? (R extends unknown ? keyof R : never) : never;
 import { TemplateBusyError, TemplateRenderError, type SandboxLog, type TemplateRenderer } from './renderer.js';
 
 export { TemplateBusyError, TemplateRenderError, type RenderLane, type SandboxLog, type TemplateRenderer } from './renderer.js';
@@ -84,7 +87,7 @@ export class TemplateSandbox implements TemplateRenderer {
     let json: string;
     try {
       compiled = this.bodies.get(name, version, source);
-      json = contextJson(context ?? {});
+      json = contextJson(context);
     } catch (err) {
       const e = err as Error;
       const at = err instanceof TemplateCompileError ? ` (line ${err.line})` : '';
@@ -173,26 +176,29 @@ export class TemplateSandbox implements TemplateRenderer {
   }
 
   private replied(child: ChildProcess, line: string): void {
-    let reply: ChildReply;
+    // Checked field by field, not trusted to be a ChildReply: template code runs in that process.
+    let parsed: unknown;
     try {
-      reply = JSON.parse(line) as ChildReply;
+      parsed = JSON.parse(line);
     } catch {
       this.lost(child, 'answered something that is not a reply');
       return;
     }
     const cur = this.current;
-    if (reply && typeof reply === 'object' && 'ready' in reply) {
+    if (typeof parsed !== 'object' || parsed === null) return;
+    const reply = parsed as { [F in ChildReplyField]?: unknown };
+    if ('ready' in reply) {
       this.childReady = true;
       if (cur && !cur.timer) cur.timer = this.deadline();
       return;
     }
-    if (!cur || !reply || typeof reply !== 'object' || reply.id !== cur.job.req.id) return;
-    if ('text' in reply && typeof reply.text === 'string') this.finish(null, reply.text);
+    if (!cur || reply.id !== cur.job.req.id) return;
+    if (typeof reply.text === 'string') this.finish(null, reply.text);
     else if ('error' in reply && reply.code === 'TEMPLATE_TIMEOUT') this.finish(this.timeoutError(cur.job.name));
     else {
-      const r = reply as { error?: unknown; line?: unknown };
-      const at = typeof r.line === 'number' ? ` (line ${r.line})` : '';
-      this.finish(new TemplateRenderError(`template ${cur.job.name} failed to render${at}: ${String(r.error ?? 'no reason given')}`));
+      const at = typeof reply.line === 'number' ? ` (line ${reply.line})` : '';
+      const why = typeof reply.error === 'string' ? reply.error : reply.error == null ? 'no reason given' : JSON.stringify(reply.error);
+      this.finish(new TemplateRenderError(`template ${cur.job.name} failed to render${at}: ${why}`));
     }
   }
 
@@ -228,10 +234,16 @@ export class TemplateSandbox implements TemplateRenderer {
     if (err) cur.job.reject(err);
     else cur.job.resolve(text);
     this.pump();
-    if (!this.current && this.child) {
+    if (!this.busy() && this.child) {
       hold(this.child, false);
       this.idle();
     }
+  }
+
+  // A method, not `this.current` read inline: after `this.current = null; this.pump()`,
+  // TypeScript still narrows the field to null, though pump() may have set it.
+  private busy(): boolean {
+    return this.current !== null;
   }
 
   private idle(): void {

@@ -114,6 +114,7 @@ export class TemplateRealm {
         // A string, not an Error: a rejection from this realm would hand template code a
         // constructor chain to the process. compile.ts refuses `import` anyway.
         importModuleDynamically: (() => {
+          // eslint-disable-next-line @typescript-eslint/only-throw-error -- a string on purpose, as said above
           throw 'import() is not available in Quarry templates';
         }) as never,
       });

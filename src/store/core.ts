@@ -34,7 +34,7 @@ interface Watcher<V> {
 }
 
 /** Throws ConflictError when the key's current modRevision does not match the precondition. */
-export function checkPrecondition(key: string, current: KeyValue<unknown> | undefined, pre?: Precondition): void {
+export function checkPrecondition(key: string, current: KeyValue | undefined, pre?: Precondition): void {
   if (pre?.modRevision === undefined) return;
   const found = current?.modRevision ?? 0;
   if (found === pre.modRevision) return;

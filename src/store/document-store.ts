@@ -3,7 +3,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { ConflictError, InputError, NotFoundError } from '../errors.js';
 import { systemClock, uuid, type Clock, type IdGen } from '../model/clock.js';
-import { docKey, type AnyDoc, type Doc, type Source } from '../model/document.js';
+import { docKey, type AnyDoc, type Doc } from '../model/document.js';
 import { DocValidator } from '../model/validate.js';
 import type { Backend, KeyValue, WatchEvent } from './backend.js';
 import type { CreateInput, SpecWriteOptions, StatusWriteOptions, Store, StoreEvent } from './types.js';
@@ -99,7 +99,7 @@ export class DocumentStore implements Store {
     const next: StoredDoc = {
       ...old,
       name: name ?? old.name,
-      metadata: { ...old.metadata, labels: labels ?? old.metadata.labels, source: source === undefined ? old.metadata.source : (source as Source | null) },
+      metadata: { ...old.metadata, labels: labels ?? old.metadata.labels, source: source === undefined ? old.metadata.source : source },
       spec,
     };
     const specChanged = !isDeepStrictEqual(spec, old.spec);
@@ -126,7 +126,7 @@ export class DocumentStore implements Store {
     }
   }
 
-  async updateStatus<T>(kind: string, id: string, statusIn: T, opts: StatusWriteOptions = {}): Promise<AnyDoc> {
+  async updateStatus(kind: string, id: string, statusIn: unknown, opts: StatusWriteOptions = {}): Promise<AnyDoc> {
     const status = this.checked(kind, 'status', statusIn);
     for (let attempt = 1; ; attempt++) {
       const cur = await this.current(kind, id);

@@ -129,7 +129,8 @@ export class EmbeddedBackend<V = unknown> implements Backend<V> {
     } catch (err) {
       return writer.refuse(err as Error);
     }
-    const valueJson = JSON.stringify(this.opts.codec ? this.opts.codec.encode(key, value) : value);
+    // JSON.stringify returns undefined (its type says string) for undefined, a function, a symbol.
+    const valueJson = JSON.stringify(this.opts.codec ? this.opts.codec.encode(key, value) : value) as string | undefined;
     if (valueJson === undefined) throw new TypeError(`${key}: value is not JSON`);
     const rev = ++this.nextRev;
     const m: Mutation<V> = { rev, op: 'put', key, value, createRevision: current?.createRevision ?? rev };

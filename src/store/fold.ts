@@ -103,7 +103,7 @@ const itemBytes = (key: string, value: Buffer, createRevision: number, modRevisi
  */
 export async function foldSegmentsBytes(dir: string, segmentPaths: string[]): Promise<number | null> {
   const snapPath = join(dir, SNAPSHOT_FILE);
-  const snapBuf = await readFile(snapPath).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? Buffer.from('{"revision":0,"items":{}}') : Promise.reject(err)));
+  const snapBuf = await readFile(snapPath).catch((err: unknown) => ((err as NodeJS.ErrnoException).code === 'ENOENT' ? Buffer.from('{"revision":0,"items":{}}') : Promise.reject(err)));
   const snap = scanSnapshot(snapBuf);
   if (!snap) return null;
   const segments = await Promise.all(segmentPaths.map(async (path) => ({ path, buf: await readFile(path) })));

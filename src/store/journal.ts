@@ -89,13 +89,15 @@ export function scanRecords(buf: Buffer): ScanResult {
 }
 
 function parseMutation(payload: Buffer): Mutation | undefined {
-  let m: Partial<Mutation>;
+  let parsed: unknown;
   try {
-    m = JSON.parse(payload.toString('utf8')) as Partial<Mutation>;
+    parsed = JSON.parse(payload.toString('utf8'));
   } catch {
     return undefined;
   }
-  if (typeof m !== 'object' || m === null || !Number.isInteger(m.rev) || typeof m.key !== 'string') return undefined;
+  if (typeof parsed !== 'object' || parsed === null) return undefined;
+  const m = parsed as Partial<Mutation>;
+  if (!Number.isInteger(m.rev) || typeof m.key !== 'string') return undefined;
   if (m.op !== 'put' && m.op !== 'del') return undefined;
   if (m.op === 'put' && !('value' in m)) return undefined;
   return m as Mutation;

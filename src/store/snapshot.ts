@@ -29,13 +29,18 @@ function snapshotDb(dir: string): Low<SnapshotData> {
   return new Low<SnapshotData>(adapter, { revision: 0, items: {} });
 }
 
+function isSnapshotData(data: unknown): data is SnapshotData {
+  if (typeof data !== 'object' || data === null) return false;
+  const d = data as { revision?: unknown; items?: unknown };
+  return Number.isInteger(d.revision) && typeof d.items === 'object' && d.items !== null;
+}
+
 export async function readSnapshot(dir: string): Promise<SnapshotData> {
   const db = snapshotDb(dir);
   await db.read();
-  const data = db.data;
-  if (typeof data !== 'object' || data === null || !Number.isInteger(data.revision) || typeof data.items !== 'object' || data.items === null) {
-    throw new Error(`${join(dir, SNAPSHOT_FILE)} is not a store snapshot; refusing to open`);
-  }
+  // Checked, not trusted: the file on disk is whatever it is, whatever lowdb's type says.
+  const data: unknown = db.data;
+  if (!isSnapshotData(data)) throw new Error(`${join(dir, SNAPSHOT_FILE)} is not a store snapshot; refusing to open`);
   return data;
 }
 
@@ -77,5 +82,5 @@ export async function foldSegments(dir: string, segments: string[]): Promise<num
 
 /** Removes folded segments; a crash half-way leaves files the next replay skips anyway. */
 export async function removeSegments(paths: string[]): Promise<void> {
-  for (const path of paths) await unlink(path).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? undefined : Promise.reject(err)));
+  for (const path of paths) await unlink(path).catch((err: unknown) => ((err as NodeJS.ErrnoException).code === 'ENOENT' ? undefined : Promise.reject(err)));
 }

@@ -52,9 +52,11 @@ function jsonCopy(v: unknown, open: Set<object>, key = ''): unknown {
     case 'function':
     case 'symbol':
       return undefined;
+    case 'object':
+      break; // null, arrays and objects: below
   }
   if (v === null) return null;
-  const obj = v as object;
+  const obj = v;
   if (open.has(obj)) throw new TypeError('Converting circular structure to JSON');
   open.add(obj);
   let out: unknown;

@@ -46,7 +46,7 @@ export interface Store {
    * undefined for "no change". */
   mutateSpec<S>(kind: string, id: string, mutate: (doc: Doc<S>) => S | undefined): Promise<Doc<S>>;
   /** A status equal to the stored one writes nothing and wakes no watcher. */
-  updateStatus<T>(kind: string, id: string, status: T, opts?: StatusWriteOptions): Promise<AnyDoc>;
+  updateStatus(kind: string, id: string, status: unknown, opts?: StatusWriteOptions): Promise<AnyDoc>;
   delete(kind: string, id: string, opts?: { resourceVersion?: number }): Promise<void>;
   /** Every change after fromRevision, in order; `relist` when that history is gone. */
   watch(fromRevision: number, handler: (event: StoreEvent) => void): () => void;

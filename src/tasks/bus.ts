@@ -17,7 +17,8 @@ export interface OtherBusEvent {
  * strings too). */
 export const isEvent = <K extends keyof EventMap>(event: AnyBusEvent, type: K): event is BusEvent<K> => event.type === type;
 
-export type BusHandler = (event: AnyBusEvent) => void;
+/** What it returns is not used, except that a promise's rejection is caught (async subscribers). */
+export type BusHandler = (event: AnyBusEvent) => unknown;
 
 export interface EventBusOptions {
   /** Told about a subscriber that threw; the bus itself carries on. */

@@ -192,7 +192,10 @@ export class RunEngine {
   }
 
   report(err: unknown, runId: string): void {
-    if (this.deps.onError) return this.deps.onError(err, runId);
+    if (this.deps.onError) {
+      this.deps.onError(err, runId);
+      return;
+    }
     console.error(`task run ${runId}: ${err instanceof Error ? err.message : String(err)}`);
   }
 

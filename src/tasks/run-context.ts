@@ -33,7 +33,7 @@ export interface ContextParts {
   signal: AbortSignal;
   runner: Runner;
   log: Log;
-  ask(prompt: string, options: string[]): Promise<string>;
+  ask: (prompt: string, options: string[]) => Promise<string>;
 }
 
 export function makeRunContext(parts: ContextParts): RunContext {

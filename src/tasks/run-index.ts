@@ -22,7 +22,7 @@ export class RunIndex {
     this.order.push(run.id);
     const { targetKind, targetId, taskName } = run.spec;
     let ofKind = this.latest.get(targetKind);
-    if (!ofKind) this.latest.set(targetKind, (ofKind = new Map()));
+    if (!ofKind) this.latest.set(targetKind, (ofKind = new Map<string, Latest>()));
     const entry = ofKind.get(targetId);
     if (entry) {
       entry.any = run.id;

@@ -26,6 +26,8 @@ export interface RunContext {
 }
 
 /** A master-level step. What it returns is kept as the run's result. */
+// `void`, not `undefined`: a script that returns nothing is written without `return undefined`.
+// eslint-disable-next-line @typescript-eslint/no-invalid-void-type -- see the line above
 export type Script = (ctx: RunContext) => Promise<Record<string, unknown> | void>;
 
 export interface StartRequest {

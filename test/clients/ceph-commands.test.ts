@@ -47,8 +47,8 @@ test('ceph osd ok-to-stop: other failures stay CommandError; ids are checked bef
   });
   const ceph = adminClient(runner);
   const err = await t.throwsAsync(ceph.okToStop([0]), { instanceOf: CommandError });
-  t.is(err?.exitCode, 1);
-  t.regex(err?.stderr ?? '', /RADOS timed out/);
+  t.is(err.exitCode, 1);
+  t.regex(err.stderr, /RADOS timed out/);
   await t.throwsAsync(ceph.okToStop([]), { instanceOf: TypeError, message: 'okToStop needs at least one OSD id' });
   await t.throwsAsync(ceph.safeToDestroy([-1]), { instanceOf: TypeError, message: 'safeToDestroy: -1 is not an OSD id' });
 });
@@ -97,9 +97,9 @@ test('ceph fs new: created, "already exists" is success, a missing pool is Comma
   const err = await t.throwsAsync(ceph.fsNew('quarryfs2', 'quarry-nosuch-meta', 'quarry-nosuch-data'), {
     instanceOf: CommandError,
   });
-  t.is(err?.exitCode, 2);
-  t.is(err?.stderr, "Error ENOENT: pool 'quarry-nosuch-meta' does not exist\n");
-  t.regex(err?.message ?? '', /exited with 2: Error ENOENT: pool 'quarry-nosuch-meta' does not exist$/);
+  t.is(err.exitCode, 2);
+  t.is(err.stderr, "Error ENOENT: pool 'quarry-nosuch-meta' does not exist\n");
+  t.regex(err.message, /exited with 2: Error ENOENT: pool 'quarry-nosuch-meta' does not exist$/);
 });
 
 test('ceph auth get-or-create returns the key; keyringText renders what `ceph auth get` prints', async (t) => {
@@ -127,8 +127,8 @@ test('ceph auth: a missing entity is undefined; other caps are an EINVAL Command
   const err = await t.throwsAsync(ceph.authGetOrCreate('client.quarry-fixture', { mon: 'allow r', osd: 'allow rwx' }), {
     instanceOf: CommandError,
   });
-  t.is(err?.exitCode, 22);
-  t.is(err?.stderr, 'Error EINVAL: key for client.quarry-fixture exists but cap osd does not match\n');
+  t.is(err.exitCode, 22);
+  t.is(err.stderr, 'Error EINVAL: key for client.quarry-fixture exists but cap osd does not match\n');
 });
 
 test('ceph osd new returns the id; the cephx secret goes on stdin, never in the arguments', async (t) => {
@@ -162,7 +162,7 @@ test('ceph mon remove: removed, then "does not exist" is success; the last monit
   t.deepEqual(await ceph.monRemove('b'), { removed: true });
   t.deepEqual(await ceph.monRemove('b'), { removed: false });
   const err = await t.throwsAsync(ceph.monRemove('a'), { instanceOf: CommandError });
-  t.is(err?.exitCode, 22);
-  t.is(err?.stderr, 'Error EINVAL: error: refusing removal of last monitor a\n');
+  t.is(err.exitCode, 22);
+  t.is(err.stderr, 'Error EINVAL: error: refusing removal of last monitor a\n');
   runner.verify();
 });

@@ -12,9 +12,9 @@ const answering = (verb: string[], stdout: string) => adminClient(new FakeRunner
 test('ceph output that is not JSON is a CommandOutputError naming the command', async (t) => {
   const truncated = fixture('status').slice(0, 200);
   const err = await t.throwsAsync(answering(['status'], truncated).status(), { instanceOf: CommandOutputError });
-  t.regex(err?.message ?? '', /^ceph status: unexpected output: not valid JSON/);
-  t.is(err?.code, 'COMMAND_OUTPUT_INVALID');
-  t.false(err?.message.includes(RECORDED.fsid), 'the output is not quoted');
+  t.regex(err.message, /^ceph status: unexpected output: not valid JSON/);
+  t.is(err.code, 'COMMAND_OUTPUT_INVALID');
+  t.false(err.message.includes(RECORDED.fsid), 'the output is not quoted');
 });
 
 test('ceph output that is empty is a CommandOutputError', async (t) => {
@@ -33,8 +33,8 @@ test('ceph output with a missing or mistyped field names that field', async (t) 
   });
   const tree = fixture('osd-tree').replace('"id":0,', '"id":"zero",');
   const err = await t.throwsAsync(answering(['osd', 'tree'], tree).osdTree(), { instanceOf: CommandOutputError });
-  t.is(err?.message, 'ceph osd tree: unexpected output: /nodes/2/id must be integer');
-  t.deepEqual(err?.errors, [{ path: '/nodes/2/id', message: 'must be integer' }]);
+  t.is(err.message, 'ceph osd tree: unexpected output: /nodes/2/id must be integer');
+  t.deepEqual(err.errors, [{ path: '/nodes/2/id', message: 'must be integer' }]);
   const health = fixture('health').replace('HEALTH_OK', 'HEALTH_MAYBE');
   await t.throwsAsync(answering(['health', 'detail'], health).health(), {
     message: /^ceph health detail: unexpected output: \/status must be equal to one of the allowed values/,
@@ -46,10 +46,10 @@ test('ceph auth output that fails its schema does not leak the key into the erro
   const err = await t.throwsAsync(answering(['auth', 'get', 'client.x'], bad).authGet('client.x'), {
     instanceOf: CommandOutputError,
   });
-  t.is(err?.message, 'ceph auth get client.x: unexpected output: /0/caps/mon must be string');
+  t.is(err.message, 'ceph auth get client.x: unexpected output: /0/caps/mon must be string');
   const notJson = `[client.x]\n\tkey = ${RECORDED.fakeKey}\n`;
   const err2 = await t.throwsAsync(answering(['auth', 'get', 'client.x'], notJson).authGet('client.x'));
-  t.false(err2?.message.includes(RECORDED.fakeKey));
+  t.false(err2.message.includes(RECORDED.fakeKey));
 });
 
 test('ceph extra fields are tolerated (Ceph adds some in every release)', async (t) => {
@@ -63,9 +63,9 @@ test('ceph a non-zero exit surfaces the runner\'s CommandError with stderr', asy
     stderr: 'Error initializing cluster client: ObjectNotFound(\'RADOS object not found (error calling conf_read_file)\')\n',
   });
   const err = await t.throwsAsync(adminClient(runner).status(), { instanceOf: CommandError });
-  t.is(err?.exitCode, 1);
-  t.regex(err?.stderr ?? '', /conf_read_file/);
-  t.regex(err?.message ?? '', /^ceph -c .* status exited with 1: Error initializing cluster client/);
+  t.is(err.exitCode, 1);
+  t.regex(err.stderr, /conf_read_file/);
+  t.regex(err.message, /^ceph -c .* status exited with 1: Error initializing cluster client/);
 });
 
 test('ceph a call past its deadline is the runner\'s CommandError; per-call timeout and signal pass through', async (t) => {
@@ -77,7 +77,7 @@ test('ceph a call past its deadline is the runner\'s CommandError; per-call time
     .always(() => true, { stdout: fixture('mgr-stat') });
   const ceph = new CephClient({ runner, conf: '/c', timeoutMs: 20 });
   const err = await t.throwsAsync(ceph.monStat(), { instanceOf: CommandError });
-  t.regex(err?.message ?? '', /timed out after 20 ms/);
+  t.regex(err.message, /timed out after 20 ms/);
   const ac = new AbortController();
   await ceph.mgrStat({ timeoutMs: 7_000, signal: ac.signal });
   const call = runner.calls[1];

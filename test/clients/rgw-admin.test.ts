@@ -60,8 +60,8 @@ test('rgw user create of an existing user is an EEXIST CommandError with stderr'
   const err = await t.throwsAsync(admin(runner).userCreate({ uid: 'quarry-fixture', displayName: 'Quarry Fixture' }), {
     instanceOf: CommandError,
   });
-  t.is(err?.exitCode, 17);
-  t.is(err?.stderr, 'could not create user: unable to parse parameters, user: quarry-fixture exists\n');
+  t.is(err.exitCode, 17);
+  t.is(err.stderr, 'could not create user: unable to parse parameters, user: quarry-fixture exists\n');
 });
 
 test('rgw user info: the user, or undefined when there is none', async (t) => {
@@ -81,7 +81,7 @@ test('rgw user info: other failures stay CommandError; bad output names the comm
   const rgw = admin(runner);
   await t.throwsAsync(rgw.userInfo('a'), { instanceOf: CommandError });
   const err = await t.throwsAsync(rgw.userInfo('b'), { instanceOf: CommandOutputError });
-  t.regex(err?.message ?? '', /^radosgw-admin user info --uid=b: unexpected output: \/display_name must have required property/);
+  t.regex(err.message, /^radosgw-admin user info --uid=b: unexpected output: \/display_name must have required property/);
 });
 
 test('rgw a user without email has no email field', async (t) => {

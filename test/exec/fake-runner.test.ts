@@ -38,7 +38,7 @@ test('FakeRunner turns a scripted non-zero exit into CommandError and streams li
     fake.run('sh', ['-c', 'x', { secret: 'pw' }], { timeoutMs: T, onLine: (s, l) => lines.push(`${s}:${l}`) }),
     { instanceOf: CommandError },
   );
-  t.is(err?.message, 'sh -c x *** exited with 4: bad ***');
+  t.is(err.message, 'sh -c x *** exited with 4: bad ***');
   t.deepEqual(lines, ['stdout:a', 'stdout:b', 'stderr:bad ***']);
 });
 
@@ -48,13 +48,13 @@ test('FakeRunner honours abort during a delay', async (t) => {
   const run = fake.run('sleep', ['9'], { timeoutMs: 120_000, signal: ac.signal });
   ac.abort();
   const err = await t.throwsAsync(run, { instanceOf: CommandError });
-  t.is(err?.message, 'sleep 9 aborted (killed by SIGTERM)');
+  t.is(err.message, 'sleep 9 aborted (killed by SIGTERM)');
 });
 
 test('FakeRunner honours the deadline during a delay', async (t) => {
   const fake = new FakeRunner().expect('sleep', ['9'], { delayMs: 60_000 });
   const err = await t.throwsAsync(fake.run('sleep', ['9'], { timeoutMs: 20 }), { instanceOf: CommandError });
-  t.is(err?.message, 'sleep 9 timed out after 20 ms (killed by SIGTERM)');
+  t.is(err.message, 'sleep 9 timed out after 20 ms (killed by SIGTERM)');
 });
 
 test('FakeRunner computes a reply from the call', async (t) => {

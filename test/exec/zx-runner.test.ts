@@ -47,10 +47,10 @@ test('ZxRunner rejects a non-zero exit with CommandError carrying code and stder
   const err = await t.throwsAsync(runner.run('sh', ['-c', 'echo broken >&2; exit 3'], { timeoutMs: T }), {
     instanceOf: CommandError,
   });
-  t.is(err?.exitCode, 3);
-  t.is(err?.stderr, 'broken\n');
-  t.is(err?.signal, null);
-  t.is(err?.message, 'sh -c "echo broken >&2; exit 3" exited with 3: broken');
+  t.is(err.exitCode, 3);
+  t.is(err.stderr, 'broken\n');
+  t.is(err.signal, null);
+  t.is(err.message, 'sh -c "echo broken >&2; exit 3" exited with 3: broken');
 });
 
 test('ZxRunner streams lines per stream in order and flushes a partial last line', async (t) => {
@@ -169,7 +169,7 @@ test('ZxRunner refuses to start with an aborted signal', async (t) => {
   const ac = new AbortController();
   ac.abort();
   const err = await t.throwsAsync(runner.run('sleep', ['30'], { timeoutMs: T, signal: ac.signal }), { instanceOf: CommandError });
-  t.is(err?.message, 'sleep 30 aborted before it started');
+  t.is(err.message, 'sleep 30 aborted before it started');
 });
 
 test('ZxRunner requires a positive deadline', async (t) => {
@@ -189,13 +189,13 @@ test('ZxRunner masks secrets in the error message, stderr and streamed lines', a
     }),
     { instanceOf: CommandError },
   );
-  t.is(err?.message, 'sh -c "echo \\"key=$1\\"; echo \\"bad key $1\\" >&2; exit 2" sh *** exited with 2: bad key ***');
-  t.is(err?.stderr, 'bad key ***\n');
-  t.is(err?.command.includes('s3cr3t'), false);
+  t.is(err.message, 'sh -c "echo \\"key=$1\\"; echo \\"bad key $1\\" >&2; exit 2" sh *** exited with 2: bad key ***');
+  t.is(err.stderr, 'bad key ***\n');
+  t.is(err.command.includes('s3cr3t'), false);
   t.deepEqual(lines.sort(), ['bad key ***', 'key=***']);
 });
 
 test('ZxRunner reports a missing command as exit 127', async (t) => {
   const err = await t.throwsAsync(runner.run('quarry-no-such-command', [], { timeoutMs: T }), { instanceOf: CommandError });
-  t.is(err?.exitCode, 127);
+  t.is(err.exitCode, 127);
 });

@@ -20,7 +20,7 @@ test('specs admin node: adminKeyring in a file sets the flag, owns it against th
   t.like(got.metadata.source, { fields: ['role', 'power', 'image', 'daemons', 'adminKeyring'] });
   const r = await c.post(`/ceph/nodes/${n!.id}/admin-keyring`, { adminKeyring: false });
   t.is(r.status, 409);
-  t.is(r.json.code, 'SPEC_OWNED');
+  t.is((r.json as { code: string }).code, 'SPEC_OWNED');
   t.true((await q.store.mustGet<NodeSpec>(Kind.Node, n!.id)).spec.adminKeyring);
   await q.remove('admin.yaml');
   await waitFor('the admin flag dropped with its file', async () => (await q.store.mustGet<NodeSpec>(Kind.Node, n!.id)).spec.adminKeyring === undefined);

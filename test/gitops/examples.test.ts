@@ -42,13 +42,13 @@ test('examples: the lab cluster spec converges, every object it declares Ready',
     const docs = await Promise.all(status.objects.map((o) => q.store.mustGet(o.kind, o.id)));
     return docs.filter((d) => !ready(d)).map((d) => `${d.kind} ${d.name}`);
   };
-  await waitFor('every object Ready', async () => (await notReady()).length === 0, 60_000).catch(async (err: Error) => {
-    throw new Error(`${err.message}: ${(await notReady()).join(', ')}`);
+  await waitFor('every object Ready', async () => (await notReady()).length === 0, 60_000).catch(async (err: unknown) => {
+    throw new Error(`${(err as Error).message}: ${(await notReady()).join(', ')}`);
   });
   t.like((await q.store.mustGet('Cluster', 'default')).spec, { publicNetwork: '10.0.0.0/16', poolDefaults: { size: 3, minSize: 2 } });
   const images = ((await (await q.admin()).get('/images/downloaded')).json as Array<{ name: string; default: boolean }>);
   t.deepEqual(images, [{ ...images[0]!, name: 'debian-12-amd64', default: true }]);
-  const metrics = (await (await q.admin()).get('/ceph/metrics')).json;
+  const metrics = (await (await q.admin()).get('/ceph/metrics')).json as { osdUp: number };
   t.like(metrics, { monCount: 3 });
   t.is(metrics.osdUp, s.objects.filter((o) => o.kind === 'Disk').length);
 });

@@ -99,7 +99,7 @@ test('folder: template settings from a file; the API may no longer change them, 
   const refused = await c.request('PUT', '/templates/ceph.conf/settings', { json: { postHook: '' } });
   t.is(refused.status, 409);
   t.like(refused.json, { code: 'SPEC_OWNED' });
-  t.regex(refused.json.detail, /postHook is owned by the specs file tpl\.yaml/);
+  t.regex((refused.json as { detail: string }).detail, /postHook is owned by the specs file tpl\.yaml/);
   await q.put('bad-tpl.yaml', doc('Template', 'no-such-template', 'path: /x'));
   const bad = await q.until('bad-tpl.yaml', (s) => s.state === 'failed');
   t.like(bad.lastError?.errors[0], { field: '/metadata/name', line: 4, column: 9 });

@@ -9,6 +9,10 @@ import { doc, files } from './fixtures.js';
 import { network, specsLab, type SpecsLab } from './helpers.js';
 
 const MAC1 = '52:54:00:00:00:01';
+
+/** The fields of a bulk /invoke answer and of a POST /specs/plan answer these tests read. */
+type BulkAnswer = { results: Array<{ status: string; reason?: string }> };
+type PlanAnswer = { valid: boolean; created: Array<Doc<unknown>>; updated: Array<Doc<unknown>>; tasks: Array<{ task: string; wipes?: string }> };
 const node = (daemons: string, osds = '[]') => doc('Node', 'n1', `match: { mac: "${MAC1}" }\ndaemons: ${daemons}\nosds: ${osds}`);
 const disksOf = async (q: SpecsLab, nodeId: string) => (await q.store.list<DiskSpec>(Kind.Disk)).filter((d) => d.spec.nodeId === nodeId && !(d.status as { isSystem?: boolean }).isSystem);
 
@@ -39,7 +43,7 @@ test('nodes: an API write to a field the folder owns is refused with 409 SPEC_OW
   const r = await c.post('/ceph/mds', { nodeId: n!.id });
   t.is(r.status, 409);
   t.like(r.json, { code: 'SPEC_OWNED' });
-  t.regex(r.json.detail, /daemons is owned by the specs file owned\.yaml \(document 0\)/);
+  t.regex((r.json as { detail: string }).detail, /daemons is owned by the specs file owned\.yaml \(document 0\)/);
   const removal = await c.post(`/gateways/rgw/${n!.id}/remove`);
   t.is(removal.status, 404, 'no gateway: nothing owned is touched');
   t.deepEqual((await q.store.mustGet<NodeSpec>(Kind.Node, n!.id)).spec.daemons, { mgr: {} });
@@ -50,10 +54,11 @@ test('nodes: an API write to a field the folder owns is refused with 409 SPEC_OW
   // In a bulk request, the owned target is rejected with the code; the request is not refused whole.
   const osd = await c.post('/invoke/disk', { operation: 'ceph.create-osd', diskIds: [disk!.id] });
   t.is(osd.status, 200);
-  t.like(osd.json.results[0], { id: disk!.id, status: 'rejected', code: 'SPEC_OWNED' });
-  t.regex(osd.json.results[0].reason, /osd is owned by the specs file owned\.yaml/);
+  const osdResult = (osd.json as BulkAnswer).results[0];
+  t.like(osdResult, { id: disk!.id, status: 'rejected', code: 'SPEC_OWNED' });
+  t.regex(osdResult?.reason ?? '', /osd is owned by the specs file owned\.yaml/);
   const wipe = await c.post('/invoke/disk', { operation: 'disk.wipe', diskIds: [disk!.id] });
-  t.like(wipe.json.results[0], { status: 'scheduled' });
+  t.like((wipe.json as BulkAnswer).results[0], { status: 'scheduled' });
 });
 
 test('nodes: removing a file prunes its network but orphans its OSDs, destroying nothing', async (t) => {
@@ -74,6 +79,8 @@ test('nodes: removing a file prunes its network but orphans its OSDs, destroying
   t.true(osds.every((o) => after.find((d) => d.id === o.id)?.spec.osd === true), 'OSDs still wanted');
   t.is((await q.store.mustGet<NodeSpec>(Kind.Node, n!.id)).spec.daemons.mon?.diskId, monDisk, 'the monitor stays');
   t.deepEqual(gone.orphans.map((o) => o.kind).sort(), [...osds.map(() => 'Disk'), 'Node'].sort());
+  // The types promise this; the test checks that the objects keep the promise.
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- see the line above
   t.true(gone.orphans.every((o) => o.condition.type === 'Orphaned' && o.condition.status === 'True'));
   // The objects say so themselves, written by the loops that own their status.
   const orphaned = (c: { type: string; status: string }[] | undefined) => c?.some((x) => x.type === 'Orphaned' && x.status === 'True') === true;
@@ -97,19 +104,20 @@ test('nodes: POST /specs/plan answers what an apply then does, and an unchanged 
   const c = await q.admin();
   const planned = await c.request('POST', '/specs/plan?file=plan-me.yaml', { body: text, headers: { 'content-type': 'application/yaml' } });
   t.is(planned.status, 200);
-  t.true(planned.json.valid);
-  t.is(planned.json.created.length, 3);
-  t.true(planned.json.tasks.some((x: { task: string }) => x.task === 'ceph.mon.bootstrap'));
-  t.true(planned.json.tasks.some((x: { task: string; wipes?: string }) => x.task === 'ceph.osd.create' && x.wipes));
+  const plan = planned.json as PlanAnswer;
+  t.true(plan.valid);
+  t.is(plan.created.length, 3);
+  t.true(plan.tasks.some((x: { task: string }) => x.task === 'ceph.mon.bootstrap'));
+  t.true(plan.tasks.some((x: { task: string; wipes?: string }) => x.task === 'ceph.osd.create' && x.wipes));
   t.is(await q.store.get(NetworkKind.Network, networkId('10.0.0.0/16')), undefined, 'a plan changes nothing');
 
   await q.put('plan-me.yaml', text);
   const event = await waitFor('applied event', () => q.events.find((e) => e.type === 'specs.applied' && (e.payload as { file: string }).file === 'plan-me.yaml'));
   const { state: _state, ...applied } = event.payload as Record<string, unknown>;
   t.deepEqual(applied, planned.json);
-  for (const x of planned.json.created) t.truthy(await q.store.get(x.kind, x.id), `${x.kind} ${x.name} exists`);
+  for (const x of plan.created) t.truthy(await q.store.get(x.kind, x.id), `${x.kind} ${x.name} exists`);
   const disks = (await disksOf(q, n!.id)).filter((d) => d.spec.osd).map((d) => d.id).sort();
-  t.deepEqual(planned.json.updated.filter((x: Doc<unknown>) => x.kind === 'Disk').map((x: Doc<unknown>) => x.id).sort(), disks);
+  t.deepEqual(plan.updated.filter((x: Doc<unknown>) => x.kind === 'Disk').map((x: Doc<unknown>) => x.id).sort(), disks);
 
   const again = await c.request('POST', '/specs/plan?file=plan-me.yaml', { body: text, headers: { 'content-type': 'text/plain' } });
   t.like(again.json, { valid: true, created: [], updated: [], pruned: [], orphaned: [], tasks: [] });

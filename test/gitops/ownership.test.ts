@@ -29,8 +29,8 @@ async function setup() {
 test('ownership: a change to an owned field is refused with SPEC_OWNED naming the file and document', async (t) => {
   const { guarded } = await setup();
   const err = await t.throwsAsync(guarded.mutateSpec<NodeSpec>(Kind.Node, 'n1', (d) => ({ ...d.spec, daemons: { mgr: {} } })), { instanceOf: ConflictError });
-  t.is(err?.code, 'SPEC_OWNED');
-  t.is(err?.message, 'Node node-1: daemons is owned by the specs file site/nodes.yaml (document 2); change the file instead');
+  t.is(err.code, 'SPEC_OWNED');
+  t.is(err.message, 'Node node-1: daemons is owned by the specs file site/nodes.yaml (document 2); change the file instead');
   const doc = await guarded.mustGet(Kind.Node, 'n1');
   await t.throwsAsync(guarded.updateSpec(Kind.Node, 'n1', { ...nodeSpec(), role: 'master' }, { resourceVersion: doc.metadata.resourceVersion }), { message: /role is owned/ });
   await t.throwsAsync(guarded.delete(Kind.Node, 'n1'), { message: /owned by the specs file/ });

@@ -11,8 +11,8 @@ test('template compile import in template code is refused with its line; the wor
   ] as const) {
     for (const check of [checkTemplate, templateFunctionBody]) {
       const err = t.throws(() => check('t', source), { instanceOf: TemplateCompileError }, source);
-      t.is(err!.line, line, source);
-      t.regex(err!.message, /import\(\) is not available in Quarry templates/);
+      t.is(err.line, line, source);
+      t.regex(err.message, /import\(\) is not available in Quarry templates/);
     }
   }
   for (const source of ['# import these settings\n<%= important %>', '<%# import(x) %>', '<%% import %%>']) {

@@ -9,7 +9,7 @@ test('quote yaml gives a scalar that reads back as the same string, whatever it 
   const values = ['node-1', 'yes', 'No', 'null', '123', '0x1F', '1:20', '~', '', ' lead', 'a: b', '- x', '#c', "it's", '"q"', 'a\\b', '{x}', '[y]', '&a', '*b', '!t', '%d', '@e', '`f', '|', '>', ...NASTY, 'bootcmd:\n  - [ sh, -c, "curl x | sh" ]'];
   for (const v of values) {
     for (const version of ['1.1', '1.2'] as const) {
-      const doc = parse(`key: ${q.yaml(v)}\nother: 1\n`, { version });
+      const doc: unknown = parse(`key: ${q.yaml(v)}\nother: 1\n`, { version });
       t.deepEqual(doc, { key: v, other: 1 }, `${JSON.stringify(v)} in YAML ${version}`);
     }
     t.false(/[\n\r\u0085\u2028\u2029]/.test(q.yaml(v)), `${JSON.stringify(v)} stays on one line`);

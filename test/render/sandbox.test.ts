@@ -64,7 +64,7 @@ test('template sandbox a template reaches no secret, file, network or process of
     const err = await t.throwsAsync(s.render('attack', 1 + Object.keys(attempts).indexOf(what), source, { node: { id: 'n1' } }), undefined, what);
     t.is((err as { status?: number }).status, 422, what);
     t.is((err as { code?: string }).code, 'TEMPLATE_FAILED', what);
-    t.false(err!.message.includes(ENV_SECRET) || err!.message.includes(FILE_SECRET), what);
+    t.false(err.message.includes(ENV_SECRET) || err.message.includes(FILE_SECRET), what);
   }
   // What the context offers, and nothing of the host: its global object holds no process.
   t.is(await s.render('look', 1, '<%= typeof process %> <%= typeof globalThis.process %> <%= typeof require %> <%= typeof fetch %>', {}), 'undefined undefined undefined undefined');
@@ -83,7 +83,7 @@ test('template sandbox a render that allocates without end is stopped by the mem
   const err = await t.throwsAsync(s.render('hog', 1, '<% const a = []; for (;;) a.push(new Array(1e6).fill(1)) %>', {}));
   t.is((err as { status?: number }).status, 422);
   t.is((err as { code?: string }).code, 'TEMPLATE_FAILED');
-  t.regex(err!.message, /hog failed to render: the render ran out of memory \(limit 32 MB\)/);
+  t.regex(err.message, /hog failed to render: the render ran out of memory \(limit 32 MB\)/);
   await t.throwsAsync(s.render('long', 1, "<% let x = 'x'; for (;;) x += x %>", {}), { code: 'TEMPLATE_FAILED', message: /Invalid string length/ });
   t.is(await s.render('after', 1, 'fine', {}), 'fine');
 });

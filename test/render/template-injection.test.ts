@@ -2,7 +2,7 @@
 // YAML document with the same keys and commands, ceph.conf gains no option, and the iPXE,
 // dnsmasq and systemd renders fail rather than emit an injected line. Rendered both by the
 // file renderer and in the sandbox's thread, the two ways templates run.
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { readFile } from 'node:fs/promises';
 import { parseAllDocuments } from 'yaml';
 import { defaultTemplatesDir, monAddrVec, monitorsForConf } from '../../src/render/ceph-conf.js';
@@ -14,7 +14,7 @@ const LINE_BREAKS = ['\n', '\r', '\u0085', '\u2028', '\u2029'];
 const file = fileTemplates(defaultTemplatesDir);
 
 type Renderer = (name: string, ctx: Record<string, unknown>) => Promise<string>;
-function renderers(t: import('ava').ExecutionContext): Array<[string, Renderer]> {
+function renderers(t: ExecutionContext): Array<[string, Renderer]> {
   const sandbox = new TemplateSandbox({ timeoutMs: 5_000 });
   t.teardown(() => sandbox.close());
   let v = 0;
@@ -35,7 +35,7 @@ function bootContext(over: { node?: object; image?: object; master?: object; boo
   };
 }
 
-function cloudConfig(t: import('ava').ExecutionContext, text: string, what: string): Record<string, unknown> {
+function cloudConfig(t: ExecutionContext, text: string, what: string): Record<string, unknown> {
   let out: Record<string, unknown> = {};
   for (const version of ['1.1', '1.2'] as const) {
     const docs = [...parseAllDocuments(text, { version })];
@@ -95,7 +95,7 @@ test('template ceph.conf gains no option from any value: the render is refused',
       ['the cluster network', { clusterNetwork: `10.1.0.0/24\r${hook}` }],
       ['a pool default', { poolDefaults: { size: `3${hook}`, minSize: 2 } }],
     ] as const) {
-      const r = await render('ceph.conf', { ...CONF, ...over }).then((text) => ({ text }), (err: Error) => ({ err }));
+      const r = await render('ceph.conf', { ...CONF, ...over }).then((text) => ({ text }), (err: unknown) => ({ err: err as Error }));
       if ('text' in r) t.deepEqual(options(r.text), baseline, `${how} ${what}`);
       else t.regex(r.err.message, /q\.(line|name|token)/, `${how} ${what}`);
       t.true('err' in r, `${how} ${what}: refused`);

@@ -4,7 +4,7 @@ import { ConflictError, NotFoundError } from '../../src/errors.js';
 import { EmbeddedBackend, MemoryBackend, type Backend, type RelistSignal, type WatchEvent } from '../../src/store/index.js';
 import { tempDir, tick } from './helpers.js';
 
-type Open = (t: ExecutionContext, opts?: { historySize?: number; onWatchError?: (e: unknown) => void }) => Promise<Backend<unknown>>;
+type Open = (t: ExecutionContext, opts?: { historySize?: number; onWatchError?: (e: unknown) => void }) => Promise<Backend>;
 
 const backends: [string, Open][] = [
   [
@@ -45,10 +45,10 @@ for (const [name, open] of backends) {
     const b = await open(t);
     await b.put('k', 1, { modRevision: 0 });
     const exists = await t.throwsAsync(b.put('k', 2, { modRevision: 0 }), { instanceOf: ConflictError });
-    t.is(exists?.message, 'k already exists (modRevision 1)');
+    t.is(exists.message, 'k already exists (modRevision 1)');
     const stale = await t.throwsAsync(b.put('k', 2, { modRevision: 7 }), { instanceOf: ConflictError });
-    t.is(stale?.message, 'k was modified concurrently: expected modRevision 7, found modRevision 1');
-    t.is(stale?.code, 'CONFLICT');
+    t.is(stale.message, 'k was modified concurrently: expected modRevision 7, found modRevision 1');
+    t.is(stale.code, 'CONFLICT');
     t.is(b.revision(), 1);
     t.is((await b.get('k'))?.value, 1);
   });

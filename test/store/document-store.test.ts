@@ -36,8 +36,8 @@ for (const [name, open] of factories) {
     const store = await open(t);
     await store.create({ kind: 'Node', id: 'a', name: 'n1', spec: nodeSpec() });
     const err = await t.throwsAsync(store.create({ kind: 'Node', id: 'a', name: 'n1', spec: nodeSpec() }), { instanceOf: ConflictError });
-    t.is(err?.message, 'Node a already exists');
-    t.is(err?.code, 'CONFLICT');
+    t.is(err.message, 'Node a already exists');
+    t.is(err.code, 'CONFLICT');
   });
 
   test(`${name} store refuses a stale resourceVersion`, async (t) => {
@@ -45,8 +45,8 @@ for (const [name, open] of factories) {
     const doc = await store.create({ kind: 'Node', id: 'a', name: 'n1', spec: nodeSpec() });
     await store.updateSpec('Node', 'a', nodeSpec({ power: 'off' }), { resourceVersion: doc.metadata.resourceVersion });
     const err = await t.throwsAsync(store.updateSpec('Node', 'a', nodeSpec({ role: 'master' }), { resourceVersion: 1 }), { instanceOf: ConflictError });
-    t.is(err?.message, 'Node a was modified concurrently: resourceVersion 1 is stale (current 2)');
-    t.is(err?.code, 'CONFLICT');
+    t.is(err.message, 'Node a was modified concurrently: resourceVersion 1 is stale (current 2)');
+    t.is(err.code, 'CONFLICT');
     t.is((await store.mustGet<{ role: string }>('Node', 'a')).spec.role, 'worker');
   });
 
@@ -116,10 +116,10 @@ for (const [name, open] of factories) {
     await store.create({ kind: 'Node', id: 'a', name: 'n1', spec: nodeSpec() });
     const bad = { ...nodeSpec(), power: 'sideways' };
     const err = await t.throwsAsync(store.updateSpec('Node', 'a', bad, { resourceVersion: 1 }), { instanceOf: InputError });
-    t.is(err?.message, 'invalid Node spec: /spec/power must be equal to one of the allowed values');
-    t.deepEqual(err?.errors.map((e) => e.path), ['/spec/power']);
+    t.is(err.message, 'invalid Node spec: /spec/power must be equal to one of the allowed values');
+    t.deepEqual(err.errors.map((e) => e.path), ['/spec/power']);
     const err2 = await t.throwsAsync(store.create({ kind: 'Node', id: 'b', name: 'n2', spec: nodeSpec(), status: { bootCount: -1 } }), { instanceOf: InputError });
-    t.deepEqual(err2?.errors.map((e) => e.path), ['/status/bootCount']);
+    t.deepEqual(err2.errors.map((e) => e.path), ['/status/bootCount']);
     t.is(store.revision(), 1);
     t.is(await store.get('Node', 'b'), undefined);
   });
@@ -129,7 +129,7 @@ for (const [name, open] of factories) {
     const spec = { taskName: 'node.boot', targetKind: 'Node', targetId: 'a', generation: 1, nodeId: null, nodeHostname: null, args: {}, timeoutMs: 1000, attempt: 1 };
     await store.create({ kind: 'TaskRun', id: 't1', name: 'boot', spec });
     const err = await t.throwsAsync(store.updateStatus('TaskRun', 't1', { state: 'running' }), { instanceOf: InputError });
-    t.true(err?.errors.some((e) => e.path === '/status/startedAt'));
+    t.true(err.errors.some((e) => e.path === '/status/startedAt'));
   });
 
   test(`${name} store mutateSpec retries until its increment lands`, async (t) => {
@@ -149,7 +149,7 @@ for (const [name, open] of factories) {
     await store.delete('Node', 'a', { resourceVersion: 1 });
     t.is(await store.get('Node', 'a'), undefined);
     const err = await t.throwsAsync(store.mustGet('Node', 'a'), { instanceOf: NotFoundError });
-    t.is(err?.message, 'Node a not found');
+    t.is(err.message, 'Node a not found');
     await t.throwsAsync(store.delete('Node', 'a'), { instanceOf: NotFoundError });
   });
 

@@ -104,14 +104,14 @@ test('embedded backend refuses to open when a sealed segment is corrupt in the m
   await writeFile(segmentPath(dir, 1), seg1);
   const b = new EmbeddedBackend(dir);
   const err = await t.throwsAsync(b.open());
-  t.regex(err?.message ?? '', /journal segment .*journal\.1\.log is corrupt \(bad checksum at byte 0\); refusing to open/);
+  t.regex(err.message, /journal segment .*journal\.1\.log is corrupt \(bad checksum at byte 0\); refusing to open/);
 });
 
 test('embedded backend refuses to open a journal with a revision gap', async (t) => {
   const dir = await tempDir(t);
   await writeFile(segmentPath(dir, 1), encodeRecord({ rev: 5, op: 'put', key: 'k', createRevision: 5 }, '1'));
   const err = await t.throwsAsync(new EmbeddedBackend(dir).open());
-  t.regex(err?.message ?? '', /does not follow on from what precedes it \(revision 5 does not follow 0\)/);
+  t.regex(err.message, /does not follow on from what precedes it \(revision 5 does not follow 0\)/);
 });
 
 test('embedded backend compacts into a snapshot and deletes old segments', async (t) => {
@@ -205,7 +205,7 @@ test('embedded backend refuses a directory locked by a live process and takes ov
   const dir = await tempDir(t);
   await writeFile(join(dir, 'LOCK'), `${process.ppid}\n`);
   const err = await t.throwsAsync(new EmbeddedBackend(dir).open());
-  t.is(err?.message, `store ${dir} is in use by process ${process.ppid}; if that process is not Quarry, remove ${join(dir, 'LOCK')}`);
+  t.is(err.message, `store ${dir} is in use by process ${process.ppid}; if that process is not Quarry, remove ${join(dir, 'LOCK')}`);
   await writeFile(join(dir, 'LOCK'), '999999999\n');
   const b = await openAt(t, dir);
   t.is(b.revision(), 0);

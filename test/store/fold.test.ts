@@ -1,5 +1,5 @@
 // The byte-level fold must write the same snapshot the parsing fold writes.
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { mkdtemp, readFile, rm, writeFile, cp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,7 +10,7 @@ import type { Mutation } from '../../src/store/core.js';
 
 const tricky = { text: 'a}b{"c"\\', list: [{ x: '[' }, 2, null], unicode: 'ünï ☃', nested: { deep: { deeper: [] } } };
 
-async function fixture(t: import('ava').ExecutionContext): Promise<{ dir: string; segments: string[] }> {
+async function fixture(t: ExecutionContext): Promise<{ dir: string; segments: string[] }> {
   const dir = await mkdtemp(join(tmpdir(), 'qmem-fold-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   await writeSnapshot(dir, {

@@ -39,7 +39,7 @@ test('secret box refuses a tampered value with a clear error', (t) => {
   body[body.length - 20]! ^= 1;
   const tampered = `enc:v1:${b.keyId}:${body.toString('base64url')}`;
   const err = t.throws(() => b.open(tampered, 'Keyring/a#status.key'), { instanceOf: SecretKeyError });
-  t.regex(err!.message, /Keyring\/a#status\.key failed authentication/);
+  t.regex(err.message, /Keyring\/a#status\.key failed authentication/);
   t.throws(() => b.open(`enc:v1:${b.keyId}:AAAA`, 'x'), { instanceOf: SecretKeyError, message: /truncated/ });
   t.throws(() => b.open('enc:v9:0000:AAAA', 'x'), { instanceOf: SecretKeyError, message: /unknown version/ });
 });
@@ -49,8 +49,8 @@ test('secret box opened with another key names both key ids and no secret', (t) 
   const other = new SecretBox(randomBytes(32), 'SECRETS_KEY_FILE /etc/quarry/other.key');
   const sealed = a.seal(SECRET, 'Keyring/a#status.key');
   const err = t.throws(() => other.open(sealed, 'Keyring/a#status.key'), { instanceOf: SecretKeyError });
-  t.is(err!.message, `Keyring/a#status.key was encrypted with key ${a.keyId}, but SECRETS_KEY_FILE /etc/quarry/other.key is key ${other.keyId}: start Quarry with the key this state was written with`);
-  t.false(err!.message.includes(SECRET));
+  t.is(err.message, `Keyring/a#status.key was encrypted with key ${a.keyId}, but SECRETS_KEY_FILE /etc/quarry/other.key is key ${other.keyId}: start Quarry with the key this state was written with`);
+  t.false(err.message.includes(SECRET));
   t.not(a.keyId, other.keyId);
   t.is(JSON.stringify({ a }), `{"a":"SecretBox(${a.keyId})"}`, 'a box never serialises its key');
 });

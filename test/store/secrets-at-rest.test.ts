@@ -45,7 +45,7 @@ async function putSecrets(store: Store, s: Secrets): Promise<void> {
   await store.create({ kind: 'RgwUserSecret', id: 'alice', name: 'alice', spec: { userId: 'alice', accessKey: 'AK1' }, status: { secretKey: s.rgwSecret, shownAt: null } });
 }
 
-const needles = (s: Secrets): string[] => Object.values(s);
+const needles = (s: Secrets): string[] => Object.values(s) as string[];
 
 /** Every file's bytes under dir. */
 async function filesOf(dir: string): Promise<Array<{ name: string; bytes: Buffer }>> {
@@ -103,8 +103,8 @@ test('secrets at rest: a store opened with another key fails with a clear error 
   await store.close();
   const other = box();
   const err = await t.throwsAsync(openEmbeddedStore(dir, { secrets: other }), { instanceOf: SecretKeyError });
-  t.regex(err!.message, new RegExp(`was encrypted with key ${first.keyId}, but SECRETS_KEY is key ${other.keyId}`));
-  for (const n of needles(s)) t.false(err!.message.includes(n));
+  t.regex(err.message, new RegExp(`was encrypted with key ${first.keyId}, but SECRETS_KEY is key ${other.keyId}`));
+  for (const n of needles(s)) t.false(err.message.includes(n));
   // The lock was released: the right key still opens it.
   t.is((await openEmbeddedStore(dir, { secrets: first })).revision(), 5);
 });
