@@ -78,7 +78,8 @@ async function retrying<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (err) {
-    if (!(err instanceof TypeError && err.message === 'fetch failed')) throw err;
+    // test/http/client.ts prefixes the method and path and appends the cause, so match the words.
+    if (!(err instanceof TypeError && /(^|: )fetch failed(:|$)/.test(err.message))) throw err;
     return fn();
   }
 }
