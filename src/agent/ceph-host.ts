@@ -6,6 +6,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { DAEMONS, DATA_DAEMON_TYPES, DISK_DAEMON_TYPE, NODE_DAEMON_TYPES, daemonOfEntity, type DaemonType, type DataDaemonType } from '../catalogue/index.js';
 import { CommandError } from '../errors.js';
 import type { DaemonReport } from '../fleet/types.js';
 import type { Runner } from '../exec/runner.js';
@@ -14,11 +15,10 @@ import { localConf, type CephPaths } from './ceph-conf.js';
 
 const LOG_TAIL_LINES = 5;
 
-export type DaemonType = 'mon' | 'mgr' | 'mds' | 'osd' | 'rgw';
+export type { DaemonType };
 
 /** The Ceph entity name of a daemon: mon.a, osd.3, client.rgw.gw1. */
-export const entityOf = (type: DaemonType, id: string): string => (type === 'rgw' ? `client.rgw.${id}` : `${type}.${id}`);
-const BINARY: Record<DaemonType, string> = { mon: 'ceph-mon', mgr: 'ceph-mgr', mds: 'ceph-mds', osd: 'ceph-osd', rgw: 'radosgw' };
+export const entityOf = (type: DaemonType, id: string): string => DAEMONS[type].entity(id);
 
 interface Unit {
   cmd: string;
@@ -42,7 +42,7 @@ export class CephHost {
   }
 
   /** The daemon's data directory, as the local conf names it ($type_data = dir/type/ceph-$id). */
-  dataDirOf(type: Exclude<DaemonType, 'rgw'>, id: string): string {
+  dataDirOf(type: DataDaemonType, id: string): string {
     return join(this.opts.dataDir, type, `ceph-${id}`);
   }
 
@@ -58,7 +58,7 @@ export class CephHost {
    * place: a daemon starting meanwhile reads the old file or the new one, never half of one),
    * and the SHA-256 of the master's part, to compare with GET /ceph/cluster/config/hash. */
   async writeConf(masterConf: string): Promise<void> {
-    const dirs = [this.opts.runDir, this.opts.logDir, ...['keyring', 'crash', 'mon', 'mgr', 'osd', 'mds', 'radosgw'].map((d) => join(this.opts.dataDir, d))];
+    const dirs = [this.opts.runDir, this.opts.logDir, ...['keyring', 'crash', ...DATA_DAEMON_TYPES, 'radosgw'].map((d) => join(this.opts.dataDir, d))];
     await Promise.all(dirs.map((d) => mkdir(d, { recursive: true, mode: 0o750 })));
     // Steps run at once may write it together: each through its own temporary file.
     const tmp = `${this.conf}.${randomBytes(6).toString('hex')}.tmp`;
@@ -86,7 +86,7 @@ export class CephHost {
   /** Starts the daemon unless it runs; `extra` are its own flags after `-c conf`. */
   async start(type: DaemonType, id: string, extra: string[] = [], signal?: AbortSignal): Promise<'started' | 'running'> {
     if (await this.pidOf(type, id)) return 'running';
-    const unit: Unit = { cmd: BINARY[type], args: ['-c', this.conf, ...(type === 'rgw' ? ['-n', entityOf(type, id)] : ['-i', id]), ...extra] };
+    const unit: Unit = { cmd: DAEMONS[type].binary, args: ['-c', this.conf, ...(DAEMONS[type].byEntity ? ['-n', entityOf(type, id)] : ['-i', id]), ...extra] };
     await this.writeSecret(this.unitFile(type, id), JSON.stringify(unit));
     await this.launch(unit, signal);
     return 'started';
@@ -115,7 +115,7 @@ export class CephHost {
   }
 
   /** Forgets a daemon: its unit file and its data directory (the daemon must be stopped). */
-  async remove(type: Exclude<DaemonType, 'rgw'>, id: string): Promise<void> {
+  async remove(type: DataDaemonType, id: string): Promise<void> {
     await rm(this.unitFile(type, id), { force: true });
     await rm(this.dataDirOf(type, id), { recursive: true, force: true });
   }
@@ -136,18 +136,17 @@ export class CephHost {
   async daemons(): Promise<Array<{ type: DaemonType; id: string }>> {
     const out: Array<{ type: DaemonType; id: string }> = [];
     for (const f of await readdir(this.opts.runDir).catch(() => [] as string[])) {
-      const m = /^ceph-(?:(mon|mgr|mds|osd)|client\.(rgw))\.(.+)\.pid$/.exec(f);
-      const type = (m?.[1] ?? m?.[2]) as DaemonType | undefined;
-      if (m && type && (await this.pidOf(type, m[3]!))) out.push({ type, id: m[3]! });
+      const d = daemonOfEntity(/^ceph-(.+)\.pid$/.exec(f)?.[1] ?? '');
+      if (d && (await this.pidOf(d.type, d.id))) out.push(d);
     }
     return out;
   }
 
   /** Which daemons run here: the agent's report. */
   async report(): Promise<DaemonReport> {
-    const out: DaemonReport = { mon: false, mgr: false, mds: false, rgw: false, osds: [] };
+    const out = { ...Object.fromEntries(NODE_DAEMON_TYPES.map((t) => [t, false])), osds: [] } as unknown as DaemonReport;
     for (const { type, id } of await this.daemons()) {
-      if (type === 'osd') out.osds.push(Number(id));
+      if (type === DISK_DAEMON_TYPE) out.osds.push(Number(id));
       else out[type] = true;
     }
     out.osds.sort((a, b) => a - b);
