@@ -1,4 +1,5 @@
 // The effectful half of the manager, metadata-server and gateway loops.
+import { daemon } from '../../src/catalogue/index.js';
 import type { CephApi } from '../../src/clients/ceph-api.js';
 import { CLUSTER_ID, CephKind, type ClusterSpec, type ClusterStatus } from '../../src/model/ceph-kinds.js';
 import type { Clock } from '../../src/model/clock.js';
@@ -42,9 +43,7 @@ export interface DaemonKind {
 export const hasQuorum = (c: Doc<ClusterSpec, ClusterStatus> | undefined): boolean => (c?.status.quorum?.length ?? 0) > 0 && c?.status.phase === 'ready';
 
 export function daemonLoop(kind: DaemonKind, deps: CephLoopDeps): Reconciler<DaemonObserved & { cluster: Doc<ClusterSpec, ClusterStatus> }, DaemonPlan> {
-  const keyTask = `ceph.${kind.type}.key`;
-  const startTask = `ceph.${kind.type}.start`;
-  const stopTask = `ceph.${kind.type}.stop`;
+  const { key: keyTask, start: startTask, stop: stopTask } = daemon(kind.type).steps as { key: string; start: string; stop?: string };
   return {
     name: kind.type,
     kind: Kind.Node,
@@ -91,7 +90,7 @@ export function daemonLoop(kind: DaemonKind, deps: CephLoopDeps): Reconciler<Dae
           node: { id: o.node.id, hostname: o.node.spec.hostname },
           args: kind.startArgs(o.node, o.cluster),
         });
-      } else if (plan.step?.kind === 'stop') {
+      } else if (plan.step?.kind === 'stop' && stopTask) {
         await deps.tasks.start({
           taskName: stopTask, target, attempt: plan.step.attempt, timeoutMs: deps.runTimeoutMs,
           node: { id: o.node.id, hostname: o.node.spec.hostname },

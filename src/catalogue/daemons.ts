@@ -86,7 +86,7 @@ export const DAEMONS = {
   },
   rgw: {
     binary: 'radosgw',
-    title: 'gateway',
+    title: 'RADOS gateway',
     entity: (host: string) => `client.rgw.${host}`,
     dataDir: false,
     byEntity: true,
@@ -128,6 +128,8 @@ export type KeyedDaemonType = { [K in DaemonType]: (typeof DAEMONS)[K]['steps'] 
 const entries = Object.entries(DAEMONS) as Array<[DaemonType, DaemonEntry]>;
 
 export const DAEMON_TYPES: readonly DaemonType[] = entries.map(([t]) => t);
+/** Each daemon type as a value (`Daemon.mgr`): how code outside the catalogue names one. */
+export const Daemon = Object.fromEntries(DAEMON_TYPES.map((t) => [t, t])) as { readonly [T in DaemonType]: T };
 export const NODE_DAEMON_TYPES: readonly NodeDaemonType[] = entries.filter(([, d]) => d.placement === 'node').map(([t]) => t as NodeDaemonType);
 export const KEYED_DAEMON_TYPES: readonly KeyedDaemonType[] = entries.filter(([, d]) => d.steps.key !== undefined).map(([t]) => t as KeyedDaemonType);
 /** The disk-placed daemon (OSDs): one, which this names without spelling it elsewhere. */

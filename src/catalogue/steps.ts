@@ -142,6 +142,28 @@ export const STEPS = {
 } as const satisfies Record<string, StepEntry>;
 
 export type StepName = keyof typeof STEPS;
+
+/** The steps by role, for the code that starts, awaits or plans them (the daemon loops take
+ * theirs from DAEMONS' `steps`). Checked against STEPS. */
+export const Step = {
+  dhcpStart: 'network.dhcp.start',
+  imageDownload: 'image.download',
+  imageRemove: 'image.remove',
+  nodeRestart: 'node.restart',
+  nodeShutdown: 'node.shutdown',
+  monBootstrap: 'ceph.mon.bootstrap',
+  monJoin: 'ceph.mon.join',
+  monRemove: 'ceph.mon.remove',
+  monmapRemove: 'ceph.mon.monmap-remove',
+  monImportAdminKey: 'ceph.mon.import-admin-key',
+  daemonRestart: 'ceph.daemon.restart',
+  osdNew: 'ceph.osd.new',
+  osdCreate: 'ceph.osd.create',
+  wipeConfirm: 'disk.wipe.confirm',
+  wipe: 'disk.wipe',
+  fsCreate: 'ceph.fs.create',
+  rgwUserCreate: 'ceph.rgw.user.create',
+} as const satisfies Record<string, StepName>;
 export type NodeStepName = { [K in StepName]: (typeof STEPS)[K]['level'] extends 'node' ? K : never }[StepName];
 export type MasterStepName = Exclude<StepName, NodeStepName>;
 /** Node steps that take the machine down once reported (their `power`). */

@@ -122,7 +122,7 @@ export const nodeStatusSchema: JsonSchema = {
 
 export const diskSpecSchema: JsonSchema = {
   type: 'object',
-  required: ['nodeId', 'serial', 'osd', 'wipeGeneration'],
+  required: ['nodeId', 'serial', 'osd', 'wipeGeneration'], // catalogue-exempt: the field Disk.spec.osd
   additionalProperties: false,
   properties: {
     nodeId: uuid,

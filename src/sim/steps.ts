@@ -1,6 +1,6 @@
 // Node-level steps the simulated agent knows how to carry out. Later loops register theirs
 // (creating an OSD, starting a monitor, ...) so the lab grows with the product.
-import { assertStepArgs, type NodeStepName, type PowerStepName, type StepArgs, type StepResult } from '../catalogue/index.js';
+import { Step as Steps, assertStepArgs, type NodeStepName, type PowerStepName, type StepArgs, type StepResult } from '../catalogue/index.js';
 import type { LogLevel } from '../tasks/types.js';
 import type { MachineSpec } from './machines.js';
 
@@ -42,11 +42,11 @@ export function checkedSteps(impls: Partial<Record<NodeStepName, AnyImpl>>): Map
 
 /** The steps every lab machine knows whatever else runs on it: its power. */
 export const POWER_STEPS = {
-  'node.restart': async (ctx) => {
+  [Steps.nodeRestart]: async (ctx) => {
     ctx.log('info', 'systemctl reboot');
     ctx.after('reboot');
   },
-  'node.shutdown': async (ctx) => {
+  [Steps.nodeShutdown]: async (ctx) => {
     ctx.log('info', 'systemctl poweroff');
     ctx.after('poweroff');
   },

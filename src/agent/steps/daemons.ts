@@ -1,14 +1,14 @@
 // Managers, metadata servers and gateways: each runs with the key the master made for it
 // (`ceph auth get-or-create`), fetched over the agent's session into a 0600 file; and the
 // restart of any daemon of this node, the way it was last started.
-import { DAEMONS, DISK_DAEMON_TYPE } from '../../catalogue/index.js';
+import { DAEMONS, DISK_DAEMON_TYPE, Daemon, type DataDaemonType, type KeyedDaemonType } from '../../catalogue/index.js';
 import { keyringFor } from '../master.js';
 import { join } from 'node:path';
 import type { AgentStepOf } from './context.js';
 import { refreshConf } from './context.js';
 
 /** ceph-mgr / ceph-mds: the key in the daemon's data dir, where Ceph looks for it. */
-const dataDaemon = (type: 'mgr' | 'mds'): AgentStepOf<'ceph.mgr.start'> => async (ctx) => {
+const dataDaemon = (type: Extract<DataDaemonType, KeyedDaemonType>): AgentStepOf<'ceph.mgr.start'> => async (ctx) => {
   const name = ctx.args.name;
   checkFsid(ctx.args.fsid, await refreshConf(ctx));
   const entity = DAEMONS[type].entity(name);
@@ -18,9 +18,9 @@ const dataDaemon = (type: 'mgr' | 'mds'): AgentStepOf<'ceph.mgr.start'> => async
   return { name };
 };
 
-export const startMgr: AgentStepOf<'ceph.mgr.start'> = dataDaemon('mgr');
+export const startMgr: AgentStepOf<'ceph.mgr.start'> = dataDaemon(Daemon.mgr);
 // The same arguments as the manager's (one schema, two names): compared once, not expanded.
-export const startMds = dataDaemon('mds') as AgentStepOf<'ceph.mgr.start'> as unknown as AgentStepOf<'ceph.mds.start'>;
+export const startMds = dataDaemon(Daemon.mds) as AgentStepOf<'ceph.mgr.start'> as unknown as AgentStepOf<'ceph.mds.start'>;
 
 /** radosgw: S3 (beast) on this node's address and the given port. */
 export const startRgw: AgentStepOf<'ceph.rgw.start'> = async (ctx) => {
@@ -29,7 +29,7 @@ export const startRgw: AgentStepOf<'ceph.rgw.start'> = async (ctx) => {
   const entity = DAEMONS.rgw.entity(name);
   await ctx.host.writeSecret(ctx.host.keyringOf(entity), await keyringFor(ctx.master, entity));
   const endpoint = `${ctx.host.opts.publicAddr ?? '0.0.0.0'}:${port}`;
-  const how = await ctx.host.start('rgw', name, ['--rgw-frontends', `beast endpoint=${endpoint}`, '--rgw-thread-pool-size', '64'], ctx.signal);
+  const how = await ctx.host.start(Daemon.rgw, name, ['--rgw-frontends', `beast endpoint=${endpoint}`, '--rgw-thread-pool-size', '64'], ctx.signal);
   ctx.log('info', `${entity}: ${how === 'running' ? 'already running' : `started, S3 on ${endpoint}`}`);
   return { name, endpoint };
 };
@@ -37,7 +37,7 @@ export const startRgw: AgentStepOf<'ceph.rgw.start'> = async (ctx) => {
 /** Like `systemctl stop`: stopping a gateway that does not run succeeds. */
 export const stopRgw: AgentStepOf<'ceph.rgw.stop'> = async (ctx) => {
   const name = ctx.args.name;
-  const stopped = await ctx.host.stop('rgw', name);
+  const stopped = await ctx.host.stop(Daemon.rgw, name);
   ctx.log('info', `${DAEMONS.rgw.entity(name)}: ${stopped ? 'stopped' : 'was not running'}`);
   return { name };
 };

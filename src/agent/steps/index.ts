@@ -3,7 +3,7 @@
 // gets its arguments typed by the step's schema. The lab's simulated agents implement the same
 // names (src/sim/ceph/steps.ts). Every run's arguments are checked against the schema before
 // the step does anything: a malformed run fails naming the argument, nothing executed.
-import { assertStepArgs, type NodeStepName, type PowerStepName } from '../../catalogue/index.js';
+import { DAEMONS, Step, assertStepArgs, type NodeStepName, type PowerStepName } from '../../catalogue/index.js';
 import type { AgentStep, AgentStepContext, AgentStepOf } from './context.js';
 import { restartDaemon, startMds, startMgr, startRgw, stopRgw } from './daemons.js';
 import { bootstrapMon, joinMon, removeMon } from './mon.js';
@@ -16,16 +16,16 @@ export type { AgentStep, AgentStepContext, AgentStepOf } from './context.js';
 export type AgentSteps = { [K in Exclude<NodeStepName, PowerStepName>]: AgentStepOf<K> } & { [K in PowerStepName]?: AgentStepOf<K> };
 
 const IMPLEMENTED = {
-  'ceph.mon.bootstrap': bootstrapMon,
-  'ceph.mon.join': joinMon,
-  'ceph.mon.remove': removeMon,
-  'ceph.mgr.start': startMgr,
-  'ceph.mds.start': startMds,
-  'ceph.rgw.start': startRgw,
-  'ceph.rgw.stop': stopRgw,
-  'ceph.osd.create': createOsd,
-  'ceph.daemon.restart': restartDaemon,
-  'disk.wipe': wipeDisk,
+  [Step.monBootstrap]: bootstrapMon,
+  [Step.monJoin]: joinMon,
+  [Step.monRemove]: removeMon,
+  [DAEMONS.mgr.steps.start]: startMgr,
+  [DAEMONS.mds.steps.start]: startMds,
+  [DAEMONS.rgw.steps.start]: startRgw,
+  [DAEMONS.rgw.steps.stop]: stopRgw,
+  [Step.osdCreate]: createOsd,
+  [Step.daemonRestart]: restartDaemon,
+  [Step.wipe]: wipeDisk,
 } satisfies AgentSteps;
 
 /** Any implementation, its arguments' type forgotten (they are checked before the call). */

@@ -9,6 +9,7 @@
 import { access, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { monAddrVec } from '../../render/ceph-conf.js';
+import { Daemon } from '../../catalogue/index.js';
 import type { AgentStepContext, AgentStepOf } from './context.js';
 import { refreshConf, tool } from './context.js';
 
@@ -55,14 +56,14 @@ export const joinMon: AgentStepOf<'ceph.mon.join'> = async (ctx) => {
 /** Stops the monitor and deletes its store; taking it out of the monmap is the master's step. */
 export const removeMon: AgentStepOf<'ceph.mon.remove'> = async (ctx) => {
   const name = ctx.args.monName;
-  const stopped = await ctx.host.stop('mon', name);
-  await ctx.host.remove('mon', name);
+  const stopped = await ctx.host.stop(Daemon.mon, name);
+  await ctx.host.remove(Daemon.mon, name);
   ctx.log('info', `mon.${name}: ${stopped ? 'stopped' : 'was not running'}; its store is removed`);
   return { monName: name };
 };
 
 async function mkfs<A>(ctx: AgentStepContext<A>, name: string, monmap: string, dir: string, entities: string[], extra: string[] = []): Promise<void> {
-  const data = ctx.host.dataDirOf('mon', name);
+  const data = ctx.host.dataDirOf(Daemon.mon, name);
   if (await exists(join(data, 'kv_backend'))) {
     ctx.log('info', `mon.${name}: its store exists already; not made again`);
     return;
@@ -80,7 +81,7 @@ async function mkfs<A>(ctx: AgentStepContext<A>, name: string, monmap: string, d
 }
 
 async function startMon<A>(ctx: AgentStepContext<A>, name: string, addrv: string, extra: string[] = []): Promise<void> {
-  const how = await ctx.host.start('mon', name, ['--public-addrv', addrv, ...extra], ctx.signal);
+  const how = await ctx.host.start(Daemon.mon, name, ['--public-addrv', addrv, ...extra], ctx.signal);
   ctx.log('info', `mon.${name}: ${how === 'running' ? 'already running' : `started on ${addrv}`}`);
 }
 

@@ -8,6 +8,7 @@ import { access, readdir, readFile, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CommandError } from '../../errors.js';
 import { keyringFor } from '../master.js';
+import { Daemon } from '../../catalogue/index.js';
 import type { AgentStepContext, AgentStepOf } from './context.js';
 import { refreshConf, tool } from './context.js';
 
@@ -17,7 +18,7 @@ const WIPE_HEAD_MIB = 16;
 export const createOsd: AgentStepOf<'ceph.osd.create'> = async (ctx) => {
   const { osdId: id, uuid, devicePath: device } = ctx.args;
   await refreshConf(ctx);
-  const data = ctx.host.dataDirOf('osd', String(id));
+  const data = ctx.host.dataDirOf(Daemon.osd, String(id));
   const made = await readFile(join(data, 'fsid'), 'utf8').then((s) => s.trim(), () => null);
   if (made !== null && made !== uuid) throw new Error(`osd.${id} exists on this node with fsid ${made}, not ${uuid}`);
   const holder = await osdOn(ctx, device);
@@ -29,7 +30,7 @@ export const createOsd: AgentStepOf<'ceph.osd.create'> = async (ctx) => {
     await ctx.host.explained(`osd.${id}`, () => tool(ctx, 'ceph-osd', mkfs, 300_000));
     ctx.log('info', `osd.${id}: bluestore made on ${device}`);
   }
-  const how = await ctx.host.start('osd', String(id), [], ctx.signal);
+  const how = await ctx.host.start(Daemon.osd, String(id), [], ctx.signal);
   const cls = ctx.args.deviceClass;
   ctx.log('info', `osd.${id}: ${how === 'running' ? 'already running' : 'started'}${cls ? ` (device class ${cls} as the master sees the disk)` : ''}`);
   return { osdId: id, devicePath: device };
@@ -48,7 +49,7 @@ export const wipeDisk: AgentStepOf<'disk.wipe'> = async (ctx) => {
 
 /** The OSD of this node whose `block` symlink points at the device, if any. */
 async function osdOn<A>(ctx: AgentStepContext<A>, device: string): Promise<number | null> {
-  const root = join(ctx.host.opts.dataDir, 'osd');
+  const root = join(ctx.host.opts.dataDir, Daemon.osd);
   for (const dir of await readdir(root).catch(() => [] as string[])) {
     const target = await readlink(join(root, dir, 'block')).catch(() => null);
     const m = /^ceph-(\d+)$/.exec(dir);

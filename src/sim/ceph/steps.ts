@@ -2,7 +2,7 @@
 // simulated cluster the way the real commands on that node would (ceph-mon --mkfs + start,
 // ceph-volume + ceph-osd, systemctl restart, wipefs), then refreshes what the machine's agent
 // reports as running. Register with `for (const [n, s] of cephSteps(...)) lab.defineStep(n, s)`.
-import { DAEMONS, DISK_DAEMON_TYPE, type NodeStepName, type PowerStepName, type StepArgs, type StepResult } from '../../catalogue/index.js';
+import { DAEMONS, DISK_DAEMON_TYPE, Step as Steps, type NodeStepName, type PowerStepName, type StepArgs, type StepResult } from '../../catalogue/index.js';
 import type { DaemonReport } from '../../fleet/types.js';
 import type { MachineSpec, SimDisk } from '../machines.js';
 import { checkedSteps, type SimStepOf, type Step, type StepContext } from '../steps.js';
@@ -35,7 +35,7 @@ export function cephSteps(cluster: SimCephCluster, hooks: CephStepHooks): Map<st
   };
 
   const steps: CephSteps = {
-    'ceph.mon.bootstrap': step(async (ctx, host) => {
+    [Steps.monBootstrap]: step(async (ctx, host) => {
       const { fsid, monName: name, addr } = ctx.args;
       const members = ctx.args.initialMembers?.map((m) => ({ name: m.name, addr: m.addr }));
       // The agent's mkfs keyring: the mon. key the master handed this node, nothing else.
@@ -44,7 +44,7 @@ export function cephSteps(cluster: SimCephCluster, hooks: CephStepHooks): Map<st
       ctx.log('info', `mon.${name}: mkfs for cluster ${fsid} (first monitors: ${(members ?? [{ name }]).map((m) => m.name).join(', ')}), started on ${addr}`);
       return { fsid, monmapEpoch: cluster.mons.epoch };
     }),
-    'ceph.mon.join': step(async (ctx, host) => {
+    [Steps.monJoin]: step(async (ctx, host) => {
       const { monName: name, addr } = ctx.args;
       bootstrapped();
       const keyring = await monKeyring(ctx);
@@ -58,7 +58,7 @@ export function cephSteps(cluster: SimCephCluster, hooks: CephStepHooks): Map<st
       ctx.log('info', `mon.${name}: joined the monmap (epoch ${cluster.mons.epoch}) and started on ${addr}`);
       return { monmapEpoch: cluster.mons.epoch };
     }),
-    'ceph.mon.remove': step((ctx, host) => {
+    [Steps.monRemove]: step((ctx, host) => {
       // systemctl stop + rm -rf of the store: both succeed when there is nothing left to do.
       const name = ctx.args.monName;
       const mon = cluster.mons.get(name);
@@ -70,35 +70,35 @@ export function cephSteps(cluster: SimCephCluster, hooks: CephStepHooks): Map<st
       ctx.log('info', `rm -rf /var/lib/ceph/mon/ceph-${name}${stored ? '' : ' (nothing there)'}`);
       return { monName: name, inMonmap: mon !== undefined, storeRemoved: stored };
     }),
-    'ceph.mgr.start': step(async (ctx, host) => {
+    [DAEMONS.mgr.steps.start]: step(async (ctx, host) => {
       bootstrapped();
       await daemonKey(cluster, ctx, DAEMONS.mgr.entity(ctx.args.name));
       cluster.startMgr(ctx.args.name, host);
     }),
-    'ceph.mds.start': step(async (ctx, host) => {
+    [DAEMONS.mds.steps.start]: step(async (ctx, host) => {
       bootstrapped();
       await daemonKey(cluster, ctx, DAEMONS.mds.entity(ctx.args.name));
       cluster.startMds(ctx.args.name, host, ctx.machine.ip);
     }),
-    'ceph.rgw.start': step(async (ctx, host) => {
+    [DAEMONS.rgw.steps.start]: step(async (ctx, host) => {
       bootstrapped();
       await daemonKey(cluster, ctx, DAEMONS.rgw.entity(ctx.args.name));
       cluster.startRgw(ctx.args.name, ctx.args.port, host);
     }),
-    'ceph.rgw.stop': step((ctx, host) => {
+    [DAEMONS.rgw.steps.stop]: step((ctx, host) => {
       // systemctl stop of a unit that is not running succeeds; so does this.
       const name = ctx.args.name;
       const r = cluster.rgws.get(name);
       if (r?.running && r.host === host) cluster.stopRgw(name);
       ctx.log('info', `systemctl stop ceph-radosgw@rgw.${name}`);
     }),
-    'ceph.osd.create': step(async (ctx, host) => {
+    [Steps.osdCreate]: step(async (ctx, host) => {
       const id = ctx.args.osdId;
       // ceph-osd --mkfs authenticates with the key the master registered (`osd new -i`).
       if (!osdOn(cluster, host, ctx.args.devicePath)) await daemonKey(cluster, ctx, DAEMONS.osd.entity(String(id)));
       return createOsd(cluster, ctx, host);
     }),
-    'ceph.daemon.restart': step((ctx, host) => {
+    [Steps.daemonRestart]: step((ctx, host) => {
       const kind = ctx.args.daemon;
       const name = kind === DISK_DAEMON_TYPE ? String(ctx.args.id ?? required(ctx.args.name, 'name').replace(/^osd\./, '')) : required(ctx.args.name, 'name');
       const d = cluster.hosts.all().find((x) => x.kind === kind && x.name === name);
@@ -106,7 +106,7 @@ export function cephSteps(cluster: SimCephCluster, hooks: CephStepHooks): Map<st
       cluster.hosts.restart(kind, name);
       ctx.log('info', `systemctl restart ceph-${kind}@${name}`);
     }),
-    'disk.wipe': step((ctx, host) => {
+    [Steps.wipe]: step((ctx, host) => {
       const disk = diskAt(ctx.machine, ctx.args.devicePath);
       if (disk.isSystem) throw new Error(`${disk.devicePath} is the system disk`);
       const holder = osdOn(cluster, host, disk.devicePath);
