@@ -206,7 +206,10 @@ export class SimMachine {
       const result = await step({ machine: this.spec, args: run.args, log, after, ...keyrings });
       return { ok: true, ...(result ? { result } : {}) };
     } catch (err) {
-      return { ok: false, error: err instanceof Error ? err.message : String(err) };
+      // As the real agent does: the reason is in the run's log too (a refused argument, ...).
+      const error = err instanceof Error ? err.message : String(err);
+      log('error', error);
+      return { ok: false, error };
     }
   }
 
