@@ -1,4 +1,5 @@
 // The effectful half of the manager, metadata-server and gateway loops.
+import { daemon } from '../../src/catalogue/index.js';
 import { CLUSTER_ID, CephKind, type ClusterSpec, type ClusterStatus } from '../../src/model/ceph-kinds.js';
 import type { Doc } from '../../src/model/document.js';
 import { Kind, type DaemonState, type DaemonType, type NodeSpec, type NodeStatusFields } from '../../src/model/kinds.js';
@@ -29,9 +30,7 @@ export interface DaemonKind {
 type O = DaemonObserved & { cluster: Doc<ClusterSpec, ClusterStatus> };
 
 export function daemonLoop(kind: DaemonKind, deps: CephLoopDeps): Reconciler<O, DaemonPlan> {
-  const keyTask = `ceph.${kind.type}.key`;
-  const startTask = `ceph.${kind.type}.start`;
-  const stopTask = `ceph.${kind.type}.stop`;
+  const { key: keyTask, start: startTask, stop: stopTask } = daemon(kind.type).steps as { key: string; start: string; stop?: string };
   const owner = daemonStateOwner(kind.type);
   /** The step as a run: the key is made on the master, start and stop on the node. */
   const act = (o: O, step: DaemonStep): StartRequest => {
@@ -50,6 +49,8 @@ export function daemonLoop(kind: DaemonKind, deps: CephLoopDeps): Reconciler<O, 
       };
     }
     if (step.kind === 'start') return { ...base, taskName: startTask, node, args: kind.startArgs(o.node, o.cluster) };
+    // The plan stops only a daemon whose catalogue entry has stopOrphan, and so a stop step.
+    if (!stopTask) throw new Error(`the ${kind.type} daemon has no stop step in the catalogue`);
     return { ...base, taskName: stopTask, node, args: { name: o.node.spec.hostname } };
   };
   const effects: LoopEffects<O, DaemonState | undefined, DaemonStep> = {

@@ -2,13 +2,15 @@
 // the last create run, the Filesystem's next status and at most one run. The run creates both
 // pools and the filesystem in one go; each of its steps is idempotent, so a retry after a
 // half-done attempt simply finishes the job.
+import { Step } from '../../src/catalogue/index.js';
 import type { Doc } from '../../src/model/document.js';
 import type { FilesystemSpec, FilesystemStatus, PoolSeen } from '../../src/model/storage-kinds.js';
 import { setConditions, type ConditionInput } from '../../src/runtime/conditions.js';
 import { createAttempt, type RunInfo } from '../shared/runs.js';
 
 import { gateOf, type LoopPlan } from '../../src/runtime/loop-kit/index.js';
-export const FS_CREATE_TASK = 'ceph.fs.create';
+
+export const FS_CREATE_TASK = Step.fsCreate;
 
 /** Ceph's answers, reduced to what the plan needs. */
 export interface FsCephView {

@@ -10,6 +10,7 @@
 // makes itself on its first commit. Starting the first monitors at the same instant makes the
 // first election race too, so the opener starts alone and the others once it runs. The
 // measurements are in README.md.
+import { Step } from '../../src/catalogue/index.js';
 import type { ClusterSpec, ClusterStatus } from '../../src/model/ceph-kinds.js';
 import type { Doc } from '../../src/model/document.js';
 import type { DaemonState } from '../../src/model/kinds.js';
@@ -20,16 +21,16 @@ import { planRemoval, type RemovalInput } from './removal.js';
 import { completedAt, gateOf, graceWait, type LoopPlan } from '../../src/runtime/loop-kit/index.js';
 
 export const MonTask = {
-  bootstrap: 'ceph.mon.bootstrap',
-  join: 'ceph.mon.join',
-  restart: 'ceph.daemon.restart',
+  bootstrap: Step.monBootstrap,
+  join: Step.monJoin,
+  restart: Step.daemonRestart,
   /** Master-level: `ceph mon remove <name>`. */
-  'monmap-remove': 'ceph.mon.monmap-remove',
+  'monmap-remove': Step.monmapRemove,
   /** Node-level: stop the daemon and delete its store; args { monName }. */
-  remove: 'ceph.mon.remove',
+  remove: Step.monRemove,
   /** Master-level, once the first monitor's mkfs is done: client.admin into the auth database,
    * imported as mon. (admin-key.ts says why). */
-  'import-admin-key': 'ceph.mon.import-admin-key',
+  'import-admin-key': Step.monImportAdminKey,
 } as const;
 
 /** A monitor of the cluster's first monmap. */

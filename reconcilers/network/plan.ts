@@ -1,6 +1,7 @@
 // The network loop's pure half: from the network, the master's NIC, the DHCP server that runs
 // (if any), how it last ended, and the configuration as it renders now, the next status and
 // at most one step. A server runs exactly the rendered bytes: any difference is a restart.
+import { Step } from '../../src/catalogue/index.js';
 import type { DhcpExit, DhcpServerState } from '../../src/clients/dhcp.js';
 import type { Doc } from '../../src/model/document.js';
 import { contains, parseCidr } from '../../src/model/ipv4.js';
@@ -9,7 +10,7 @@ import { setConditions } from '../../src/runtime/conditions.js';
 import { RETRY_CAP_MS, isActive, nextAttempt, type RunInfo } from '../shared/runs.js';
 import type { LoopPlan } from '../../src/runtime/loop-kit/index.js';
 
-export const DHCP_START_TASK = 'network.dhcp.start';
+export const DHCP_START_TASK = Step.dhcpStart;
 
 export interface Desired {
   config: string;

@@ -1,5 +1,6 @@
 // The node loop's pure half: from a node's desired state and what its agent, its boots and
 // its runs say, decide its status and the one next step. No I/O, no clock: `now` is input.
+import { Step } from '../../src/catalogue/index.js';
 import type { Doc } from '../../src/model/document.js';
 import type { Condition } from '../../src/model/conditions.js';
 import type { DiskSpec, DiskStatusFields, NodeSpec, NodeStatus, NodeStatusFields, RunState } from '../../src/model/kinds.js';
@@ -14,7 +15,7 @@ import { bootLoop, defaultBootLoopLimits, type BootLoopLimits } from './boot-loo
 import { BOOT_LOOP } from '../../src/fleet/boot-decision.js';
 import { isNodeApproved } from '../../src/model/operations.js';
 
-export const NodeTask = { restart: 'node.restart', shutdown: 'node.shutdown' } as const;
+export const NodeTask = { restart: Step.nodeRestart, shutdown: Step.nodeShutdown } as const;
 export type NodeTask = (typeof NodeTask)[keyof typeof NodeTask];
 
 export const MAX_ATTEMPTS = 3;

@@ -4,16 +4,17 @@
 // and starts it. One that was created and stops running is started again. Gates: nothing on a
 // node that is not active or a disk that is absent, nothing without monitor quorum, and the
 // disk must be eligible until the OSD exists on it.
+import { DAEMONS, Step } from '../../src/catalogue/index.js';
 import type { DaemonState } from '../../src/model/kinds.js';
 import { DiskReason, diskReasons, type DiskDoc, type NodeDoc } from '../../src/model/operations.js';
 import { state } from '../shared/daemon-state.js';
 import { isActive, nextAttempt, type RunInfo } from '../shared/runs.js';
 import { completedAt, gateOf, graceWait, type LoopPlan } from '../../src/runtime/loop-kit/index.js';
 
-export const OsdTask = { new: 'ceph.osd.new', create: 'ceph.osd.create', restart: 'ceph.daemon.restart' } as const;
+export const OsdTask = { new: Step.osdNew, create: Step.osdCreate, restart: Step.daemonRestart } as const;
 
 /** The caps `ceph-volume` gives an OSD's key (the bootstrap-osd profile). */
-export const OSD_CAPS: Readonly<Record<string, string>> = { mon: 'allow profile osd', mgr: 'allow profile osd', osd: 'allow *' };
+export const OSD_CAPS: Readonly<Record<string, string>> = DAEMONS.osd.caps;
 
 export interface OsdObserved {
   disk: DiskDoc;

@@ -4,12 +4,13 @@
 // request is acknowledged as declined. A disk that holds an OSD, the monitor's store or the
 // system is never wiped, whatever the request says: the API refuses that, and so does this
 // plan, because the disk may have changed since the request was accepted.
+import { Step } from '../../src/catalogue/index.js';
 import type { ConditionInput } from '../../src/runtime/conditions.js';
 import { isMonDisk, isOsdDisk, type DiskDoc, type NodeDoc } from '../../src/model/operations.js';
 import { FAILED_AFTER, isActive, retry, type RunInfo } from '../shared/runs.js';
 import { gateOf, graceWait, type Gate } from '../../src/runtime/loop-kit/index.js';
 
-export const WipeTask = { confirm: 'disk.wipe.confirm', wipe: 'disk.wipe' } as const;
+export const WipeTask = { confirm: Step.wipeConfirm, wipe: Step.wipe } as const;
 export const WIPE_OPTIONS = ['yes', 'no'] as const;
 
 export interface WipeObserved {

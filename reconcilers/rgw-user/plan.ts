@@ -1,6 +1,7 @@
 // The RGW user loop's pure half. A user is ready once its keys are issued: the secret key is
 // stored apart (RgwUserSecret) and only the access key shows in the user's status. The plan
 // never sees the secret, only whether there is one.
+import { Step } from '../../src/catalogue/index.js';
 import type { Doc } from '../../src/model/document.js';
 import type { RgwUserSpec, RgwUserStatus } from '../../src/model/storage-kinds.js';
 import { setConditions } from '../../src/runtime/conditions.js';
@@ -8,7 +9,7 @@ import { createAttempt, type RunInfo } from '../shared/runs.js';
 
 import { gateOf, type LoopPlan } from '../../src/runtime/loop-kit/index.js';
 
-export const RGW_USER_CREATE_TASK = 'ceph.rgw.user.create';
+export const RGW_USER_CREATE_TASK = Step.rgwUserCreate;
 
 export interface RgwUserObserved {
   user: Doc<RgwUserSpec, RgwUserStatus>;

@@ -8,6 +8,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { DAEMONS, DATA_DAEMON_TYPES, DISK_DAEMON_TYPE, NODE_DAEMON_TYPES, daemonOfEntity, type DaemonType, type DataDaemonType } from '../catalogue/index.js';
 import { CommandError } from '../errors.js';
 import type { DaemonReport } from '../fleet/types.js';
 import type { Runner } from '../exec/runner.js';
@@ -16,11 +17,10 @@ import { localConf, type CephPaths } from './ceph-conf.js';
 
 const LOG_TAIL_LINES = 5;
 
-export type DaemonType = 'mon' | 'mgr' | 'mds' | 'osd' | 'rgw' | 'nfs';
+export type { DaemonType };
 
-/** The Ceph entity name of a daemon: mon.a, osd.3, client.rgw.gw1, client.nfs.n1. */
-export const entityOf = (type: DaemonType, id: string): string => (type === 'rgw' || type === 'nfs' ? `client.${type}.${id}` : `${type}.${id}`);
-const BINARY: Record<DaemonType, string> = { mon: 'ceph-mon', mgr: 'ceph-mgr', mds: 'ceph-mds', osd: 'ceph-osd', rgw: 'radosgw', nfs: 'ganesha.nfsd' };
+/** The Ceph entity name of a daemon: mon.a, osd.3, client.rgw.gw1. */
+export const entityOf = (type: DaemonType, id: string): string => DAEMONS[type].entity(id);
 
 interface Unit {
   cmd: string;
@@ -44,7 +44,7 @@ export class CephHost {
   }
 
   /** The daemon's data directory, as the local conf names it ($type_data = dir/type/ceph-$id). */
-  dataDirOf(type: Exclude<DaemonType, 'rgw'>, id: string): string {
+  dataDirOf(type: DataDaemonType, id: string): string {
     return join(this.opts.dataDir, type, `ceph-${id}`);
   }
 
@@ -70,7 +70,7 @@ export class CephHost {
    * place: a daemon starting meanwhile reads the old file or the new one, never half of one),
    * and the SHA-256 of the master's part, to compare with GET /ceph/cluster/config/hash. */
   async writeConf(masterConf: string): Promise<void> {
-    const dirs = [this.opts.runDir, this.opts.logDir, ...['keyring', 'crash', 'mon', 'mgr', 'osd', 'mds', 'radosgw'].map((d) => join(this.opts.dataDir, d))];
+    const dirs = [this.opts.runDir, this.opts.logDir, ...['keyring', 'crash', ...DATA_DAEMON_TYPES, 'radosgw'].map((d) => join(this.opts.dataDir, d))];
     await Promise.all(dirs.map((d) => mkdir(d, { recursive: true, mode: 0o750 })));
     // Steps run at once may write it together: each through its own temporary file.
     const tmp = `${this.conf}.${randomBytes(6).toString('hex')}.tmp`;
@@ -98,7 +98,7 @@ export class CephHost {
   /** Starts the daemon unless it runs; `extra` are its own flags after `-c conf`. */
   async start(type: DaemonType, id: string, extra: string[] = [], signal?: AbortSignal): Promise<'started' | 'running'> {
     if (await this.pidOf(type, id)) return 'running';
-    const unit: Unit = { cmd: BINARY[type], args: [...this.argsOf(type, id), ...extra] };
+    const unit: Unit = { cmd: DAEMONS[type].binary, args: [...this.argsOf(type, id), ...extra] };
     await this.writeSecret(this.unitFile(type, id), JSON.stringify(unit));
     await this.launch(type, id, unit, signal);
     return 'started';
@@ -127,7 +127,7 @@ export class CephHost {
   }
 
   /** Forgets a daemon: its unit file and its data directory (the daemon must be stopped). */
-  async remove(type: Exclude<DaemonType, 'rgw'>, id: string): Promise<void> {
+  async remove(type: DataDaemonType, id: string): Promise<void> {
     await rm(this.unitFile(type, id), { force: true });
     await rm(this.dataDirOf(type, id), { recursive: true, force: true });
   }
@@ -148,21 +148,18 @@ export class CephHost {
   async daemons(): Promise<Array<{ type: DaemonType; id: string }>> {
     const out: Array<{ type: DaemonType; id: string }> = [];
     for (const f of await readdir(this.opts.runDir).catch(() => [] as string[])) {
-      const m = /^ceph-(?:(mon|mgr|mds|osd)|client\.(rgw))\.(.+)\.pid$/.exec(f);
-      const type = (m?.[1] ?? m?.[2]) as DaemonType | undefined;
-      if (m && type && (await this.pidOf(type, m[3]!))) out.push({ type, id: m[3]! });
+      const d = daemonOfEntity(/^ceph-(.+)\.pid$/.exec(f)?.[1] ?? '');
+      if (d && (await this.pidOf(d.type, d.id))) out.push(d);
     }
     return out;
   }
 
   /** Which daemons run here: the agent's report. */
   async report(): Promise<DaemonReport> {
-    const out: DaemonReport = { mon: false, mgr: false, mds: false, rgw: false, osds: [] };
+    const out = { ...Object.fromEntries(NODE_DAEMON_TYPES.map((t) => [t, false])), osds: [] } as unknown as DaemonReport;
     for (const { type, id } of await this.daemons()) {
-      if (type === 'osd') out.osds.push(Number(id));
-      // The gateway's pid file is not among those daemons() finds yet: the report gains it
-      // when the nfs kind is wired into the catalogue.
-      else if (type !== 'nfs') out[type] = true;
+      if (type === DISK_DAEMON_TYPE) out.osds.push(Number(id));
+      else out[type] = true;
     }
     out.osds.sort((a, b) => a - b);
     return out;
@@ -172,7 +169,7 @@ export class CephHost {
    * its config, pid file and log (the pid file where pidOf looks, as for the others). */
   private argsOf(type: DaemonType, id: string): string[] {
     if (type === 'nfs') return ['-f', this.ganeshaConfOf(id), '-p', this.pidFileOf(type, id), '-L', this.ganeshaLogOf(id), '-N', 'NIV_EVENT'];
-    return ['-c', this.conf, ...(type === 'rgw' ? ['-n', entityOf(type, id)] : ['-i', id])];
+    return ['-c', this.conf, ...(DAEMONS[type].byEntity ? ['-n', entityOf(type, id)] : ['-i', id])];
   }
 
   private unitFile(type: DaemonType, id: string): string {

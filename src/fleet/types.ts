@@ -1,5 +1,6 @@
 // What the agents on the nodes tell the master. This is observed state: kept in memory,
 // re-sent by every agent after a master restart, and projected into status by the node loop.
+import type { NodeDaemonType } from '../catalogue/index.js';
 
 export interface DiskReport {
   serial: string;
@@ -21,13 +22,8 @@ export interface NicReport {
   mtu: number;
 }
 
-export interface DaemonReport {
-  mon: boolean;
-  mgr: boolean;
-  mds: boolean;
-  rgw: boolean;
-  osds: number[];
-}
+/** Whether each node daemon (src/catalogue/daemons.ts) runs, and the OSDs that run. */
+export type DaemonReport = { [T in NodeDaemonType]: boolean } & { osds: number[] };
 
 /** Checked against src/model/agent-report.ts's schema at the door (the HTTP route and
  * AgentGateway.report): addresses are IPs, names and paths have their patterns. */

@@ -1,6 +1,7 @@
 // A Node document → the node's desired spec and its disks' OSD flags. The machine is found by
 // MAC or hostname, its disks by serial, device path or a selector; ids stay Quarry's. What is
 // not there yet (a machine that has not booted, disks not reported) is pending, not an error.
+import { DAEMONS, NODE_DAEMON_TYPES, type NodeDaemonType } from '../catalogue/index.js';
 import type { FieldError } from '../errors.js';
 import type { NodeSpec } from '../model/kinds.js';
 import { DiskReason, diskReasons, type DiskDoc, type NodeDoc } from '../model/operations.js';
@@ -17,13 +18,15 @@ interface NodeInput {
   role: NodeSpec['role'];
   power: NodeSpec['power'];
   image: string | null;
-  daemons: { mon?: Present & { disk?: DiskRef }; mgr?: Present; mds?: Present; rgw?: Present };
+  daemons: { [T in NodeDaemonType]?: Present & { disk?: DiskRef } };
   osds: Selector[];
   adminKeyring?: boolean;
 }
 
 export const NODE_FIELDS = ['role', 'power', 'image', 'daemons'];
-const SIMPLE = ['mgr', 'mds', 'rgw'] as const;
+/** Node daemons the file turns on or off alone; the one that needsDisk (the monitor) is chosen
+ * with its disk below. */
+const SIMPLE = NODE_DAEMON_TYPES.filter((t) => !DAEMONS[t].needsDisk);
 // Eligibility reasons that do not hold back a disk the file already has an OSD on.
 const OWN = new Set<string>([DiskReason.holdsOsd, DiskReason.monitorDisk]);
 
@@ -62,7 +65,11 @@ export function resolveNode(doc: SpecDoc, world: World, imageId: (given: string)
     if (n !== 1) errors.push({ path: `/spec/osds/${i}`, message: 'give exactly one of serial, path and all' });
   });
   const daemons: NodeSpec['daemons'] = {};
-  for (const d of SIMPLE) if (input.daemons[d]?.state === 'present') daemons[d] = {};
+  for (const d of SIMPLE) {
+    const entry = input.daemons[d];
+    // Its params (none for today's kinds) go into the spec; `state` is the file's, not the spec's.
+    if (entry?.state === 'present') daemons[d] = Object.fromEntries(Object.entries(entry).filter(([k]) => k !== 'state')) as never;
+  }
   const mon = monitor(input, node, disks, errors, wait);
   if (mon) daemons.mon = mon;
   if (errors.length) return { desired: [], pending, errors };
@@ -90,6 +97,7 @@ export function resolveNode(doc: SpecDoc, world: World, imageId: (given: string)
   for (const [id, osd] of chosen) {
     const d = disks.find((x) => x.id === id)!;
     if (monStopping && osd && !d.spec.osd) { held++; continue; }
+    // catalogue-exempt: the field Disk.spec.osd, not the daemon type
     desired.push({ kind: d.kind, id, name: d.name, spec: { ...d.spec, osd }, document: doc.index, fields: ['osd'] });
   }
   if (held) wait('MonitorStopping', `${held} new OSD(s) on ${node.spec.hostname} wait until its removed monitor has stopped: its store is on one of these disks`);

@@ -1,8 +1,9 @@
 // The kinds of task runs the loops will schedule for a plan's changes: what an operator wants to
-// know before a merge (daemons created, disks to be wiped). The names are the loops' own task
-// names; test/gitops checks them against the reconcilers, so they cannot drift apart.
+// know before a merge (daemons created, disks to be wiped). The names are the catalogue's
+// (src/catalogue), which the loops use too.
+import { KEYED_DAEMON_TYPES, Step, daemon } from '../catalogue/index.js';
 import type { ImageSpec } from '../model/image-kinds.js';
-import { DOWNLOAD_TASK, ImageKind, REMOVE_TASK } from '../model/image-kinds.js';
+import { ImageKind } from '../model/image-kinds.js';
 import { Kind, type DiskSpec, type DiskStatusFields, type NodeSpec } from '../model/kinds.js';
 import { NetworkKind } from '../model/network-kinds.js';
 import { StorageKind } from '../model/storage-kinds.js';
@@ -10,15 +11,15 @@ import type { Change } from './types.js';
 import type { World } from './world.js';
 
 export const TaskKind = {
-  dhcpStart: 'network.dhcp.start',
-  monBootstrap: 'ceph.mon.bootstrap',
-  monJoin: 'ceph.mon.join',
-  osdNew: 'ceph.osd.new',
-  osdCreate: 'ceph.osd.create',
-  fsCreate: 'ceph.fs.create',
-  rgwUserCreate: 'ceph.rgw.user.create',
-  imageDownload: DOWNLOAD_TASK,
-  imageRemove: REMOVE_TASK,
+  dhcpStart: Step.dhcpStart,
+  monBootstrap: Step.monBootstrap,
+  monJoin: Step.monJoin,
+  osdNew: Step.osdNew,
+  osdCreate: Step.osdCreate,
+  fsCreate: Step.fsCreate,
+  rgwUserCreate: Step.rgwUserCreate,
+  imageDownload: Step.imageDownload,
+  imageRemove: Step.imageRemove,
 } as const;
 
 export interface PlannedTask {
@@ -55,9 +56,10 @@ export function plannedTasks(changes: Change[], world: World): PlannedTask[] {
         const [a, b] = [(was as NodeSpec | null)?.daemons ?? {}, (now as unknown as NodeSpec).daemons];
         if (!a.mon && b.mon) add(monitors ? TaskKind.monJoin : TaskKind.monBootstrap);
         monitors ||= b.mon !== undefined;
-        for (const t of ['mgr', 'mds', 'rgw'] as const) {
-          if (!a[t] && b[t]) { add(`ceph.${t}.key`); add(`ceph.${t}.start`); }
-          if (a[t] && !b[t]) add(`ceph.${t}.stop`);
+        for (const t of KEYED_DAEMON_TYPES) {
+          const { key, start, stop } = daemon(t).steps;
+          if (!a[t] && b[t]) { if (key) add(key); if (start) add(start); }
+          if (a[t] && !b[t] && stop) add(stop);
         }
         break;
       }

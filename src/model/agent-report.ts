@@ -6,6 +6,7 @@
 // length, and no control character; every array is bounded. The HTTP route and the in-process
 // gateway (src/fleet/gateway.ts) both check reports against this one schema.
 import { isIP } from 'node:net';
+import { NODE_DAEMON_TYPES } from '../catalogue/index.js';
 /** As src/model/schemas.ts has it (not imported: schemas.ts imports this file). */
 type JsonSchema = Record<string, unknown>;
 
@@ -69,9 +70,9 @@ export const nicReportSchema: JsonSchema = {
 
 export const daemonReportSchema: JsonSchema = {
   type: 'object',
-  required: ['mon', 'mgr', 'mds', 'rgw', 'osds'],
+  required: [...NODE_DAEMON_TYPES, 'osds'],
   additionalProperties: false,
-  properties: { mon: bool, mgr: bool, mds: bool, rgw: bool, osds: { type: 'array', maxItems: 4096, items: { type: 'integer', minimum: 0, maximum: 2 ** 31 - 1 } } },
+  properties: { ...Object.fromEntries(NODE_DAEMON_TYPES.map((t) => [t, bool])), osds: { type: 'array', maxItems: 4096, items: { type: 'integer', minimum: 0, maximum: 2 ** 31 - 1 } } },
 };
 
 export const agentReportSchema: JsonSchema = {

@@ -2,14 +2,15 @@
 // master should keep on its disk. An Image's id is its catalog id; its spec keeps a snapshot
 // of the catalog entry taken when the download was asked for, so the loop downloads exactly
 // what the operator saw even if the catalog changes later.
+import { Step } from '../catalogue/index.js';
 import type { CommonStatus } from './conditions.js';
 
 type JsonSchema = Record<string, unknown>;
 
 export const ImageKind = { Image: 'Image' } as const;
 
-export const DOWNLOAD_TASK = 'image.download';
-export const REMOVE_TASK = 'image.remove';
+export const DOWNLOAD_TASK = Step.imageDownload;
+export const REMOVE_TASK = Step.imageRemove;
 
 export interface ImageFile {
   /** A plain file name: it names the file under STATE_DIR/images/<id>/. */

@@ -1,4 +1,5 @@
 // Every kind of object the store holds, with its spec and status types.
+import type { DAEMONS, NodeDaemonType } from '../catalogue/index.js';
 import type { CommonStatus } from './conditions.js';
 
 export const Kind = {
@@ -37,18 +38,20 @@ export interface NodeSpec {
    * spec names its MAC and it boots from its Quarry-served lease). Absent on nodes stored
    * before enrollment existed: those whose agent has reported count as approved. */
   approved?: boolean;
-  daemons: {
-    mon?: { diskId: string };
-    mgr?: Record<string, never>;
-    mds?: Record<string, never>;
-    rgw?: Record<string, never>;
-  };
+  /** The daemons this node runs (src/catalogue/daemons.ts): `{ diskId }` for one whose
+   * entry needsDisk, its params otherwise (none yet: `{}`). */
+  daemons: NodeDaemons;
   /** An admin node: its agent is also handed client.admin (GET /ceph/nodes/{id}/keyrings).
    * Absent or false: the master alone holds that key. */
   adminKeyring?: boolean;
 }
 
-export type DaemonType = 'mon' | 'mgr' | 'mds' | 'rgw';
+export type { NodeDaemonType };
+/** The daemons a node's spec names; the catalogue's DaemonType adds the disk-placed OSDs. */
+export type DaemonType = NodeDaemonType;
+
+/** Each node daemon's spec entry: one whose catalogue entry needsDisk names its disk. */
+export type NodeDaemons = { [T in NodeDaemonType]?: (typeof DAEMONS)[T]['needsDisk'] extends true ? { diskId: string } : Record<string, never> };
 
 /** What a Ceph daemon loop last concluded about its daemon; each loop writes only its own. */
 export interface DaemonState {
@@ -75,7 +78,7 @@ export interface NodeStatusFields extends CommonStatus {
   /** The NICs as the agent last reported them. */
   nics?: Array<{ name: string; mac: string; ip: string; connected: boolean; mtu: number }>;
   /** Daemons the agent reports running. */
-  daemons?: { mon?: boolean; mgr?: boolean; mds?: boolean; rgw?: boolean; osds?: number[] };
+  daemons?: { [T in NodeDaemonType]?: boolean } & { osds?: number[] };
 }
 
 export interface DiskSpec {

@@ -2,26 +2,15 @@
 // docs/api-conventions.md, "Nodes, disks and operations"), and why a disk cannot take an OSD.
 // Pure: the API, the loops and the lab all ask these functions, so an operator sees the same
 // reasons everywhere.
+import { DAEMONS, DISK_OPERATIONS, DiskOperation, NODE_DAEMON_TYPES, NODE_OPERATIONS, NodeOperation } from '../catalogue/index.js';
 import type { Doc } from './document.js';
 import type { DiskSpec, DiskStatusFields, NodeSpec, NodeStatusFields } from './kinds.js';
 
-export const NodeOperation = {
-  createMon: 'ceph.create-mon',
-  createMgr: 'ceph.create-mgr',
-  createMds: 'ceph.create-mds',
-  createRgw: 'ceph.create-rgw',
-  restart: 'node.restart',
-  shutdown: 'node.shutdown',
-  /** Enrollment: an admin accepts a machine found by network boot (src/fleet/enrollment.ts). */
-  approve: 'node.approve',
-} as const;
-export type NodeOperation = (typeof NodeOperation)[keyof typeof NodeOperation];
+// The operations themselves are the catalogue's (src/catalogue/operations.ts).
+export { DiskOperation, NodeOperation };
 
-export const DiskOperation = { createOsd: 'ceph.create-osd', wipe: 'disk.wipe' } as const;
-export type DiskOperation = (typeof DiskOperation)[keyof typeof DiskOperation];
-
-export const nodeOperations: readonly string[] = Object.values(NodeOperation);
-export const diskOperations: readonly string[] = Object.values(DiskOperation);
+export const nodeOperations: readonly string[] = NODE_OPERATIONS;
+export const diskOperations: readonly string[] = DISK_OPERATIONS;
 
 /** Machine-readable reasons a disk cannot take an OSD. */
 export const DiskReason = {
@@ -83,10 +72,11 @@ export function offeredNodeOperations(n: NodeDoc, disks: DiskDoc[]): NodeOperati
   const phase = n.status.phase;
   if (phase === 'active') {
     const want = n.spec.daemons;
-    if (!want.mon && monitorDiskCandidates(n, disks).length > 0) ops.push(NodeOperation.createMon);
-    if (!want.mgr) ops.push(NodeOperation.createMgr);
-    if (!want.mds) ops.push(NodeOperation.createMds);
-    if (!want.rgw) ops.push(NodeOperation.createRgw);
+    // One create operation per node daemon not yet wanted; one that needs a disk, if a disk fits.
+    for (const t of NODE_DAEMON_TYPES) {
+      if (want[t] || (DAEMONS[t].needsDisk && monitorDiskCandidates(n, disks).length === 0)) continue;
+      ops.push(DAEMONS[t].operation);
+    }
   }
   if (phase === 'active' || phase === 'error') ops.push(NodeOperation.restart, NodeOperation.shutdown);
   return ops;

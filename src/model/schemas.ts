@@ -1,5 +1,6 @@
 // JSON Schemas of each kind's spec and status. One source of truth: the store validates
 // documents with them, and the HTTP layer and the specs folder reuse the spec schemas.
+import { DAEMONS, NODE_DAEMON_TYPES, type NodeDaemonType } from '../catalogue/index.js';
 import { CephKind, clusterSchemas, keyringSchemas } from './ceph-kinds.js';
 import { ipOrEmptySchema } from './agent-report.js';
 import { ImageKind, imageSchemas } from './image-kinds.js';
@@ -39,6 +40,13 @@ const hostname = { type: 'string', pattern: '^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?
 const mac = { type: 'string', pattern: '^[0-9a-f]{2}(:[0-9a-f]{2}){5}$' } as const;
 const empty = { type: 'object', additionalProperties: false, properties: {} } as const;
 
+/** A node daemon's entry in NodeSpec.daemons. */
+function daemonSpecSchema(t: NodeDaemonType): JsonSchema {
+  const d = DAEMONS[t];
+  if (d.needsDisk) return { type: 'object', required: ['diskId'], additionalProperties: false, properties: { diskId: uuid, ...d.params } };
+  return { type: 'object', additionalProperties: false, properties: { ...d.params } };
+}
+
 /** What a Ceph daemon loop last concluded about its daemon on a node (or an OSD on a disk). */
 export const daemonStateSchema: JsonSchema = {
   type: 'object',
@@ -67,12 +75,8 @@ export const nodeSpecSchema: JsonSchema = {
     daemons: {
       type: 'object',
       additionalProperties: false,
-      properties: {
-        mon: { type: 'object', required: ['diskId'], additionalProperties: false, properties: { diskId: uuid } },
-        mgr: empty,
-        mds: empty,
-        rgw: empty,
-      },
+      // One per node daemon of the catalogue: { diskId } for one that needsDisk, else its params.
+      properties: Object.fromEntries(NODE_DAEMON_TYPES.map((t) => [t, daemonSpecSchema(t)])),
     },
     adminKeyring: { type: 'boolean', description: "an admin node: its agent is also handed client.admin" },
   },
@@ -96,7 +100,7 @@ export const nodeStatusSchema: JsonSchema = {
     ceph: {
       type: 'object',
       additionalProperties: false,
-      properties: { mon: daemonStateSchema, mgr: daemonStateSchema, mds: daemonStateSchema, rgw: daemonStateSchema },
+      properties: Object.fromEntries(NODE_DAEMON_TYPES.map((t) => [t, daemonStateSchema])),
     },
     nics: {
       type: 'array',
@@ -111,14 +115,14 @@ export const nodeStatusSchema: JsonSchema = {
     daemons: {
       type: 'object',
       additionalProperties: false,
-      properties: { mon: { type: 'boolean' }, mgr: { type: 'boolean' }, mds: { type: 'boolean' }, rgw: { type: 'boolean' }, osds: { type: 'array', items: count } },
+      properties: { ...Object.fromEntries(NODE_DAEMON_TYPES.map((t) => [t, { type: 'boolean' }])), osds: { type: 'array', items: count } },
     },
   },
 };
 
 export const diskSpecSchema: JsonSchema = {
   type: 'object',
-  required: ['nodeId', 'serial', 'osd', 'wipeGeneration'],
+  required: ['nodeId', 'serial', 'osd', 'wipeGeneration'], // catalogue-exempt: the field Disk.spec.osd
   additionalProperties: false,
   properties: {
     nodeId: uuid,

@@ -3,6 +3,7 @@
 // objects, as are template settings); nodes, images and the cluster say in a file what the API says through operations:
 // nodes and disks by identities an operator knows (MAC, hostname, serial, device path),
 // because ids are Quarry's.
+import { DAEMONS, NODE_DAEMON_TYPES } from '../catalogue/index.js';
 import { ID_OR_SHORT_PATTERN } from './image-kinds.js';
 import { networkInputSchema } from './network-input.js';
 import { filesystemInputSchema, rgwUserInputSchema } from './storage-input.js';
@@ -69,7 +70,8 @@ export const nodeInputSchema: JsonSchema = {
     image: { type: ['string', 'null'], pattern: ID_OR_SHORT_PATTERN, default: null },
     daemons: {
       type: 'object', additionalProperties: false, default: {},
-      properties: { mon: daemon({ disk: diskRefSchema }), mgr: daemon(), mds: daemon(), rgw: daemon() },
+      // One per node daemon of the catalogue; one that needsDisk names its disk.
+      properties: Object.fromEntries(NODE_DAEMON_TYPES.map((t) => [t, daemon({ ...(DAEMONS[t].needsDisk ? { disk: diskRefSchema } : {}), ...DAEMONS[t].params })])),
     },
     osds: { type: 'array', items: diskSelectorSchema, maxItems: 256, default: [] },
     // No default: a file that does not name it leaves it to the API (and does not own it).

@@ -3,6 +3,7 @@
 // work. Each target is checked against the table of docs/api-conventions.md ("Nodes, disks and
 // operations") on the document it writes (CAS), so two racing requests cannot both pass a
 // check that only one may pass.
+import { DAEMONS, daemonOfOperation } from '../catalogue/index.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { SPEC_OWNED } from '../gitops/ownership.js';
 import { Kind, type AgentCredentialSpec, type DiskSpec, type NodeSpec } from '../model/kinds.js';
@@ -22,13 +23,6 @@ import type { Inventory } from './inventory.js';
 /** `code`: the stable code of a rejection that has one (SPEC_OWNED: a specs file owns the field). */
 export type TargetResult = { id: string; status: 'scheduled' } | { id: string; status: 'rejected'; reason: string; code?: string };
 
-const DAEMON: Record<string, 'mon' | 'mgr' | 'mds' | 'rgw'> = {
-  [NodeOperation.createMon]: 'mon',
-  [NodeOperation.createMgr]: 'mgr',
-  [NodeOperation.createMds]: 'mds',
-  [NodeOperation.createRgw]: 'rgw',
-};
-const DAEMON_NAME = { mon: 'monitor', mgr: 'manager', mds: 'metadata server', rgw: 'RADOS gateway' } as const;
 
 class Rejected extends Error {}
 
@@ -51,7 +45,8 @@ export class Invocations {
     const node = await this.inventory.node(id);
     if (!node) throw new Rejected('unknown node');
     const disks = await this.inventory.disksOf(node);
-    if (op === NodeOperation.createMon) await this.checkMonDisk(node, diskId);
+    const daemon = daemonOfOperation(op);
+    if (daemon && DAEMONS[daemon].needsDisk) await this.checkMonDisk(node, diskId);
     await this.store.mutateSpec<NodeSpec>(Kind.Node, id, (fresh) => {
       const now = fresh as NodeDoc;
       if (!offeredNodeOperations(now, disks).includes(op)) throw new Rejected(whyNotNode(now, op));
@@ -95,21 +90,21 @@ function desiredNode(spec: NodeSpec, op: NodeOperation, diskId?: string): NodeSp
   if (op === NodeOperation.approve) return { ...spec, approved: true };
   if (op === NodeOperation.restart) return { ...spec, restartGeneration: spec.restartGeneration + 1 };
   if (op === NodeOperation.shutdown) return { ...spec, shutdownGeneration: spec.shutdownGeneration + 1 };
-  const daemon = DAEMON[op];
+  const daemon = daemonOfOperation(op);
   if (!daemon) throw new Error(`no desired state for ${op}`);
-  return { ...spec, daemons: { ...spec.daemons, [daemon]: daemon === 'mon' ? { diskId } : {} } };
+  return { ...spec, daemons: { ...spec.daemons, [daemon]: DAEMONS[daemon].needsDisk ? { diskId } : {} } };
 }
 
 export function whyNotNode(n: NodeDoc, op: string): string {
   const phase = n.status.phase ?? 'discovered';
-  if (op === NodeOperation.approve) return 'node.approve is offered only to nodes waiting for approval; this node is approved';
-  if (!isNodeApproved(n)) return `${op} is not offered to a node waiting for approval; approve it first (node.approve)`;
+  if (op === NodeOperation.approve) return `${NodeOperation.approve} is offered only to nodes waiting for approval; this node is approved`;
+  if (!isNodeApproved(n)) return `${op} is not offered to a node waiting for approval; approve it first (${NodeOperation.approve})`;
   const restartish = op === NodeOperation.restart || op === NodeOperation.shutdown;
   if (restartish) return `${op} is offered only to active or errored nodes; this node is ${phase}`;
   if (phase !== 'active') return `${op} is offered only to active nodes; this node is ${phase}`;
-  const daemon = DAEMON[op];
-  if (daemon && n.spec.daemons[daemon]) return `a ${DAEMON_NAME[daemon]} is already desired on this node`;
-  if (op === NodeOperation.createMon) return 'the node has no disk eligible for a monitor';
+  const daemon = daemonOfOperation(op);
+  if (daemon && n.spec.daemons[daemon]) return `a ${DAEMONS[daemon].title} is already desired on this node`;
+  if (daemon && DAEMONS[daemon].needsDisk) return `the node has no disk eligible for a ${DAEMONS[daemon].title}`;
   return `${op} is not offered for this node`;
 }
 

@@ -3,12 +3,13 @@
 // creates that daemon there, so a key exists only once the daemon is scheduled), `mon.` only
 // once its monitor is being created or runs (not merely wanted by a spec), and client.admin only
 // when its spec makes it an admin node. The master keeps client.admin for itself otherwise.
+import { DAEMONS } from '../catalogue/index.js';
 import type { KeyringSpec } from '../model/ceph-kinds.js';
 import type { NodeSpec, NodeStatusFields } from '../model/kinds.js';
 
-/** The monitor loop's runs that make a monitor's store on its node (reconcilers/mon/plan.ts
- * spells them too): the agent fetches `mon.` for them. */
-export const MON_CREATE_TASKS = ['ceph.mon.bootstrap', 'ceph.mon.join'] as const;
+/** The monitor loop's runs that make a monitor's store on its node (the catalogue's create
+ * steps of the monitor): the agent fetches `mon.` for them. */
+export const MON_CREATE_TASKS = DAEMONS.mon.steps.create;
 
 export interface NodeKeyView {
   id: string;

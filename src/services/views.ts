@@ -1,5 +1,6 @@
 // What the API shows of nodes, disks and NICs: the contract's field names, built from desired
 // state (has*) and observed state (*Exists, status), never from anything else.
+import type { NodeDaemonType } from '../catalogue/index.js';
 import type { Doc } from '../model/document.js';
 import type { DiskSpec, DiskStatusFields, NodeSpec, NodeStatusFields } from '../model/kinds.js';
 import { diskReasons, isMonDisk, isNodeApproved, isOsdDisk, type DiskDoc, type NodeDoc } from '../model/operations.js';
@@ -46,8 +47,12 @@ export function nodeDetailOf(n: NodeDoc, diskCount: number, osdCount: number) {
     osdCount,
     approved: isNodeApproved(n),
     bootAddress: n.status.bootAddress ?? '',
-  };
+    // Written out for speed; a node daemon of the catalogue without its two fields is a type error.
+  } satisfies DaemonFlags & Record<string, unknown>;
 }
+
+/** has<Type> (desired) and <type>Exists (running) for each node daemon of the catalogue. */
+type DaemonFlags = { [T in NodeDaemonType as `has${Capitalize<T>}`]: boolean } & { [T in NodeDaemonType as `${T}Exists`]: boolean };
 
 export function diskView(d: DiskDoc, n: NodeDoc | undefined) {
   const reasons = diskReasons(d, n);

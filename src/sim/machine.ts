@@ -1,6 +1,7 @@
 // One simulated machine: it network-boots, installs or boots its image, then runs an agent
 // that reports inventory on a heartbeat and carries out node-level runs it claims. Faults are
 // switches the lab flips: a partition silences the agent, a failing step reports an error.
+import { NODE_DAEMON_TYPES } from '../catalogue/index.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
 import type { AgentReport, DaemonReport } from '../fleet/types.js';
@@ -41,7 +42,7 @@ export class SimMachine {
   nodeId: string | null = null;
   hostname = '';
   /** Daemons a later loop's steps have started; reported with the inventory. */
-  readonly daemons = { mon: false, mgr: false, mds: false, rgw: false, osds: [] as number[] };
+  readonly daemons = { ...Object.fromEntries(NODE_DAEMON_TYPES.map((t) => [t, false])), osds: [] as number[] } as DaemonReport;
   readonly faults: MachineFaults = { failNext: new Map(), offlineDuring: new Map(), failRate: 0 };
   /** The simulated cluster's view of this host, when the lab simulates Ceph: what runs here
    * comes from it, and a boot or power cut starts or stops the host's daemons in it. */
@@ -206,7 +207,10 @@ export class SimMachine {
       const result = await step({ machine: this.spec, args: run.args, log, after, ...keyrings });
       return { ok: true, ...(result ? { result } : {}) };
     } catch (err) {
-      return { ok: false, error: err instanceof Error ? err.message : String(err) };
+      // As the real agent does: the reason is in the run's log too (a refused argument, ...).
+      const error = err instanceof Error ? err.message : String(err);
+      log('error', error);
+      return { ok: false, error };
     }
   }
 

@@ -126,3 +126,36 @@ test('agent program carries out runs for different things at once, up to paralle
   t.deepEqual(done.map((r) => r.status.state), ['completed', 'completed']);
   t.is(most, 2);
 });
+
+test('agent program refuses a run whose arguments do not match its step schema: failed, the field named in its log, nothing run', async (t) => {
+  const { q, e, dir, credentialFile } = await enrolledNode(t);
+  const runner = new FakeRunner();
+  const session = new AgentSession(q.url, new CredentialFile(credentialFile));
+  const host = new CephHost({ runner, dataDir: join(dir, 'data'), runDir: join(dir, 'run'), logDir: join(dir, 'log'), publicAddr: null, portRange: null, extraConf: '' });
+  const agent = new Agent({
+    session, host, runner, steps: agentSteps(), log: silentLogger,
+    master: new HttpMasterFiles(session, e.nodeId),
+    inventory: async () => ({ disks: [], nics: [] }),
+    identity: { bootId: 'boot-1', hostname: 'n1', ip: null },
+    heartbeatMs: 100,
+    claimWaitMs: 200,
+  });
+  agent.start();
+  t.teardown(() => agent.stop());
+  // Started as a loop with a bug would start them: the master hands them on as they are.
+  const start = (taskName: string, args: Record<string, unknown>) =>
+    q.tasks.start({ taskName, target: { kind: Kind.Node, id: e.nodeId, generation: 1 }, node: { id: e.nodeId, hostname: 'n1' }, args, timeoutMs: 10_000 });
+  const cases: Array<[string, Record<string, unknown>, string]> = [
+    ['ceph.rgw.start', { name: 'n1', port: '7480 --rgw-dns-name evil' }, 'argument port must be a TCP port'],
+    ['disk.wipe', { devicePath: '/dev/vdz; reboot' }, 'argument devicePath must be an absolute device path'],
+    ['ceph.mgr.start', { name: 'n1', fsid: 'x', extra: '--debug' }, 'argument extra is not taken by ceph.mgr.start'],
+    ['ceph.mon.join', { addr: '10.0.0.1' }, 'argument monName is required'],
+  ];
+  for (const [step, args, message] of cases) {
+    const run = await q.tasks.whenFinished((await start(step, args)).id);
+    t.like(run.status, { state: 'failed', error: message }, step);
+    t.true((await q.tasks.logs(run.id)).some((l) => l.level === 'error' && l.message === message), `${step}: the refusal is in the run's log`);
+  }
+  t.deepEqual(runner.calls, [], 'no command ran');
+  t.deepEqual(await host.daemons(), [], 'no daemon was started');
+});

@@ -1,62 +1,64 @@
 // Managers, metadata servers and gateways: each runs with the key the master made for it
 // (`ceph auth get-or-create`), fetched over the agent's session into a 0600 file; and the
 // restart of any daemon of this node, the way it was last started.
-import { int, optInt, optStr, str } from '../../fleet/step-args.js';
+import { DAEMONS, DISK_DAEMON_TYPE, Daemon, type DataDaemonType, type KeyedDaemonType } from '../../catalogue/index.js';
 import { keyringFor } from '../master.js';
-import type { DaemonType } from '../ceph-host.js';
 import { join } from 'node:path';
-import type { AgentStep, AgentStepContext } from './context.js';
+import type { AgentStepOf } from './context.js';
 import { refreshConf } from './context.js';
 
 /** ceph-mgr / ceph-mds: the key in the daemon's data dir, where Ceph looks for it. */
-const dataDaemon = (type: 'mgr' | 'mds'): AgentStep => async (ctx) => {
-  const name = str(ctx.args, 'name');
-  checkFsid(ctx, await refreshConf(ctx));
-  const entity = `${type}.${name}`;
+const dataDaemon = (type: Extract<DataDaemonType, KeyedDaemonType>): AgentStepOf<'ceph.mgr.start'> => async (ctx) => {
+  const name = ctx.args.name;
+  checkFsid(ctx.args.fsid, await refreshConf(ctx));
+  const entity = DAEMONS[type].entity(name);
   await ctx.host.writeSecret(join(ctx.host.dataDirOf(type, name), 'keyring'), await keyringFor(ctx.master, entity));
   const how = await ctx.host.start(type, name, [], ctx.signal);
   ctx.log('info', `${entity}: ${how === 'running' ? 'already running' : 'started'}`);
   return { name };
 };
 
-export const startMgr = dataDaemon('mgr');
-export const startMds = dataDaemon('mds');
+export const startMgr: AgentStepOf<'ceph.mgr.start'> = dataDaemon(Daemon.mgr);
+// The same arguments as the manager's (one schema, two names): compared once, not expanded.
+export const startMds = dataDaemon(Daemon.mds) as AgentStepOf<'ceph.mgr.start'> as unknown as AgentStepOf<'ceph.mds.start'>;
 
 /** radosgw: S3 (beast) on this node's address and the given port. */
-export const startRgw: AgentStep = async (ctx) => {
-  const [name, port] = [str(ctx.args, 'name'), int(ctx.args, 'port')];
+export const startRgw: AgentStepOf<'ceph.rgw.start'> = async (ctx) => {
+  const { name, port } = ctx.args;
   await refreshConf(ctx);
-  const entity = `client.rgw.${name}`;
+  const entity = DAEMONS.rgw.entity(name);
   await ctx.host.writeSecret(ctx.host.keyringOf(entity), await keyringFor(ctx.master, entity));
   const endpoint = `${ctx.host.opts.publicAddr ?? '0.0.0.0'}:${port}`;
-  const how = await ctx.host.start('rgw', name, ['--rgw-frontends', `beast endpoint=${endpoint}`, '--rgw-thread-pool-size', '64'], ctx.signal);
+  const how = await ctx.host.start(Daemon.rgw, name, ['--rgw-frontends', `beast endpoint=${endpoint}`, '--rgw-thread-pool-size', '64'], ctx.signal);
   ctx.log('info', `${entity}: ${how === 'running' ? 'already running' : `started, S3 on ${endpoint}`}`);
   return { name, endpoint };
 };
 
 /** Like `systemctl stop`: stopping a gateway that does not run succeeds. */
-export const stopRgw: AgentStep = async (ctx) => {
-  const name = str(ctx.args, 'name');
-  const stopped = await ctx.host.stop('rgw', name);
-  ctx.log('info', `client.rgw.${name}: ${stopped ? 'stopped' : 'was not running'}`);
+export const stopRgw: AgentStepOf<'ceph.rgw.stop'> = async (ctx) => {
+  const name = ctx.args.name;
+  const stopped = await ctx.host.stop(Daemon.rgw, name);
+  ctx.log('info', `${DAEMONS.rgw.entity(name)}: ${stopped ? 'stopped' : 'was not running'}`);
   return { name };
 };
 
-const TYPES: readonly string[] = ['mon', 'mgr', 'mds', 'rgw', 'osd'];
-
-export const restartDaemon: AgentStep = async (ctx) => {
-  const type = str(ctx.args, 'daemon');
-  if (!TYPES.includes(type)) throw new Error(`unknown daemon type '${type}'`);
-  const id = type === 'osd' ? String(optInt(ctx.args, 'id') ?? str(ctx.args, 'name').replace(/^osd\./, '')) : str(ctx.args, 'name');
+export const restartDaemon: AgentStepOf<'ceph.daemon.restart'> = async (ctx) => {
+  const type = ctx.args.daemon;
+  const id = type === DISK_DAEMON_TYPE ? String(ctx.args.id ?? required(ctx.args.name, 'name').replace(/^osd\./, '')) : required(ctx.args.name, 'name');
   await refreshConf(ctx);
-  await ctx.host.restart(type as DaemonType, id, ctx.signal);
+  await ctx.host.restart(type, id, ctx.signal);
   ctx.log('info', `${type}.${id}: restarted`);
   return { daemon: type, name: id };
 };
 
 /** A daemon of another cluster must not start with this node's conf. */
-export function checkFsid(ctx: AgentStepContext, conf: string): void {
-  const fsid = optStr(ctx.args, 'fsid');
+export function checkFsid(fsid: string | undefined, conf: string): void {
   const have = /^fsid\s*=\s*(\S+)/m.exec(conf)?.[1];
   if (fsid && have && fsid !== have) throw new Error(`the step is for cluster ${fsid}, the master's ceph.conf is for ${have}`);
+}
+
+/** An argument the schema leaves optional but this use needs. */
+function required<T>(v: T | undefined, key: string): T {
+  if (v === undefined) throw new Error(`argument ${key} is required`);
+  return v;
 }

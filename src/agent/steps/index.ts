@@ -1,23 +1,48 @@
-// Every node-level step a real agent carries out, under the names the loops use (and the lab's
-// simulated agents implement): src/sim/ceph/steps.ts is the same list, simulated.
-import type { AgentStep } from './context.js';
+// Every node-level step a real agent carries out, keyed by the catalogue's names (src/catalogue/
+// steps.ts): a step without an implementation is a type error here, and each implementation
+// gets its arguments typed by the step's schema. The lab's simulated agents implement the same
+// names (src/sim/ceph/steps.ts). Every run's arguments are checked against the schema before
+// the step does anything: a malformed run fails naming the argument, nothing executed.
+import { DAEMONS, Step, assertStepArgs, type NodeStepName, type PowerStepName } from '../../catalogue/index.js';
+import type { AgentStep, AgentStepContext, AgentStepOf } from './context.js';
 import { restartDaemon, startMds, startMgr, startRgw, stopRgw } from './daemons.js';
 import { bootstrapMon, joinMon, removeMon } from './mon.js';
 import { createOsd, wipeDisk } from './osd.js';
 
-export type { AgentStep, AgentStepContext } from './context.js';
+export type { AgentStep, AgentStepContext, AgentStepOf } from './context.js';
+
+/** Steps that take the machine down (STEPS' `power`) are not carried out by the real agent
+ * yet (the lab's agents do): they may be absent here. */
+export type AgentSteps = { [K in Exclude<NodeStepName, PowerStepName>]: AgentStepOf<K> } & { [K in PowerStepName]?: AgentStepOf<K> };
+
+const IMPLEMENTED = {
+  [Step.monBootstrap]: bootstrapMon,
+  [Step.monJoin]: joinMon,
+  [Step.monRemove]: removeMon,
+  [DAEMONS.mgr.steps.start]: startMgr,
+  [DAEMONS.mds.steps.start]: startMds,
+  [DAEMONS.rgw.steps.start]: startRgw,
+  [DAEMONS.rgw.steps.stop]: stopRgw,
+  [Step.osdCreate]: createOsd,
+  [Step.daemonRestart]: restartDaemon,
+  [Step.wipe]: wipeDisk,
+} satisfies AgentSteps;
+
+/** Any implementation, its arguments' type forgotten (they are checked before the call). */
+type AnyImpl = (ctx: AgentStepContext<never>) => Promise<object | void>;
+
+/** A catalogue step behind its argument check. */
+export function checked(name: NodeStepName, impl: AnyImpl): AgentStep {
+  const run = impl as (ctx: AgentStepContext<unknown>) => Promise<Record<string, unknown> | void>;
+  return async (ctx) => {
+    assertStepArgs(name, ctx.args);
+    return (await run(ctx)) ?? undefined;
+  };
+}
 
 export function agentSteps(): Map<string, AgentStep> {
-  return new Map<string, AgentStep>([
-    ['ceph.mon.bootstrap', bootstrapMon],
-    ['ceph.mon.join', joinMon],
-    ['ceph.mon.remove', removeMon],
-    ['ceph.mgr.start', startMgr],
-    ['ceph.mds.start', startMds],
-    ['ceph.rgw.start', startRgw],
-    ['ceph.rgw.stop', stopRgw],
-    ['ceph.osd.create', createOsd],
-    ['ceph.daemon.restart', restartDaemon],
-    ['disk.wipe', wipeDisk],
-  ]);
+  const all: Partial<Record<NodeStepName, AnyImpl>> = IMPLEMENTED;
+  const out = new Map<string, AgentStep>();
+  for (const [name, impl] of Object.entries(all) as Array<[NodeStepName, AnyImpl | undefined]>) if (impl) out.set(name, checked(name, impl));
+  return out;
 }

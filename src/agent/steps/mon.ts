@@ -9,18 +9,21 @@
 import { access, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { monAddrVec } from '../../render/ceph-conf.js';
-import { int, optMonList, str } from '../../fleet/step-args.js';
-import type { AgentStep, AgentStepContext } from './context.js';
+import { Daemon } from '../../catalogue/index.js';
+import type { AgentStepContext, AgentStepOf } from './context.js';
 import { refreshConf, tool } from './context.js';
 
 /** The keys of a monitor's mkfs keyring: the monitors' shared key, nothing else. */
 export const MON_KEYS = ['mon.'];
 
-export const bootstrapMon: AgentStep = async (ctx) => {
-  const [fsid, name, addr, port] = [str(ctx.args, 'fsid'), str(ctx.args, 'monName'), str(ctx.args, 'addr'), int(ctx.args, 'monPort')];
+export const bootstrapMon: AgentStepOf<'ceph.mon.bootstrap'> = async (ctx) => {
+  const { fsid, monName: name, addr } = ctx.args;
+  // The lab's monitors take a default port; a real first monitor is told its port.
+  const port = ctx.args.monPort;
+  if (port === undefined) throw new Error('argument monPort is required');
   await refreshConf(ctx);
   const addrv = monAddrVec(addr, port);
-  const members = optMonList(ctx.args, 'initialMembers') ?? [{ name, addr }];
+  const members = ctx.args.initialMembers?.map((m) => ({ name: m.name, addr: m.addr })) ?? [{ name, addr }];
   if (!members.some((m) => m.name === name)) throw new Error(`mon.${name} is not one of the first monitors (${members.map((m) => m.name).join(', ')})`);
   // The master's conf names the monitors it knows of in mon_initial_members. A new monitor
   // store takes names it does not find in the monmap as 0.0.0.0 placeholders, and would then
@@ -37,9 +40,9 @@ export const bootstrapMon: AgentStep = async (ctx) => {
   return { fsid, monName: name, addr: addrv, initialMembers: members.map((m) => m.name) };
 };
 
-export const joinMon: AgentStep = async (ctx) => {
-  const [name, addr] = [str(ctx.args, 'monName'), str(ctx.args, 'addr')];
-  const addrv = monAddrVec(addr, typeof ctx.args.monPort === 'number' ? int(ctx.args, 'monPort') : 3300);
+export const joinMon: AgentStepOf<'ceph.mon.join'> = async (ctx) => {
+  const { monName: name, addr } = ctx.args;
+  const addrv = monAddrVec(addr, ctx.args.monPort ?? 3300);
   await refreshConf(ctx);
   await withMkfsFiles(ctx, async (dir) => {
     const monmap = join(dir, 'monmap');
@@ -51,16 +54,16 @@ export const joinMon: AgentStep = async (ctx) => {
 };
 
 /** Stops the monitor and deletes its store; taking it out of the monmap is the master's step. */
-export const removeMon: AgentStep = async (ctx) => {
-  const name = str(ctx.args, 'monName');
-  const stopped = await ctx.host.stop('mon', name);
-  await ctx.host.remove('mon', name);
+export const removeMon: AgentStepOf<'ceph.mon.remove'> = async (ctx) => {
+  const name = ctx.args.monName;
+  const stopped = await ctx.host.stop(Daemon.mon, name);
+  await ctx.host.remove(Daemon.mon, name);
   ctx.log('info', `mon.${name}: ${stopped ? 'stopped' : 'was not running'}; its store is removed`);
   return { monName: name };
 };
 
-async function mkfs(ctx: AgentStepContext, name: string, monmap: string, dir: string, entities: string[], extra: string[] = []): Promise<void> {
-  const data = ctx.host.dataDirOf('mon', name);
+async function mkfs<A>(ctx: AgentStepContext<A>, name: string, monmap: string, dir: string, entities: string[], extra: string[] = []): Promise<void> {
+  const data = ctx.host.dataDirOf(Daemon.mon, name);
   if (await exists(join(data, 'kv_backend'))) {
     ctx.log('info', `mon.${name}: its store exists already; not made again`);
     return;
@@ -77,13 +80,13 @@ async function mkfs(ctx: AgentStepContext, name: string, monmap: string, dir: st
   ctx.log('info', `mon.${name}: store made in ${data}`);
 }
 
-async function startMon(ctx: AgentStepContext, name: string, addrv: string, extra: string[] = []): Promise<void> {
-  const how = await ctx.host.start('mon', name, ['--public-addrv', addrv, ...extra], ctx.signal);
+async function startMon<A>(ctx: AgentStepContext<A>, name: string, addrv: string, extra: string[] = []): Promise<void> {
+  const how = await ctx.host.start(Daemon.mon, name, ['--public-addrv', addrv, ...extra], ctx.signal);
   ctx.log('info', `mon.${name}: ${how === 'running' ? 'already running' : `started on ${addrv}`}`);
 }
 
 /** A private directory for the mkfs inputs (the keyring holds secrets), removed afterwards. */
-async function withMkfsFiles(ctx: AgentStepContext, body: (dir: string) => Promise<void>): Promise<void> {
+async function withMkfsFiles<A>(ctx: AgentStepContext<A>, body: (dir: string) => Promise<void>): Promise<void> {
   const dir = await mkdtemp(join(ctx.host.opts.runDir, 'mkfs-'));
   try {
     await body(dir);

@@ -38,7 +38,7 @@ export const startNfs: AgentStep = async (ctx) => {
   const name = str(ctx.args, 'name');
   const wanted = exportOf(ctx, name);
   checkExport(wanted); // before anything is fetched or written
-  checkFsid(ctx, await refreshConf(ctx));
+  checkFsid(optStr(ctx.args, 'fsid'), await refreshConf(ctx));
   const entity = entityOf('nfs', name);
   const host = ctx.host;
   await host.writeSecret(host.keyringOf(entity), await keyringFor(ctx.master, entity));

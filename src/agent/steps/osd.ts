@@ -7,18 +7,18 @@
 import { access, readdir, readFile, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CommandError } from '../../errors.js';
-import { int, optStr, str } from '../../fleet/step-args.js';
 import { keyringFor } from '../master.js';
-import type { AgentStep, AgentStepContext } from './context.js';
+import { Daemon } from '../../catalogue/index.js';
+import type { AgentStepContext, AgentStepOf } from './context.js';
 import { refreshConf, tool } from './context.js';
 
 /** How much of the head of a wiped disk is zeroed (labels, partition tables, BlueStore's). */
 const WIPE_HEAD_MIB = 16;
 
-export const createOsd: AgentStep = async (ctx) => {
-  const [id, uuid, device] = [int(ctx.args, 'osdId'), str(ctx.args, 'uuid'), str(ctx.args, 'devicePath')];
+export const createOsd: AgentStepOf<'ceph.osd.create'> = async (ctx) => {
+  const { osdId: id, uuid, devicePath: device } = ctx.args;
   await refreshConf(ctx);
-  const data = ctx.host.dataDirOf('osd', String(id));
+  const data = ctx.host.dataDirOf(Daemon.osd, String(id));
   const made = await readFile(join(data, 'fsid'), 'utf8').then((s) => s.trim(), () => null);
   if (made !== null && made !== uuid) throw new Error(`osd.${id} exists on this node with fsid ${made}, not ${uuid}`);
   const holder = await osdOn(ctx, device);
@@ -30,14 +30,14 @@ export const createOsd: AgentStep = async (ctx) => {
     await ctx.host.explained(`osd.${id}`, () => tool(ctx, 'ceph-osd', mkfs, 300_000));
     ctx.log('info', `osd.${id}: bluestore made on ${device}`);
   }
-  const how = await ctx.host.start('osd', String(id), [], ctx.signal);
-  const cls = optStr(ctx.args, 'deviceClass');
+  const how = await ctx.host.start(Daemon.osd, String(id), [], ctx.signal);
+  const cls = ctx.args.deviceClass;
   ctx.log('info', `osd.${id}: ${how === 'running' ? 'already running' : 'started'}${cls ? ` (device class ${cls} as the master sees the disk)` : ''}`);
   return { osdId: id, devicePath: device };
 };
 
-export const wipeDisk: AgentStep = async (ctx) => {
-  const device = str(ctx.args, 'devicePath');
+export const wipeDisk: AgentStepOf<'disk.wipe'> = async (ctx) => {
+  const device = ctx.args.devicePath;
   const holder = await osdOn(ctx, device);
   if (holder !== null) throw new Error(`${device} holds osd.${holder}: destroy the OSD before wiping the disk`);
   if (await mounted(device)) throw new Error(`${device} is mounted`);
@@ -48,8 +48,8 @@ export const wipeDisk: AgentStep = async (ctx) => {
 };
 
 /** The OSD of this node whose `block` symlink points at the device, if any. */
-async function osdOn(ctx: AgentStepContext, device: string): Promise<number | null> {
-  const root = join(ctx.host.opts.dataDir, 'osd');
+async function osdOn<A>(ctx: AgentStepContext<A>, device: string): Promise<number | null> {
+  const root = join(ctx.host.opts.dataDir, Daemon.osd);
   for (const dir of await readdir(root).catch(() => [] as string[])) {
     const target = await readlink(join(root, dir, 'block')).catch(() => null);
     const m = /^ceph-(\d+)$/.exec(dir);
@@ -60,7 +60,7 @@ async function osdOn(ctx: AgentStepContext, device: string): Promise<number | nu
 
 /** ceph-volume's refusal, the same way: a device with any signature (filesystem, partition
  * table, an old OSD's label) is not taken. blkid exits 2 when it finds nothing. */
-async function mustBeBlank(ctx: AgentStepContext, device: string): Promise<void> {
+async function mustBeBlank<A>(ctx: AgentStepContext<A>, device: string): Promise<void> {
   await access(device).catch(() => {
     throw new Error(`no disk at ${device} on this node`);
   });

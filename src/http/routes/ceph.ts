@@ -1,6 +1,7 @@
 // The storage cluster as the loops observed it: metrics, the ceph.conf every worker uses and
 // its hash, the monmap, and each node's Ceph state. Reads of stored status only; nothing here
 // talks to Ceph (the cluster loop does, and writes what it saw).
+import { NODE_DAEMON_TYPES } from '../../catalogue/index.js';
 import { createHash } from 'node:crypto';
 import { ForbiddenError, ServiceUnavailableError } from '../../errors.js';
 import { mayReadNodeSecrets } from '../auth/principal.js';
@@ -19,7 +20,7 @@ const metricsProps = {
 };
 const nodeStateProps = {
   nodeId: uuidSchema,
-  mon: { type: 'boolean' }, mgr: { type: 'boolean' }, mds: { type: 'boolean' }, rgw: { type: 'boolean' },
+  ...Object.fromEntries(NODE_DAEMON_TYPES.map((t) => [t, { type: 'boolean' }])),
   osdIds: { type: 'array', items: int },
 };
 
@@ -106,10 +107,7 @@ export function cephRoutes(config: CephConfig, inventory: Inventory): AnyRoute[]
         return {
           nodeId: node.id,
           // A daemon counts when it is both wanted and running: the state an operator relies on.
-          mon: !!want.mon && running.mon === true,
-          mgr: !!want.mgr && running.mgr === true,
-          mds: !!want.mds && running.mds === true,
-          rgw: !!want.rgw && running.rgw === true,
+          ...Object.fromEntries(NODE_DAEMON_TYPES.map((t) => [t, !!want[t] && running[t] === true])),
           osdIds: osdIds.sort((a, b) => a - b),
         };
       },

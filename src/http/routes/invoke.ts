@@ -2,6 +2,7 @@
 // refused whole only for the three reasons of docs/api-conventions.md ("Nodes, disks and
 // operations"); otherwise every target gets its own result and one target's rejection never
 // blocks the others.
+import { DAEMONS, NODE_DAEMON_TYPES } from '../../catalogue/index.js';
 import { InputError } from '../../errors.js';
 import { DiskOperation, NodeOperation, diskOperations, nodeOperations } from '../../model/operations.js';
 import type { Invocations } from '../../services/invocations.js';
@@ -30,8 +31,11 @@ function checkCount(list: string[], what: string): void {
   }
 }
 
-function requireDisk(diskId: string | undefined): asserts diskId is string {
-  if (!diskId) throw new InputError('ceph.create-mon needs diskId: the disk that will hold the monitor store', [{ path: '/diskId', message: 'required for ceph.create-mon' }], 'DISK_REQUIRED');
+/** The operations whose daemon keeps its store on a disk the request names (the monitor's). */
+const DISK_OPERATIONS = NODE_DAEMON_TYPES.filter((t) => DAEMONS[t].needsDisk).map((t) => DAEMONS[t].operation as string);
+
+function requireDisk(op: string, diskId: string | undefined): asserts diskId is string {
+  if (!diskId) throw new InputError(`${op} needs diskId: the disk that will hold the monitor store`, [{ path: '/diskId', message: `required for ${op}` }], 'DISK_REQUIRED');
 }
 
 interface NodeBody {
@@ -60,8 +64,8 @@ export function invokeRoutes(invocations: Invocations): AnyRoute[] {
       response: { description: 'one result per distinct target', schema: resultsSchema },
       handler: async ({ body }) => {
         checkCount(body.nodeIds, 'nodeIds');
-        if (body.operation === NodeOperation.createMon) requireDisk(body.diskId);
-        else if (body.diskId) throw new InputError('diskId is only taken by ceph.create-mon', [{ path: '/diskId', message: 'only for ceph.create-mon' }]);
+        if (DISK_OPERATIONS.includes(body.operation)) requireDisk(body.operation, body.diskId);
+        else if (body.diskId) throw new InputError(`diskId is only taken by ${DISK_OPERATIONS.join(', ')}`, [{ path: '/diskId', message: `only for ${DISK_OPERATIONS.join(', ')}` }]);
         return { results: await invocations.invokeNodes(body.operation, body.nodeIds, body.diskId) };
       },
     }),
@@ -88,7 +92,7 @@ export function invokeRoutes(invocations: Invocations): AnyRoute[] {
       response: { description: 'scheduled', schema: statusSchema('scheduled') },
       errors: [404, 409],
       handler: async ({ body }) => {
-        requireDisk(body.diskId);
+        requireDisk(NodeOperation.createMon, body.diskId);
         return single((await invocations.invokeNodes(NodeOperation.createMon, [body.nodeId], body.diskId))[0]);
       },
     }),

@@ -1,13 +1,34 @@
 // The daemons by host: what a machine's agent reports as running, what dies when the machine
 // loses power, and what systemd starts again when it boots. Crashed daemons (kill*) are not
 // restarted by a boot: they were not running when the power went.
+import { DAEMON_TYPES, DISK_DAEMON_TYPE as DISK_KIND, type DaemonType } from '../../catalogue/index.js';
 import type { DaemonReport } from '../../fleet/types.js';
 import type { FsMap, MgrMap } from './daemons.js';
 import type { DeviceClass, SimRgw } from './model.js';
 import type { MonMap } from './mons.js';
 import type { OsdMap } from './osdmap.js';
 
-export type DaemonKind = 'mon' | 'mgr' | 'mds' | 'rgw' | 'osd';
+export type DaemonKind = DaemonType;
+
+type Listed = { name: string; host?: string; running: boolean };
+
+/** How the simulated cluster lists, starts and stops each daemon kind of the catalogue: a kind
+ * without a line here is a type error. */
+const SIM = {
+  mon: { list: (c) => c.mons.mons, start: (c, name) => c.startMon(name), stop: (c, name) => c.stopMon(name) },
+  mgr: { list: (c) => c.mgrs.daemons.values(), start: (c, name) => c.startMgr(name), stop: (c, name) => c.stopMgr(name) },
+  mds: { list: (c) => c.fsmap.mds.values(), start: (c, name) => c.startMds(name), stop: (c, name) => c.stopMds(name) },
+  rgw: { list: (c) => c.rgws.values(), start: (c, name) => c.startRgw(name, c.rgws.get(name)?.port ?? 7480), stop: (c, name) => c.stopRgw(name) },
+  osd: {
+    list: (c) => [...c.osdmap.osds.values()].map((o) => ({ name: String(o.id), running: o.up, ...(o.host === undefined ? {} : { host: o.host }) })),
+    start: (c, name, host) => {
+      const o = c.osdmap.require(Number(name));
+      if (host === undefined) throw new Error(`osd.${name} has never run: create it on a disk first`);
+      c.startOsd(o.id, host, o.sizeBytes, o.deviceClass);
+    },
+    stop: (c, name) => c.stopOsd(Number(name)),
+  },
+} satisfies { [T in DaemonType]: { list(c: HostedCluster): Iterable<Listed>; start(c: HostedCluster, name: string, host: string | undefined): void; stop(c: HostedCluster, name: string): void } };
 
 /** The parts of SimCephCluster this needs (an interface, not an import: no cycle). */
 export interface HostedCluster {
@@ -37,13 +58,9 @@ export class Hosts {
   /** What runs on a host, as its agent reports it. */
   report(host: string): DaemonReport {
     const on = <T extends { host?: string; running: boolean }>(xs: Iterable<T>) => [...xs].some((d) => d.host === host && d.running);
-    return {
-      mon: on(this.c.mons.mons),
-      mgr: on(this.c.mgrs.daemons.values()),
-      mds: on(this.c.fsmap.mds.values()),
-      rgw: on(this.c.rgws.values()),
-      osds: [...this.c.osdmap.osds.values()].filter((o) => o.host === host && o.up).map((o) => o.id),
-    };
+    const flags = Object.fromEntries(DAEMON_TYPES.map((t) => [t, on(SIM[t].list(this.c))]));
+    delete flags[DISK_KIND];
+    return { ...flags, osds: [...this.c.osdmap.osds.values()].filter((o) => o.host === host && o.up).map((o) => o.id) } as DaemonReport;
   }
 
   /** The host lost power: everything on it stops. */
@@ -66,38 +83,20 @@ export class Hosts {
 
   /** Every daemon the cluster knows, wherever it runs: `osd` names are ids. */
   all(): { kind: DaemonKind; name: string; host?: string; running: boolean }[] {
-    const of = (kind: DaemonKind, xs: Iterable<{ name: string; host?: string; running: boolean }>) =>
+    const of = (kind: DaemonKind, xs: Iterable<Listed>) =>
       [...xs].map((d) => ({ kind, name: d.name, running: d.running, ...(d.host === undefined ? {} : { host: d.host }) }));
-    return [
-      ...of('mon', this.c.mons.mons),
-      ...of('mgr', this.c.mgrs.daemons.values()),
-      ...of('mds', this.c.fsmap.mds.values()),
-      ...of('rgw', this.c.rgws.values()),
-      ...of('osd', [...this.c.osdmap.osds.values()].map((o) => ({ name: String(o.id), running: o.up, ...(o.host === undefined ? {} : { host: o.host }) }))),
-    ];
+    return DAEMON_TYPES.flatMap((t) => of(t, SIM[t].list(this.c)));
   }
 
   stop(kind: DaemonKind, name: string): void {
     this.known(kind, name);
-    if (kind === 'mon') this.c.stopMon(name);
-    else if (kind === 'mgr') this.c.stopMgr(name);
-    else if (kind === 'mds') this.c.stopMds(name);
-    else if (kind === 'rgw') this.c.stopRgw(name);
-    else this.c.stopOsd(Number(name));
+    SIM[kind].stop(this.c, name);
   }
 
   /** Starts a known daemon again where it ran before ("systemctl start ceph-osd@3"). */
   start(kind: DaemonKind, name: string): void {
     const d = this.known(kind, name);
-    if (kind === 'mon') this.c.startMon(name);
-    else if (kind === 'mgr') this.c.startMgr(name);
-    else if (kind === 'mds') this.c.startMds(name);
-    else if (kind === 'rgw') this.c.startRgw(name, this.c.rgws.get(name)?.port ?? 7480);
-    else {
-      const o = this.c.osdmap.require(Number(name));
-      if (d.host === undefined) throw new Error(`osd.${name} has never run: create it on a disk first`);
-      this.c.startOsd(o.id, d.host, o.sizeBytes, o.deviceClass);
-    }
+    SIM[kind].start(this.c, name, d.host);
   }
 
   restart(kind: DaemonKind, name: string): void {

@@ -1,6 +1,7 @@
 // `radosgw-admin user create|info` against the simulated cluster. radosgw-admin talks to
 // RADOS itself, so it needs quorum but no running radosgw; like the real one it creates the
 // zone's pools if they are missing. It prints pretty JSON and bare error lines (no "Error X:").
+import { Daemon } from '../../catalogue/index.js';
 import type { SimCephCluster } from './cluster.js';
 import { CephRefusal } from './errors.js';
 import type { SimRgwUser } from './model.js';
@@ -26,7 +27,7 @@ export function rawRgwUser(u: SimRgwUser): Record<string, unknown> {
     bucket_quota: quota,
     user_quota: quota,
     temp_url_keys: [],
-    type: 'rgw',
+    type: Daemon.rgw,
     mfa_ids: [],
   };
 }

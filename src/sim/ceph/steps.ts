@@ -2,14 +2,13 @@
 // simulated cluster the way the real commands on that node would (ceph-mon --mkfs + start,
 // ceph-volume + ceph-osd, systemctl restart, wipefs), then refreshes what the machine's agent
 // reports as running. Register with `for (const [n, s] of cephSteps(...)) lab.defineStep(n, s)`.
+import { DAEMONS, DISK_DAEMON_TYPE, Step as Steps, type NodeStepName, type PowerStepName, type StepArgs, type StepResult } from '../../catalogue/index.js';
 import type { DaemonReport } from '../../fleet/types.js';
 import type { MachineSpec, SimDisk } from '../machines.js';
-import type { Step, StepContext } from '../steps.js';
+import { checkedSteps, type SimStepOf, type Step, type StepContext } from '../steps.js';
 import type { SimCephCluster } from './cluster.js';
-import type { DaemonKind } from './hosts.js';
 import type { DeviceClass, SimAuthEntity } from './model.js';
 import { parseKeyring } from './keys.js';
-import * as A from '../../fleet/step-args.js';
 
 export interface CephStepHooks {
   /** The machine's hostname: its OSDs go under this CRUSH host bucket. */
@@ -18,15 +17,12 @@ export interface CephStepHooks {
   daemonsOf(machine: MachineSpec): DaemonReport;
 }
 
-type Body = (ctx: StepContext, host: string) => Record<string, unknown> | void | Promise<Record<string, unknown> | void>;
-
-const str = (ctx: StepContext, key: string) => A.str(ctx.args, key);
-const optStr = (ctx: StepContext, key: string) => A.optStr(ctx.args, key);
-const int = (ctx: StepContext, key: string) => A.int(ctx.args, key);
-const optInt = (ctx: StepContext, key: string) => A.optInt(ctx.args, key);
+/** Every node step but the machine's power (src/sim/steps.ts): a missing one is a type error. */
+type CephSteps = { [K in Exclude<NodeStepName, PowerStepName>]: SimStepOf<K> };
 
 export function cephSteps(cluster: SimCephCluster, hooks: CephStepHooks): Map<string, Step> {
-  const step = (body: Body): Step => async (ctx) => {
+  // Generic in the arguments and result alone: each use is typed by CephSteps below.
+  const step = <A, R>(body: (ctx: StepContext<A>, host: string) => R | Promise<R>) => async (ctx: StepContext<A>): Promise<R | undefined> => {
     const host = hooks.hostnameOf(ctx.machine);
     try {
       return (await body(ctx, host)) ?? undefined;
@@ -38,18 +34,18 @@ export function cephSteps(cluster: SimCephCluster, hooks: CephStepHooks): Map<st
     if (!cluster.mons.bootstrapped) throw new Error('the cluster has no monmap yet: bootstrap the first monitor');
   };
 
-  return new Map<string, Step>([
-    ['ceph.mon.bootstrap', step(async (ctx, host) => {
-      const [fsid, name, addr] = [str(ctx, 'fsid'), str(ctx, 'monName'), str(ctx, 'addr')];
-      const members = A.optMonList(ctx.args, 'initialMembers');
+  const steps: CephSteps = {
+    [Steps.monBootstrap]: step(async (ctx, host) => {
+      const { fsid, monName: name, addr } = ctx.args;
+      const members = ctx.args.initialMembers?.map((m) => ({ name: m.name, addr: m.addr }));
       // The agent's mkfs keyring: the mon. key the master handed this node, nothing else.
       cluster.bootstrap(fsid, { name, addr, host }, members, await monKeyring(ctx));
       cluster.startMon(name);
       ctx.log('info', `mon.${name}: mkfs for cluster ${fsid} (first monitors: ${(members ?? [{ name }]).map((m) => m.name).join(', ')}), started on ${addr}`);
       return { fsid, monmapEpoch: cluster.mons.epoch };
-    })],
-    ['ceph.mon.join', step(async (ctx, host) => {
-      const [name, addr] = [str(ctx, 'monName'), str(ctx, 'addr')];
+    }),
+    [Steps.monJoin]: step(async (ctx, host) => {
+      const { monName: name, addr } = ctx.args;
       bootstrapped();
       const keyring = await monKeyring(ctx);
       if (keyring) cluster.checkMonKey(name, keyring);
@@ -61,10 +57,10 @@ export function cephSteps(cluster: SimCephCluster, hooks: CephStepHooks): Map<st
       cluster.startMon(name);
       ctx.log('info', `mon.${name}: joined the monmap (epoch ${cluster.mons.epoch}) and started on ${addr}`);
       return { monmapEpoch: cluster.mons.epoch };
-    })],
-    ['ceph.mon.remove', step((ctx, host) => {
+    }),
+    [Steps.monRemove]: step((ctx, host) => {
       // systemctl stop + rm -rf of the store: both succeed when there is nothing left to do.
-      const name = str(ctx, 'monName');
+      const name = ctx.args.monName;
       const mon = cluster.mons.get(name);
       if (mon && mon.host !== undefined && mon.host !== host) throw new Error(`mon.${name} runs on ${mon.host}, not on ${host}`);
       if (mon?.running) cluster.stopMon(name);
@@ -73,65 +69,71 @@ export function cephSteps(cluster: SimCephCluster, hooks: CephStepHooks): Map<st
       if (stored) cluster.monStores.delete(name);
       ctx.log('info', `rm -rf /var/lib/ceph/mon/ceph-${name}${stored ? '' : ' (nothing there)'}`);
       return { monName: name, inMonmap: mon !== undefined, storeRemoved: stored };
-    })],
-    ['ceph.mgr.start', step(async (ctx, host) => {
+    }),
+    [DAEMONS.mgr.steps.start]: step(async (ctx, host) => {
       bootstrapped();
-      await daemonKey(cluster, ctx, `mgr.${str(ctx, 'name')}`);
-      cluster.startMgr(str(ctx, 'name'), host);
-    })],
-    ['ceph.mds.start', step(async (ctx, host) => {
+      await daemonKey(cluster, ctx, DAEMONS.mgr.entity(ctx.args.name));
+      cluster.startMgr(ctx.args.name, host);
+    }),
+    [DAEMONS.mds.steps.start]: step(async (ctx, host) => {
       bootstrapped();
-      await daemonKey(cluster, ctx, `mds.${str(ctx, 'name')}`);
-      cluster.startMds(str(ctx, 'name'), host, ctx.machine.ip);
-    })],
-    ['ceph.rgw.start', step(async (ctx, host) => {
+      await daemonKey(cluster, ctx, DAEMONS.mds.entity(ctx.args.name));
+      cluster.startMds(ctx.args.name, host, ctx.machine.ip);
+    }),
+    [DAEMONS.rgw.steps.start]: step(async (ctx, host) => {
       bootstrapped();
-      await daemonKey(cluster, ctx, `client.rgw.${str(ctx, 'name')}`);
-      cluster.startRgw(str(ctx, 'name'), int(ctx, 'port'), host);
-    })],
-    ['ceph.rgw.stop', step((ctx, host) => {
+      await daemonKey(cluster, ctx, DAEMONS.rgw.entity(ctx.args.name));
+      cluster.startRgw(ctx.args.name, ctx.args.port, host);
+    }),
+    [DAEMONS.rgw.steps.stop]: step((ctx, host) => {
       // systemctl stop of a unit that is not running succeeds; so does this.
-      const name = str(ctx, 'name');
+      const name = ctx.args.name;
       const r = cluster.rgws.get(name);
       if (r?.running && r.host === host) cluster.stopRgw(name);
       ctx.log('info', `systemctl stop ceph-radosgw@rgw.${name}`);
-    })],
-    ['ceph.osd.create', step(async (ctx, host) => {
-      const id = int(ctx, 'osdId');
+    }),
+    [Steps.osdCreate]: step(async (ctx, host) => {
+      const id = ctx.args.osdId;
       // ceph-osd --mkfs authenticates with the key the master registered (`osd new -i`).
-      if (!osdOn(cluster, host, str(ctx, 'devicePath'))) await daemonKey(cluster, ctx, `osd.${id}`);
+      if (!osdOn(cluster, host, ctx.args.devicePath)) await daemonKey(cluster, ctx, DAEMONS.osd.entity(String(id)));
       return createOsd(cluster, ctx, host);
-    })],
-    ['ceph.daemon.restart', step((ctx, host) => {
-      const kind = str(ctx, 'daemon') as DaemonKind;
-      if (!['mon', 'mgr', 'mds', 'rgw', 'osd'].includes(kind)) throw new Error(`unknown daemon type '${kind}'`);
-      const name = kind === 'osd' ? String(optInt(ctx, 'id') ?? str(ctx, 'name').replace(/^osd\./, '')) : str(ctx, 'name');
+    }),
+    [Steps.daemonRestart]: step((ctx, host) => {
+      const kind = ctx.args.daemon;
+      const name = kind === DISK_DAEMON_TYPE ? String(ctx.args.id ?? required(ctx.args.name, 'name').replace(/^osd\./, '')) : required(ctx.args.name, 'name');
       const d = cluster.hosts.all().find((x) => x.kind === kind && x.name === name);
       if (!d || d.host !== host) throw new Error(`there is no ${kind}.${name} on ${host}`);
       cluster.hosts.restart(kind, name);
       ctx.log('info', `systemctl restart ceph-${kind}@${name}`);
-    })],
-    ['disk.wipe', step((ctx, host) => {
-      const disk = diskAt(ctx.machine, str(ctx, 'devicePath'));
+    }),
+    [Steps.wipe]: step((ctx, host) => {
+      const disk = diskAt(ctx.machine, ctx.args.devicePath);
       if (disk.isSystem) throw new Error(`${disk.devicePath} is the system disk`);
       const holder = osdOn(cluster, host, disk.devicePath);
       if (holder !== undefined) throw new Error(`${disk.devicePath} holds osd.${holder}: destroy the OSD before wiping the disk`);
       disk.hasFilesystem = false;
       ctx.log('info', `wipefs --all ${disk.devicePath}`);
       return { devicePath: disk.devicePath };
-    })],
-  ]);
+    }),
+  };
+  return checkedSteps(steps);
+}
+
+/** An argument the schema leaves optional but this use needs. */
+function required<T>(v: T | undefined, key: string): T {
+  if (v === undefined) throw new Error(`argument ${key} is required`);
+  return v;
 }
 
 /** The keys the master hands this node's agent, parsed; undefined on a link that carries
  * none (the lab's in-process one). */
-async function keysOf(ctx: StepContext): Promise<SimAuthEntity[] | undefined> {
+async function keysOf<A>(ctx: StepContext<A>): Promise<SimAuthEntity[] | undefined> {
   if (!ctx.keyrings) return undefined;
   return (await ctx.keyrings()).flatMap((k) => parseKeyring(k.keyring));
 }
 
 /** A monitor's mkfs keyring as the agent writes it: the `mon.` key alone. */
-async function monKeyring(ctx: StepContext): Promise<SimAuthEntity[] | undefined> {
+async function monKeyring<A>(ctx: StepContext<A>): Promise<SimAuthEntity[] | undefined> {
   const keys = await keysOf(ctx);
   if (!keys) return undefined;
   const mon = keys.find((e) => e.entity === 'mon.');
@@ -141,7 +143,7 @@ async function monKeyring(ctx: StepContext): Promise<SimAuthEntity[] | undefined
 
 /** A daemon starts with its own key, fetched from the master as the agent does; Ceph refuses
  * one the auth database does not know. */
-async function daemonKey(cluster: SimCephCluster, ctx: StepContext, entity: string): Promise<void> {
+async function daemonKey<A>(cluster: SimCephCluster, ctx: StepContext<A>, entity: string): Promise<void> {
   const keys = await keysOf(ctx);
   if (!keys) return;
   const mine = keys.find((e) => e.entity === entity);
@@ -150,8 +152,8 @@ async function daemonKey(cluster: SimCephCluster, ctx: StepContext, entity: stri
 }
 
 /** ceph-volume prepare + activate on a whole disk for an id `osd new` gave out, then start. */
-function createOsd(cluster: SimCephCluster, ctx: StepContext, host: string): Record<string, unknown> {
-  const [id, uuid, devicePath] = [int(ctx, 'osdId'), str(ctx, 'uuid'), str(ctx, 'devicePath')];
+function createOsd(cluster: SimCephCluster, ctx: StepContext<StepArgs<'ceph.osd.create'>>, host: string): StepResult<'ceph.osd.create'> {
+  const { osdId: id, uuid, devicePath } = ctx.args;
   const disk = diskAt(ctx.machine, devicePath);
   const holder = osdOn(cluster, host, devicePath);
   if (holder !== undefined && holder !== id) throw new Error(`${devicePath} already holds osd.${holder}`);
@@ -165,9 +167,8 @@ function createOsd(cluster: SimCephCluster, ctx: StepContext, host: string): Rec
   if (osd.booted && (osd.host !== host || osd.devicePath !== devicePath)) {
     throw new Error(`osd.${id} already runs from ${osd.devicePath ?? '?'} on ${osd.host ?? '?'}`);
   }
-  const sizeBytes = optInt(ctx, 'sizeBytes') ?? disk.sizeBytes;
-  const deviceClass = (optStr(ctx, 'deviceClass') ?? classOf(disk)) as DeviceClass;
-  if (!['hdd', 'ssd', 'nvme'].includes(deviceClass)) throw new Error(`unknown device class '${deviceClass}'`);
+  const sizeBytes = ctx.args.sizeBytes ?? disk.sizeBytes;
+  const deviceClass: DeviceClass = ctx.args.deviceClass ?? classOf(disk);
   cluster.startOsd(id, host, sizeBytes, deviceClass, { ip: ctx.machine.ip, devicePath });
   ctx.log('info', `osd.${id}: bluestore on ${devicePath} (${deviceClass}), started`);
   return { osdId: id, host };

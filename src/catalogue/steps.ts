@@ -1,0 +1,182 @@
+// Every step a loop starts as a task run, one entry each: the only place a step's name is
+// spelled. Master-level steps run a script on the master; node-level ones are carried out by
+// the node's agent (src/agent/steps) or, in the lab, by a simulated one (src/sim), whose
+// registries are typed maps over the node-level names here. Each step's arguments have a strict
+// JSON Schema: the agent refuses a run whose arguments do not match before it does anything,
+// and the master refuses to start one (src/catalogue/validate.ts). The argument and result
+// types derive from the schemas (StepArgs<'ceph.rgw.start'>).
+import type { FromSchema } from 'json-schema-to-ts';
+import { DAEMONS } from './daemons.js';
+
+/** Hostnames (a daemon's name is its node's hostname), as the Node schema has them. */
+const hostname = { type: 'string', pattern: '^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$', description: 'a hostname' } as const;
+const fsid = { type: 'string', pattern: '^[A-Za-z0-9-]{1,64}$', description: 'a cluster fsid' } as const;
+const ipv4 = { type: 'string', format: 'ipv4', description: 'an IPv4 address' } as const;
+const port = { type: 'integer', minimum: 1, maximum: 65535, description: 'a TCP port' } as const;
+const count = { type: 'integer', minimum: 0, maximum: 2 ** 53 - 1, description: 'a non-negative integer' } as const;
+const uuid = { type: 'string', format: 'uuid', description: 'a UUID' } as const;
+/** A block device (or, in tests, a file standing in for one): absolute, no `..`, no blanks. */
+const devicePath = { type: 'string', pattern: '^(/[A-Za-z0-9_+:@-][A-Za-z0-9._+:@-]*)+$', maxLength: 4096, description: 'an absolute device path' } as const;
+const entity = { type: 'string', pattern: '^[a-z]+(\\.[A-Za-z0-9_-]+)+$', maxLength: 256, description: 'a Ceph entity name' } as const;
+const name = { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$', description: 'a name' } as const;
+const none = { type: 'object', additionalProperties: false, properties: {} } as const;
+const obj = <const P extends Record<string, unknown>, const R extends readonly string[]>(properties: P, required: R) =>
+  ({ type: 'object', additionalProperties: false, required, properties }) as const;
+
+/** The monitors of a first monmap, each by name and address (and the node it is on). */
+const initialMembers = {
+  type: 'array', minItems: 1, maxItems: 16, description: 'a non-empty list of { name, addr }',
+  items: obj({ nodeId: { type: 'string', maxLength: 64 }, name: hostname, addr: ipv4 }, ['name', 'addr']),
+} as const;
+
+/** What the monitor loop passes to a bootstrap or join (the same for both). `addr` and
+ * `devicePath` may be empty while the node has not reported them; the agent then refuses. */
+const monArgs = {
+  fsid, monName: hostname, addr: ipv4, monPort: port,
+  devicePath: { type: 'string', pattern: '^((/[A-Za-z0-9_+:@-][A-Za-z0-9._+:@-]*)+)?$', maxLength: 4096 },
+  initialMembers,
+} as const;
+
+const nodeRequest = obj({ request: count, bootId: { type: ['string', 'null'], maxLength: 128 } }, ['request']);
+
+export interface StepEntry {
+  /** 'master': a script on the master; 'node': the node's agent. */
+  level: 'master' | 'node';
+  /** The loop(s) that start it (their Reconciler names). */
+  loop: string | readonly string[];
+  args: Record<string, unknown>;
+  result: Record<string, unknown>;
+  /** What it destroys, if anything: an operator is told before it runs (gitops plans). */
+  destroys?: string;
+  /** Node steps that take the machine down once reported. */
+  power?: 'reboot' | 'poweroff';
+}
+
+export const STEPS = {
+  'network.dhcp.start': {
+    level: 'master', loop: 'network',
+    args: obj({ nic: { type: 'string', pattern: '^[A-Za-z0-9_.:@-]{1,15}$' }, configHash: { type: 'string', pattern: '^[A-Za-z0-9+/=_-]{1,128}$' }, crashes: count }, ['nic', 'configHash']),
+    result: none,
+  },
+  'image.download': {
+    level: 'master', loop: 'image',
+    args: obj({ name: { type: 'string', minLength: 1, maxLength: 256 }, files: { type: 'array', maxItems: 64, items: { type: 'string', minLength: 1, maxLength: 256 } } }, ['name', 'files']),
+    result: none,
+  },
+  'image.remove': {
+    level: 'master', loop: 'image', destroys: "the image's downloaded files",
+    args: obj({ name: { type: 'string', minLength: 1, maxLength: 256 } }, ['name']),
+    result: none,
+  },
+  'node.restart': { level: 'node', loop: 'node', power: 'reboot', args: nodeRequest, result: none },
+  'node.shutdown': { level: 'node', loop: 'node', power: 'poweroff', args: nodeRequest, result: none },
+  'ceph.mon.bootstrap': {
+    level: 'node', loop: 'mon',
+    // monPort: the lab's monitors take the default; the real agent requires it.
+    args: obj(monArgs, ['fsid', 'monName', 'addr']),
+    result: obj({ fsid, monName: hostname, addr: { type: 'string' }, initialMembers: { type: 'array', items: hostname }, monmapEpoch: count }, []),
+  },
+  'ceph.mon.join': {
+    level: 'node', loop: 'mon',
+    args: obj(monArgs, ['monName', 'addr']),
+    result: obj({ monName: hostname, addr: { type: 'string' }, monmapEpoch: count }, []),
+  },
+  'ceph.mon.remove': {
+    level: 'node', loop: 'mon', destroys: "the monitor's store",
+    args: obj({ monName: hostname }, ['monName']),
+    result: obj({ monName: hostname, inMonmap: { type: 'boolean' }, storeRemoved: { type: 'boolean' } }, ['monName']),
+  },
+  'ceph.mon.monmap-remove': {
+    level: 'master', loop: 'mon', destroys: "the monitor's place in the monmap",
+    args: obj({ monName: hostname }, ['monName']),
+    result: none,
+  },
+  'ceph.mon.import-admin-key': { level: 'master', loop: 'mon', args: none, result: none },
+  'ceph.mgr.key': { level: 'master', loop: 'mgr', args: obj({ entity }, ['entity']), result: none },
+  'ceph.mgr.start': {
+    level: 'node', loop: 'mgr',
+    args: obj({ name: hostname, fsid }, ['name']),
+    result: obj({ name: hostname }, []),
+  },
+  'ceph.mds.key': { level: 'master', loop: 'mds', args: obj({ entity }, ['entity']), result: none },
+  'ceph.mds.start': {
+    level: 'node', loop: 'mds',
+    args: obj({ name: hostname, fsid }, ['name']),
+    result: obj({ name: hostname }, []),
+  },
+  'ceph.rgw.key': { level: 'master', loop: 'rgw', args: obj({ entity }, ['entity']), result: none },
+  'ceph.rgw.start': {
+    level: 'node', loop: 'rgw',
+    args: obj({ name: hostname, fsid, port }, ['name', 'port']),
+    result: obj({ name: hostname, endpoint: { type: 'string' } }, []),
+  },
+  'ceph.rgw.stop': {
+    level: 'node', loop: 'rgw',
+    args: obj({ name: hostname }, ['name']),
+    result: obj({ name: hostname }, []),
+  },
+  'ceph.osd.new': { level: 'master', loop: 'osd', args: obj({ uuid }, ['uuid']), result: none },
+  'ceph.osd.create': {
+    level: 'node', loop: 'osd', destroys: 'whatever the disk holds (BlueStore is made on the whole device)',
+    args: obj({ osdId: count, uuid, devicePath, sizeBytes: count, deviceClass: { enum: ['hdd', 'ssd', 'nvme'], description: 'device class' } }, ['osdId', 'uuid', 'devicePath']),
+    result: obj({ osdId: count, devicePath, host: hostname }, ['osdId']),
+  },
+  'ceph.daemon.restart': {
+    level: 'node', loop: ['mon', 'osd'],
+    args: obj({ daemon: { enum: Object.keys(DAEMONS) as Array<keyof typeof DAEMONS>, description: 'daemon type' }, name, id: count }, ['daemon']),
+    result: obj({ daemon: { type: 'string' }, name: { type: 'string' } }, []),
+  },
+  'disk.wipe.confirm': {
+    level: 'master', loop: 'osd',
+    args: obj({ request: count, prompt: { type: 'string', maxLength: 4096 } }, ['request', 'prompt']),
+    result: none,
+  },
+  'disk.wipe': {
+    level: 'node', loop: 'osd', destroys: "the disk's data (signatures erased, the head zeroed)",
+    args: obj({ request: count, devicePath }, ['devicePath']),
+    result: obj({ devicePath }, ['devicePath']),
+  },
+  // The spec of the Filesystem / RgwUser document, which the store has validated already.
+  'ceph.fs.create': { level: 'master', loop: 'fs', args: { type: 'object' }, result: none },
+  'ceph.rgw.user.create': { level: 'master', loop: 'rgw-user', args: { type: 'object' }, result: none },
+} as const satisfies Record<string, StepEntry>;
+
+export type StepName = keyof typeof STEPS;
+
+/** The steps by role, for the code that starts, awaits or plans them (the daemon loops take
+ * theirs from DAEMONS' `steps`). Checked against STEPS. */
+export const Step = {
+  dhcpStart: 'network.dhcp.start',
+  imageDownload: 'image.download',
+  imageRemove: 'image.remove',
+  nodeRestart: 'node.restart',
+  nodeShutdown: 'node.shutdown',
+  monBootstrap: 'ceph.mon.bootstrap',
+  monJoin: 'ceph.mon.join',
+  monRemove: 'ceph.mon.remove',
+  monmapRemove: 'ceph.mon.monmap-remove',
+  monImportAdminKey: 'ceph.mon.import-admin-key',
+  daemonRestart: 'ceph.daemon.restart',
+  osdNew: 'ceph.osd.new',
+  osdCreate: 'ceph.osd.create',
+  wipeConfirm: 'disk.wipe.confirm',
+  wipe: 'disk.wipe',
+  fsCreate: 'ceph.fs.create',
+  rgwUserCreate: 'ceph.rgw.user.create',
+} as const satisfies Record<string, StepName>;
+export type NodeStepName = { [K in StepName]: (typeof STEPS)[K]['level'] extends 'node' ? K : never }[StepName];
+export type MasterStepName = Exclude<StepName, NodeStepName>;
+/** Node steps that take the machine down once reported (their `power`). */
+export type PowerStepName = { [K in NodeStepName]: (typeof STEPS)[K] extends { power: string } ? K : never }[NodeStepName];
+
+export type StepArgs<K extends StepName> = FromSchema<(typeof STEPS)[K]['args']>;
+export type StepResult<K extends StepName> = FromSchema<(typeof STEPS)[K]['result']>;
+
+const names = Object.keys(STEPS) as StepName[];
+export const STEP_NAMES: readonly StepName[] = names;
+export const NODE_STEP_NAMES: readonly NodeStepName[] = names.filter((n) => STEPS[n].level === 'node') as NodeStepName[];
+
+export const isStepName = (s: unknown): s is StepName => typeof s === 'string' && Object.hasOwn(STEPS, s);
+export const isNodeStep = (s: unknown): s is NodeStepName => isStepName(s) && STEPS[s].level === 'node';
+/** A step's entry, widened (its optional fields read without narrowing). */
+export const step = (n: StepName): StepEntry => STEPS[n];
