@@ -1,5 +1,5 @@
 // The effectful half of the manager, metadata-server and gateway loops.
-import { daemon } from '../../src/catalogue/index.js';
+import { daemon, type KeyedDaemonType } from '../../src/catalogue/index.js';
 import { CLUSTER_ID, CephKind, type ClusterSpec, type ClusterStatus } from '../../src/model/ceph-kinds.js';
 import type { Doc } from '../../src/model/document.js';
 import { Kind, type DaemonState, type DaemonType, type NodeSpec, type NodeStatusFields } from '../../src/model/kinds.js';
@@ -18,9 +18,10 @@ export type { CephLoopDeps };
 
 /** What differs between the manager, MDS and gateway loops. */
 export interface DaemonKind {
-  type: Exclude<DaemonType, 'mon'>;
+  type: KeyedDaemonType;
   entity(node: NodeDoc): string;
-  caps: Record<string, string>;
+  /** Its key's caps: fixed for most, from the spec entry for an NFS gateway (its export). */
+  caps(node: NodeDoc): Record<string, string>;
   startArgs(node: NodeDoc, cluster: Doc<ClusterSpec, ClusterStatus>): Record<string, unknown>;
   /** Set for daemons that hold no data: one running but no longer desired is stopped by a
    * node-level run `ceph.<type>.stop` with { name: hostname }. */
@@ -42,8 +43,9 @@ export function daemonLoop(kind: DaemonKind, deps: CephLoopDeps): Reconciler<O, 
       return {
         ...base, taskName: keyTask, args: { entity },
         script: async (ctx) => {
-          const made = await deps.ceph.authGetOrCreate(entity, kind.caps, { signal: ctx.signal });
-          await saveKey(deps.store, { entity, nodeId: o.node.id, caps: kind.caps }, made.key);
+          const caps = kind.caps(o.node);
+          const made = await deps.ceph.authGetOrCreate(entity, caps, { signal: ctx.signal });
+          await saveKey(deps.store, { entity, nodeId: o.node.id, caps }, made.key);
           ctx.log('info', `key for ${entity} ready`);
         },
       };

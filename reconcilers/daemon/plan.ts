@@ -30,7 +30,7 @@ export type DaemonStep = { kind: 'create-key' | 'start' | 'stop'; attempt: numbe
 /** The node's status.ceph.<type> entry this loop owns, the step, a wait, a gate. */
 export type DaemonPlan = LoopPlan<DaemonState | undefined, DaemonStep>;
 
-const NAME: Record<DaemonType, string> = { mon: 'monitor', mgr: 'manager', mds: 'metadata server', rgw: 'gateway' };
+const NAME: Record<DaemonType, string> = { mon: 'monitor', mgr: 'manager', mds: 'metadata server', rgw: 'gateway', nfs: 'NFS gateway' };
 
 const plan = (s: DaemonState | undefined, step: DaemonStep | null = null, requeueAfterMs: number | null = null): DaemonPlan => ({ status: s, step, requeueAfterMs, gate: null });
 

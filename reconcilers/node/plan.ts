@@ -1,6 +1,6 @@
 // The node loop's pure half: from a node's desired state and what its agent, its boots and
 // its runs say, decide its status and the one next step. No I/O, no clock: `now` is input.
-import { Step } from '../../src/catalogue/index.js';
+import { NODE_DAEMON_TYPES, Step } from '../../src/catalogue/index.js';
 import type { Doc } from '../../src/model/document.js';
 import type { Condition } from '../../src/model/conditions.js';
 import type { DiskSpec, DiskStatusFields, NodeSpec, NodeStatus, NodeStatusFields, RunState } from '../../src/model/kinds.js';
@@ -289,7 +289,9 @@ function buildStatus(o: NodeObserved, d: Decision): NodeStatusFields {
     next.ip = report.ip;
     next.bootId = report.bootId;
     next.nics = report.nics.map((n) => ({ name: n.name, mac: n.mac.toLowerCase(), ip: n.ip, connected: n.connected, mtu: n.mtu }));
-    next.daemons = { mon: report.daemons.mon, mgr: report.daemons.mgr, mds: report.daemons.mds, rgw: report.daemons.rgw, osds: [...report.daemons.osds].sort((a, b) => a - b) };
+    // Every node daemon of the catalogue, absent from the report meaning not running.
+    const flags = Object.fromEntries(NODE_DAEMON_TYPES.map((t) => [t, report.daemons[t] === true]));
+    next.daemons = { ...flags, osds: [...report.daemons.osds].sort((a, b) => a - b) };
   }
   return next;
 }

@@ -8,7 +8,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DAEMONS, DATA_DAEMON_TYPES, DISK_DAEMON_TYPE, NODE_DAEMON_TYPES, daemonOfEntity, type DaemonType, type DataDaemonType } from '../catalogue/index.js';
+import { DAEMONS, Daemon, DATA_DAEMON_TYPES, DISK_DAEMON_TYPE, NODE_DAEMON_TYPES, daemonOfEntity, type DaemonType, type DataDaemonType } from '../catalogue/index.js';
 import { CommandError } from '../errors.js';
 import type { DaemonReport } from '../fleet/types.js';
 import type { Runner } from '../exec/runner.js';
@@ -58,12 +58,12 @@ export class CephHost {
 
   /** nfs-ganesha's own config (its Ceph client reads this node's ceph.conf, named inside). */
   ganeshaConfOf(id: string): string {
-    return join(this.dataDirOf('nfs', id), 'ganesha.conf');
+    return join(this.dataDirOf(Daemon.nfs, id), 'ganesha.conf');
   }
 
   /** nfs-ganesha's own log; the Ceph client inside it logs to ceph-client.nfs.<id>.log. */
   ganeshaLogOf(id: string): string {
-    return join(this.opts.logDir, `ganesha-${entityOf('nfs', id)}.log`);
+    return join(this.opts.logDir, `ganesha-${entityOf(Daemon.nfs, id)}.log`);
   }
 
   /** Writes the master's ceph.conf with this node's paths and addresses after it (renamed into
@@ -141,7 +141,7 @@ export class CephHost {
     const pid = Number(text.trim());
     if (!Number.isInteger(pid) || pid <= 0 || !running(pid)) return null;
     const args = (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0');
-    return args.includes(type === 'nfs' ? this.ganeshaConfOf(id) : this.conf) && !args.includes('--mkfs') ? pid : null;
+    return args.includes(type === Daemon.nfs ? this.ganeshaConfOf(id) : this.conf) && !args.includes('--mkfs') ? pid : null;
   }
 
   /** The daemons running here, found by their pid files. */
@@ -168,7 +168,7 @@ export class CephHost {
   /** How the daemon is named on its command line: Ceph's take the conf and their id; nfs-ganesha
    * its config, pid file and log (the pid file where pidOf looks, as for the others). */
   private argsOf(type: DaemonType, id: string): string[] {
-    if (type === 'nfs') return ['-f', this.ganeshaConfOf(id), '-p', this.pidFileOf(type, id), '-L', this.ganeshaLogOf(id), '-N', 'NIV_EVENT'];
+    if (type === Daemon.nfs) return ['-f', this.ganeshaConfOf(id), '-p', this.pidFileOf(type, id), '-L', this.ganeshaLogOf(id), '-N', 'NIV_EVENT'];
     return ['-c', this.conf, ...(DAEMONS[type].byEntity ? ['-n', entityOf(type, id)] : ['-i', id])];
   }
 

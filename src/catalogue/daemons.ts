@@ -23,14 +23,21 @@ export interface DaemonEntry {
   /** Cephx caps of its key (`ceph auth get-or-create`); null: the key is made another way (the
    * monitors share `mon.`). */
   caps: Readonly<Record<string, string>> | null;
+  /** Caps that depend on its spec entry (what an NFS gateway exports): replace `caps` when set. */
+  capsFor?: (params: Readonly<Record<string, unknown>>) => Readonly<Record<string, string>>;
   /** Holds data of its own (a store, a disk): never simply stopped and forgotten. */
   holdsData: boolean;
   /** One running but no longer desired is stopped (its `stop` step). */
   stopOrphan: boolean;
   /** The spec names a disk for it (spec.daemons.<type>.diskId; `disk` in a specs-folder file). */
   needsDisk: boolean;
-  /** Further fields of its spec entry (spec.daemons.<type>), as JSON Schema properties. */
+  /** Further fields of its spec entry (spec.daemons.<type>), as JSON Schema properties; the
+   * daemon loop passes them to its start step with its name and the cluster's fsid. */
   params: Readonly<Record<string, JsonSchema>>;
+  /** Which of `params` a spec must give. */
+  required?: readonly string[];
+  /** Fixed arguments of its start step besides name, fsid and params (the gateway's port). */
+  startArgs?: Readonly<Record<string, unknown>>;
   /** The operation an operator invokes to create one (on the node, or on the disk for an OSD). */
   operation: string;
   /** Its steps, by role: names of STEPS (src/catalogue/index.ts checks that they are). */
@@ -97,8 +104,37 @@ export const DAEMONS = {
     stopOrphan: true,
     needsDisk: false,
     params: {},
+    // radosgw's own default port; S3 clients are pointed at it (src/services/s3.ts).
+    startArgs: { port: 7480 },
     operation: 'ceph.create-rgw',
     steps: { key: 'ceph.rgw.key', start: 'ceph.rgw.start', stop: 'ceph.rgw.stop' },
+  },
+  nfs: {
+    binary: 'ganesha.nfsd',
+    title: 'NFS gateway',
+    entity: (host: string) => `client.nfs.${host}`,
+    // Its ganesha.conf and grace-period records live in its data dir; its key in the keyring dir.
+    dataDir: true,
+    byEntity: true,
+    placement: 'node',
+    caps: null,
+    // What `ceph fs authorize <fs> client.nfs.<host> <path> rw` grants: that filesystem only
+    // (docs/real-components.md, "NFS gateway").
+    capsFor: (p: Readonly<Record<string, unknown>>) => {
+      const [fs, path] = [String(p.export), typeof p.path === 'string' ? p.path : '/'];
+      return { mon: `allow r fsname=${fs}`, mds: `allow rw fsname=${fs}${path === '/' ? '' : ` path=${path}`}`, osd: `allow rw tag cephfs data=${fs}` };
+    },
+    holdsData: false,
+    // Its exports are CephFS: one no longer desired is simply stopped.
+    stopOrphan: true,
+    needsDisk: false,
+    params: {
+      export: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$', description: 'the CephFS filesystem it exports' },
+      path: { type: 'string', pattern: '^/([A-Za-z0-9_+:@-][A-Za-z0-9._+:@-]*(/[A-Za-z0-9_+:@-][A-Za-z0-9._+:@-]*)*)?$', maxLength: 1024, default: '/', description: 'the directory of the filesystem it exports' },
+    },
+    required: ['export'],
+    operation: 'ceph.create-nfs',
+    steps: { key: 'ceph.nfs.key', start: 'ceph.nfs.start', stop: 'ceph.nfs.stop' },
   },
   osd: {
     binary: 'ceph-osd',

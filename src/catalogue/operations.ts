@@ -14,6 +14,7 @@ export const NodeOperation = {
   createMgr: DAEMONS.mgr.operation,
   createMds: DAEMONS.mds.operation,
   createRgw: DAEMONS.rgw.operation,
+  createNfs: DAEMONS.nfs.operation,
   restart: 'node.restart',
   shutdown: 'node.shutdown',
   /** Enrollment: an admin accepts a machine found by network boot (src/fleet/enrollment.ts). */

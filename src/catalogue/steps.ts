@@ -115,6 +115,17 @@ export const STEPS = {
     args: obj({ name: hostname }, ['name']),
     result: obj({ name: hostname }, []),
   },
+  'ceph.nfs.key': { level: 'master', loop: 'nfs', args: obj({ entity }, ['entity']), result: none },
+  'ceph.nfs.start': {
+    level: 'node', loop: 'nfs',
+    args: obj({ name: hostname, fsid, export: DAEMONS.nfs.params.export, path: { type: 'string', pattern: DAEMONS.nfs.params.path.pattern, maxLength: 1024, description: 'an absolute path of plain segments' }, port }, ['name', 'export']),
+    result: obj({ name: hostname, export: { type: 'string' }, path: { type: 'string' }, pseudo: { type: 'string' }, endpoint: { type: 'string' } }, []),
+  },
+  'ceph.nfs.stop': {
+    level: 'node', loop: 'nfs',
+    args: obj({ name: hostname }, ['name']),
+    result: obj({ name: hostname }, []),
+  },
   'ceph.osd.new': { level: 'master', loop: 'osd', args: obj({ uuid }, ['uuid']), result: none },
   'ceph.osd.create': {
     level: 'node', loop: 'osd', destroys: 'whatever the disk holds (BlueStore is made on the whole device)',

@@ -23,7 +23,9 @@ export interface NicReport {
 }
 
 /** Whether each node daemon (src/catalogue/daemons.ts) runs, and the OSDs that run. */
-export type DaemonReport = { [T in NodeDaemonType]: boolean } & { osds: number[] };
+/** A daemon kind the agent does not name is not running there: an agent older than a kind of the
+ * catalogue still reports (absent means false). */
+export type DaemonReport = { [T in NodeDaemonType]?: boolean } & { osds: number[] };
 
 /** Checked against src/model/agent-report.ts's schema at the door (the HTTP route and
  * AgentGateway.report): addresses are IPs, names and paths have their patterns. */

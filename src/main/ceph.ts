@@ -12,11 +12,9 @@ import type { RenderTemplate } from '../render/ceph-conf.js';
 import type { Manager } from '../runtime/manager.js';
 import { clusterLoop } from '../../reconcilers/cluster/loop.js';
 import { monLoop } from '../../reconcilers/mon/loop.js';
-import { daemonLoop, type CephLoopDeps, type DaemonKind } from '../../reconcilers/daemon/loop.js';
-import type { KeyedDaemonType } from '../catalogue/index.js';
-import { mgrKind } from '../../reconcilers/mgr/kind.js';
-import { mdsKind } from '../../reconcilers/mds/kind.js';
-import { rgwKind } from '../../reconcilers/rgw/kind.js';
+import { daemonLoop, type CephLoopDeps } from '../../reconcilers/daemon/loop.js';
+import { daemonKindOf } from '../../reconcilers/daemon/kind.js';
+import { KEYED_DAEMON_TYPES } from '../catalogue/index.js';
 import { osdLoop } from '../../reconcilers/osd/loop.js';
 import { fsLoop } from '../../reconcilers/fs/loop.js';
 import { rgwUserLoop } from '../../reconcilers/rgw-user/loop.js';
@@ -55,9 +53,8 @@ export function realCeph(stateDir: string, store: Store, render: RenderTemplate)
 export function registerCephLoops(manager: Manager, deps: CephLoopDeps & CephTiming & { rgw: RgwApi }): void {
   manager.register(clusterLoop({ store: deps.store, ceph: deps.ceph, clock: deps.clock, pollMs: deps.pollMs, queryTimeoutMs: deps.queryTimeoutMs }));
   manager.register(monLoop(deps));
-  // A daemon kind of the catalogue with a key and a start step but no loop here is a type error.
-  const keyed: { [T in KeyedDaemonType]: DaemonKind } = { mgr: mgrKind, mds: mdsKind, rgw: rgwKind };
-  for (const kind of Object.values(keyed)) manager.register(daemonLoop(kind, deps));
+  // One loop per daemon kind of the catalogue with a key step (manager, MDS, RGW, NFS gateway).
+  for (const type of KEYED_DAEMON_TYPES) manager.register(daemonLoop(daemonKindOf(type), deps));
   manager.register(osdLoop(deps));
   manager.register(fsLoop(deps));
   manager.register(rgwUserLoop(deps));

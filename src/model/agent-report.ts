@@ -70,7 +70,8 @@ export const nicReportSchema: JsonSchema = {
 
 export const daemonReportSchema: JsonSchema = {
   type: 'object',
-  required: [...NODE_DAEMON_TYPES, 'osds'],
+  // A daemon kind it does not name is not running (an agent older than that kind of the catalogue).
+  required: ['osds'],
   additionalProperties: false,
   properties: { ...Object.fromEntries(NODE_DAEMON_TYPES.map((t) => [t, bool])), osds: { type: 'array', maxItems: 4096, items: { type: 'integer', minimum: 0, maximum: 2 ** 31 - 1 } } },
 };

@@ -1,4 +1,5 @@
 // Every kind of object the store holds, with its spec and status types.
+import type { FromSchema } from 'json-schema-to-ts';
 import type { DAEMONS, NodeDaemonType } from '../catalogue/index.js';
 import type { CommonStatus } from './conditions.js';
 
@@ -51,7 +52,14 @@ export type { NodeDaemonType };
 export type DaemonType = NodeDaemonType;
 
 /** Each node daemon's spec entry: one whose catalogue entry needsDisk names its disk. */
-export type NodeDaemons = { [T in NodeDaemonType]?: (typeof DAEMONS)[T]['needsDisk'] extends true ? { diskId: string } : Record<string, never> };
+export type NodeDaemons = { [T in NodeDaemonType]?: ((typeof DAEMONS)[T]['needsDisk'] extends true ? { diskId: string } : unknown) & DaemonParams<T> };
+/** The further fields of a daemon's spec entry (its catalogue `params`; an NFS gateway's export). */
+type DaemonParams<T extends NodeDaemonType> = FromSchema<{
+  type: 'object';
+  additionalProperties: false;
+  properties: (typeof DAEMONS)[T]['params'];
+  required: (typeof DAEMONS)[T] extends { required: readonly string[] } ? (typeof DAEMONS)[T]['required'] : [];
+}>;
 
 /** What a Ceph daemon loop last concluded about its daemon; each loop writes only its own. */
 export interface DaemonState {

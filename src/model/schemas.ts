@@ -1,6 +1,6 @@
 // JSON Schemas of each kind's spec and status. One source of truth: the store validates
 // documents with them, and the HTTP layer and the specs folder reuse the spec schemas.
-import { DAEMONS, NODE_DAEMON_TYPES, type NodeDaemonType } from '../catalogue/index.js';
+import { DAEMONS, NODE_DAEMON_TYPES, type DaemonEntry, type NodeDaemonType } from '../catalogue/index.js';
 import { CephKind, clusterSchemas, keyringSchemas } from './ceph-kinds.js';
 import { ipOrEmptySchema } from './agent-report.js';
 import { ImageKind, imageSchemas } from './image-kinds.js';
@@ -42,9 +42,9 @@ const empty = { type: 'object', additionalProperties: false, properties: {} } as
 
 /** A node daemon's entry in NodeSpec.daemons. */
 function daemonSpecSchema(t: NodeDaemonType): JsonSchema {
-  const d = DAEMONS[t];
-  if (d.needsDisk) return { type: 'object', required: ['diskId'], additionalProperties: false, properties: { diskId: uuid, ...d.params } };
-  return { type: 'object', additionalProperties: false, properties: { ...d.params } };
+  const d: DaemonEntry = DAEMONS[t];
+  const required = [...(d.needsDisk ? ['diskId'] : []), ...(d.required ?? [])];
+  return { type: 'object', ...(required.length ? { required } : {}), additionalProperties: false, properties: { ...(d.needsDisk ? { diskId: uuid } : {}), ...d.params } };
 }
 
 /** What a Ceph daemon loop last concluded about its daemon on a node (or an OSD on a disk). */

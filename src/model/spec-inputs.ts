@@ -3,7 +3,7 @@
 // objects, as are template settings); nodes, images and the cluster say in a file what the API says through operations:
 // nodes and disks by identities an operator knows (MAC, hostname, serial, device path),
 // because ids are Quarry's.
-import { DAEMONS, NODE_DAEMON_TYPES } from '../catalogue/index.js';
+import { DAEMONS, NODE_DAEMON_TYPES, type DaemonEntry } from '../catalogue/index.js';
 import { ID_OR_SHORT_PATTERN } from './image-kinds.js';
 import { networkInputSchema } from './network-input.js';
 import { filesystemInputSchema, rgwUserInputSchema } from './storage-input.js';
@@ -71,7 +71,11 @@ export const nodeInputSchema: JsonSchema = {
     daemons: {
       type: 'object', additionalProperties: false, default: {},
       // One per node daemon of the catalogue; one that needsDisk names its disk.
-      properties: Object.fromEntries(NODE_DAEMON_TYPES.map((t) => [t, daemon({ ...(DAEMONS[t].needsDisk ? { disk: diskRefSchema } : {}), ...DAEMONS[t].params })])),
+      properties: Object.fromEntries(NODE_DAEMON_TYPES.map((t) => {
+        const d: DaemonEntry = DAEMONS[t];
+        const schema = daemon({ ...(d.needsDisk ? { disk: diskRefSchema } : {}), ...d.params });
+        return [t, d.required?.length ? { ...schema, required: [...d.required] } : schema];
+      })),
     },
     osds: { type: 'array', items: diskSelectorSchema, maxItems: 256, default: [] },
     // No default: a file that does not name it leaves it to the API (and does not own it).

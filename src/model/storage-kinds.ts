@@ -1,6 +1,7 @@
 // What the cluster stores for its clients: CephFS filesystems and RGW (S3) users. An RGW
 // user's secret key lives in a document of its own kind, so that no read of a user's status,
 // and no listing of users, can ever carry it.
+import { DAEMONS } from '../catalogue/index.js';
 import type { CommonStatus } from './conditions.js';
 import { nameUuid } from './ids.js';
 
@@ -9,7 +10,7 @@ type JsonSchema = Record<string, unknown>;
 export const StorageKind = { Filesystem: 'Filesystem', RgwUser: 'RgwUser', RgwUserSecret: 'RgwUserSecret' } as const;
 
 /** radosgw's own default port; every gateway Quarry starts listens on it. */
-export const RGW_PORT = 7480;
+export const RGW_PORT = DAEMONS.rgw.startArgs.port;
 
 /** Ids follow the names Ceph knows them by, so a second declaration finds the first. */
 export const filesystemId = (name: string): string => nameUuid('quarry/filesystem', name);

@@ -32,8 +32,8 @@ export class Invocations {
     private readonly inventory: Inventory,
   ) {}
 
-  invokeNodes(op: NodeOperation, ids: string[], diskId?: string): Promise<TargetResult[]> {
-    return Promise.all(unique(ids).map((id) => settle(id, () => this.invokeNode(op, id, diskId))));
+  invokeNodes(op: NodeOperation, ids: string[], diskId?: string, params: Record<string, unknown> = {}): Promise<TargetResult[]> {
+    return Promise.all(unique(ids).map((id) => settle(id, () => this.invokeNode(op, id, diskId, params))));
   }
 
   /** `onNode`: the caller says which node the disks are on; a disk elsewhere is rejected. */
@@ -41,7 +41,7 @@ export class Invocations {
     return Promise.all(unique(ids).map((id) => settle(id, () => this.invokeDisk(op, id, onNode))));
   }
 
-  private async invokeNode(op: NodeOperation, id: string, diskId?: string): Promise<void> {
+  private async invokeNode(op: NodeOperation, id: string, diskId?: string, params: Record<string, unknown> = {}): Promise<void> {
     const node = await this.inventory.node(id);
     if (!node) throw new Rejected('unknown node');
     const disks = await this.inventory.disksOf(node);
@@ -50,7 +50,7 @@ export class Invocations {
     await this.store.mutateSpec<NodeSpec>(Kind.Node, id, (fresh) => {
       const now = fresh as NodeDoc;
       if (!offeredNodeOperations(now, disks).includes(op)) throw new Rejected(whyNotNode(now, op));
-      return desiredNode(now.spec, op, diskId);
+      return desiredNode(now.spec, op, diskId, params);
     });
     if (op === NodeOperation.approve) await this.dropRevokedCredential(id);
   }
@@ -86,13 +86,14 @@ export class Invocations {
   }
 }
 
-function desiredNode(spec: NodeSpec, op: NodeOperation, diskId?: string): NodeSpec {
+function desiredNode(spec: NodeSpec, op: NodeOperation, diskId?: string, params: Record<string, unknown> = {}): NodeSpec {
   if (op === NodeOperation.approve) return { ...spec, approved: true };
   if (op === NodeOperation.restart) return { ...spec, restartGeneration: spec.restartGeneration + 1 };
   if (op === NodeOperation.shutdown) return { ...spec, shutdownGeneration: spec.shutdownGeneration + 1 };
   const daemon = daemonOfOperation(op);
   if (!daemon) throw new Error(`no desired state for ${op}`);
-  return { ...spec, daemons: { ...spec.daemons, [daemon]: DAEMONS[daemon].needsDisk ? { diskId } : {} } };
+  // params: the entry's own fields, which the route has checked against the catalogue's schema.
+  return { ...spec, daemons: { ...spec.daemons, [daemon]: { ...(DAEMONS[daemon].needsDisk ? { diskId } : {}), ...params } } };
 }
 
 export function whyNotNode(n: NodeDoc, op: string): string {

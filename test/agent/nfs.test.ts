@@ -5,11 +5,15 @@ import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ganeshaConf, type GaneshaExport } from '../../src/agent/ganesha-conf.js';
-import { startNfs, stopNfs } from '../../src/agent/steps/nfs.js';
+import { agentSteps as registry } from '../../src/agent/steps/index.js';
+import { DAEMONS as CATALOGUE } from '../../src/catalogue/index.js';
 import type { FakeCall, FakeReply } from '../helpers/fake-runner.js';
 import { alive } from '../helpers/process.js';
 import { FSID, fakeNode, keyring, type Node } from './helpers.js';
 
+// Through the agent's registry, as a run reaches them: arguments checked against the catalogue first.
+const startNfs = registry().get(CATALOGUE.nfs.steps.start)!;
+const stopNfs = registry().get(CATALOGUE.nfs.steps.stop)!;
 const NFS_KEY = 'AQBAbAJrAAAAABAAnfsnfsnfsnfsnfsnfsnfsnfsnf0==';
 const SERVING = 'nfs_start :NFS STARTUP :EVENT :             NFS SERVER INITIALIZED\n';
 const NO_EXPORT = [
@@ -125,10 +129,10 @@ test('nfs start refuses bad arguments and another cluster before fetching a key 
   n.master.keys.push(keyring('client.nfs.n1', NFS_KEY));
   const refused: Array<[Record<string, unknown>, RegExp]> = [
     [{ name: 'n1', fsid: FSID }, /argument export is required/],
-    [{ name: 'n1', fsid: FSID, export: 'cephfs\nEXPORT' }, /filesystem name 'cephfs\\nEXPORT' is not a plain name/],
-    [{ name: 'n1', fsid: FSID, export: 'cephfs', path: '/../etc' }, /export path '\/..\/etc'/],
-    [{ name: 'n1', fsid: FSID, export: 'cephfs', port: 0 }, /port 0 is not a TCP port/],
-    [{ name: 'n1', fsid: FSID, export: 'cephfs', port: '2049' }, /argument port must be a non-negative integer/],
+    [{ name: 'n1', fsid: FSID, export: 'cephfs\nEXPORT' }, /argument export must be the CephFS filesystem it exports/],
+    [{ name: 'n1', fsid: FSID, export: 'cephfs', path: '/../etc' }, /argument path must be an absolute path of plain segments/],
+    [{ name: 'n1', fsid: FSID, export: 'cephfs', port: 0 }, /argument port must be a TCP port/],
+    [{ name: 'n1', fsid: FSID, export: 'cephfs', port: '2049' }, /argument port must be a TCP port/],
     [{ name: 'n1', fsid: 'other', export: 'cephfs' }, /the step is for cluster other/],
   ];
   for (const [args, message] of refused) await t.throwsAsync(startNfs(n.ctx(args)), { message }, JSON.stringify(args));

@@ -15,14 +15,12 @@ import { DISK_HARDWARE_STATUS, NODE_STATUS } from '../../reconcilers/node/loop.j
 import { DISK_OSD_STATUS } from '../../reconcilers/osd/status.js';
 import { RGW_USER_STATUS } from '../../reconcilers/rgw-user/loop.js';
 import { daemonStateOwner } from '../../reconcilers/shared/daemon-state.js';
-import { mgrKind } from '../../reconcilers/mgr/kind.js';
-import { mdsKind } from '../../reconcilers/mds/kind.js';
-import { rgwKind } from '../../reconcilers/rgw/kind.js';
+import { KEYED_DAEMON_TYPES } from '../../src/catalogue/index.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
 const owners: StatusOwner[] = [
-  NODE_STATUS, DISK_HARDWARE_STATUS, MON_STATUS, ...[mgrKind, mdsKind, rgwKind].map((k) => daemonStateOwner(k.type)),
+  NODE_STATUS, DISK_HARDWARE_STATUS, MON_STATUS, ...KEYED_DAEMON_TYPES.map((t) => daemonStateOwner(t)),
   DISK_OSD_STATUS, CLUSTER_STATUS, NETWORK_STATUS, IMAGE_STATUS, FS_STATUS, RGW_USER_STATUS,
 ];
 

@@ -5,12 +5,10 @@
 // and the cluster's own `ceph auth get-or-create` / `osd new`); then `ceph status` through
 // Quarry's typed client shows quorum, the OSD up and in and the manager active.
 import test from 'ava';
+import { DAEMONS } from '../../src/catalogue/index.js';
 import { randomUUID } from 'node:crypto';
 import { agentSteps } from '../../src/agent/steps/index.js';
-import { mdsKind } from '../../reconcilers/mds/kind.js';
-import { mgrKind } from '../../reconcilers/mgr/kind.js';
 import { OSD_CAPS } from '../../reconcilers/osd/plan.js';
-import { rgwKind } from '../../reconcilers/rgw/kind.js';
 import { newKey, sandbox, until, type Sandbox } from './node-sandbox.js';
 import type { CephStatus } from '../../src/clients/ceph.js';
 import type { CephHost } from '../../src/agent/ceph-host.js';
@@ -36,7 +34,7 @@ test('agent steps bring up two monitors (bootstrap, join), mgr, osd on a loop de
   await run(s, 'ceph.mon.join', { monName: 'b', addr: '127.0.0.2', monPort: s.port }, b);
   await until('a quorum of two', () => s.admin.monStat({ timeoutMs: 10_000 }), (m) => m.quorum.length === 2);
 
-  s.master.add('mgr.a', (await s.admin.authGetOrCreate('mgr.a', caps(mgrKind.caps))).key, caps(mgrKind.caps));
+  s.master.add('mgr.a', (await s.admin.authGetOrCreate('mgr.a', caps(DAEMONS.mgr.caps))).key, caps(DAEMONS.mgr.caps));
   await run(s, 'ceph.mgr.start', { name: 'a', fsid: s.fsid });
 
   const uuid = randomUUID();
@@ -45,10 +43,10 @@ test('agent steps bring up two monitors (bootstrap, join), mgr, osd on a loop de
   s.master.add(`osd.${osdId}`, secret, caps(OSD_CAPS));
   await run(s, 'ceph.osd.create', { osdId, uuid, devicePath: s.device, sizeBytes: 3 * 2 ** 30, deviceClass: 'ssd' });
 
-  s.master.add('mds.a', (await s.admin.authGetOrCreate('mds.a', caps(mdsKind.caps))).key, caps(mdsKind.caps));
+  s.master.add('mds.a', (await s.admin.authGetOrCreate('mds.a', caps(DAEMONS.mds.caps))).key, caps(DAEMONS.mds.caps));
   await run(s, 'ceph.mds.start', { name: 'a', fsid: s.fsid });
 
-  s.master.add('client.rgw.a', (await s.admin.authGetOrCreate('client.rgw.a', caps(rgwKind.caps))).key, caps(rgwKind.caps));
+  s.master.add('client.rgw.a', (await s.admin.authGetOrCreate('client.rgw.a', caps(DAEMONS.rgw.caps))).key, caps(DAEMONS.rgw.caps));
   await run(s, 'ceph.rgw.start', { name: 'a', fsid: s.fsid, port: s.port + 2 });
 
   const status: CephStatus = await until('osd up/in and mgr active', () => s.admin.status({ timeoutMs: 20_000 }),

@@ -5,18 +5,18 @@
 // FSAL, and a userspace NFS client writes a file through it that the data pool then holds
 // (nfs-check.ts). stopNfs stops it again.
 import test from 'ava';
+import { DAEMONS } from '../../src/catalogue/index.js';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { agentSteps } from '../../src/agent/steps/index.js';
-import { startNfs, stopNfs } from '../../src/agent/steps/nfs.js';
 import { CommandError } from '../../src/errors.js';
-import { mdsKind } from '../../reconcilers/mds/kind.js';
-import { mgrKind } from '../../reconcilers/mgr/kind.js';
 import { OSD_CAPS } from '../../reconcilers/osd/plan.js';
 import { nfsRoundTrip } from './nfs-check.js';
 import { newKey, sandbox, until, type Sandbox } from './node-sandbox.js';
 
 const steps = agentSteps();
+const startNfs = steps.get(DAEMONS.nfs.steps.start)!;
+const stopNfs = steps.get(DAEMONS.nfs.steps.stop)!;
 const run = (s: Sandbox, name: string, args: Record<string, unknown>) => steps.get(name)!(s.ctx(args));
 const FS = 'qnfs';
 
@@ -30,14 +30,14 @@ test('nfs gateway started by its agent step exports a CephFS that a userspace NF
   await until('the monitor answering', () => s.admin.monStat({ timeoutMs: 10_000 }).then(() => 'up', (e: unknown) => String((e as { stderr?: string }).stderr ?? e)),
     (v) => v === 'up' || /permission denied/.test(v));
   await s.importAdmin();
-  s.master.add('mgr.a', (await s.admin.authGetOrCreate('mgr.a', caps(mgrKind.caps))).key, caps(mgrKind.caps));
+  s.master.add('mgr.a', (await s.admin.authGetOrCreate('mgr.a', caps(DAEMONS.mgr.caps))).key, caps(DAEMONS.mgr.caps));
   await run(s, 'ceph.mgr.start', { name: 'a', fsid: s.fsid });
   const uuid = randomUUID();
   const secret = newKey();
   const osdId = await s.admin.osdNew(uuid, { cephxSecret: secret });
   s.master.add(`osd.${osdId}`, secret, caps(OSD_CAPS));
   await run(s, 'ceph.osd.create', { osdId, uuid, devicePath: s.device, deviceClass: 'ssd' });
-  s.master.add('mds.a', (await s.admin.authGetOrCreate('mds.a', caps(mdsKind.caps))).key, caps(mdsKind.caps));
+  s.master.add('mds.a', (await s.admin.authGetOrCreate('mds.a', caps(DAEMONS.mds.caps))).key, caps(DAEMONS.mds.caps));
   await run(s, 'ceph.mds.start', { name: 'a', fsid: s.fsid });
   await s.admin.poolCreate(`${FS}_metadata`, 8);
   await s.admin.poolCreate(`${FS}_data`, 8);

@@ -7,6 +7,7 @@ import { DAEMONS, Step, assertStepArgs, type NodeStepName, type PowerStepName } 
 import type { AgentStep, AgentStepContext, AgentStepOf } from './context.js';
 import { restartDaemon, startMds, startMgr, startRgw, stopRgw } from './daemons.js';
 import { bootstrapMon, joinMon, removeMon } from './mon.js';
+import { startNfs, stopNfs } from './nfs.js';
 import { createOsd, wipeDisk } from './osd.js';
 
 export type { AgentStep, AgentStepContext, AgentStepOf } from './context.js';
@@ -23,6 +24,8 @@ const IMPLEMENTED = {
   [DAEMONS.mds.steps.start]: startMds,
   [DAEMONS.rgw.steps.start]: startRgw,
   [DAEMONS.rgw.steps.stop]: stopRgw,
+  [DAEMONS.nfs.steps.start]: startNfs,
+  [DAEMONS.nfs.steps.stop]: stopNfs,
   [Step.osdCreate]: createOsd,
   [Step.daemonRestart]: restartDaemon,
   [Step.wipe]: wipeDisk,

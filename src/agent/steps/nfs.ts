@@ -17,11 +17,11 @@
 // when not '/'), osd 'allow rw tag cephfs data=<fs>'.
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { optInt, optStr, str } from '../../fleet/step-args.js';
+import { Daemon } from '../../catalogue/index.js';
 import { entityOf } from '../ceph-host.js';
 import { ganeshaConf, checkExport, pseudoOf, type GaneshaExport } from '../ganesha-conf.js';
 import { keyringFor } from '../master.js';
-import type { AgentStep, AgentStepContext } from './context.js';
+import type { AgentStepContext, AgentStepOf } from './context.js';
 import { refreshConf } from './context.js';
 import { checkFsid } from './daemons.js';
 
@@ -34,12 +34,12 @@ const LOG_TAIL_LINES = 8;
 
 /** Starts the node's gateway, or leaves it running when its config is unchanged; a changed
  * export (another filesystem, path or port) restarts it with the new config. */
-export const startNfs: AgentStep = async (ctx) => {
-  const name = str(ctx.args, 'name');
+export const startNfs: AgentStepOf<'ceph.nfs.start'> = async (ctx) => {
+  const name = ctx.args.name;
   const wanted = exportOf(ctx, name);
   checkExport(wanted); // before anything is fetched or written
-  checkFsid(optStr(ctx.args, 'fsid'), await refreshConf(ctx));
-  const entity = entityOf('nfs', name);
+  checkFsid(ctx.args.fsid, await refreshConf(ctx));
+  const entity = entityOf(Daemon.nfs, name);
   const host = ctx.host;
   await host.writeSecret(host.keyringOf(entity), await keyringFor(ctx.master, entity));
   await mkdir(wanted.recoveryRoot, { recursive: true, mode: 0o750 });
@@ -48,18 +48,18 @@ export const startNfs: AgentStep = async (ctx) => {
   const endpoint = `${host.opts.publicAddr ?? '0.0.0.0'}:${wanted.port}`;
   const result = { name, export: wanted.fs, path: wanted.path, pseudo: pseudoOf(wanted.fs), endpoint };
   const current = await readFile(file, 'utf8').catch(() => null);
-  if (await host.pidOf('nfs', name)) {
+  if (await host.pidOf(Daemon.nfs, name)) {
     if (current === text) {
       ctx.log('info', `${entity}: already running`);
       return result;
     }
     ctx.log('info', `${entity}: its export changed, restarting it`);
-    await host.stop('nfs', name);
+    await host.stop(Daemon.nfs, name);
   }
   await writeFile(file, text, { mode: 0o644 });
   const log = host.ganeshaLogOf(name);
   const from = (await stat(log).catch(() => null))?.size ?? 0;
-  await host.start('nfs', name, [], ctx.signal);
+  await host.start(Daemon.nfs, name, [], ctx.signal);
   await waitReady(ctx, name, log, from);
   ctx.log('info', `${entity}: started, NFSv4 on ${endpoint}, ${pseudoOf(wanted.fs)} is ${wanted.fs}:${wanted.path}`);
   return result;
@@ -67,23 +67,23 @@ export const startNfs: AgentStep = async (ctx) => {
 
 /** Like `systemctl stop`: stopping a gateway that does not run succeeds. Its config and client
  * records stay, for a start again on this node. */
-export const stopNfs: AgentStep = async (ctx) => {
-  const name = str(ctx.args, 'name');
-  const stopped = await ctx.host.stop('nfs', name);
-  ctx.log('info', `${entityOf('nfs', name)}: ${stopped ? 'stopped' : 'was not running'}`);
+export const stopNfs: AgentStepOf<'ceph.nfs.stop'> = async (ctx) => {
+  const name = ctx.args.name;
+  const stopped = await ctx.host.stop(Daemon.nfs, name);
+  ctx.log('info', `${entityOf(Daemon.nfs, name)}: ${stopped ? 'stopped' : 'was not running'}`);
   return { name };
 };
 
-function exportOf(ctx: AgentStepContext, name: string): GaneshaExport {
+function exportOf(ctx: AgentStepContext<{ export: string; path?: string; port?: number }>, name: string): GaneshaExport {
   const host = ctx.host;
   return {
     name,
-    fs: str(ctx.args, 'export'),
-    path: optStr(ctx.args, 'path') ?? '/',
-    port: optInt(ctx.args, 'port') ?? NFS_DEFAULT_PORT,
+    fs: ctx.args.export,
+    path: ctx.args.path ?? '/',
+    port: ctx.args.port ?? NFS_DEFAULT_PORT,
     bindAddr: host.opts.publicAddr ?? '0.0.0.0',
     cephConf: host.conf,
-    recoveryRoot: join(host.dataDirOf('nfs', name), 'recovery'),
+    recoveryRoot: join(host.dataDirOf(Daemon.nfs, name), 'recovery'),
   };
 }
 
@@ -93,20 +93,20 @@ async function waitReady(ctx: AgentStepContext, name: string, log: string, from:
   const host = ctx.host;
   const sleep = host.opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const started = Date.now();
-  const entity = entityOf('nfs', name);
+  const entity = entityOf(Daemon.nfs, name);
   for (;;) {
     const text = await readFrom(log, from);
-    const pid = await host.pidOf('nfs', name);
+    const pid = await host.pidOf(Daemon.nfs, name);
     if (pid && /NFS SERVER INITIALIZED/.test(text)) {
       const failed = text.split('\n').filter((l) => /Could not create export|create_export|Unable to init Ceph/.test(l));
       if (failed.length === 0) return;
-      await host.stop('nfs', name);
+      await host.stop(Daemon.nfs, name);
       throw new Error(`${entity}: ganesha started without its export, stopped it; its log says:\n${failed.map(trim).join('\n')}`);
     }
     const waited = Date.now() - started;
     if (!pid && (waited > PID_GRACE_MS || /:FATAL :|Server exiting/.test(text))) throw new Error(`${entity}: ganesha exited during its start${tail(text)}`);
     if (waited > READY_TIMEOUT_MS) {
-      await host.stop('nfs', name);
+      await host.stop(Daemon.nfs, name);
       throw new Error(`${entity}: ganesha did not serve within ${READY_TIMEOUT_MS / 1000} s, stopped it${tail(text)}`);
     }
     if (ctx.signal.aborted) throw new Error(`${entity}: the run was aborted during ganesha's start`);

@@ -2,7 +2,7 @@
 // refused whole only for the three reasons of docs/api-conventions.md ("Nodes, disks and
 // operations"); otherwise every target gets its own result and one target's rejection never
 // blocks the others.
-import { DAEMONS, NODE_DAEMON_TYPES } from '../../catalogue/index.js';
+import { DAEMONS, NODE_DAEMON_TYPES, daemonOfOperation, type DaemonEntry } from '../../catalogue/index.js';
 import { InputError } from '../../errors.js';
 import { DiskOperation, NodeOperation, diskOperations, nodeOperations } from '../../model/operations.js';
 import type { Invocations } from '../../services/invocations.js';
@@ -42,6 +42,26 @@ interface NodeBody {
   operation: NodeOperation;
   nodeIds: string[];
   diskId?: string;
+  params?: Record<string, unknown>;
+}
+
+/** The spec fields a create operation takes (catalogue `params`; an NFS gateway's export), each
+ * with its own schema; which ones an operation takes and needs is checked per operation. */
+const PARAMS_SCHEMA = {
+  type: 'object', additionalProperties: false, maxProperties: 16,
+  properties: Object.fromEntries(NODE_DAEMON_TYPES.flatMap((t) => Object.entries(DAEMONS[t].params).map(([k, v]) => [k, { ...v, default: undefined }]))),
+};
+
+function checkParams(op: NodeOperation, params: Record<string, unknown> | undefined): void {
+  const t = daemonOfOperation(op);
+  const d: DaemonEntry | undefined = t ? DAEMONS[t] : undefined;
+  const taken = Object.keys(d?.params ?? {});
+  for (const k of Object.keys(params ?? {})) {
+    if (!taken.includes(k)) throw new InputError(`${op} does not take params.${k}`, [{ path: `/params/${k}`, message: `not taken by ${op}` }]);
+  }
+  for (const k of d?.required ?? []) {
+    if (params?.[k] === undefined) throw new InputError(`${op} needs params.${k}`, [{ path: `/params/${k}`, message: `required for ${op}` }], 'PARAM_REQUIRED');
+  }
 }
 
 export function invokeRoutes(invocations: Invocations): AnyRoute[] {
@@ -60,13 +80,14 @@ export function invokeRoutes(invocations: Invocations): AnyRoute[] {
       summary: 'Run an operation on up to 100 nodes; each target is scheduled or rejected with a reason',
       tags: ['operations'],
       admin: true,
-      body: object({ operation: { enum: [...nodeOperations] }, nodeIds: ids, diskId: uuidSchema }, ['operation', 'nodeIds']),
+      body: object({ operation: { enum: [...nodeOperations] }, nodeIds: ids, diskId: uuidSchema, params: PARAMS_SCHEMA }, ['operation', 'nodeIds']),
       response: { description: 'one result per distinct target', schema: resultsSchema },
       handler: async ({ body }) => {
         checkCount(body.nodeIds, 'nodeIds');
         if (DISK_OPERATIONS.includes(body.operation)) requireDisk(body.operation, body.diskId);
         else if (body.diskId) throw new InputError(`diskId is only taken by ${DISK_OPERATIONS.join(', ')}`, [{ path: '/diskId', message: `only for ${DISK_OPERATIONS.join(', ')}` }]);
-        return { results: await invocations.invokeNodes(body.operation, body.nodeIds, body.diskId) };
+        checkParams(body.operation, body.params);
+        return { results: await invocations.invokeNodes(body.operation, body.nodeIds, body.diskId, body.params) };
       },
     }),
     route<{ operation: DiskOperation; diskIds: string[] }>({

@@ -6,7 +6,8 @@ import { seeded } from '../random.js';
 import { Accounts, OSD_CAPS } from './accounts.js';
 import { FsMap, MgrMap } from './daemons.js';
 import { CephRefusal } from './errors.js';
-import { Hosts } from './hosts.js';
+import { Hosts, type SimProcess } from './hosts.js';
+import type { DaemonType } from '../../catalogue/index.js';
 import { healthOf, type SimHealth } from './health.js';
 import type { DeviceClass, SimAuthEntity, SimCephOptions, SimFs, SimPool, SimRgw } from './model.js';
 import { MonMap } from './mons.js';
@@ -36,6 +37,8 @@ export class SimCephCluster {
   readonly osdmap: OsdMap;
   readonly accounts: Accounts;
   readonly rgws = new Map<string, SimRgw>();
+  /** Daemons no Ceph map lists (an NFS gateway without cephadm): only their node knows they run. */
+  readonly processes = new Map<string, SimProcess>();
   /** Pools and filesystems as the mgr, MDS and RGW create them. */
   readonly workloads: Workloads;
   /** Daemons by host: what an agent reports, power loss and systemd restarts. */
@@ -165,6 +168,16 @@ export class SimCephCluster {
   }
   killRgw(name: string): void {
     this.stopRgw(name);
+  }
+
+  startProcess(type: DaemonType, name: string, host?: string): void {
+    const known = this.processes.get(`${type}.${name}`);
+    const h = host ?? known?.host;
+    this.processes.set(`${type}.${name}`, { type, name, running: true, ...(h === undefined ? {} : { host: h }) });
+  }
+  stopProcess(type: DaemonType, name: string): void {
+    const p = this.processes.get(`${type}.${name}`);
+    if (p) p.running = false;
   }
 
   // ---- OSDs -----------------------------------------------------------------------------------

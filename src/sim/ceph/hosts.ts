@@ -1,7 +1,7 @@
 // The daemons by host: what a machine's agent reports as running, what dies when the machine
 // loses power, and what systemd starts again when it boots. Crashed daemons (kill*) are not
 // restarted by a boot: they were not running when the power went.
-import { DAEMON_TYPES, DISK_DAEMON_TYPE as DISK_KIND, type DaemonType } from '../../catalogue/index.js';
+import { DAEMON_TYPES, Daemon, DISK_DAEMON_TYPE as DISK_KIND, type DaemonType } from '../../catalogue/index.js';
 import type { DaemonReport } from '../../fleet/types.js';
 import type { FsMap, MgrMap } from './daemons.js';
 import type { DeviceClass, SimRgw } from './model.js';
@@ -11,6 +11,15 @@ import type { OsdMap } from './osdmap.js';
 export type DaemonKind = DaemonType;
 
 type Listed = { name: string; host?: string; running: boolean };
+/** A daemon outside Ceph's maps, known only to its node (SimCephCluster.processes). */
+export type SimProcess = Listed & { type: DaemonType };
+
+/** A kind that no Ceph map lists: the lab keeps it as a plain process of its node. */
+const plainProcess = (type: DaemonType) => ({
+  list: (c: HostedCluster) => [...c.processes.values()].filter((p) => p.type === type),
+  start: (c: HostedCluster, name: string, host: string | undefined) => c.startProcess(type, name, host),
+  stop: (c: HostedCluster, name: string) => c.stopProcess(type, name),
+});
 
 /** How the simulated cluster lists, starts and stops each daemon kind of the catalogue: a kind
  * without a line here is a type error. */
@@ -19,6 +28,7 @@ const SIM = {
   mgr: { list: (c) => c.mgrs.daemons.values(), start: (c, name) => c.startMgr(name), stop: (c, name) => c.stopMgr(name) },
   mds: { list: (c) => c.fsmap.mds.values(), start: (c, name) => c.startMds(name), stop: (c, name) => c.stopMds(name) },
   rgw: { list: (c) => c.rgws.values(), start: (c, name) => c.startRgw(name, c.rgws.get(name)?.port ?? 7480), stop: (c, name) => c.stopRgw(name) },
+  nfs: plainProcess(Daemon.nfs),
   osd: {
     list: (c) => [...c.osdmap.osds.values()].map((o) => ({ name: String(o.id), running: o.up, ...(o.host === undefined ? {} : { host: o.host }) })),
     start: (c, name, host) => {
@@ -37,6 +47,9 @@ export interface HostedCluster {
   readonly fsmap: FsMap;
   readonly osdmap: OsdMap;
   readonly rgws: Map<string, SimRgw>;
+  readonly processes: Map<string, SimProcess>;
+  startProcess(type: DaemonType, name: string, host?: string): void;
+  stopProcess(type: DaemonType, name: string): void;
   startMon(name: string): void;
   stopMon(name: string): void;
   startMgr(name: string): void;

@@ -2,7 +2,7 @@
 // simulated cluster the way the real commands on that node would (ceph-mon --mkfs + start,
 // ceph-volume + ceph-osd, systemctl restart, wipefs), then refreshes what the machine's agent
 // reports as running. Register with `for (const [n, s] of cephSteps(...)) lab.defineStep(n, s)`.
-import { DAEMONS, DISK_DAEMON_TYPE, Step as Steps, type NodeStepName, type PowerStepName, type StepArgs, type StepResult } from '../../catalogue/index.js';
+import { DAEMONS, Daemon, DISK_DAEMON_TYPE, Step as Steps, type NodeStepName, type PowerStepName, type StepArgs, type StepResult } from '../../catalogue/index.js';
 import type { DaemonReport } from '../../fleet/types.js';
 import type { MachineSpec, SimDisk } from '../machines.js';
 import { checkedSteps, type SimStepOf, type Step, type StepContext } from '../steps.js';
@@ -91,6 +91,20 @@ export function cephSteps(cluster: SimCephCluster, hooks: CephStepHooks): Map<st
       const r = cluster.rgws.get(name);
       if (r?.running && r.host === host) cluster.stopRgw(name);
       ctx.log('info', `systemctl stop ceph-radosgw@rgw.${name}`);
+    }),
+    [DAEMONS.nfs.steps.start]: step(async (ctx, host) => {
+      bootstrapped();
+      const { name, export: fs, path = '/', port = 2049 } = ctx.args;
+      // ganesha with an export of a filesystem that does not exist serves nothing: a failed start.
+      if (!cluster.fsmap.get(fs)) throw new Error(`filesystem ${fs} does not exist: the export failed`);
+      await daemonKey(cluster, ctx, DAEMONS.nfs.entity(name));
+      cluster.startProcess(Daemon.nfs, name, host);
+      ctx.log('info', `ganesha.nfsd: NFSv4 on ${ctx.machine.ip}:${port}, /${fs} is ${fs}:${path}`);
+      return { name, export: fs, path, pseudo: `/${fs}`, endpoint: `${ctx.machine.ip}:${port}` };
+    }),
+    [DAEMONS.nfs.steps.stop]: step((ctx) => {
+      cluster.stopProcess(Daemon.nfs, ctx.args.name);
+      ctx.log('info', `ganesha.nfsd of ${DAEMONS.nfs.entity(ctx.args.name)} stopped`);
     }),
     [Steps.osdCreate]: step(async (ctx, host) => {
       const id = ctx.args.osdId;
