@@ -10,6 +10,7 @@ import { runS3Steps } from '../s3/steps.js';
 import { bringUp, healthy, userWithKeys, waitNodesReady, type BringUp } from './cluster-bringup.js';
 import { killMonitor, killOsd, nodeAway } from './cluster-faults.js';
 import { confIsWhatDaemonsUse, keysAreTheNodes, metricsMatchStatus, nodesMatchMaps } from './cluster-observed.js';
+import { nfsThroughApi } from './cluster-nfs.js';
 import { NetnsCluster } from './netns-cluster.js';
 import { until } from './node-sandbox.js';
 
@@ -80,6 +81,12 @@ test.serial('cluster: S3 through Quarry and directly with the AWS SDK against th
   const u = need(up, 'the bring-up');
   const otherKeys = await userWithKeys(c.admin, 'qsys-other', 'Another user');
   await runS3Steps(t, { base: c.q.url, keys: u.userKeys, gatewayUrl: u.gatewayUrl, otherKeys });
+});
+
+test.serial('cluster: an NFS gateway through the API exports the filesystem; a userspace NFS client writes and reads a file that the data pool holds', async (t) => {
+  explainOnFailure(t);
+  need(up, 'the bring-up');
+  await nfsThroughApi(t, need(cluster, 'the cluster'));
 });
 
 test.serial('cluster: a killed monitor leaves a quorum, is reported not running and is started again', async (t) => {

@@ -136,7 +136,8 @@ export async function sandbox(t: ExecutionContext, diskGiB = 3): Promise<Sandbox
 /** Stops every daemon of the nodes by its pid file, layer by layer (docs/real-components.md,
  * "Teardown order"): clients first, monitors last. */
 export async function stopAll(hosts: CephHost[]): Promise<void> {
-  for (const type of ['rgw', 'mds', 'osd', 'mgr', 'mon'] as const) {
+  // Gateways first (an NFS gateway is a Ceph client of the MDS and OSDs), monitors last.
+  for (const type of ['nfs', 'rgw', 'mds', 'osd', 'mgr', 'mon'] as const) {
     const all = await Promise.all(hosts.map(async (h) => (await h.daemons()).filter((d) => d.type === type).map((d) => ({ h, id: d.id }))));
     await Promise.all(all.flat().map(({ h, id }) => h.stop(type, id)));
   }

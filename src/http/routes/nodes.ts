@@ -1,4 +1,5 @@
 // Nodes, their NICs and the operations each offers now. Reads only.
+import { NODE_DAEMON_TYPES } from '../../catalogue/index.js';
 import { offeredNodeOperations } from '../../model/operations.js';
 import type { Inventory } from '../../services/inventory.js';
 import { route, type AnyRoute } from '../route.js';
@@ -13,8 +14,9 @@ const summarySchema = object(summaryProps, Object.keys(summaryProps));
 const detailProps = {
   ...summaryProps,
   status: { enum: ['discovered', 'booting', 'active', 'rebooting', 'shutting-down', 'offline', 'error'] },
-  hasMon: bool, hasMgr: bool, hasMds: bool, hasRgw: bool,
-  monExists: bool, mgrExists: bool, mdsExists: bool, rgwExists: bool,
+  // has<Type> (desired) and <type>Exists (running), for each node daemon of the catalogue.
+  ...Object.fromEntries(NODE_DAEMON_TYPES.map((t) => [`has${t.charAt(0).toUpperCase()}${t.slice(1)}`, bool])),
+  ...Object.fromEntries(NODE_DAEMON_TYPES.map((t) => [`${t}Exists`, bool])),
   diskCount: int, osdCount: int,
   approved: { type: 'boolean', description: 'enrollment: false for a machine found by network boot until an admin approves it (node.approve)' },
   bootAddress: { type: 'string', description: 'the source address of its last boot request ("" when none since Quarry started): what an admin checks before approving' },
