@@ -2,6 +2,7 @@
 // for one and carries out wipe requests. One loop for both, because both act on the same disk
 // and each one's gate is the other's state (no OSD on a disk being wiped, no wipe of an OSD).
 import { randomUUID } from 'node:crypto';
+import { Daemon } from '../../src/catalogue/index.js';
 import { CLUSTER_ID, CephKind, type ClusterSpec, type ClusterStatus } from '../../src/model/ceph-kinds.js';
 import type { AnyDoc } from '../../src/model/document.js';
 import { Kind, type DiskSpec, type DiskStatusFields, type NodeSpec, type NodeStatusFields } from '../../src/model/kinds.js';
@@ -50,9 +51,9 @@ const disksOfNode = (doc: AnyDoc): string[] => ((doc.status as NodeStatusFields 
 
 export function osdLoop(deps: CephLoopDeps): Reconciler<DiskObserved, DiskPlan> {
   return {
-    name: 'osd',
+    name: Daemon.osd,
     kind: Kind.Disk,
-    dependsOn: ['node', 'cluster', 'mon'],
+    dependsOn: ['node', 'cluster', Daemon.mon],
     watches: [{ kind: Kind.Node, map: disksOfNode }],
     observe: (id) => observe(deps, id),
     plan: planDisk,
