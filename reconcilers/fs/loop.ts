@@ -75,7 +75,7 @@ export const FS_STATUS: StatusOwner = { loop: 'fs', kind: StorageKind.Filesystem
 
 function apply(deps: FsLoopDeps, o: FsObserved, p: FsPlan): Promise<Result> {
   return applyPlan({
-    write: async (obs: FsObserved, status: FilesystemStatus) => void (await writeOwned(deps.store, FS_STATUS, obs.fs.id, withOrphaned(status, obs.fs.metadata.source, obs.fs.metadata.generation, deps.clock.iso()))),
+    write: (obs: FsObserved, status: FilesystemStatus) => writeOwned(deps.store, FS_STATUS, obs.fs.id, withOrphaned(status, obs.fs.metadata.source, obs.fs.metadata.generation, deps.clock.iso())).then(() => undefined),
     act: (obs, step) => createRun(deps, obs, step.attempt),
     start: (req) => deps.tasks.start(req),
     recheckMs: deps.blockedRecheckMs,

@@ -161,7 +161,8 @@ function bootstrapView(bootstraps: NodeBootstrap[]): BootstrapView | null {
   }
   if (!owner) return null;
   const info = runInfo(owner.run)!;
-  const self = { nodeId: owner.node.id, name: String(info.args.monName ?? owner.node.spec.hostname), addr: String(info.args.addr ?? '') };
+  const { monName, addr } = info.args;
+  const self = { nodeId: owner.node.id, name: typeof monName === 'string' ? monName : owner.node.spec.hostname, addr: typeof addr === 'string' ? addr : '' };
   return { owner: owner.node, run: info, members: initialMembers(info.args) ?? [self] };
 }
 
@@ -190,7 +191,7 @@ function claimRemoval(id: string, p: MonPlan, slot: { holder: string | null }): 
 
 function monEffects(deps: MonLoopDeps): LoopEffects<MonObserved, DaemonState | undefined, MonStep> {
   return {
-    write: async (o, s) => void (await writeOwned<NodeStatusFields>(deps.store, MON_STATUS, o.node.id, { ceph: s ? { mon: s } : {} })),
+    write: (o, s) => writeOwned<NodeStatusFields>(deps.store, MON_STATUS, o.node.id, { ceph: s ? { mon: s } : {} }).then(() => undefined),
     act: (o, step) => monRun(deps, o, step),
     start: (req) => deps.tasks.start(req),
     recheckMs: deps.blockedRecheckMs,

@@ -82,7 +82,7 @@ async function observe(deps: CephLoopDeps, id: string): Promise<DiskObserved | u
 
 function apply(deps: CephLoopDeps, o: DiskObserved, p: DiskPlan): Promise<Result> {
   return applyPlan<DiskObserved, OwnedStatus, DiskStep>({
-    write: async (obs, status) => void (await writeOwned<DiskStatusFields>(deps.store, DISK_OSD_STATUS, obs.disk.id, status)),
+    write: (obs, status) => writeOwned<DiskStatusFields>(deps.store, DISK_OSD_STATUS, obs.disk.id, status).then(() => undefined),
     act: (obs, step) => act(deps, obs, step),
     start: (req) => deps.tasks.start(req),
     recheckMs: deps.blockedRecheckMs,

@@ -65,7 +65,7 @@ export const RGW_USER_STATUS: StatusOwner = { loop: 'rgw-user', kind: StorageKin
 
 function apply(deps: RgwUserLoopDeps, o: RgwUserObserved, p: RgwUserPlan): Promise<Result> {
   return applyPlan({
-    write: async (obs: RgwUserObserved, status: RgwUserStatus) => void (await writeOwned(deps.store, RGW_USER_STATUS, obs.user.id, withOrphaned(status, obs.user.metadata.source, obs.user.metadata.generation, obs.nowIso))),
+    write: (obs: RgwUserObserved, status: RgwUserStatus) => writeOwned(deps.store, RGW_USER_STATUS, obs.user.id, withOrphaned(status, obs.user.metadata.source, obs.user.metadata.generation, obs.nowIso)).then(() => undefined),
     act: (obs, step) => createRun(deps, obs, step.attempt),
     start: (req) => deps.tasks.start(req),
     recheckMs: deps.blockedRecheckMs,
