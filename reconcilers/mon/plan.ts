@@ -136,7 +136,13 @@ function firstMonmap(o: MonObserved): InitialMon[] {
 export function initialMembers(args: Record<string, unknown> | undefined): InitialMon[] | undefined {
   const list = args?.initialMembers;
   if (!Array.isArray(list)) return undefined;
-  return list.filter((m): m is InitialMon => typeof m?.nodeId === 'string' && typeof m?.name === 'string' && typeof m?.addr === 'string');
+  return (list as unknown[]).filter(isInitialMon);
+}
+
+function isInitialMon(m: unknown): m is InitialMon {
+  if (typeof m !== 'object' || m === null) return false;
+  const { nodeId, name, addr } = m as Record<string, unknown>;
+  return typeof nodeId === 'string' && typeof name === 'string' && typeof addr === 'string';
 }
 
 /** The master's import of client.admin (admin-key.ts), retried with the usual backoff. */
