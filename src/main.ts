@@ -237,7 +237,7 @@ async function main(): Promise<void> {
   const stop = (q: Quarry) =>
     q.stop().then(
       () => process.exit(0),
-      (err) => {
+      (err: unknown) => {
         log('error', 'stop failed', { error: String(err) });
         process.exit(1);
       },
@@ -251,11 +251,12 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   quarry = await startQuarry({ config, log });
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- a signal handler sets it while startQuarry is awaited
   if (stopping) await stop(quarry);
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  main().catch((err) => {
+  main().catch((err: unknown) => {
     process.stderr.write(`quarry: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exit(1);
   });

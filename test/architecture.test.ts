@@ -257,22 +257,6 @@ const CEPH_WORDS = new Set<string>([
   'src/sim/ceph/render-status.ts',
 ]);
 
-/**
- * Files still spelling names until the loop-kit branch (issue 13 item 2) is merged: loop names
- * that equal daemon types ('mon' in dependsOn), and daemon types in plan and loop bodies. The
- * lead empties this list after the merge; nothing new may join it.
- */
-const PENDING = new Set<string>([
-  'reconcilers/daemon/loop.ts',
-  'reconcilers/fs/loop.ts',
-  'reconcilers/mon/loop.ts',
-  'reconcilers/mon/plan.ts',
-  'reconcilers/osd/loop.ts',
-  'reconcilers/osd/plan.ts',
-  'reconcilers/osd/status.ts',
-  'reconcilers/rgw-user/loop.ts',
-]);
-
 /** The text a template literal stands for, with each substitution as a wildcard; null when it
  * has too little text of its own to name anything (`${type}.${id}`). */
 function templatePattern(node: ts.TemplateExpression): RegExp | null {
@@ -316,7 +300,7 @@ test('architecture: a daemon or step name is spelled only in the catalogue', (t)
   const bad: string[] = [];
   for (const file of files) {
     const rel = relative(root, file);
-    if (rel.startsWith('src/catalogue/') || PENDING.has(rel)) continue;
+    if (rel.startsWith('src/catalogue/')) continue;
     const names = CEPH_WORDS.has(rel) ? new Set([...CATALOGUE_NAMES].filter((n) => !(DAEMON_TYPES as readonly string[]).includes(n))) : CATALOGUE_NAMES;
     bad.push(...spelledNames(rel, readFileSync(file, 'utf8'), names));
   }
@@ -337,9 +321,4 @@ test('architecture: the spelled-name rule reports a step name, a daemon type and
     "fabricated.ts:2 'mds'",
     'fabricated.ts:3 `ceph.${kind}.key` (ceph.mgr.key)',
   ]);
-});
-
-test('architecture: every pending file still spells a name (the list only shrinks)', (t) => {
-  const clean = [...PENDING].filter((rel) => spelledNames(rel, readFileSync(join(root, rel), 'utf8')).length === 0);
-  t.deepEqual(clean, [], 'remove these from PENDING: they no longer spell a catalogue name');
 });

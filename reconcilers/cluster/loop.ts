@@ -35,7 +35,7 @@ export function clusterLoop(deps: ClusterLoopDeps): Reconciler<ClusterObserved, 
     plan: planCluster,
     apply: (o, plan) =>
       applyPlan({
-        write: async (obs: ClusterObserved, status: ClusterStatus) => void (await writeOwned(deps.store, CLUSTER_STATUS, obs.cluster.id, status)),
+        write: (obs: ClusterObserved, status: ClusterStatus) => writeOwned(deps.store, CLUSTER_STATUS, obs.cluster.id, status).then(() => undefined),
         act: () => null,
         recheckMs: deps.pollMs,
       }, o, plan),
@@ -44,7 +44,7 @@ export function clusterLoop(deps: ClusterLoopDeps): Reconciler<ClusterObserved, 
 
 function monitorNode(doc: AnyDoc): boolean {
   const n = doc as Doc<NodeSpec, NodeStatusFields>;
-  return n.spec.daemons?.mon !== undefined || n.status.daemons?.mon === true;
+  return n.spec.daemons.mon !== undefined || n.status.daemons?.mon === true;
 }
 
 async function observe(deps: ClusterLoopDeps, id: string): Promise<ClusterObserved | undefined> {

@@ -1,5 +1,5 @@
 // The effectful half of the manager, metadata-server and gateway loops.
-import { daemon, type KeyedDaemonType } from '../../src/catalogue/index.js';
+import { Daemon, daemon, type KeyedDaemonType } from '../../src/catalogue/index.js';
 import { CLUSTER_ID, CephKind, type ClusterSpec, type ClusterStatus } from '../../src/model/ceph-kinds.js';
 import type { Doc } from '../../src/model/document.js';
 import { Kind, type DaemonState, type DaemonType, type NodeSpec, type NodeStatusFields } from '../../src/model/kinds.js';
@@ -64,7 +64,7 @@ export function daemonLoop(kind: DaemonKind, deps: CephLoopDeps): Reconciler<O, 
   return {
     name: kind.type,
     kind: Kind.Node,
-    dependsOn: ['node', 'cluster', 'mon'],
+    dependsOn: ['node', 'cluster', Daemon.mon],
     observe: async (id) => {
       const node = await deps.store.get<NodeSpec, NodeStatusFields>(Kind.Node, id);
       const cluster = await deps.store.get<ClusterSpec, ClusterStatus>(CephKind.Cluster, CLUSTER_ID);

@@ -1,6 +1,7 @@
 // The filesystem loop's effectful half: asks Ceph for pools, filesystems and MDS daemons once
 // the monitors have quorum, writes the Filesystem's status, and starts the master-level
 // 'ceph.fs.create' run. It keeps looking after the filesystem is ready: an MDS can go away.
+import { Daemon } from '../../src/catalogue/index.js';
 import { withOrphaned } from '../../src/runtime/conditions.js';
 import type { CephApi } from '../../src/clients/ceph-api.js';
 import type { MdsStat } from '../../src/clients/ceph-types.js';
@@ -28,7 +29,7 @@ export function fsLoop(deps: FsLoopDeps): Reconciler<FsObserved, FsPlan> {
   return {
     name: 'fs',
     kind: StorageKind.Filesystem,
-    dependsOn: ['cluster', 'mon', 'mds'],
+    dependsOn: ['cluster', Daemon.mon, Daemon.mds],
     observe: (id) => observe(deps, id),
     plan: planFs,
     apply: (o, p) => apply(deps, o, p),
@@ -74,7 +75,7 @@ export const FS_STATUS: StatusOwner = { loop: 'fs', kind: StorageKind.Filesystem
 
 function apply(deps: FsLoopDeps, o: FsObserved, p: FsPlan): Promise<Result> {
   return applyPlan({
-    write: async (obs: FsObserved, status: FilesystemStatus) => void (await writeOwned(deps.store, FS_STATUS, obs.fs.id, withOrphaned(status, obs.fs.metadata.source, obs.fs.metadata.generation, deps.clock.iso()))),
+    write: (obs: FsObserved, status: FilesystemStatus) => writeOwned(deps.store, FS_STATUS, obs.fs.id, withOrphaned(status, obs.fs.metadata.source, obs.fs.metadata.generation, deps.clock.iso())).then(() => undefined),
     act: (obs, step) => createRun(deps, obs, step.attempt),
     start: (req) => deps.tasks.start(req),
     recheckMs: deps.blockedRecheckMs,

@@ -63,7 +63,7 @@ export const IMAGE_STATUS: StatusOwner = { loop: 'image', kind: ImageKind.Image,
 
 function apply(deps: ImageLoopDeps, o: ImageObserved, p: ImagePlan): Promise<Result> {
   return applyPlan({
-    write: async (obs: ImageObserved, status: ImageStatus) => void (await writeOwned(deps.store, IMAGE_STATUS, obs.image.id, status)),
+    write: (obs: ImageObserved, status: ImageStatus) => writeOwned(deps.store, IMAGE_STATUS, obs.image.id, status).then(() => undefined),
     act: (obs, step) => act(deps, obs, step),
     start: (req) => deps.tasks.start(req),
     recheckMs: 0, // no gate in this loop

@@ -2,6 +2,7 @@
 // run history; creates the bootstrap keys itself (random bytes, no Ceph needed yet); hands
 // bootstrap, join and restart to the node's agent as node-level runs.
 import { randomBytes } from 'node:crypto';
+import { Daemon } from '../../src/catalogue/index.js';
 import { CLUSTER_ID, CephKind, type ClusterSpec, type ClusterStatus } from '../../src/model/ceph-kinds.js';
 import { newCephxKey } from '../../src/model/keyring.js';
 import { Kind, type DaemonState, type DiskSpec, type DiskStatusFields, type NodeSpec, type NodeStatusFields } from '../../src/model/kinds.js';
@@ -44,7 +45,7 @@ export function monLoop(deps: MonLoopDeps): Reconciler<MonObserved, MonPlan> {
   // starts again, which only delays a cluster that no bootstrap run has started yet.
   const gather = { endsAt: null as number | null };
   return {
-    name: 'mon',
+    name: Daemon.mon,
     kind: Kind.Node,
     dependsOn: ['node', 'cluster'],
     // The first monitors other than the opener start once its monitor runs: its run's end
@@ -103,7 +104,7 @@ async function observe(deps: MonLoopDeps, id: string): Promise<MonObserved | und
     openedCluster: openedBy(bootstraps)?.node.id === id && bootstrap?.status.state === 'completed',
     gatherEndsAt: null,
     createRun: runInfo(newer(bootstrap, join)),
-    restartRun: runInfo(restart?.spec.args.daemon === 'mon' ? restart : undefined),
+    restartRun: runInfo(restart?.spec.args.daemon === Daemon.mon ? restart : undefined),
     now: deps.clock.now(),
     retryBaseMs: deps.retryBaseMs,
     startGraceMs: deps.startGraceMs,
@@ -160,12 +161,13 @@ function bootstrapView(bootstraps: NodeBootstrap[]): BootstrapView | null {
   }
   if (!owner) return null;
   const info = runInfo(owner.run)!;
-  const self = { nodeId: owner.node.id, name: String(info.args.monName ?? owner.node.spec.hostname), addr: String(info.args.addr ?? '') };
+  const { monName, addr } = info.args;
+  const self = { nodeId: owner.node.id, name: typeof monName === 'string' ? monName : owner.node.spec.hostname, addr: typeof addr === 'string' ? addr : '' };
   return { owner: owner.node, run: info, members: initialMembers(info.args) ?? [self] };
 }
 
 /** The node's status.ceph.mon: this loop's only status write. */
-export const MON_STATUS = daemonStateOwner('mon');
+export const MON_STATUS = daemonStateOwner(Daemon.mon);
 
 async function apply(deps: MonLoopDeps, o: MonObserved, p: MonPlan, slot: { holder: string | null }): Promise<Result> {
   return applyPlan(monEffects(deps), o, claimRemoval(o.node.id, p, slot));
@@ -189,7 +191,7 @@ function claimRemoval(id: string, p: MonPlan, slot: { holder: string | null }): 
 
 function monEffects(deps: MonLoopDeps): LoopEffects<MonObserved, DaemonState | undefined, MonStep> {
   return {
-    write: async (o, s) => void (await writeOwned<NodeStatusFields>(deps.store, MON_STATUS, o.node.id, { ceph: s ? { mon: s } : {} })),
+    write: (o, s) => writeOwned<NodeStatusFields>(deps.store, MON_STATUS, o.node.id, { ceph: s ? { mon: s } : {} }).then(() => undefined),
     act: (o, step) => monRun(deps, o, step),
     start: (req) => deps.tasks.start(req),
     recheckMs: deps.blockedRecheckMs,

@@ -10,7 +10,7 @@
 // makes itself on its first commit. Starting the first monitors at the same instant makes the
 // first election race too, so the opener starts alone and the others once it runs. The
 // measurements are in README.md.
-import { Step } from '../../src/catalogue/index.js';
+import { Daemon, Step } from '../../src/catalogue/index.js';
 import type { ClusterSpec, ClusterStatus } from '../../src/model/ceph-kinds.js';
 import type { Doc } from '../../src/model/document.js';
 import type { DaemonState } from '../../src/model/kinds.js';
@@ -136,7 +136,13 @@ function firstMonmap(o: MonObserved): InitialMon[] {
 export function initialMembers(args: Record<string, unknown> | undefined): InitialMon[] | undefined {
   const list = args?.initialMembers;
   if (!Array.isArray(list)) return undefined;
-  return list.filter((m): m is InitialMon => typeof m?.nodeId === 'string' && typeof m?.name === 'string' && typeof m?.addr === 'string');
+  return (list as unknown[]).filter(isInitialMon);
+}
+
+function isInitialMon(m: unknown): m is InitialMon {
+  if (typeof m !== 'object' || m === null) return false;
+  const { nodeId, name, addr } = m as Record<string, unknown>;
+  return typeof nodeId === 'string' && typeof name === 'string' && typeof addr === 'string';
 }
 
 /** The master's import of client.admin (admin-key.ts), retried with the usual backoff. */
@@ -168,7 +174,7 @@ function runPlan(o: MonObserved, kind: 'bootstrap' | 'join' | 'restart', last: R
 
 function monArgs(o: MonObserved, kind: 'bootstrap' | 'join' | 'restart', members?: InitialMon[]): Record<string, unknown> {
   const name = o.node.spec.hostname;
-  if (kind === 'restart') return { daemon: 'mon', name };
+  if (kind === 'restart') return { daemon: Daemon.mon, name };
   return {
     fsid: o.cluster.spec.fsid,
     monName: name,

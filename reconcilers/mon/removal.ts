@@ -90,7 +90,7 @@ function fromNode(o: RemovalInput, name: string, running: boolean): RemovalPlan 
   const made = Math.max(o.createRun?.completedAt ?? 0, o.restartRun?.completedAt ?? 0);
   const cleaned = run?.state === 'completed' && (run.completedAt ?? 0) >= made;
   if (cleaned && !running) return plan(undefined);
-  const wait = cleaned ? graceWait(run!.completedAt ?? 0, o.now, o.startGraceMs) : null;
+  const wait = cleaned ? graceWait(run.completedAt ?? 0, o.now, o.startGraceMs) : null;
   if (wait !== null) return plan(state('orphaned', 'WaitingForAgent', `mon.${name} removed; waiting for the agent to report it gone`), null, wait);
   if (o.node.status.phase !== 'active') {
     return gate('NodeNotActive', `mon.${name} is out of the monmap; its daemon and store are removed once the node is active (it is ${o.node.status.phase ?? 'discovered'})`);

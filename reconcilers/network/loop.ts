@@ -103,6 +103,7 @@ function apply(deps: NetworkLoopDeps, o: NetworkObserved, p: NetworkPlan): Promi
   return applyPlan({
     write: async (obs: NetworkObserved, status: NetworkStatus | null) => {
       if (status && obs.network) await writeOwned(deps.store, NETWORK_STATUS, obs.id, status);
+      return undefined;
     },
     act: (obs, step) => act(deps, obs, step),
     start: (req) => deps.tasks.start(req),

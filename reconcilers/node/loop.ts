@@ -157,7 +157,7 @@ async function apply(deps: NodeLoopDeps, o: NodeObserved, plan: NodePlan): Promi
 }
 
 /** The node's fields, then what operators are told (only once the write went through). */
-async function writeNode(deps: NodeLoopDeps, o: NodeObserved, plan: NodePlan, status: NodeStatusFields): Promise<Result | void> {
+async function writeNode(deps: NodeLoopDeps, o: NodeObserved, plan: NodePlan, status: NodeStatusFields): Promise<Result | undefined> {
   const { node } = o;
   try {
     const full = withOrphaned(status, node.metadata.source, node.metadata.generation, deps.clock.iso());
@@ -173,6 +173,7 @@ async function writeNode(deps: NodeLoopDeps, o: NodeObserved, plan: NodePlan, st
   if (changedForOperators(node.status, status)) {
     deps.bus.publish('node.state.changed', { nodeId: node.id, status: status.phase ?? 'discovered' });
   }
+  return undefined;
 }
 
 function changedForOperators(before: NodeStatusFields, after: NodeStatusFields): boolean {

@@ -2,6 +2,7 @@
 // for one and carries out wipe requests. One loop for both, because both act on the same disk
 // and each one's gate is the other's state (no OSD on a disk being wiped, no wipe of an OSD).
 import { randomUUID } from 'node:crypto';
+import { Daemon } from '../../src/catalogue/index.js';
 import { CLUSTER_ID, CephKind, type ClusterSpec, type ClusterStatus } from '../../src/model/ceph-kinds.js';
 import type { AnyDoc } from '../../src/model/document.js';
 import { Kind, type DiskSpec, type DiskStatusFields, type NodeSpec, type NodeStatusFields } from '../../src/model/kinds.js';
@@ -50,9 +51,9 @@ const disksOfNode = (doc: AnyDoc): string[] => ((doc.status as NodeStatusFields 
 
 export function osdLoop(deps: CephLoopDeps): Reconciler<DiskObserved, DiskPlan> {
   return {
-    name: 'osd',
+    name: Daemon.osd,
     kind: Kind.Disk,
-    dependsOn: ['node', 'cluster', 'mon'],
+    dependsOn: ['node', 'cluster', Daemon.mon],
     watches: [{ kind: Kind.Node, map: disksOfNode }],
     observe: (id) => observe(deps, id),
     plan: planDisk,
@@ -81,7 +82,7 @@ async function observe(deps: CephLoopDeps, id: string): Promise<DiskObserved | u
 
 function apply(deps: CephLoopDeps, o: DiskObserved, p: DiskPlan): Promise<Result> {
   return applyPlan<DiskObserved, OwnedStatus, DiskStep>({
-    write: async (obs, status) => void (await writeOwned<DiskStatusFields>(deps.store, DISK_OSD_STATUS, obs.disk.id, status)),
+    write: (obs, status) => writeOwned<DiskStatusFields>(deps.store, DISK_OSD_STATUS, obs.disk.id, status).then(() => undefined),
     act: (obs, step) => act(deps, obs, step),
     start: (req) => deps.tasks.start(req),
     recheckMs: deps.blockedRecheckMs,

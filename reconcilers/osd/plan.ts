@@ -4,7 +4,7 @@
 // and starts it. One that was created and stops running is started again. Gates: nothing on a
 // node that is not active or a disk that is absent, nothing without monitor quorum, and the
 // disk must be eligible until the OSD exists on it.
-import { DAEMONS, Step } from '../../src/catalogue/index.js';
+import { DAEMONS, Daemon, Step } from '../../src/catalogue/index.js';
 import type { DaemonState } from '../../src/model/kinds.js';
 import { DiskReason, diskReasons, type DiskDoc, type NodeDoc } from '../../src/model/operations.js';
 import { state } from '../shared/daemon-state.js';
@@ -35,7 +35,7 @@ export type OsdStep =
   | { kind: 'assign-uuid' }
   | { kind: 'new'; attempt: number; args: { uuid: string } }
   | { kind: 'create'; attempt: number; args: CreateArgs }
-  | { kind: 'restart'; attempt: number; args: { daemon: 'osd'; id: number } };
+  | { kind: 'restart'; attempt: number; args: { daemon: typeof Daemon.osd; id: number } };
 
 /** The disk's status.osd this loop decides, the step, a wait, a gate; and the osdId to record. */
 export interface OsdPlan extends LoopPlan<DaemonState | undefined, OsdStep> {
@@ -107,14 +107,14 @@ function restartPlan(o: OsdObserved, id: number): OsdPlan {
   }
   const createdAt = createdBy(o.createRun, id) ? (o.createRun?.completedAt ?? 0) : 0;
   const r = o.restartRun;
-  const last = r && r.args.daemon === 'osd' && r.args.id === id && (r.completedAt ?? o.now) >= createdAt ? r : null;
+  const last = r && r.args.daemon === Daemon.osd && r.args.id === id && (r.completedAt ?? o.now) >= createdAt ? r : null;
   const since = Math.max(createdAt, completedAt(last) ?? 0);
   const wait = isActive(last) ? null : graceWait(since, o.now, o.startGraceMs);
   if (wait !== null) {
     const s = state('starting', 'WaitingForAgent', `started; waiting for the agent to report osd.${id} running`);
     return { osdId: o.disk.status.osdId ?? null, status: s, step: null, requeueAfterMs: wait, gate: null };
   }
-  return runPlan(o, 'restart', last?.state === 'completed' ? null : last, `osd.${id} is not running; starting it again`, { daemon: 'osd', id });
+  return runPlan(o, 'restart', last?.state === 'completed' ? null : last, `osd.${id} is not running; starting it again`, { daemon: Daemon.osd, id });
 }
 
 function runPlan<K extends 'new' | 'create' | 'restart'>(o: OsdObserved, kind: K, last: RunInfo | null, message: string, args: Extract<OsdStep, { kind: K }>['args']): OsdPlan {

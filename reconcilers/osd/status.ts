@@ -2,6 +2,7 @@
 // loop owns status.osd, osdId, osdUuid, observedWipeGeneration and the conditions
 // (docs/status-ownership.md), written by the loop kit's writer: read-change-CAS, again on a
 // conflict, skipped when nothing changes, so the loop does not wake itself.
+import { Daemon } from '../../src/catalogue/index.js';
 import { Kind, type DiskStatusFields } from '../../src/model/kinds.js';
 import type { DiskDoc } from '../../src/model/operations.js';
 import { setConditions, withOrphaned, type ConditionInput } from '../../src/runtime/conditions.js';
@@ -9,10 +10,19 @@ import type { StatusOwner } from '../../src/runtime/loop-kit/index.js';
 import type { OsdPlan } from './plan.js';
 import type { WipePlan } from './wipe.js';
 
-export const DISK_OSD_STATUS: StatusOwner = { loop: 'osd', kind: Kind.Disk, fields: ['osd', 'osdId', 'osdUuid', 'observedWipeGeneration', 'conditions'] };
+/** The Disk status fields this loop owns, spelled once for the writer and the type below. */
+const OWNED_FIELDS = [
+  'osd', // catalogue-exempt: the contract's Disk status field `osd`, not the daemon type
+  'osdId',
+  'osdUuid',
+  'observedWipeGeneration',
+  'conditions',
+] as const satisfies readonly (keyof DiskStatusFields)[];
+
+export const DISK_OSD_STATUS: StatusOwner = { loop: Daemon.osd, kind: Kind.Disk, fields: OWNED_FIELDS };
 
 /** The fields this loop owns, as the two plans decided them. */
-export type OwnedStatus = Pick<DiskStatusFields, 'osd' | 'osdId' | 'osdUuid' | 'observedWipeGeneration' | 'conditions'>;
+export type OwnedStatus = Pick<DiskStatusFields, (typeof OWNED_FIELDS)[number]>;
 
 export function ownedStatus(disk: DiskDoc, osd: OsdPlan, wipe: WipePlan, nowIso: string): OwnedStatus {
   const cur = disk.status;

@@ -1,6 +1,7 @@
 // The RGW user loop's effectful half: once there is quorum and a gateway, a master-level run
 // takes the user from RGW (user info) or creates it (user create), and stores its key pair:
 // the secret in an RgwUserSecret document, never in a log line, a run result or an error.
+import { Daemon } from '../../src/catalogue/index.js';
 import { withOrphaned } from '../../src/runtime/conditions.js';
 import type { RgwApi } from '../../src/clients/ceph-api.js';
 import type { RgwUser } from '../../src/clients/rgw-admin.js';
@@ -27,7 +28,7 @@ export function rgwUserLoop(deps: RgwUserLoopDeps): Reconciler<RgwUserObserved, 
   return {
     name: 'rgw-user',
     kind: StorageKind.RgwUser,
-    dependsOn: ['cluster', 'rgw'],
+    dependsOn: ['cluster', Daemon.rgw],
     // A stored (or lost) secret changes whether the user is ready; both share the id.
     watches: [{ kind: StorageKind.RgwUserSecret, map: (doc) => [doc.id] }],
     observe: (id) => observe(deps, id),
@@ -64,7 +65,7 @@ export const RGW_USER_STATUS: StatusOwner = { loop: 'rgw-user', kind: StorageKin
 
 function apply(deps: RgwUserLoopDeps, o: RgwUserObserved, p: RgwUserPlan): Promise<Result> {
   return applyPlan({
-    write: async (obs: RgwUserObserved, status: RgwUserStatus) => void (await writeOwned(deps.store, RGW_USER_STATUS, obs.user.id, withOrphaned(status, obs.user.metadata.source, obs.user.metadata.generation, obs.nowIso))),
+    write: (obs: RgwUserObserved, status: RgwUserStatus) => writeOwned(deps.store, RGW_USER_STATUS, obs.user.id, withOrphaned(status, obs.user.metadata.source, obs.user.metadata.generation, obs.nowIso)).then(() => undefined),
     act: (obs, step) => createRun(deps, obs, step.attempt),
     start: (req) => deps.tasks.start(req),
     recheckMs: deps.blockedRecheckMs,

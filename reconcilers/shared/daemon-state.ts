@@ -5,7 +5,11 @@ import { Kind, type DaemonState, type DaemonType } from '../../src/model/kinds.j
 import type { StatusOwner } from '../../src/runtime/loop-kit/index.js';
 
 /** The Node status entry `ceph.<type>`, written by the loop of that daemon type. */
-// catalogue-exempt: a status field path (status.ceph.mon), not a step name
-export const daemonStateOwner = (type: DaemonType): StatusOwner => ({ loop: type, kind: Kind.Node, fields: [`ceph.${type}`] });
+export const daemonStateOwner = (type: DaemonType): StatusOwner => ({
+  loop: type,
+  kind: Kind.Node,
+  // catalogue-exempt: a status field path (status.ceph.<type>), which only looks like an operation name
+  fields: [`ceph.${type}`],
+});
 
 export const state = (phase: DaemonState['phase'], reason: string, message: string): DaemonState => ({ phase, reason, message });

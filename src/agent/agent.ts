@@ -85,6 +85,7 @@ export class Agent {
       try {
         await this.claimOnce();
       } catch (err) {
+        // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- the agent may stop while claimOnce is awaited; TS keeps the loop condition's narrowing
         if (this.stopping.signal.aborted) return;
         this.d.log('warn', 'claiming a run failed', { error: String(err) });
         await this.pause(Math.min(this.d.heartbeatMs, 5_000));
@@ -105,7 +106,7 @@ export class Agent {
     const onStop = (): void => abort.abort();
     this.stopping.signal.addEventListener('abort', onStop, { once: true });
     const timers = [
-      setInterval(() => flush().catch((err: unknown) => this.d.log('warn', 'sending run logs failed', { runId: run.id, error: String(err) })), LOG_FLUSH_MS),
+      setInterval(() => void flush().catch((err: unknown) => this.d.log('warn', 'sending run logs failed', { runId: run.id, error: String(err) })), LOG_FLUSH_MS),
       setInterval(() => this.watchCancel(run.id, abort), this.d.cancelPollMs ?? 5_000),
     ];
     let result: AgentResult;

@@ -62,7 +62,7 @@ async function main(): Promise<void> {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  main().catch((err) => {
+  main().catch((err: unknown) => {
     process.stderr.write(`quarry-agent: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exit(1);
   });

@@ -12,5 +12,5 @@ export function boundFetch(localAddress: string): FetchLike {
   // heartbeats every few seconds, and a new TCP connection per call costs the master).
   const dispatcher = new Agent({ localAddress });
   // undici's Response is the same WHATWG Response the global fetch answers with.
-  return async (url, init = {}) => (await undiciFetch(url, { ...init, dispatcher })) as unknown as Response;
+  return async (url, init = {}) => undiciFetch(url, { ...init, dispatcher });
 }

@@ -70,7 +70,7 @@ export async function discoverNode(store: Store, fleet: Fleet, rawMac: string, r
   if (!node) {
     try {
       const spec = newNodeSpec(mac, undefined, approved);
-      node = (await store.create({ kind: Kind.Node, id: nodeIdForMac(mac), name: spec.hostname, spec })) as Doc<NodeSpec>;
+      node = await store.create<NodeSpec>({ kind: Kind.Node, id: nodeIdForMac(mac), name: spec.hostname, spec });
       created = true;
     } catch (err) {
       if (!(err instanceof ConflictError)) throw err;

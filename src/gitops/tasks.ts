@@ -66,7 +66,7 @@ export function plannedTasks(changes: Change[], world: World): PlannedTask[] {
       case Kind.Disk:
         if (!(was as DiskSpec | null)?.osd && (now as unknown as DiskSpec).osd) {
           const disk = world.disks.find((d) => d.id === c.id);
-          const st = (disk?.status ?? {}) as DiskStatusFields;
+          const st: DiskStatusFields = disk?.status ?? {};
           add(TaskKind.osdNew);
           add(TaskKind.osdCreate, `${st.devicePath ?? '?'} (${(disk?.spec.serial ?? c.name)})`);
         }

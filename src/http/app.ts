@@ -166,7 +166,9 @@ export async function createHttpApp(deps: HttpDeps): Promise<HttpApp> {
 }
 
 async function listen(app: Koa, port: number, host: string): Promise<Listening> {
-  const server = createServer(app.callback());
+  const handle = app.callback();
+  // Koa's handler settles its own errors (ctx.onerror): its promise is not the server's concern.
+  const server = createServer((req, res) => void handle(req, res));
   server.on('clientError', clientErrorHandler);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -62,8 +62,11 @@ function fromParser(err: { status: number; type?: unknown }): QuarryError {
 const isParserError = (err: unknown): err is { status: number } => {
   const e = err as { status?: unknown; expose?: unknown } | null;
   const clientSide = typeof e?.status === 'number' && e.status >= 400 && e.status < 500;
-  return clientSide && !(err instanceof QuarryError) && (e?.expose === true || err instanceof SyntaxError);
+  return clientSide && !(err instanceof QuarryError) && (e.expose === true || err instanceof SyntaxError);
 };
+
+/** What was thrown, for a log line: anything may be thrown (null, a string), so nothing is assumed. */
+const thrown = (err: unknown): { message?: unknown; stack?: unknown } => (err as { message?: unknown; stack?: unknown } | null | undefined) ?? {};
 
 /** The client-facing form of an error, or null when it must be hidden (5xx). */
 export function classify(err: unknown): QuarryError | null {
@@ -84,7 +87,7 @@ export function errorMiddleware(logger: Logger, ids: IdGen): Middleware {
     } catch (err) {
       const known = classify(err);
       if (ctx.headerSent) {
-        logger('warn', 'error after the response started', { method: ctx.method, route: ctx.path, error: (err as Error)?.message });
+        logger('warn', 'error after the response started', { method: ctx.method, route: ctx.path, error: thrown(err).message });
         return;
       }
       if (known) {
@@ -97,7 +100,7 @@ export function errorMiddleware(logger: Logger, ids: IdGen): Middleware {
         return;
       }
       const reference = ids();
-      logger('error', 'request failed', { method: ctx.method, route: ctx.path, reference, error: String((err as Error)?.message ?? err), stack: (err as Error)?.stack });
+      logger('error', 'request failed', { method: ctx.method, route: ctx.path, reference, error: String(thrown(err).message ?? err), stack: thrown(err).stack });
       respond(ctx, problem(500, 'INTERNAL', `internal error; the server log has the details under reference ${reference}`));
     }
   };

@@ -83,7 +83,7 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
 }
 
 // Handlers are methods, so their parameter is checked bivariantly and any RouteDef fits here.
-export type AnyRoute = RouteDef<unknown, unknown, unknown>;
+export type AnyRoute = RouteDef;
 
 /** Identity, for inference: `route<Body, Query, Params>({ ... })`. */
 export const route = <B = Record<string, never>, Q = Record<string, never>, P = Record<string, string>>(def: RouteDef<B, Q, P>): RouteDef<B, Q, P> => def;
@@ -136,7 +136,8 @@ export interface RouteEnv {
 }
 
 function hasBody(ctx: Context): boolean {
-  return (ctx.request.length ?? 0) > 0 || ctx.get('Transfer-Encoding') !== '';
+  // Koa types it as a number; its getter returns undefined when there is no Content-Length.
+  return ((ctx.request as { length?: number }).length ?? 0) > 0 || ctx.get('Transfer-Encoding') !== '';
 }
 
 /** Content type first (415), then parse (413 over 1 MiB, 400 for malformed JSON). */
@@ -154,10 +155,10 @@ const EMPTY_QUERY: JsonSchema = { type: 'object', additionalProperties: false, p
 
 /** A declared params schema must name exactly the path's {placeholders}. */
 function checkParams(def: AnyRoute): void {
-  const declared = Object.keys((def.params?.properties ?? {}) as object).sort();
+  const declared = Object.keys(def.params?.properties ?? {}).sort();
   const inPath = pathParams(def.path).sort();
   if (def.params && declared.join() !== inPath.join()) {
-    throw new Error(`route ${def.method} ${def.path}: params schema names [${declared}], the path [${inPath}]`);
+    throw new Error(`route ${def.method} ${def.path}: params schema names [${declared.join()}], the path [${inPath.join()}]`);
   }
 }
 

@@ -65,8 +65,9 @@ export function overLimit(schema: JsonSchema | undefined, value: unknown, path: 
 /** Whether a schema declares an array anywhere below (so items need a look). */
 function hasArrays(schema: JsonSchema): boolean {
   if (schema.type === 'array' || schema.maxItems !== undefined) return true;
-  const props = schema.properties as Record<string, JsonSchema> | undefined;
-  return !!props && Object.values(props).some((s) => typeof s === 'object' && s !== null && hasArrays(s));
+  // A property's schema may be a boolean (`true`), which has no arrays below.
+  const props = schema.properties as Record<string, unknown> | undefined;
+  return !!props && Object.values(props).some((s) => typeof s === 'object' && s !== null && hasArrays(s as JsonSchema));
 }
 
 /** One compiled validator per part of one route; compiled once at start-up. */

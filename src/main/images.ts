@@ -27,7 +27,7 @@ export interface ImageParts {
   images: Images;
   /** Where the catalog comes from (the specs folder resolves images against it too). */
   registry: ImageRegistry;
-  loop: Reconciler<unknown, unknown>;
+  loop: Reconciler;
   routes: AnyRoute[];
   /** The lab's registry when one was started (its catalog URL), else null. */
   labRegistryUrl: string | null;
@@ -63,6 +63,6 @@ export async function startImages(deps: {
   const loop = imageLoop({
     store: deps.store, tasks: deps.tasks, bus: deps.bus, clock: deps.clock, stateDir: config.stateDir,
     retryBaseMs: deps.retryBaseMs, ...defaultImageTiming, ...deps.timing,
-  }) as Reconciler<unknown, unknown>;
+  }) as Reconciler;
   return { images, registry, loop, routes: imageRoutes(images), labRegistryUrl: lab ? url : null, stop: () => lab?.stop() ?? Promise.resolve() };
 }

@@ -20,7 +20,8 @@ export interface LabDriver {
   /** The Ceph and RGW seams over the simulated cluster. */
   ceph(store: Store): { ceph: CephApi; rgw: RgwApi };
   master(dir: string, now: () => number): SimMaster;
-  imageRegistry(): LabImageRegistry;
+  /** A function property, not a method: main passes it on unbound (startImages' labRegistry). */
+  imageRegistry: () => LabImageRegistry;
   s3Gateways(): LabS3Gateways;
   lab(master: MasterLink, opts: LabOptions): Lab;
 }

@@ -77,7 +77,7 @@ export class Manager {
     if (this.started) throw new Error(`cannot register loop "${loop.name}" after start()`);
     if (!loop.name || loop.name.includes('/')) throw new Error(`invalid loop name "${loop.name}"`);
     if (this.loops.has(loop.name)) throw new Error(`loop "${loop.name}" is already registered`);
-    this.loops.set(loop.name, loop as AnyReconciler);
+    this.loops.set(loop.name, loop);
   }
 
   /** Lists every loop's kind, enqueues each id, then watches from the revision before the list
@@ -186,12 +186,18 @@ export class Manager {
   private async reconcile(key: string): Promise<void> {
     const parsed = parseKey(key);
     const loop = parsed && this.loops.get(parsed.loop);
-    if (!parsed || !loop) return this.opts.log('error', 'dropping key of no loop', { key });
+    if (!parsed || !loop) {
+      this.opts.log('error', 'dropping key of no loop', { key });
+      return;
+    }
     this.counters.reconciles++;
     const started = this.clock.now();
     try {
       const observed = await loop.observe(parsed.id, this.ctx);
-      if (observed === undefined) return this.queue.forget(key);
+      if (observed === undefined) {
+        this.queue.forget(key);
+        return;
+      }
       const result = await loop.apply(observed, loop.plan(observed), this.ctx);
       this.onResult(key, result);
     } catch (err) {
@@ -201,20 +207,25 @@ export class Manager {
     }
   }
 
-  private onResult(key: string, result: Result): void {
+  /** `result` undefined: a loop that returned nothing (a bug), reported as an unknown result. */
+  private onResult(key: string, result: Result | undefined): void {
     switch (result?.type) {
       case 'done':
-        return this.queue.forget(key);
+        this.queue.forget(key);
+        return;
       case 'requeue':
         this.queue.forget(key);
-        return this.queue.addAfter(key, result.afterMs);
+        this.queue.addAfter(key, result.afterMs);
+        return;
       case 'blocked':
         // Waiting on a gate is not a failure: the backoff starts over once it opens.
         this.queue.forget(key);
         this.opts.log('debug', 'blocked', { key, reason: result.reason, message: result.message });
-        return this.queue.addAfter(key, result.retryAfterMs);
+        this.queue.addAfter(key, result.retryAfterMs);
+        return;
+      case undefined:
       default:
-        return this.onError(key, new Error(`reconciler returned an unknown result: ${JSON.stringify(result)}`));
+        this.onError(key, new Error(`reconciler returned an unknown result: ${JSON.stringify(result)}`));
     }
   }
 
@@ -223,13 +234,15 @@ export class Manager {
     if (err instanceof TerminalError) {
       this.counters.terminalErrors++;
       this.opts.log('error', 'reconcile failed terminally; waiting for a change', { key, error: err.message });
-      return this.queue.forget(key);
+      this.queue.forget(key);
+      return;
     }
     if (err instanceof ConflictError) {
       // Someone wrote the object since we read it: look again, quietly.
       this.counters.conflicts++;
       this.opts.log('debug', 'conflict; requeueing', { key, error: err.message });
-      return this.queue.addRateLimited(key);
+      this.queue.addRateLimited(key);
+      return;
     }
     this.counters.errors++;
     const failures = this.queue.numRequeues(key) + 1;

@@ -104,7 +104,10 @@ export class WorkQueue {
    * cancel a timer (the timer's add is simply de-duplicated if the key is still waiting). */
   addAfter(key: string, ms: number): void {
     if (this.closed) return;
-    if (ms <= 0) return this.add(key);
+    if (ms <= 0) {
+      this.add(key);
+      return;
+    }
     const at = this.timers.now() + ms;
     const existing = this.delayed.get(key);
     if (existing && existing.at <= at) return;

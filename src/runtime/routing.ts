@@ -5,7 +5,7 @@ import type { Reconciler } from './types.js';
 
 // Loops of any observed and planned types; the manager never looks inside them. (Method
 // parameters are bivariant, so every Reconciler<O, P> is assignable to this.)
-export type AnyReconciler = Reconciler<unknown, unknown>;
+export type AnyReconciler = Reconciler;
 
 export interface LoopDescription {
   name: string;

@@ -3,7 +3,6 @@
 // address. The composition root adds the signed links to image files (main/provisioning.ts).
 import type { Config } from '../config.js';
 import { contains, parseCidr } from '../model/ipv4.js';
-import type { NodeStatusFields } from '../model/kinds.js';
 import { ImageKind, type ImageSpec, type ImageStatus } from '../model/image-kinds.js';
 import { NetworkKind, type NetworkSpec } from '../model/network-kinds.js';
 import type { Store } from '../store/types.js';
@@ -30,7 +29,7 @@ export function bootSources(deps: { driver: Config['driver']; store: Store; imag
   }
 
   async function networkFor(node: NodeDoc): Promise<Record<string, unknown> | null> {
-    const ip = (node.status as NodeStatusFields).ip;
+    const ip = node.status.ip;
     if (!ip) return null;
     for (const n of await store.list<NetworkSpec>(NetworkKind.Network)) {
       const cidr = parseCidr(n.spec.cidr);

@@ -46,12 +46,12 @@ export async function bootConfig(deps: BootDeps, request: { mac: string; address
   const { store, enrollment: e } = deps;
   const { base, address } = request;
   const mac = normaliseMac(request.mac);
-  let existing = (await store.get<NodeSpec, NodeStatusFields>(Kind.Node, nodeIdForMac(mac))) as NodeDoc | undefined;
+  let existing = await store.get<NodeSpec, NodeStatusFields>(Kind.Node, nodeIdForMac(mac));
   let release = (): void => undefined;
   if (!existing) {
     // Charged before the slow search by the MAC's other NICs, refunded when it finds the node.
     e.guard.take(address);
-    existing = (await findNodeByMac(store, mac)) as NodeDoc | undefined;
+    existing = await findNodeByMac(store, mac);
     if (existing) e.guard.refund(address);
     else release = e.guard.reserve(await countUnapproved(store));
   }
@@ -95,7 +95,8 @@ function decision(node: NodeDoc, v: EnrollmentVerdict, imageAvailable: boolean, 
       return decideBoot(v.approve ? { ...node, spec: { ...node.spec, approved: true } } : node, imageAvailable, credential);
     case 'conflict':
       return { action: 'wait', reason: `${v.reason}: waiting for an admin to approve the node again`, retrySeconds };
-    default:
+    case 'refused':
+    case 'unapproved':
       return { action: 'wait', reason: v.reason, retrySeconds };
   }
 }

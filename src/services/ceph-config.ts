@@ -6,7 +6,7 @@ import { keyringText } from '../model/keyring.js';
 import { CLUSTER_ID, CephKind, type ClusterSpec, type ClusterStatus, type KeyringSpec, type KeyringStatus } from '../model/ceph-kinds.js';
 import type { Doc } from '../model/document.js';
 import { Kind, type NodeSpec } from '../model/kinds.js';
-import { CephConfRenderer, monitorsForConf, type CephConfContext } from '../render/ceph-conf.js';
+import { monitorsForConf, type CephConfContext, type CephConfRenderer } from '../render/ceph-conf.js';
 import type { Store } from '../store/types.js';
 import type { Inventory } from './inventory.js';
 import { MON_CREATE_TASKS, nodeMayHold } from './node-keys.js';

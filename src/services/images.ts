@@ -75,7 +75,7 @@ export class Images {
       const all = await this.list();
       const id = await this.onMaster(all, given);
       await this.store.mutateSpec<ImageSpec>(ImageKind.Image, id, (d) => {
-        if (!isDownloaded(d as ImageDoc)) throw new ConflictError(`image ${id} is not downloaded; download it first`, 'IMAGE_NOT_DOWNLOADED');
+        if (!isDownloaded(d)) throw new ConflictError(`image ${id} is not downloaded; download it first`, 'IMAGE_NOT_DOWNLOADED');
         return d.spec.default ? undefined : { ...d.spec, default: true };
       });
       for (const other of all.filter((i) => i.id !== id && i.spec.default)) {

@@ -21,7 +21,7 @@ export class Networks {
   ) {}
 
   list(): Promise<NetworkDoc[]> {
-    return this.store.list<NetworkSpec, NetworkStatus>(NetworkKind.Network) as Promise<NetworkDoc[]>;
+    return this.store.list<NetworkSpec, NetworkStatus>(NetworkKind.Network);
   }
 
   interfaces(): Promise<MasterInterface[]> {

@@ -76,14 +76,17 @@ export class NodeDetails {
   private async start(): Promise<void> {
     const rev = this.store.revision();
     const [nodes, disks] = await Promise.all([this.store.list<never, never>(Kind.Node), this.store.list<never, never>(Kind.Disk)]);
-    for (const n of nodes) this.putNode(n as NodeDoc);
-    for (const d of disks) this.putDisk(d as DiskDoc);
+    for (const n of nodes) this.putNode(n);
+    for (const d of disks) this.putDisk(d);
     this.stopWatch = this.store.watch(rev, (e) => this.onEvent(e));
   }
 
   private onEvent(e: StoreEvent): void {
     // Too far behind for the store's history: drop everything and list again on the next read.
-    if (e.type === 'relist') return this.reset();
+    if (e.type === 'relist') {
+      this.reset();
+      return;
+    }
     if (e.doc.kind === Kind.Node) {
       if (e.type === 'deleted') this.dropNode(e.doc.id);
       else this.putNode(e.doc as NodeDoc);
@@ -115,7 +118,7 @@ export class NodeDetails {
     if (was !== undefined && was !== nodeId) this.dropDisk(d.id);
     this.diskNode.set(d.id, nodeId);
     let disks = this.disksOfNode.get(nodeId);
-    if (!disks) this.disksOfNode.set(nodeId, (disks = new Map()));
+    if (!disks) this.disksOfNode.set(nodeId, (disks = new Map<string, number>()));
     disks.set(d.id, bits);
     this.changed(nodeId);
   }

@@ -74,18 +74,18 @@ export class RgwUsers {
   private waitForSecret(id: string): Promise<SecretDoc | undefined> {
     return new Promise((resolve, reject) => {
       let settled = false;
-      const finish = (doc: SecretDoc | undefined, err?: unknown) => {
+      const finish = (doc: SecretDoc | undefined, err?: Error) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
         unwatch();
-        if (err) reject(err instanceof Error ? err : new Error(String(err)));
+        if (err) reject(err);
         else resolve(doc);
       };
       const look = () => {
         this.store.get<RgwUserSecretSpec, RgwUserSecretStatus>(StorageKind.RgwUserSecret, id).then(
           (doc) => doc?.status.secretKey && finish(doc),
-          (err: unknown) => finish(undefined, err),
+          (err: unknown) => finish(undefined, err instanceof Error ? err : new Error(String(err))),
         );
       };
       const timer = setTimeout(() => finish(undefined), this.waitMs);

@@ -88,7 +88,7 @@ export class TemplateContexts {
     if (ref.mac) {
       const n = await findNodeByMac(this.store, normaliseMac(ref.mac));
       if (!n) throw new NotFoundError(`no node has MAC ${normaliseMac(ref.mac)}`);
-      return n as NodeDoc;
+      return n;
     }
     return null;
   }

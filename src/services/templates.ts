@@ -60,7 +60,7 @@ export class TemplateLibrary {
       if (!isTemplateName(name)) continue;
       const source = await readFile(new URL(file, dir), 'utf8');
       const current = await this.find(name);
-      if (!current) await this.create(name, source, false).catch((err) => ignoreConflict(err));
+      if (!current) await this.create(name, source, false).catch((err: unknown) => ignoreConflict(err));
       else if (!current.spec.edited && current.spec.source !== source) await this.replace(name, source, false);
     }
   }
@@ -142,7 +142,7 @@ export class TemplateLibrary {
   private async create(name: string, source: string, edited: boolean): Promise<TemplateDoc> {
     const header = templateHeader(source);
     const spec: TemplateSpec = { name, description: header.description, source, version: 1, path: header.path, postHook: header.postHook, edited };
-    const doc = (await this.store.create<TemplateSpec>({ kind: TemplateKind.Template, id: templateId(name), name, spec })) as TemplateDoc;
+    const doc = await this.store.create<TemplateSpec>({ kind: TemplateKind.Template, id: templateId(name), name, spec });
     await this.keepVersion(name, 1, source);
     return doc;
   }

@@ -16,7 +16,7 @@ export interface StepContext<A = Record<string, unknown>> {
   keyrings?: () => Promise<Array<{ entity: string; keyring: string }>>;
 }
 
-export type Step = (ctx: StepContext) => Promise<Record<string, unknown> | void>;
+export type Step = (ctx: StepContext) => Promise<Record<string, unknown> | undefined>;
 
 /** A catalogue step as the lab carries it out: typed arguments, its schema's result. */
 export type SimStepOf<K extends NodeStepName> = (ctx: StepContext<StepArgs<K>>) => Promise<StepResult<K> | void>;
@@ -31,7 +31,7 @@ export function checkedSteps(impls: Partial<Record<NodeStepName, AnyImpl>>): Map
   const out = new Map<string, Step>();
   for (const [name, impl] of Object.entries(impls) as Array<[NodeStepName, AnyImpl | undefined]>) {
     if (!impl) continue;
-    const run = impl as (ctx: StepContext<unknown>) => Promise<Record<string, unknown> | void>;
+    const run = impl as (ctx: StepContext<unknown>) => Promise<Record<string, unknown> | undefined>;
     out.set(name, async (ctx) => {
       assertStepArgs(name, ctx.args);
       return (await run(ctx)) ?? undefined;

@@ -18,11 +18,11 @@ export interface AgentStepContext<A = Record<string, unknown>> {
 }
 
 /** A step as the agent calls it: arguments not yet checked. */
-export type AgentStep = (ctx: AgentStepContext) => Promise<Record<string, unknown> | void>;
+export type AgentStep = (ctx: AgentStepContext) => Promise<Record<string, unknown> | undefined>;
 
 /** The implementation of a catalogue step: typed arguments (checked before it is called) and
  * the result its schema describes. */
-export type AgentStepOf<K extends NodeStepName> = (ctx: AgentStepContext<StepArgs<K>>) => Promise<StepResult<K> | void>;
+export type AgentStepOf<K extends NodeStepName> = (ctx: AgentStepContext<StepArgs<K>>) => Promise<StepResult<K> | undefined>;
 
 /** Short commands (mkfs of a monitor, monmaptool, wipefs) get this deadline. */
 export const TOOL_TIMEOUT_MS = 120_000;

@@ -20,7 +20,7 @@ const dataDaemon = (type: Extract<DataDaemonType, KeyedDaemonType>): AgentStepOf
 
 export const startMgr: AgentStepOf<'ceph.mgr.start'> = dataDaemon(Daemon.mgr);
 // The same arguments as the manager's (one schema, two names): compared once, not expanded.
-export const startMds = dataDaemon(Daemon.mds) as AgentStepOf<'ceph.mgr.start'> as unknown as AgentStepOf<'ceph.mds.start'>;
+export const startMds = dataDaemon(Daemon.mds) as unknown as AgentStepOf<'ceph.mds.start'>;
 
 /** radosgw: S3 (beast) on this node's address and the given port. */
 export const startRgw: AgentStepOf<'ceph.rgw.start'> = async (ctx) => {

@@ -27,7 +27,6 @@ export function s3Credentials(ctx: Context): S3Credentials {
 
 /** The query without the key pair. */
 export function withoutS3Keys(query: Record<string, unknown>): Record<string, unknown> {
-  const out = { ...query };
-  for (const k of S3_QUERY_KEYS) delete out[k];
-  return out;
+  const keys: readonly string[] = S3_QUERY_KEYS;
+  return Object.fromEntries(Object.entries(query).filter(([k]) => !keys.includes(k)));
 }

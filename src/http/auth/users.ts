@@ -89,7 +89,7 @@ export class UserDirectory {
       const fields = Object.entries({ username, name, email, isAdmin }).filter(([, v]) => v !== undefined);
       const spec: UserSpec = { ...current.spec, ...Object.fromEntries(fields), passwordHash };
       const doc = await this.store.updateSpec<UserSpec>(Kind.User, id, spec, { resourceVersion: current.metadata.resourceVersion, name: spec.username });
-      return doc as UserDoc;
+      return doc;
     });
   }
 

@@ -29,7 +29,7 @@ export function eventRoutes(hub: SseHub): (area: EventArea) => AnyRoute[] {
         handler: async ({ ctx, principal }) => {
           const owner = { userId: principal!.user.id, sessionId: principal!.sessionId };
           streams.admit(owner);
-          streams.add(owner, openStream(hub, ctx as never), ctx.res);
+          streams.add(owner, openStream(hub, ctx), ctx.res);
           return undefined;
         },
       }),

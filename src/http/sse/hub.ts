@@ -157,7 +157,10 @@ export class SseHub {
   private scheduleFlush(): void {
     if (this.dirty.size === 0 || this.flushTimer || this.flushImmediate) return;
     const interval = this.opts.flushIntervalMs;
-    if (interval <= 0) return this.flushAll();
+    if (interval <= 0) {
+      this.flushAll();
+      return;
+    }
     const wait = this.lastFlushAt + interval - performance.now();
     if (wait <= 0) this.flushImmediate = setImmediate(this.flushAll);
     else this.flushTimer = setTimeout(this.flushAll, wait);

@@ -50,7 +50,10 @@ export class SessionStreams {
   /** Holds an opened stream until `closed` fires; `end` ends it from the server's side. */
   add(owner: StreamOwner, end: () => void, closed: { once(event: 'close', listener: () => void): unknown; destroyed: boolean; writableEnded: boolean }): void {
     // A client gone before its stream opened has already had its 'close'.
-    if (closed.destroyed || closed.writableEnded) return end();
+    if (closed.destroyed || closed.writableEnded) {
+      end();
+      return;
+    }
     const entry: Open = { owner, end };
     this.open.add(entry);
     this.perUser.set(owner.userId, (this.perUser.get(owner.userId) ?? 0) + 1);

@@ -8,8 +8,9 @@ import { resultOf, type ResultTimings } from './result.js';
 
 export interface LoopEffects<O, Status, Step> extends ResultTimings {
   /** Writes the plan's status part, scoped to the loop's fields (writeOwned). A Result ends
-   * the apply there (the node loop: its observation went stale, look again at once). */
-  write(o: O, status: Status): Promise<Result | void>;
+   * the apply there (the node loop: its observation went stale, look again at once); a write
+   * with nothing to say resolves to undefined (`writeOwned(...).then(() => undefined)`). */
+  write(o: O, status: Status): Promise<Result | undefined>;
   /** The step as runs to start; or a Result when the loop did something of its own instead
    * (a uuid stored, keys made) and wants that Result; or null for nothing more to do. */
   act(o: O, step: Step): Promise<Act> | Act;
@@ -26,8 +27,8 @@ export type Act = StartRequest | StartRequest[] | Result | null;
 const isResult = (x: NonNullable<Act>): x is Result => !Array.isArray(x) && 'type' in x;
 
 export async function applyPlan<O, Status, Step>(fx: LoopEffects<O, Status, Step>, o: O, plan: LoopPlan<Status, Step>): Promise<Result> {
-  const step = async (): Promise<Result | void> => {
-    if (plan.step === null) return;
+  const step = async (): Promise<Result | undefined> => {
+    if (plan.step === null) return undefined;
     const out = await fx.act(o, plan.step);
     if (out && isResult(out)) return out;
     // In order: a loop that starts two runs (the disk's OSD and wipe steps) gets them in its order.

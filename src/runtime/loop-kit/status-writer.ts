@@ -30,25 +30,28 @@ export type WriteOutcome = 'written' | 'unchanged' | 'gone';
 
 type Status = Record<string, unknown>;
 
+/** A copy of `o` with `key` set to `value`, or without `key` when `value` is undefined. */
+function withField(o: Status, key: string, value: unknown): Status {
+  if (value !== undefined) return { ...o, [key]: value };
+  const { [key]: _removed, ...rest } = o;
+  return rest;
+}
+
 /** The stored status with the owner's fields taken from `part` (absent there: removed). */
 export function patchOwned<S extends object>(owner: StatusOwner, cur: S, part: Partial<S>): S {
   if (owner.fields === 'all') return part as S;
-  const next: Status = { ...(cur as Status) };
+  let next: Status = { ...(cur as Status) };
   const src = part as Status;
   for (const field of owner.fields) {
     const [top, sub] = field.split('.', 2) as [string, string | undefined];
     if (sub === undefined) {
-      if (src[top] !== undefined) next[top] = src[top];
-      else delete next[top];
+      next = withField(next, top, src[top]);
       continue;
     }
     const from = (src[top] ?? {}) as Status;
     // Nothing to remove from a map that is not there: no empty map appears.
     if (from[sub] === undefined && next[top] === undefined) continue;
-    const map: Status = { ...((next[top] ?? {}) as Status) };
-    if (from[sub] !== undefined) map[sub] = from[sub];
-    else delete map[sub];
-    next[top] = map;
+    next[top] = withField((next[top] ?? {}) as Status, sub, from[sub]);
   }
   return next as S;
 }

@@ -6,7 +6,9 @@ import type { SimCephCluster } from './cluster.js';
 import { CEPH_VERSION, stamp, v1PortOf, type SimFs, type SimMds, type SimMon, type SimPool } from './model.js';
 
 const FEATURES = ['kraken', 'luminous', 'mimic', 'osdmap-prune', 'nautilus', 'octopus', 'pacific', 'elector-pinging'];
-const FEATURE_BITS = 4540138314316775423;
+// Ceph's 4540138314316775423, past 2^53: the double it parses to, which is what the master reads
+// from a real cluster's JSON too.
+const FEATURE_BITS = 4540138314316775424;
 const isoZ = (ms: number): string => new Date(ms).toISOString().replace('Z', '000Z');
 const secs = (ms: number): number => Math.floor(ms / 1000);
 

@@ -38,7 +38,7 @@ type Arg = Parameters<Runner['run']>[1][number];
 type RunOptions = Parameters<Runner['run']>[2];
 type RunOutput = Awaited<ReturnType<Runner['run']>>;
 
-const isSecret = (a: Arg): a is { secret: string } => typeof a === 'object' && a !== null && 'secret' in a;
+const isSecret = (a: Arg): a is { secret: string } => typeof a === 'object' && 'secret' in a;
 /** The command line as exec's displayCommand shows it: secrets masked, odd words quoted. */
 const displayCommand = (cmd: string, args: Arg[]): string =>
   [cmd, ...args.map((a) => (isSecret(a) ? '***' : /[\s'"\\$]/.test(a) ? JSON.stringify(a) : a))].join(' ');

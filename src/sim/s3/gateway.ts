@@ -94,13 +94,17 @@ export class LabS3Gateways {
     const b = this.buckets;
     if (bucket === '') {
       if (method !== 'GET') throw notAllowed();
-      return xml(res, listBucketsXml({ id: who.uid, displayName: who.displayName }, b.owned(who.uid)));
+      xml(res, listBucketsXml({ id: who.uid, displayName: who.displayName }, b.owned(who.uid)));
+      return;
     }
     if (key === '') {
       if (method === 'PUT') return void (b.create(who.uid, bucket), res.writeHead(200, { 'content-length': 0 }).end());
       if (method === 'DELETE') return void (b.remove(who.uid, bucket), res.writeHead(204).end());
       if (method === 'HEAD') return void (b.bucket(who.uid, bucket), res.writeHead(200).end());
-      if (method === 'GET') return xml(res, this.listV2(who, bucket, url.searchParams));
+      if (method === 'GET') {
+        xml(res, this.listV2(who, bucket, url.searchParams));
+        return;
+      }
       throw notAllowed();
     }
     if (method === 'PUT') {

@@ -2,7 +2,7 @@
 // AWS SDK's own signer (@smithy/signature-v4) over exactly the headers the client says it
 // signed, the path as it came over the wire (S3 does not normalize or re-encode it) and the
 // decoded query, with the secret key of the user the access key names. Errors are RGW's.
-import { createHash, createHmac, timingSafeEqual, type Hash, type Hmac } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { S3Fault, accessDenied } from './fault.js';
@@ -17,9 +17,12 @@ type Source = string | ArrayBuffer | ArrayBufferView;
 const bytes = (d: Source): Buffer =>
   typeof d === 'string' ? Buffer.from(d, 'utf8') : ArrayBuffer.isView(d) ? Buffer.from(d.buffer, d.byteOffset, d.byteLength) : Buffer.from(d);
 
+type Digest = ReturnType<typeof createHash> | ReturnType<typeof createHmac>;
+
 /** SHA-256 (or HMAC-SHA-256 with a key) from node:crypto, in the shape the signer takes. */
 class NodeSha256 {
-  private h: Hash | Hmac;
+  /** What the signer needs of a Hash or an Hmac (whose class @types/node marks deprecated). */
+  private h: Digest;
   constructor(private readonly key?: Source) {
     this.h = this.fresh();
   }
@@ -32,7 +35,7 @@ class NodeSha256 {
   reset(): void {
     this.h = this.fresh();
   }
-  private fresh(): Hash | Hmac {
+  private fresh(): Digest {
     return this.key === undefined ? createHash('sha256') : createHmac('sha256', bytes(this.key));
   }
 }
@@ -93,7 +96,7 @@ export async function verifySigV4(req: SignedRequest, secretOf: (accessKey: stri
   const query = q < 0 ? {} : decodedQuery(req.url.slice(q + 1));
   const signer = new SignatureV4({ credentials: { accessKeyId: accessKey, secretAccessKey: secret }, region, service, sha256: NodeSha256, uriEscapePath: false, applyChecksum: false });
   const signed = await signer.sign({ method: req.method, protocol: 'http:', hostname: '', path, query, headers }, { signingDate: date, signableHeaders: new Set(names) });
-  const expected = /Signature=([0-9a-f]{64})$/.exec(String(signed.headers.authorization ?? ''))?.[1] ?? '';
+  const expected = /Signature=([0-9a-f]{64})$/.exec(signed.headers.authorization ?? '')?.[1] ?? '';
   if (expected.length !== given.length || !timingSafeEqual(Buffer.from(expected), Buffer.from(given))) {
     throw new S3Fault('SignatureDoesNotMatch', 403, 'The request signature we calculated does not match the signature you provided.');
   }
