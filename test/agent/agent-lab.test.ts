@@ -64,7 +64,7 @@ test('agent program logs in, rotates its secret, reports, and runs steps with lo
     q.tasks.start({ taskName, target: { kind: Kind.Node, id: e.nodeId, generation: 1 }, node: { id: e.nodeId, hostname: 'n1' }, args, timeoutMs: 10_000 });
   const ok = await q.tasks.whenFinished((await start('test.secret', {})).id);
   const failed = await q.tasks.whenFinished((await start('disk.wipe', { devicePath: '/dev/vdz' })).id);
-  const unknown = await q.tasks.whenFinished((await start('ceph.nfs.start', {})).id);
+  const unknown = await q.tasks.whenFinished((await start('ceph.iscsi.start', {})).id);
   const stopped = await q.tasks.whenFinished((await start('ceph.rgw.stop', { name: 'n1' })).id);
 
   t.like(ok.status, { state: 'completed', result: { done: true } });
@@ -74,7 +74,7 @@ test('agent program logs in, rotates its secret, reports, and runs steps with lo
   t.false(okLogs.join('\n').includes('AQsecretsecret'));
   t.is(failed.status.state, 'failed');
   t.regex(failed.status.error ?? '', /wipefs --all \/dev\/vdz exited with 1: wipefs: error: \/dev\/vdz: probing initialization failed/);
-  t.like(unknown.status, { state: 'failed', error: 'this agent has no step ceph.nfs.start' });
+  t.like(unknown.status, { state: 'failed', error: 'this agent has no step ceph.iscsi.start' });
   t.like(stopped.status, { state: 'completed', result: { name: 'n1' } });
   runner.verify();
 

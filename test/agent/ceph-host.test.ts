@@ -17,7 +17,7 @@ test('ceph host counts a daemon by its pid file only while that pid runs with th
   // A stale pid file pointing at some other process (pid reuse) does not count.
   await writeFile(n.host.pidFileOf('osd', '4'), `${process.pid}\n`);
   await writeFile(n.host.pidFileOf('rgw', 'gw'), '999999999\n');
-  t.deepEqual(await n.host.report(), { mon: true, mgr: false, mds: false, rgw: false, osds: [] });
+  t.deepEqual(await n.host.report(), { mon: true, mgr: false, mds: false, rgw: false, nfs: false, osds: [] });
   t.is(await n.host.pidOf('mon', 'a'), child.pid ?? null);
   t.true(await n.host.stop('mon', 'a'));
   t.false(alive(child.pid!));

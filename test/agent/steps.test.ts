@@ -160,7 +160,7 @@ test('a start for another cluster, an unknown daemon and a restart of nothing ar
   const n = await fakeNode(t);
   n.master.keys.push(keyring('mgr.n1', 'AQmgr=='));
   await t.throwsAsync(step('ceph.mgr.start')(n.ctx({ name: 'n1', fsid: 'other' })), { message: `the step is for cluster other, the master's ceph.conf is for ${FSID}` });
-  await t.throwsAsync(step('ceph.daemon.restart')(n.ctx({ daemon: 'nfs', name: 'n1' })), { message: "unknown daemon type 'nfs'" });
+  await t.throwsAsync(step('ceph.daemon.restart')(n.ctx({ daemon: 'iscsi', name: 'n1' })), { message: "unknown daemon type 'iscsi'" });
   await t.throwsAsync(step('ceph.daemon.restart')(n.ctx({ daemon: 'osd', id: 2 })), { message: 'osd.2 was never started on this node' });
   t.deepEqual(n.runner.calls, []);
 });
@@ -172,5 +172,5 @@ test('rgw stop and mon remove of daemons that do not run succeed; mon remove del
   await step('ceph.mon.remove')(n.ctx({ monName: 'a' }));
   await t.throwsAsync(stat(join(n.dir, 'data', 'mon', 'ceph-a')));
   t.deepEqual(n.runner.calls, []);
-  t.deepEqual(await n.host.report(), { mon: false, mgr: false, mds: false, rgw: false, osds: [] });
+  t.deepEqual(await n.host.report(), { mon: false, mgr: false, mds: false, rgw: false, nfs: false, osds: [] });
 });

@@ -51,7 +51,7 @@ test('ceph routes: node Ceph state counts a daemon only when it is both desired 
   await waitFor('node active', async () => (await q.store.get('Node', a.nodeId) as { status: { phase?: string } } | undefined)?.status.phase === 'active');
   await c.post('/invoke/node', { operation: 'ceph.create-mgr', nodeIds: [a.nodeId] });
   const state = (await c.get(`/ceph/nodes/${a.nodeId}/state`)).json;
-  t.deepEqual(state, { nodeId: a.nodeId, mon: false, mgr: true, mds: false, rgw: false, osdIds: [] });
+  t.deepEqual(state, { nodeId: a.nodeId, mon: false, mgr: true, mds: false, rgw: false, nfs: false, osdIds: [] });
   t.is((await c.get('/ceph/nodes/00000000-0000-4000-8000-000000000000/state')).status, 404);
 });
 

@@ -59,7 +59,7 @@ test('inventory: operations follow the state table', async (t) => {
   await allActive(q, 3);
   const c = await admin(q);
   const m = q.lab!.machine(3);
-  t.deepEqual((await c.get(`/nodes/${m.nodeId}/operations`)).json, ['ceph.create-mon', 'ceph.create-mgr', 'ceph.create-mds', 'ceph.create-rgw', 'node.restart', 'node.shutdown']);
+  t.deepEqual((await c.get(`/nodes/${m.nodeId}/operations`)).json, ['ceph.create-mon', 'ceph.create-mgr', 'ceph.create-mds', 'ceph.create-rgw', 'ceph.create-nfs', 'node.restart', 'node.shutdown']);
   const disks = await disksOf(c, m.nodeId!);
   const ops = async (d: DiskView) => (await c.get(`/disks/${d.id}/operations`)).json;
   t.deepEqual(await ops(disks.find((d) => d.serial.endsWith('-SYS'))!), []);

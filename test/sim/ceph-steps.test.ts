@@ -118,10 +118,10 @@ test('a host losing power stops its daemons; booting starts again what was runni
   const id = await l.api.osdNew(uuidOf(1));
   await l.run('ceph.osd.create', l.m(1), { osdId: id, uuid: uuidOf(1), devicePath: l.m(1).disks[1]?.devicePath });
   l.cluster.hosts.down('node-1');
-  t.deepEqual(l.cluster.hosts.report('node-1'), { mon: false, mgr: false, mds: false, rgw: false, osds: [] });
+  t.deepEqual(l.cluster.hosts.report('node-1'), { mon: false, mgr: false, mds: false, rgw: false, nfs: false, osds: [] });
   t.false((await l.api.status()).mgrAvailable);
   l.cluster.hosts.up('node-1');
-  t.deepEqual(l.cluster.hosts.report('node-1'), { mon: true, mgr: true, mds: false, rgw: false, osds: [id] });
+  t.deepEqual(l.cluster.hosts.report('node-1'), { mon: true, mgr: true, mds: false, rgw: false, nfs: false, osds: [id] });
 });
 
 test('ceph.mon.remove stops the monitor and deletes its store; again it does nothing and succeeds', async (t) => {
