@@ -1,5 +1,6 @@
 // The node loop's effectful half: gathers what the plan needs, then writes disks, starts at
 // most one run and writes the node's status.
+import { NODE_DAEMON_TYPES } from '../../src/catalogue/index.js';
 import { withOrphaned } from '../../src/runtime/conditions.js';
 import { ConflictError, NotFoundError } from '../../src/errors.js';
 import type { Clock } from '../../src/model/clock.js';
@@ -180,7 +181,7 @@ function changedForOperators(before: NodeStatusFields, after: NodeStatusFields):
   if (before.phase !== after.phase) return true;
   const a = before.daemons ?? {};
   const b = after.daemons ?? {};
-  return a.mon !== b.mon || a.mgr !== b.mgr || a.mds !== b.mds || a.rgw !== b.rgw || (a.osds ?? []).join() !== (b.osds ?? []).join();
+  return NODE_DAEMON_TYPES.some((t) => a[t] !== b[t]) || (a.osds ?? []).join() !== (b.osds ?? []).join();
 }
 
 /** The node's own fields, CAS on the observation they were planned from: a node that changed
