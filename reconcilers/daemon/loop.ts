@@ -2,7 +2,7 @@
 import { Daemon, daemon, type KeyedDaemonType } from '../../src/catalogue/index.js';
 import { CLUSTER_ID, CephKind, type ClusterSpec, type ClusterStatus } from '../../src/model/ceph-kinds.js';
 import type { Doc } from '../../src/model/document.js';
-import { Kind, type DaemonState, type DaemonType, type NodeSpec, type NodeStatusFields } from '../../src/model/kinds.js';
+import { Kind, type DaemonState, type NodeSpec, type NodeStatusFields } from '../../src/model/kinds.js';
 import type { NodeDoc } from '../../src/model/operations.js';
 import type { StartRequest } from '../../src/tasks/types.js';
 import type { Reconciler } from '../../src/runtime/types.js';
@@ -56,7 +56,7 @@ export function daemonLoop(kind: DaemonKind, deps: CephLoopDeps): Reconciler<O, 
     return { ...base, taskName: stopTask, node, args: { name: o.node.spec.hostname } };
   };
   const effects: LoopEffects<O, DaemonState | undefined, DaemonStep> = {
-    write: async (o, s) => void (await writeOwned<NodeStatusFields>(deps.store, owner, o.node.id, { ceph: s ? { [kind.type]: s } : {} })),
+    write: (o, s) => writeOwned<NodeStatusFields>(deps.store, owner, o.node.id, { ceph: s ? { [kind.type]: s } : {} }).then(() => undefined),
     act,
     start: (req) => deps.tasks.start(req),
     recheckMs: deps.blockedRecheckMs,

@@ -11,5 +11,4 @@ import type { StepName } from './steps.js';
 type DaemonStepNames = { [T in keyof typeof DAEMONS]: (typeof DAEMONS)[T]['steps'][keyof (typeof DAEMONS)[T]['steps']] }[keyof typeof DAEMONS];
 type Flat<X> = X extends readonly (infer E)[] ? E : X;
 export type AssertDaemonStepsAreSteps = Flat<DaemonStepNames> extends StepName ? true : never;
-const daemonStepsAreSteps: AssertDaemonStepsAreSteps = true;
-void daemonStepsAreSteps;
+export const daemonStepsAreSteps: AssertDaemonStepsAreSteps = true;

@@ -42,7 +42,7 @@ function describe(step: StepName, e: ErrorObject): { field: string; message: str
     return { field, message: `argument ${field} is required` };
   }
   if (e.keyword === 'additionalProperties' && e.instancePath === '') {
-    const field = String((e.params as { additionalProperty: string }).additionalProperty).slice(0, 64);
+    const field = (e.params as { additionalProperty: string }).additionalProperty.slice(0, 64);
     return { field, message: `argument ${field} is not taken by ${step}` };
   }
   const field = top(e);

@@ -19,10 +19,10 @@ export interface StepContext<A = Record<string, unknown>> {
 export type Step = (ctx: StepContext) => Promise<Record<string, unknown> | undefined>;
 
 /** A catalogue step as the lab carries it out: typed arguments, its schema's result. */
-export type SimStepOf<K extends NodeStepName> = (ctx: StepContext<StepArgs<K>>) => Promise<StepResult<K> | void>;
+export type SimStepOf<K extends NodeStepName> = (ctx: StepContext<StepArgs<K>>) => Promise<StepResult<K> | undefined>;
 
 /** Any implementation, its arguments' type forgotten (they are checked before the call). */
-type AnyImpl = (ctx: StepContext<never>) => Promise<object | void>;
+type AnyImpl = (ctx: StepContext<never>) => Promise<object | undefined>;
 
 /** The lab's registry from typed implementations, each behind the check of its arguments
  * (the real agent's, src/agent/steps/index.ts): a malformed run fails naming the argument
@@ -45,10 +45,12 @@ export const POWER_STEPS = {
   [Steps.nodeRestart]: async (ctx) => {
     ctx.log('info', 'systemctl reboot');
     ctx.after('reboot');
+    return undefined;
   },
   [Steps.nodeShutdown]: async (ctx) => {
     ctx.log('info', 'systemctl poweroff');
     ctx.after('poweroff');
+    return undefined;
   },
 } satisfies { [K in PowerStepName]: SimStepOf<K> };
 

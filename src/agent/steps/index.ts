@@ -32,11 +32,11 @@ const IMPLEMENTED = {
 } satisfies AgentSteps;
 
 /** Any implementation, its arguments' type forgotten (they are checked before the call). */
-type AnyImpl = (ctx: AgentStepContext<never>) => Promise<object | void>;
+type AnyImpl = (ctx: AgentStepContext<never>) => Promise<object | undefined>;
 
 /** A catalogue step behind its argument check. */
 export function checked(name: NodeStepName, impl: AnyImpl): AgentStep {
-  const run = impl as (ctx: AgentStepContext<unknown>) => Promise<Record<string, unknown> | void>;
+  const run = impl as (ctx: AgentStepContext<unknown>) => Promise<Record<string, unknown> | undefined>;
   return async (ctx) => {
     assertStepArgs(name, ctx.args);
     return (await run(ctx)) ?? undefined;

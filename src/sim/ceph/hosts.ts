@@ -71,9 +71,8 @@ export class Hosts {
   /** What runs on a host, as its agent reports it. */
   report(host: string): DaemonReport {
     const on = <T extends { host?: string; running: boolean }>(xs: Iterable<T>) => [...xs].some((d) => d.host === host && d.running);
-    const flags = Object.fromEntries(DAEMON_TYPES.map((t) => [t, on(SIM[t].list(this.c))]));
-    delete flags[DISK_KIND];
-    return { ...flags, osds: [...this.c.osdmap.osds.values()].filter((o) => o.host === host && o.up).map((o) => o.id) } as DaemonReport;
+    const flags = Object.fromEntries(DAEMON_TYPES.filter((t) => t !== DISK_KIND).map((t) => [t, on<Listed>(SIM[t].list(this.c))]));
+    return { ...flags, osds: [...this.c.osdmap.osds.values()].filter((o) => o.host === host && o.up).map((o) => o.id) };
   }
 
   /** The host lost power: everything on it stops. */

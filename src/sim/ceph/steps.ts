@@ -22,10 +22,11 @@ type CephSteps = { [K in Exclude<NodeStepName, PowerStepName>]: SimStepOf<K> };
 
 export function cephSteps(cluster: SimCephCluster, hooks: CephStepHooks): Map<string, Step> {
   // Generic in the arguments and result alone: each use is typed by CephSteps below.
-  const step = <A, R>(body: (ctx: StepContext<A>, host: string) => R | Promise<R>) => async (ctx: StepContext<A>): Promise<R | undefined> => {
+  const step = <A, R>(body: (ctx: StepContext<A>, host: string) => R | Promise<R>) => async (ctx: StepContext<A>): Promise<Exclude<R, void> | undefined> => {
     const host = hooks.hostnameOf(ctx.machine);
     try {
-      return (await body(ctx, host)) ?? undefined;
+      // A step that returns nothing answers undefined, as the result's type says.
+      return ((await body(ctx, host)) ?? undefined) as Exclude<R, void> | undefined;
     } finally {
       Object.assign(hooks.daemonsOf(ctx.machine), cluster.hosts.report(host));
     }
