@@ -162,8 +162,8 @@ test('fuzz every route of /openapi.json: no 5xx, no leak, documented statuses, n
   t.is((await admin.post('/gateways/rgw/deploy', { nodeId: ids[0] })).status, 200);
   await waitFor('gateway running', async () => ((await admin.get('/gateways/rgw')).json as Array<{ running: boolean }>).some((g) => g.running), 30_000);
   const rgw = await waitFor('RGW user', async () => {
-    const r = await admin.post('/gateways/rgw/users', { userId: 'fuzz', displayName: 'fuzz' });
-    return r.status === 201 ? (r.json.keys[0] as { accessKey: string; secretKey: string }) : undefined;
+    const r = await admin.post<{ keys: Array<{ accessKey: string; secretKey: string }> }>('/gateways/rgw/users', { userId: 'fuzz', displayName: 'fuzz' });
+    return r.status === 201 ? r.json.keys[0] : undefined;
   }, 30_000);
   // fuzz-out-*: the sessions that log out, apart from the fuzzed ones, whose logins a wrong old
   // password sent to POST /user/password may throttle.

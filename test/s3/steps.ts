@@ -8,6 +8,7 @@ import { DeleteObjectCommand, GetObjectCommand, ListBucketsCommand, ListObjectsV
 import { s3ClientConfig } from '../../src/clients/s3.js';
 import type { S3Credentials } from '../../src/model/s3.js';
 import { Client, type Reply } from '../http/client.js';
+import type { ProblemBody } from '../http/bodies.js';
 
 export interface S3Target {
   /** Quarry's base URL. */
@@ -40,7 +41,7 @@ interface Page { objects: Array<{ key: string; size: number; lastModified: strin
 
 function problemIs(t: ExecutionContext, r: Reply, status: number, code: string, what: string): void {
   t.is(r.status, status, `${what}: ${r.text}`);
-  t.is(r.json?.code, code, what);
+  t.is((r.json as Partial<ProblemBody> | undefined)?.code, code, what);
 }
 
 /** Runs every step; returns the bucket it made (left in place, holding what is left of the objects). */

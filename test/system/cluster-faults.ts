@@ -6,6 +6,7 @@ import { CephKind, CLUSTER_ID } from '../../src/model/ceph-kinds.js';
 import { Kind } from '../../src/model/kinds.js';
 import type { ClusterNode, NetnsCluster } from './netns-cluster.js';
 import { until } from './node-sandbox.js';
+import type { NodeCephState } from '../http/bodies.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -47,7 +48,7 @@ export async function killMonitor(t: ExecutionContext, c: NetnsCluster): Promise
   t.true(quorums.every((q) => Number(q) >= 2), `quorum sizes seen: ${quorums.join(' ')}`);
   t.log(`quorum sizes while mon.${name} was away: ${quorums.join(' ')}`);
   t.true(await completedRestart(c, since, { daemon: 'mon', name }), 'the mon loop restarted it through the agent');
-  await until('its state running again', () => c.admin.get(`/ceph/nodes/${n.id}/state`), (r) => r.json?.mon === true, 30_000);
+  await until('its state running again', () => c.admin.get<NodeCephState | undefined>(`/ceph/nodes/${n.id}/state`), (r) => r.json?.mon === true, 30_000);
   reported.stop();
   t.true(reported.values.includes(false), `Quarry reported it not running: ${JSON.stringify(reported.values)}`);
   t.is(reported.values.at(-1), true);
