@@ -68,7 +68,7 @@ test('mon bootstrap fails with the daemon log tail when mkfs fails without stder
   await mkdir(join(n.dir, 'log'), { recursive: true });
   await writeFile(join(n.dir, 'log', 'ceph-mon.a.log'), 'starting\nmkdir(/x/mon/ceph-a) : (2) No such file or directory\n');
   const err = await t.throwsAsync(step('ceph.mon.bootstrap')(n.ctx({ fsid: FSID, monName: 'a', addr: '10.0.0.1', monPort: 3300 })));
-  t.regex(err!.message, /--mkfs -i a .* exited with 1; its log ends with:\nstarting\nmkdir\(\/x\/mon\/ceph-a\) : \(2\) No such file/);
+  t.regex(err.message, /--mkfs -i a .* exited with 1; its log ends with:\nstarting\nmkdir\(\/x\/mon\/ceph-a\) : \(2\) No such file/);
 });
 
 test('mon bootstrap refuses missing arguments before running anything', async (t) => {

@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { SIGNING_KEY_FILE } from '../../src/http/auth/secret-files.js';
 import type { StoreEvent } from '../../src/store/types.js';
-import { Client, parseSetCookie } from '../http/client.js';
+import { type Client, parseSetCookie } from '../http/client.js';
 import { cluster, login } from '../lab/ceph-cluster.js';
 import { ADMIN_PASSWORD, waitFor, type LabQuarry } from '../lab/harness.js';
 import { invalid, validish, NASTY_STRINGS, type Pools, type Schema } from './schema-arbitraries.js';

@@ -72,7 +72,7 @@ export async function startLab(t: ExecutionContext, nodes: number, over: Partial
     specs: { stableMs: 50 },
     ...over,
     lab: { ...FAST, ...over.lab },
-  } as QuarryOptions);
+  });
   approver?.start(q.url);
   let stopped = false;
   const stop = q.stop;
@@ -84,7 +84,7 @@ export async function startLab(t: ExecutionContext, nodes: number, over: Partial
       approver?.stop();
       await stop();
     },
-    nodes: () => q.store.list<NodeSpec, NodeStatusFields>(Kind.Node) as Promise<Doc<NodeSpec, NodeStatusFields>[]>,
+    nodes: () => q.store.list<NodeSpec, NodeStatusFields>(Kind.Node),
     nodeOf: async (i: number) => {
       const m = q.lab!.machine(i);
       const all = await lq.nodes();

@@ -13,7 +13,7 @@ const [N0, NA, NB] = [uuid('0'), uuid('a'), uuid('b')];
 /** What the route answered before it had a projection: list, group, build, serialize. */
 async function fresh(store: Store): Promise<string> {
   const nodes = await store.list(Kind.Node) as NodeDoc[];
-  const byNode = disksByNode(await store.list(Kind.Disk) as DiskDoc[]);
+  const byNode = disksByNode(await store.list(Kind.Disk));
   return JSON.stringify(nodes.map((n) => nodeDetail(n, byNode.get(n.id) ?? [])));
 }
 

@@ -139,7 +139,7 @@ test('netboot: a VM network-boots through Quarry (DHCP, iPXE, image, cloud-init)
   qemu = spawn('ip', ['netns', 'exec', ns, 'qemu-system-x86_64', '-machine', 'pc,accel=tcg', '-m', '512', '-nographic', '-nodefaults',
     '-serial', `file:${serial}`, '-monitor', 'none', '-no-reboot', '-netdev', 'tap,id=n0,ifname=tap0,script=no,downscript=no',
     '-device', `virtio-net-pci,netdev=n0,mac=${vmMac}`, '-boot', 'n'], { stdio: 'ignore' });
-  const exited = new Promise<number | null>((r) => qemu!.on('exit', (code) => r(code)));
+  const exited = new Promise<number | null>((r) => qemu.on('exit', (code) => r(code)));
   // Found by its network boot, it waits: unapproved, no credential, asking again every 2 s.
   const waiting = await waitFor('the VM discovered and waiting', async () => {
     const n = await q.store.get<NodeSpec, NodeStatusFields>(Kind.Node, nodeId);
@@ -181,7 +181,7 @@ test('netboot: a VM network-boots through Quarry (DHCP, iPXE, image, cloud-init)
     '-serial', `file:${serial2}`, '-monitor', 'none', '-no-reboot', '-netdev', 'tap,id=n0,ifname=tap1,script=no,downscript=no',
     '-device', `virtio-net-pci,netdev=n0,mac=${vm2Mac}`, '-kernel', kit.vmlinuz, '-initrd', attackerInitrd,
     '-append', `console=ttyS0 quiet quarry.url=${q.url} quarry.target=${vmMac}`], { stdio: 'ignore' });
-  const exited2 = new Promise<number | null>((r) => qemu2!.on('exit', (code) => r(code)));
+  const exited2 = new Promise<number | null>((r) => qemu2.on('exit', (code) => r(code)));
   const rc2 = await Promise.race([exited2, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 120_000).unref())]);
   const log2 = await readFile(serial2, 'utf8').catch(() => '');
   t.is(rc2, 0, `the second VM ended with ${rc2}; serial:\n${log2.slice(-3000)}`);
