@@ -23,7 +23,7 @@ test('mon bootstrap makes a monmap of itself, mkfs with the mon. key alone, and 
       const args = call.args as string[];
       t.deepEqual(args.slice(0, 5), ['-c', n.host.conf, '--mkfs', '-i', 'a']);
       t.deepEqual(args.slice(-2), ['--mon-initial-members', 'a'], 'the first monitor waits for no other');
-      keyringText = String(require_(args[args.indexOf('--keyring') + 1]!));
+      keyringText = require_(args[args.indexOf('--keyring') + 1]!);
       return {};
     })
     .expect('ceph-mon', ['-c', n.host.conf, '-i', 'a', '--public-addrv', '[v2:10.0.0.1:3300,v1:10.0.0.1:6789]', '--mon-initial-members', 'a']);

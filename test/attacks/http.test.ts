@@ -55,7 +55,7 @@ function raw(base: string, method: string, path: string, headers: Record<string,
       let text = '';
       res.on('data', (d: Buffer) => (text += d.toString()));
       res.on('end', () => {
-        const type = String(res.headers['content-type'] ?? '').split(';')[0] ?? '';
+        const type = (res.headers['content-type'] ?? '').split(';')[0] ?? '';
         resolve({ status: res.statusCode ?? 0, type, text, json: (/json/.test(type) && text ? JSON.parse(text) : undefined) as ProblemBody });
       });
     });

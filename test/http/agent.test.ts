@@ -145,7 +145,7 @@ test('agent a client that hangs up ends its claim, and a claim whose caller has 
   const claim = a.client.request('POST', '/node/runs/claim', { json: { waitMs: 30_000 }, signal: hangup.signal });
   await waitFor('the claim reached the master', () => waiting.length === 1);
   hangup.abort();
-  t.is(await claim.then(() => 'answered', (err: { name?: string }) => err.name), 'AbortError');
+  t.is(await claim.then(() => 'answered', (err: unknown) => (err as { name?: string }).name), 'AbortError');
   await waitFor('the server saw the hang-up', () => waiting[0]!.aborted);
   const run = await nodeRun(q, a.nodeId);
   t.is(await q.tasks.agents.claim(a.nodeId, 1_000, AbortSignal.abort()), null);

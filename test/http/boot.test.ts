@@ -18,7 +18,7 @@ function getWithHost(url: string, host: string): Promise<{ status: number; text:
   return new Promise((resolve, reject) => {
     request({ hostname, port, path: pathname + search, headers: { host } }, (res) => {
       let text = '';
-      res.setEncoding('utf8').on('data', (d) => (text += d)).on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      res.setEncoding('utf8').on('data', (d: string) => (text += d)).on('end', () => resolve({ status: res.statusCode ?? 0, text }));
     }).on('error', reject).end();
   });
 }

@@ -71,7 +71,7 @@ export class Client {
     const res = await fetch(new URL(path, this.base), { method, headers, body, ...(opts.signal ? { signal: opts.signal } : {}) }).catch((err: unknown) => {
       // undici says only "fetch failed"; the cause (ECONNRESET, ECONNREFUSED) is what a flaky run needs.
       const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-      if (err instanceof TypeError && cause) err.message = `${method} ${path}: fetch failed: ${cause.code ?? cause.message ?? String(cause)}`;
+      if (err instanceof TypeError && cause) err.message = `${method} ${path}: fetch failed: ${cause.code ?? cause.message ?? JSON.stringify(cause)}`;
       throw err;
     });
     const text = await res.text();

@@ -87,7 +87,7 @@ test('problem 413 for a chunked JSON body over 1 MiB (no Content-Length)', async
   });
   t.is(reply.status, 413);
   t.true(reply.type.startsWith('application/problem+json'));
-  t.is(JSON.parse(reply.body).code, 'PAYLOAD_TOO_LARGE');
+  t.is((JSON.parse(reply.body) as ProblemBody).code, 'PAYLOAD_TOO_LARGE');
 });
 
 test('problem 415 for a body that is not JSON on a JSON route', async (t) => {

@@ -92,10 +92,10 @@ test('quarry api: /events streams task state changes to a real EventSource with 
   const q = await startLab(t, 0);
   const c = await admin(q);
   const cookie = [...c.jar].map(([k, v]) => `${k}=${v}`).join('; ');
-  const es = new EventSource(`${q.url}/events`, { fetch: (url, init) => fetch(url, { ...init, headers: { ...init?.headers, cookie } }) });
+  const es = new EventSource(`${q.url}/events`, { fetch: (url, init) => fetch(url, { ...init, headers: { ...init.headers, cookie } }) });
   t.teardown(() => es.close());
   const seen: Array<{ id: string; type: string; payload: Record<string, unknown> }> = [];
-  es.onmessage = (m) => seen.push({ id: m.lastEventId, ...JSON.parse(m.data) });
+  es.onmessage = (m) => seen.push({ id: m.lastEventId, ...(JSON.parse(m.data as string) as { type: string; payload: Record<string, unknown> }) });
   await new Promise<void>((resolve, reject) => {
     es.onopen = () => resolve();
     es.onerror = (e) => reject(new Error(`EventSource error ${String((e as { code?: number }).code)}`));
@@ -113,7 +113,7 @@ test('quarry api: the composed OpenAPI document is valid 3.1 and lists exactly t
   const doc = (await (await admin(q)).get<OpenApiDoc>('/openapi.json')).json;
   const validator = new Validator();
   const res = await validator.validate(doc);
-  t.true(res.valid, JSON.stringify(res.errors)?.slice(0, 2000));
+  t.true(res.valid, JSON.stringify(res.errors ?? null).slice(0, 2000));
   const documented = Object.entries(doc.paths).flatMap(([p, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${p}`));
   t.deepEqual(documented.sort(), q.http.routes.map((r) => `${r.method} ${r.path}`).sort());
 });

@@ -4,7 +4,7 @@
 import test from 'ava';
 import { AuthError, ServiceUnavailableError } from '../../src/errors.js';
 import { Kind, type NodeSpec, type NodeStatusFields } from '../../src/model/kinds.js';
-import type { GatewayAddress, S3Credentials, S3Session } from '../../src/model/s3.js';
+import type { S3Credentials, S3Session } from '../../src/model/s3.js';
 import type { AreaContext } from '../../src/http/app.js';
 import { route } from '../../src/http/route.js';
 import { S3Service } from '../../src/services/s3.js';

@@ -44,11 +44,11 @@ const runs = async (q: LabQuarry) => (await q.tasks.recent(100)).filter((r) => r
 test('image download: progress on the bus and over SSE, a cut connection resumed with Range from the part size', async (t) => {
   const { server, q, c } = await setUp(t, [IMAGE], { cutAfter: { bytes: CUT, times: 1 }, chunkDelayMs: 5 });
   const cookie = [...c.jar].map(([k, v]) => `${k}=${v}`).join('; ');
-  const es = new EventSource(`${q.url}/events`, { fetch: (url, init) => fetch(url, { ...init, headers: { ...init?.headers, cookie } }) });
+  const es = new EventSource(`${q.url}/events`, { fetch: (url, init) => fetch(url, { ...init, headers: { ...init.headers, cookie } }) });
   t.teardown(() => es.close());
   const overSse: Progress[] = [];
   es.onmessage = (m) => {
-    const e = JSON.parse(m.data) as { type: string; payload: Progress };
+    const e = JSON.parse(m.data as string) as { type: string; payload: Progress };
     if (e.type === 'image.download.progress') overSse.push(e.payload);
   };
   await new Promise<void>((resolve, reject) => {

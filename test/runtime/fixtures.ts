@@ -101,7 +101,7 @@ export function proxyStore(store: Store, overrides: Partial<Store>): Store {
     get(target, prop) {
       if (Object.hasOwn(overrides, prop)) return overrides[prop as keyof Store];
       const value: unknown = Reflect.get(target, prop, target);
-      return typeof value === 'function' ? value.bind(target) : value;
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
     },
   });
 }

@@ -108,7 +108,7 @@ export async function runS3Steps(t: ExecutionContext, target: S3Target): Promise
   t.deepEqual((await c.post(`/s3/buckets/${bucket}/objects/delete`, { key: 'top level.txt' }, inHeaders(keys))).json, { status: 'deleted' });
   const left = await direct.send(new ListObjectsV2Command({ Bucket: bucket }));
   t.deepEqual((left.Contents ?? []).map((o) => o.Key), ['data/x.bin', 'data/y.bin', 'logs/2026-01.txt', 'logs/2026-03.txt']);
-  const gone = await direct.send(new GetObjectCommand({ Bucket: bucket, Key: 'logs/2026-02.txt' })).catch((e: Error) => e);
+  const gone = await direct.send(new GetObjectCommand({ Bucket: bucket, Key: 'logs/2026-02.txt' })).catch((e: unknown) => e);
   t.is((gone as Error).name, 'NoSuchKey');
   const kept = await direct.send(new GetObjectCommand({ Bucket: bucket, Key: 'logs/2026-03.txt' }));
   t.is(await kept.Body?.transformToString(), OBJECTS['logs/2026-03.txt']);

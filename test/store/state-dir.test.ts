@@ -122,7 +122,7 @@ test('secrets key quarry started with another key than its state was written wit
   const q = await startQuarry({ config: config(dir, { SECRETS_KEY: keyA }), log: silentLogger, print: () => {} });
   await q.stop();
   const env = { PATH: process.env.PATH ?? '', STATE_DIR: join(dir, 'state'), SPECS_DIR: join(dir, 'specs'), LAB_NODES: '0', PORT: '0', HOST: '127.0.0.1', SECRETS_KEY: randomBytes(32).toString('base64') };
-  const err = await t.throwsAsync(promisify(execFile)(process.execPath, [mainJs], { env, timeout: 30_000 })) as Error & { code: number; stderr: string };
+  const err = await t.throwsAsync<Error & { code: number; stderr: string }>(promisify(execFile)(process.execPath, [mainJs], { env, timeout: 30_000 }));
   t.is(err.code, 1);
   const lines = err.stderr.split('\n').filter((l) => l.startsWith('quarry:'));
   t.is(lines.length, 1, err.stderr);

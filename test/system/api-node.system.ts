@@ -72,7 +72,7 @@ test('api: monitor, manager, OSD, MDS and gateway on one real node through the A
     if (t.passed) return;
     for (const r of (await q.tasks.recent(50)).reverse()) t.log(`${r.spec.taskName} ${JSON.stringify(r.spec.args)} ${r.status.state} ${r.status.error ?? ''}`);
     const c = await q.store.get<ClusterSpec, ClusterStatus>(CephKind.Cluster, CLUSTER_ID);
-    t.log(JSON.stringify(c?.status?.conditions));
+    t.log(JSON.stringify(c?.status.conditions));
     for (const f of await readdir(agentConf.logDir).catch(() => [] as string[])) {
       const tail = (await readFile(join(agentConf.logDir, f), 'utf8')).trim().split('\n').slice(-8).join('\n');
       t.log(`${f}:\n${tail}`);
@@ -95,7 +95,7 @@ test('api: monitor, manager, OSD, MDS and gateway on one real node through the A
   for (const operation of ['ceph.create-mgr', 'ceph.create-mds', 'ceph.create-rgw']) await scheduled('/invoke/node', { operation, nodeIds: [nodeId] });
   await scheduled('/ceph/osd', { nodeId, diskId: diskAt(devices[1]!) });
 
-  const metrics = await until('the OSD up and in', () => admin.get<ClusterMetrics | undefined>('/ceph/metrics'), (r) => r.json?.osdUp === 1 && r.json?.osdIn === 1, 180_000);
+  const metrics = await until('the OSD up and in', () => admin.get<ClusterMetrics | undefined>('/ceph/metrics'), (r) => r.json?.osdUp === 1 && r.json.osdIn === 1, 180_000);
   const state = await until('every daemon running on the node', () => admin.get<NodeCephState | undefined>(`/ceph/nodes/${nodeId}/state`),
     (r) => r.json !== undefined && r.json.mon && r.json.mgr && r.json.mds && r.json.rgw && r.json.osdIds.length === 1, 180_000);
   const secs = (from: number): string => ((Date.now() - from) / 1000).toFixed(1);

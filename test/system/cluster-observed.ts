@@ -22,7 +22,7 @@ export async function metricsMatchStatus(t: ExecutionContext, c: NetnsCluster): 
     const r = await c.admin.get<ClusterMetrics | undefined>('/ceph/metrics');
     status = await c.ceph.status();
     return r;
-  }, (r) => r.json?.pgCount === status.pgCount && r.json?.poolCount === status.poolCount && r.json?.health === status.health, 30_000);
+  }, (r) => r.json?.pgCount === status.pgCount && r.json.poolCount === status.poolCount && r.json.health === status.health, 30_000);
   t.like(m.json, { health: 'HEALTH_OK', monCount: status.quorumNames.length, osdCount: status.osdCount, osdUp: status.osdUp, osdIn: status.osdIn, totalBytes: status.totalBytes });
 }
 
@@ -97,7 +97,7 @@ export async function keysAreTheNodes(t: ExecutionContext, c: NetnsCluster): Pro
   const file = join(c.dir, 'mds2.keyring');
   await writeFile(file, mds2.keyring, { mode: 0o600 });
   const as = (entity: string) => c.runner.run('ceph', ['-c', c.cephConf, '--connect-timeout', '10', '-n', entity, '-k', file, '--format', 'json', 'mon', 'stat'], { timeoutMs: 30_000 });
-  t.is(JSON.parse((await as(`mds.${h2}`)).stdout).num_mons, 3, 'its own entity authenticates');
+  t.is((JSON.parse((await as(`mds.${h2}`)).stdout) as { num_mons: number }).num_mons, 3, 'its own entity authenticates');
   const refused = await as(`mds.${h1}`).catch((e: unknown) => e);
   t.true(refused instanceof CommandError, "node 1's entity with node 2's key is refused");
   t.regex((refused as CommandError).stderr, /permission denied/i);
