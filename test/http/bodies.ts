@@ -37,7 +37,11 @@ export type NodeCephState = { nodeId: string; osdIds: number[] } & Record<NodeDa
 export type OpenApiDoc = {
   openapi: string;
   paths: Record<string, Record<string, OpenApiOperation>>;
-  components: { responses: Record<string, OpenApiResponse>; schemas: Record<string, OpenApiSchema>; securitySchemes: Record<string, unknown> };
+  components: {
+    responses: Record<string, OpenApiResponse>;
+    schemas: Record<string, OpenApiSchema>;
+    securitySchemes: Record<string, unknown>;
+  };
 };
 
 export interface OpenApiOperation {
