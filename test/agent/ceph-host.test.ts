@@ -11,7 +11,9 @@ test('ceph host counts a daemon by its pid file only while that pid runs with th
   await mkdir(join(n.dir, 'run'), { recursive: true });
   // A stand-in daemon whose command line names the conf, as a real one does (-c conf).
   const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)', '--', '-c', n.host.conf], { stdio: 'ignore', detached: true });
-  t.teardown(() => void (alive(child.pid!) && process.kill(child.pid!, 'SIGKILL')));
+  t.teardown(() => {
+    if (alive(child.pid!)) process.kill(child.pid!, 'SIGKILL');
+  });
   await once(child, 'spawn'); // exec'd: its command line is its own now
   await writeFile(n.host.pidFileOf('mon', 'a'), `${child.pid}\n`);
   // A stale pid file pointing at some other process (pid reuse) does not count.
@@ -31,7 +33,9 @@ test('ceph host does not count a daemon whose pid file names its --mkfs, which r
   await mkdir(join(n.dir, 'run'), { recursive: true });
   // ceph-osd --mkfs writes osd.N's pid file while it makes the store, then exits.
   const mkfs = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)', '--', '-c', n.host.conf, '-i', '2', '--mkfs'], { stdio: 'ignore', detached: true });
-  t.teardown(() => void (alive(mkfs.pid!) && process.kill(mkfs.pid!, 'SIGKILL')));
+  t.teardown(() => {
+    if (alive(mkfs.pid!)) process.kill(mkfs.pid!, 'SIGKILL');
+  });
   await once(mkfs, 'spawn');
   await writeFile(n.host.pidFileOf('osd', '2'), `${mkfs.pid}\n`);
   t.is(await n.host.pidOf('osd', '2'), null);

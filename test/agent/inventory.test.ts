@@ -41,7 +41,7 @@ test('inventory nics from recorded ip -j addr: loopback aside, the first IPv4 ad
 
 test('inventory output that is not what lsblk or ip print is a CommandOutputError naming the field', (t) => {
   const err = t.throws(() => parseLsblk('{"blockdevices":[{"name":"sda"}]}'), { instanceOf: CommandOutputError });
-  t.regex(err!.message, /^lsblk -J -b -O: unexpected output: .*path/);
+  t.regex(err.message, /^lsblk -J -b -O: unexpected output: .*path/);
   t.throws(() => parseIpAddr('not json'), { instanceOf: CommandOutputError, message: /^ip -j addr: unexpected output: not valid JSON/ });
 });
 

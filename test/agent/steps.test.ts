@@ -23,7 +23,7 @@ test('mon bootstrap makes a monmap of itself, mkfs with the mon. key alone, and 
       const args = call.args as string[];
       t.deepEqual(args.slice(0, 5), ['-c', n.host.conf, '--mkfs', '-i', 'a']);
       t.deepEqual(args.slice(-2), ['--mon-initial-members', 'a'], 'the first monitor waits for no other');
-      keyringText = String(require_(args[args.indexOf('--keyring') + 1]!));
+      keyringText = require_(args[args.indexOf('--keyring') + 1]!);
       return {};
     })
     .expect('ceph-mon', ['-c', n.host.conf, '-i', 'a', '--public-addrv', '[v2:10.0.0.1:3300,v1:10.0.0.1:6789]', '--mon-initial-members', 'a']);
@@ -68,7 +68,7 @@ test('mon bootstrap fails with the daemon log tail when mkfs fails without stder
   await mkdir(join(n.dir, 'log'), { recursive: true });
   await writeFile(join(n.dir, 'log', 'ceph-mon.a.log'), 'starting\nmkdir(/x/mon/ceph-a) : (2) No such file or directory\n');
   const err = await t.throwsAsync(step('ceph.mon.bootstrap')(n.ctx({ fsid: FSID, monName: 'a', addr: '10.0.0.1', monPort: 3300 })));
-  t.regex(err!.message, /--mkfs -i a .* exited with 1; its log ends with:\nstarting\nmkdir\(\/x\/mon\/ceph-a\) : \(2\) No such file/);
+  t.regex(err.message, /--mkfs -i a .* exited with 1; its log ends with:\nstarting\nmkdir\(\/x\/mon\/ceph-a\) : \(2\) No such file/);
 });
 
 test('mon bootstrap refuses missing arguments before running anything', async (t) => {

@@ -13,6 +13,7 @@ import { labMachineAddress } from '../../src/sim/lab.js';
 import { Client } from '../http/client.js';
 import { admin, discoverApproved } from '../http/agent-helpers.js';
 import { allActive, startLab, waitFor, type LabQuarry } from '../lab/harness.js';
+import type { InvokeResults, ProblemBody } from '../http/bodies.js';
 
 const anon = (q: LabQuarry) => new Client(q.url);
 const nodeDoc = (q: LabQuarry, id: string) => q.store.get<NodeSpec, NodeStatusFields>(Kind.Node, id);
@@ -126,7 +127,7 @@ test('attack logging in with a leaked install secret from another address is ref
   const leaked = (await credOf(q, id))!.spec.initialSecret!;
   const conflicts = () => q.events.filter((e) => e.type === 'node.credential.conflict' && (e.payload as { nodeId: string }).nodeId === id);
 
-  const r = await anon(q).post('/user/login', { username: `agent:${id}`, password: leaked });
+  const r = await anon(q).post<ProblemBody>('/user/login', { username: `agent:${id}`, password: leaked });
   t.is(r.status, 401);
   t.is(r.json.code, 'UNAUTHENTICATED');
   const cred = (await credOf(q, id))!;
@@ -143,7 +144,7 @@ test('attack logging in with a leaked install secret from another address is ref
   // Only node.approve is offered now; an admin approving again starts over with a fresh credential.
   const c = await admin(q);
   t.deepEqual((await c.get(`/nodes/${id}/operations`)).json, ['node.approve']);
-  t.is((await c.post('/invoke/node', { operation: 'node.approve', nodeIds: [id] })).json.results[0].status, 'scheduled');
+  t.is((await c.post<InvokeResults>('/invoke/node', { operation: 'node.approve', nodeIds: [id] })).json.results[0]?.status, 'scheduled');
   t.is(await credOf(q, id), undefined, 'the revoked credential is gone');
   t.true((await (await machine(`${q.url}/boot/config?mac=${mac}`)).text()).includes('set quarry-action install'));
   const fresh = (await credOf(q, id))!;
@@ -181,7 +182,8 @@ test('attack creating thousands of nodes from random MACs is rate-limited per ad
   let retryAfter: string | null = null;
   const mac = (i: number) => `06:00:00:${((i >> 16) & 255).toString(16).padStart(2, '0')}:${((i >> 8) & 255).toString(16).padStart(2, '0')}:${(i & 255).toString(16).padStart(2, '0')}`;
   for (let i = 0; i < 1_000; i += 10) {
-    const batch = await Promise.all(Array.from({ length: 10 }, (_, k) => anon(q).get(`/boot/config?mac=${mac(i + k)}`)));
+    // Read as problem+json only after a 429, which is one.
+    const batch = await Promise.all(Array.from({ length: 10 }, (_, k) => anon(q).get<ProblemBody>(`/boot/config?mac=${mac(i + k)}`)));
     for (const r of batch) {
       statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
       if (r.status === 429) {

@@ -2,11 +2,12 @@
 // another loopback address (127.0.0.0/8 is all local on Linux), so the server sees that peer.
 import { request } from 'node:http';
 
-export interface RawReply {
+/** `json` is the parsed JSON body (else undefined), typed as the caller declares: `send<Shape>()`. */
+export interface RawReply<T = unknown> {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   text: string;
-  json: any; // tests read deep fields of many shapes
+  json: T;
 }
 
 export interface RawOptions {
@@ -16,7 +17,7 @@ export interface RawOptions {
   from?: string;
 }
 
-export function send(base: string, method: string, path: string, opts: RawOptions = {}): Promise<RawReply> {
+export function send<T = unknown>(base: string, method: string, path: string, opts: RawOptions = {}): Promise<RawReply<T>> {
   const url = new URL(path, base);
   const body = opts.json === undefined ? undefined : JSON.stringify(opts.json);
   const headers: Record<string, string> = { ...(body ? { 'content-type': 'application/json' } : {}), ...opts.headers };
@@ -28,7 +29,7 @@ export function send(base: string, method: string, path: string, opts: RawOption
         res.setEncoding('utf8');
         res.on('data', (d: string) => (text += d));
         res.on('end', () => {
-          const json = /json/.test(String(res.headers['content-type'] ?? '')) && text ? JSON.parse(text) : undefined;
+          const json = (/json/.test(res.headers['content-type'] ?? '') && text ? JSON.parse(text) : undefined) as T;
           resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
         });
       },
@@ -39,5 +40,5 @@ export function send(base: string, method: string, path: string, opts: RawOption
 }
 
 /** POST /user/login from `from`. */
-export const loginFrom = (base: string, from: string, username: string, password: string, headers?: Record<string, string>): Promise<RawReply> =>
-  send(base, 'POST', '/user/login', { from, json: { username, password }, ...(headers ? { headers } : {}) });
+export const loginFrom = <T = unknown>(base: string, from: string, username: string, password: string, headers?: Record<string, string>): Promise<RawReply<T>> =>
+  send<T>(base, 'POST', '/user/login', { from, json: { username, password }, ...(headers ? { headers } : {}) });

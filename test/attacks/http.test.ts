@@ -12,6 +12,7 @@ import { S3Service } from '../../src/services/s3.js';
 import { s3Routes } from '../../src/http/routes/s3.js';
 import { NodeOperation } from '../../src/model/operations.js';
 import type { Client, Reply } from '../http/client.js';
+import type { OpenApiDoc, ProblemBody } from '../http/bodies.js';
 import { startHarness } from '../http/harness.js';
 import { login } from '../lab/ceph-cluster.js';
 import { allActive, startLab, type LabQuarry } from '../lab/harness.js';
@@ -46,15 +47,16 @@ test.after.always(async () => {
   for (const fn of cleanups.reverse()) await fn();
 });
 
-/** A request sent exactly as written: no normalization of dot segments or encodings. */
-function raw(base: string, method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<{ status: number; type: string; json: any; text: string }> {
+/** A request sent exactly as written: no normalization of dot segments or encodings. Every
+ * caller expects a refusal, so a JSON body is read as problem+json. */
+function raw(base: string, method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<{ status: number; type: string; json: ProblemBody; text: string }> {
   return new Promise((resolve, reject) => {
     const req = request(`${base}${path.startsWith('/') ? '' : '/'}`, { method, path, headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) } }, (res) => {
       let text = '';
       res.on('data', (d: Buffer) => (text += d.toString()));
       res.on('end', () => {
-        const type = String(res.headers['content-type'] ?? '').split(';')[0] ?? '';
-        resolve({ status: res.statusCode ?? 0, type, text, json: /json/.test(type) && text ? JSON.parse(text) : undefined });
+        const type = (res.headers['content-type'] ?? '').split(';')[0] ?? '';
+        resolve({ status: res.statusCode ?? 0, type, text, json: (/json/.test(type) && text ? JSON.parse(text) : undefined) as ProblemBody });
       });
     });
     req.on('error', reject);
@@ -62,7 +64,7 @@ function raw(base: string, method: string, path: string, headers: Record<string,
   });
 }
 
-function smallProblem(t: ExecutionContext, r: Reply, status: number, code: string): void {
+function smallProblem(t: ExecutionContext, r: Reply<ProblemBody>, status: number, code: string): void {
   t.is(r.status, status, r.text.slice(0, 300));
   t.is(r.headers.get('content-type')?.split(';')[0], 'application/problem+json');
   t.is(r.json.code, code);
@@ -71,20 +73,20 @@ function smallProblem(t: ExecutionContext, r: Reply, status: number, code: strin
 
 test('attack 150,000 invalid node ids to overflow request validation is refused with a small 400 TOO_MANY_TARGETS', async (t) => {
   const { admin } = await lab(t);
-  const r = await admin.post('/invoke/node', { operation: NodeOperation.restart, nodeIds: new Array(150_000).fill(0) });
+  const r = await admin.post<ProblemBody>('/invoke/node', { operation: NodeOperation.restart, nodeIds: new Array(150_000).fill(0) });
   smallProblem(t, r, 400, 'TOO_MANY_TARGETS');
   t.deepEqual(r.json.errors, [{ path: '/body/nodeIds', message: 'must NOT have more than 100 items (got 150000)' }]);
-  const disks = await admin.post('/invoke/disk', { operation: 'disk.wipe', diskIds: new Array(150_000).fill('') });
+  const disks = await admin.post<ProblemBody>('/invoke/disk', { operation: 'disk.wipe', diskIds: new Array(150_000).fill('') });
   smallProblem(t, disks, 400, 'TOO_MANY_TARGETS');
   t.is((await admin.get('/user/me')).status, 200, 'the server is fine');
 });
 
 test("attack a non-admin's 120,000 invalid template context kinds is refused with a small 400", async (t) => {
   const { user } = await lab(t);
-  const r = await user.post('/templates/context', { nodeId: ID, kinds: new Array(120_000).fill(0) });
+  const r = await user.post<ProblemBody>('/templates/context', { nodeId: ID, kinds: new Array(120_000).fill(0) });
   smallProblem(t, r, 400, 'VALIDATION_FAILED');
   t.is(r.json.errors.length, 1);
-  t.is(r.json.errors[0].path, '/body/kinds');
+  t.is(r.json.errors[0]?.path, '/body/kinds');
 });
 
 test('attack a 500 KB invalid body to get a 15 MB list of errors gets a 400 listing 20 of them and a count', async (t) => {
@@ -100,26 +102,26 @@ test('attack a 500 KB invalid body to get a 15 MB list of errors gets a 400 list
   t.is(r.json.errors.length, 20);
   t.is(r.json.errorCount, 45_003);
   t.true(r.text.length < SMALL, `${r.text.length} bytes for ${body.length}`);
-  t.true(r.json.errors.every((e: { path: string }) => e.path.length <= 201), 'an unknown field name is cut');
+  t.true(r.json.errors.every((e) => e.path.length <= 201), 'an unknown field name is cut');
 });
 
 test('attack 10,001 well-formed node ids gets TOO_MANY_TARGETS, not a schema error, and so do 101', async (t) => {
   const { admin } = await lab(t);
   for (const n of [101, 10_001]) {
     const nodeIds = Array.from({ length: n }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`);
-    const r = await admin.post('/invoke/node', { operation: NodeOperation.restart, nodeIds });
+    const r = await admin.post<ProblemBody>('/invoke/node', { operation: NodeOperation.restart, nodeIds });
     smallProblem(t, r, 400, 'TOO_MANY_TARGETS');
   }
 });
 
 test('attack an unknown query parameter is refused with 400 naming it, on private and public routes', async (t) => {
   const { q, admin } = await lab(t);
-  const r = await admin.get('/nodes?debug=1');
+  const r = await admin.get<ProblemBody>('/nodes?debug=1');
   t.is(r.status, 400);
   t.deepEqual(r.json.errors, [{ path: '/query/debug', message: 'unknown field' }]);
   const pub = await raw(q.url, 'GET', '/boot/default?shell=1');
   t.is(pub.status, 400);
-  t.is(pub.json.errors[0].path, '/query/shell');
+  t.is(pub.json.errors[0]?.path, '/query/shell');
 });
 
 test('attack an encoded slash, dot segments or NUL as an S3 bucket or key never reaches the gateway: 400', async (t) => {
@@ -140,7 +142,7 @@ test('attack an encoded slash, dot segments or NUL as an S3 bucket or key never 
   }
   const nul = await raw(q.url, 'POST', '/s3/buckets/good-bucket/objects/delete', S3_KEYS, JSON.stringify({ key: 'a\u0000b' }));
   t.is(nul.status, 400);
-  t.is(nul.json.errors[0].path, '/body/key');
+  t.is(nul.json.errors[0]?.path, '/body/key');
   const ok = await raw(q.url, 'GET', '/s3/buckets/good-bucket/objects', S3_KEYS);
   t.is(ok.status, 503, 'a good name gets as far as the (missing) gateway');
 });
@@ -157,7 +159,7 @@ test("attack an S3 request whose gateway does not answer does not reveal the gat
   const spec: NodeSpec = { hostname: 'gw-1', macs: ['52:54:00:00:20:01'], role: 'worker', image: null, power: 'on', restartGeneration: 0, shutdownGeneration: 0, daemons: { rgw: {} } };
   await h.store.create({ kind: Kind.Node, id: ID, name: 'gw-1', spec, status: { phase: 'active', ip: '198.51.100.77', daemons: { rgw: true } } });
   for (const path of ['/s3/buckets', '/s3/buckets/good-bucket/objects']) {
-    const r = await h.client().get(path, { headers: S3_KEYS });
+    const r = await h.client().get<ProblemBody>(path, { headers: S3_KEYS });
     t.is(r.status, 503, r.text);
     t.is(r.json.code, 'CLUSTER_UNAVAILABLE');
     for (const internal of ['127.0.0.1', String(port), '198.51.100.77', 'gw-1']) t.false(r.text.includes(internal), `${path} shows ${internal}`);
@@ -166,27 +168,28 @@ test("attack an S3 request whose gateway does not answer does not reveal the gat
 
 test('attack relying on an incomplete contract: the OpenAPI document states limits, 401s and media types', async (t) => {
   const { admin } = await lab(t);
-  const doc = (await admin.get('/openapi.json')).json;
-  const op = (path: string, method: string) => doc.paths[path][method];
+  const doc = (await admin.get<OpenApiDoc>('/openapi.json')).json;
+  // An operation the document lacks fails the test where it is read.
+  const op = (path: string, method: string) => doc.paths[path]![method]!;
   for (const [path, field] of [['/invoke/node', 'nodeIds'], ['/invoke/disk', 'diskIds']] as const) {
-    const schema = op(path, 'post').requestBody.content['application/json'].schema.properties[field];
-    t.is(schema.maxItems, 100, path);
-    t.regex(schema.description, /TOO_MANY_TARGETS/);
+    const schema = op(path, 'post').requestBody?.content['application/json']?.schema.properties?.[field];
+    t.is(schema?.maxItems, 100, path);
+    t.regex(schema?.description ?? '', /TOO_MANY_TARGETS/);
   }
   t.truthy(op('/user/login', 'post').responses['401']);
   t.truthy(op('/user/refresh', 'post').responses['401']);
-  t.truthy(op('/boot/config', 'get').responses['200'].content['text/plain']);
-  t.truthy(op('/templates/rendered/{name}', 'get').responses['200'].content['text/plain']);
+  t.truthy(op('/boot/config', 'get').responses['200']?.content?.['text/plain']);
+  t.truthy(op('/templates/rendered/{name}', 'get').responses['200']?.content?.['text/plain']);
   for (const path of ['/templates/rendered/{name}', '/boot/config', '/boot/default', '/ceph/cluster/config', '/ceph/cluster/config/hash']) t.truthy(op(path, 'get').responses['422'], `${path} renders a template`);
-  t.truthy(op('/ceph/monmap', 'get').responses['200'].content['application/octet-stream']);
-  t.truthy(op('/images/{imageId}/files/{file}', 'get').responses['200'].content['application/octet-stream']);
-  t.truthy(op('/events', 'get').responses['200'].content['text/event-stream']);
-  const bad = doc.components.responses[op('/nodes', 'get').responses['400'].$ref.split('/').pop()];
-  t.regex(bad.description, /query parameter/);
-  t.truthy(bad.content['application/problem+json']);
-  t.truthy(doc.components.schemas.Problem.properties.errorCount);
+  t.truthy(op('/ceph/monmap', 'get').responses['200']?.content?.['application/octet-stream']);
+  t.truthy(op('/images/{imageId}/files/{file}', 'get').responses['200']?.content?.['application/octet-stream']);
+  t.truthy(op('/events', 'get').responses['200']?.content?.['text/event-stream']);
+  const bad = doc.components.responses[op('/nodes', 'get').responses['400']?.$ref?.split('/').pop() ?? ''];
+  t.regex(bad?.description ?? '', /query parameter/);
+  t.truthy(bad?.content?.['application/problem+json']);
+  t.truthy(doc.components.schemas.Problem?.properties?.errorCount);
   // Every operation documents 400 (an unknown query parameter) and every problem is problem+json.
-  for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, { responses: Record<string, { $ref?: string }> }>>)) {
+  for (const [path, item] of Object.entries(doc.paths)) {
     for (const [method, o] of Object.entries(item)) t.truthy(o.responses['400'], `${method} ${path}`);
   }
 });

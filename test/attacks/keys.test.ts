@@ -8,6 +8,7 @@ import type { NodeSpec, NodeStatusFields } from '../../src/model/kinds.js';
 import { admin, hardware, login, readyAgent, type Agent } from '../http/agent-helpers.js';
 import type { Client } from '../http/client.js';
 import { startLab, waitFor, type LabQuarry } from '../lab/harness.js';
+import type { NodeKeyrings, ProblemBody } from '../http/bodies.js';
 
 interface Setup {
   q: LabQuarry;
@@ -49,9 +50,9 @@ async function twoMonitorNodes(t: ExecutionContext): Promise<Setup> {
 }
 
 const entities = async (a: Agent, nodeId = a.nodeId): Promise<string[]> => {
-  const r = await a.client.get(`/ceph/nodes/${nodeId}/keyrings`);
+  const r = await a.client.get<NodeKeyrings>(`/ceph/nodes/${nodeId}/keyrings`);
   if (r.status !== 200) throw new Error(`keyrings: ${r.status}`);
-  return (r.json.keyrings as Array<{ entity: string }>).map((k) => k.entity);
+  return r.json.keyrings.map((k) => k.entity);
 };
 
 test('attack an agent whose node merely has a monitor wanted (not scheduled) reads the monitor key is refused', async (t) => {
@@ -70,15 +71,15 @@ test('attack a monitor node agent reads client.admin is refused, while its monit
   // The agent says its monitor runs: still only mon.
   reports.monRunning = true;
   await waitFor('the monitor reported running', async () => (await q.store.get<NodeSpec, NodeStatusFields>('Node', one.nodeId))?.status.daemons?.mon === true);
-  const answer = await one.client.get(`/ceph/nodes/${one.nodeId}/keyrings`);
-  t.deepEqual((answer.json.keyrings as Array<{ entity: string }>).map((k) => k.entity), ['mon.']);
+  const answer = await one.client.get<NodeKeyrings>(`/ceph/nodes/${one.nodeId}/keyrings`);
+  t.deepEqual(answer.json.keyrings.map((k) => k.entity), ['mon.']);
   const admin = (await q.store.list<{ entity: string }, KeyringStatus>(CephKind.Keyring)).find((k) => k.spec.entity === 'client.admin')!;
   t.false(answer.text.includes(admin.status.key!), 'the admin key is nowhere in the answer');
 });
 
 test('attack an agent reads another node keyrings is refused', async (t) => {
   const { q, one, two } = await twoMonitorNodes(t);
-  const theirs = await two.client.get(`/ceph/nodes/${one.nodeId}/keyrings`);
+  const theirs = await two.client.get<ProblemBody>(`/ceph/nodes/${one.nodeId}/keyrings`);
   t.is(theirs.status, 403);
   t.is(theirs.json.code, 'FORBIDDEN');
   for (const k of (await q.store.list<unknown, KeyringStatus>(CephKind.Keyring)).filter((x) => x.status.key)) t.false(theirs.text.includes(k.status.key!));
@@ -98,7 +99,7 @@ test('keys: an admin node (flag set by an admin) is handed client.admin, and no 
   const { c, two } = await twoMonitorNodes(t);
   t.deepEqual((await c.post(`/ceph/nodes/${two.nodeId}/admin-keyring`, { adminKeyring: true })).json, { status: 'updated' });
   t.deepEqual(await entities(two), ['client.admin']);
-  t.deepEqual((await c.get(`/ceph/nodes/${two.nodeId}/keyrings`)).json.keyrings.map((k: { entity: string }) => k.entity), ['client.admin']);
+  t.deepEqual((await c.get<NodeKeyrings>(`/ceph/nodes/${two.nodeId}/keyrings`)).json.keyrings.map((k) => k.entity), ['client.admin']);
   t.deepEqual((await c.post(`/ceph/nodes/${two.nodeId}/admin-keyring`, { adminKeyring: false })).json, { status: 'updated' });
   t.deepEqual(await entities(two), []);
   t.is((await c.post('/ceph/nodes/00000000-0000-4000-8000-000000000000/admin-keyring', { adminKeyring: true })).status, 404);

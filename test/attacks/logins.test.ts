@@ -13,6 +13,7 @@ import type { Client } from '../http/client.js';
 import { allActive, startLab, waitFor } from '../lab/harness.js';
 import { discoverApproved } from '../http/agent-helpers.js';
 import { loginFrom, send } from './helpers.js';
+import type { ProblemBody } from '../http/bodies.js';
 
 const ATTACKER = '127.0.0.2';
 const ADMIN_HOME = '127.0.0.1';
@@ -26,7 +27,7 @@ test('attack 50 wrong admin passwords from one address is refused, and the admin
   for (let i = 0; i < 50; i++) statuses.push((await loginFrom(h.base, ATTACKER, 'admin', `guess-${i}`)).status);
   t.deepEqual(statuses.slice(0, 5), [401, 401, 401, 401, 401]);
   t.true(statuses.slice(5).every((s) => s === 429), 'the attacker waits after five failures');
-  const refused = await loginFrom(h.base, ATTACKER, 'admin', ADMIN_PASSWORD);
+  const refused = await loginFrom<ProblemBody>(h.base, ATTACKER, 'admin', ADMIN_PASSWORD);
   t.is(refused.status, 429, 'even with the right password, that address waits');
   t.is(refused.json.code, 'RATE_LIMITED');
   t.true(Number(refused.headers['retry-after']) > 0);
@@ -125,7 +126,7 @@ test('attack a foreign Host header is refused and never becomes the master URL i
   const mac = '02:00:00:00:12:09';
   const evil = { host: 'evil.example:8080' };
   for (const path of ['/boot/default', `/boot/config?mac=${mac}`, `/templates/rendered/cloud-init?mac=${mac}`, '/user/me']) {
-    const r = await send(q.url, 'GET', path, { headers: evil });
+    const r = await send<ProblemBody>(q.url, 'GET', path, { headers: evil });
     t.is(r.status, 421, path);
     t.is(r.json.code, 'HOST_NOT_ALLOWED');
     t.false(r.text.includes('#!ipxe'));
@@ -163,11 +164,12 @@ async function eventsHarness(): Promise<{ h: Harness; bus: EventBus; hub: SseHub
 }
 
 /** Opens GET /events with the client's cookies; `ended` settles when the server ends it. */
-async function openStream(c: Client): Promise<{ status: number; json: any; ended: Promise<void>; close(): void }> {
+/** `json` is the problem a refused stream answers. */
+async function openStream(c: Client): Promise<{ status: number; json: ProblemBody | undefined; ended: Promise<void>; close(): void }> {
   const abort = new AbortController();
   const cookie = [...c.jar].map(([k, v]) => `${k}=${v}`).join('; ');
   const res = await fetch(new URL('/events', c.base), { headers: { cookie, accept: 'text/event-stream' }, signal: abort.signal });
-  if (res.status !== 200) return { status: res.status, json: await res.json(), ended: Promise.resolve(), close: () => {} };
+  if (res.status !== 200) return { status: res.status, json: (await res.json()) as ProblemBody, ended: Promise.resolve(), close: () => {} };
   const reader = res.body!.getReader();
   const ended = (async () => {
     try {
@@ -226,7 +228,7 @@ test('attack opening a ninth event stream for one user is refused', async (t) =>
   }
   const ninth = await openStream(admin);
   t.is(ninth.status, 429);
-  t.is(ninth.json.code, 'RATE_LIMITED');
+  t.is(ninth.json?.code, 'RATE_LIMITED');
   await h.createUser('ana', 'ana-password');
   const ana = await openStream(await h.login('ana', 'ana-password'));
   t.is(ana.status, 200, 'another user is not affected');

@@ -19,6 +19,7 @@ import { systemClock } from '../../src/model/clock.js';
 import { openEmbeddedStore } from '../../src/store/index.js';
 import { FileLogStore } from '../../src/tasks/file-logs.js';
 import { Client } from '../http/client.js';
+import type { ClusterMetrics, InvokeResults } from '../http/bodies.js';
 import { ADMIN_PASSWORD, allActive, startLab, waitFor, type LabQuarry } from '../lab/harness.js';
 
 interface DiskView { id: string; nodeId: string; eligible: boolean; osdState: string | null }
@@ -77,11 +78,11 @@ test('attack reading secrets at rest from STATE_DIR after a full lab run is refu
     monDisks.add(d.id);
     await waitFor(`monitor declared on ${n.spec.hostname}`, async () => (await c.post('/ceph/mon/create', { nodeId: n.id, diskId: d.id })).status === 200);
   }
-  await waitFor('quorum of three', async () => (await c.get('/ceph/metrics')).json?.monCount === 3, 30_000);
+  await waitFor('quorum of three', async () => (await c.get<ClusterMetrics | undefined>('/ceph/metrics')).json?.monCount === 3, 30_000);
   const osdDisk = (await disks()).find((d) => d.eligible && !monDisks.has(d.id))!;
-  t.is((await c.post('/invoke/disk', { operation: 'ceph.create-osd', diskIds: [osdDisk.id] })).json.results[0].status, 'scheduled');
+  t.is((await c.post<InvokeResults>('/invoke/disk', { operation: 'ceph.create-osd', diskIds: [osdDisk.id] })).json.results[0]?.status, 'scheduled');
   t.is((await c.post('/gateways/rgw/deploy', { nodeId: nodes[0]!.id })).status, 200);
-  const rgwUser = await c.post('/gateways/rgw/users', { userId: 'alice', displayName: 'Alice' });
+  const rgwUser = await c.post<{ keys: Array<{ secretKey: string }> }>('/gateways/rgw/users', { userId: 'alice', displayName: 'Alice' });
   t.is(rgwUser.status, 201, rgwUser.text);
   t.is((await c.post('/users', { username: 'operator', password: 'operator-password-1', name: 'Op', email: 'op@example.com' })).status, 201);
   await new AgentCredentials(q.store, systemClock).ensure(randomUUID());
@@ -95,7 +96,7 @@ test('attack reading secrets at rest from STATE_DIR after a full lab run is refu
   t.true(kinds('first agent secret') >= 1 && kinds('agent secret hash') >= 4);
   t.is(kinds('password hash'), 2);
   t.true(kinds('refresh token id') >= 1);
-  const shown = (rgwUser.json.keys as Array<{ secretKey: string }>)[0]!.secretKey;
+  const shown = rgwUser.json.keys[0]!.secretKey;
   t.true([...found].some(([k, v]) => k.startsWith('RGW secret key') && v === shown), 'the store holds the key the API showed');
   found.set('the token signing key', Buffer.from(await loadSigningKey(stateDir, silentLogger, secrets)).toString('base64url'));
   found.set('the admin password', ADMIN_PASSWORD);

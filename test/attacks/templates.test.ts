@@ -9,11 +9,12 @@ import { Client, type Reply } from '../http/client.js';
 import { admin } from '../http/agent-helpers.js';
 import { ADMIN_PASSWORD, startLab, waitFor } from '../lab/harness.js';
 import { countingServer } from '../helpers/counting-server.js';
+import type { ProblemBody } from '../http/bodies.js';
 
 // As in a real deployment, the admin password is in the master's environment.
 process.env.ADMIN_PASSWORD = ADMIN_PASSWORD;
 
-const put = (c: Client, name: string, source: string) => c.request('PUT', `/templates/${name}`, { body: source, headers: { 'content-type': 'text/plain' } });
+const put = <T = unknown>(c: Client, name: string, source: string) => c.request<T>('PUT', `/templates/${name}`, { body: source, headers: { 'content-type': 'text/plain' } });
 
 test('attack an admin template that renders process.env.ADMIN_PASSWORD into its public output is refused', async (t) => {
   const q = await startLab(t, 0);
@@ -27,7 +28,7 @@ test('attack an admin template that renders process.env.ADMIN_PASSWORD into its 
   ];
   for (const [i, source] of attempts.entries()) {
     t.is((await put(c, `steal-env-${i}`, source)).status, 200, source);
-    const r = await new Client(q.url).get(`/templates/rendered/steal-env-${i}`);
+    const r = await new Client(q.url).get<ProblemBody>(`/templates/rendered/steal-env-${i}`);
     t.false(r.text.includes(ADMIN_PASSWORD), source);
     if (i < attempts.length - 1) {
       t.is(r.status, 422, source);
@@ -63,7 +64,7 @@ test('attack an admin template that reads a file of the master is refused', asyn
     t.false(r.text.includes(secret), source);
   }
   // import() is refused when the source is stored: nothing changes.
-  const imp = await put(c, 'steal-file-import', `<% import('node:fs').then((fs) => fs.readFileSync(${f})) %>`);
+  const imp = await put<ProblemBody>(c, 'steal-file-import', `<% import('node:fs').then((fs) => fs.readFileSync(${f})) %>`);
   t.is(imp.status, 400);
   t.is(imp.json.code, 'TEMPLATE_INVALID');
   t.regex(imp.json.detail, /line 1: import\(\) is not available/);
@@ -93,10 +94,10 @@ test('attack a flood of public renders of a slow template holding up boots is re
   t.is((await put(c, 'slow', '<% for (;;) {} %>')).status, 200);
   const abort = new AbortController();
   t.teardown(() => abort.abort());
-  const answers: Reply[] = [];
+  const answers: Array<Reply<ProblemBody>> = [];
   // One render runs, two wait; the other five are refused at once.
   const flood = Array.from({ length: 8 }, () =>
-    new Client(q.url).get('/templates/rendered/slow', { signal: abort.signal }).then((r) => answers.push(r), () => undefined));
+    new Client(q.url).get<ProblemBody>('/templates/rendered/slow', { signal: abort.signal }).then((r) => answers.push(r), () => undefined));
   await waitFor('five refusals', () => answers.length >= 5);
   t.is(answers.length, 5);
   for (const r of answers) {

@@ -24,9 +24,9 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { SIGNING_KEY_FILE } from '../../src/http/auth/secret-files.js';
 import type { StoreEvent } from '../../src/store/types.js';
-import { Client, parseSetCookie } from '../http/client.js';
+import { type Client, parseSetCookie } from '../http/client.js';
 import { cluster, login } from '../lab/ceph-cluster.js';
-import { ADMIN_PASSWORD, waitFor, type LabQuarry } from '../lab/harness.js';
+import { ADMIN_PASSWORD, waitFor } from '../lab/harness.js';
 import { invalid, validish, NASTY_STRINGS, type Pools, type Schema } from './schema-arbitraries.js';
 
 const AVAILABILITY_CODES = new Set(['CLUSTER_UNAVAILABLE', 'REGISTRY_UNREACHABLE', 'REGISTRY_INVALID']);
@@ -131,12 +131,16 @@ function drawArb(o: Operation, pools: Pools): fc.Arbitrary<Draw> {
   return fc.record({ caller: fc.oneof(...callersOf(o)), params: paramArb, query: queryArb, body: fc.oneof(...bodies) });
 }
 
+/** JSON.stringify as it behaves: undefined (and a function) give undefined, which lib.d.ts's
+ * `string` does not say. */
+const stringify = (v: unknown): string | undefined => JSON.stringify(v);
+
 function queryString(q: Record<string, unknown>): string {
   const s = new URLSearchParams();
   for (const [k, v] of Object.entries(q)) {
     if (v === undefined) continue;
     if (Array.isArray(v)) v.slice(0, 50).forEach((x) => s.append(k, typeof x === 'string' ? x : JSON.stringify(x)));
-    else s.append(k, typeof v === 'string' ? v : JSON.stringify(v) ?? '');
+    else s.append(k, typeof v === 'string' ? v : stringify(v) ?? '');
   }
   const text = s.toString();
   return text ? `?${text}` : '';
@@ -145,7 +149,7 @@ function queryString(q: Record<string, unknown>): string {
 function urlOf(o: Operation, d: Draw, extraQuery: Record<string, string> = {}): string {
   const path = o.path.replace(/\{([^}]+)\}/g, (_, name: string) => {
     const p = d.params[name];
-    const v = typeof p?.value === 'string' ? p.value : JSON.stringify(p?.value) ?? '';
+    const v = typeof p?.value === 'string' ? p.value : stringify(p?.value) ?? '';
     return p?.raw ? v : encodeURIComponent(v.slice(0, 2000));
   });
   return path + queryString({ ...d.query, ...extraQuery });
@@ -162,8 +166,8 @@ test('fuzz every route of /openapi.json: no 5xx, no leak, documented statuses, n
   t.is((await admin.post('/gateways/rgw/deploy', { nodeId: ids[0] })).status, 200);
   await waitFor('gateway running', async () => ((await admin.get('/gateways/rgw')).json as Array<{ running: boolean }>).some((g) => g.running), 30_000);
   const rgw = await waitFor('RGW user', async () => {
-    const r = await admin.post('/gateways/rgw/users', { userId: 'fuzz', displayName: 'fuzz' });
-    return r.status === 201 ? (r.json.keys[0] as { accessKey: string; secretKey: string }) : undefined;
+    const r = await admin.post<{ keys: Array<{ accessKey: string; secretKey: string }> }>('/gateways/rgw/users', { userId: 'fuzz', displayName: 'fuzz' });
+    return r.status === 201 ? r.json.keys[0] : undefined;
   }, 30_000);
   // fuzz-out-*: the sessions that log out, apart from the fuzzed ones, whose logins a wrong old
   // password sent to POST /user/password may throttle.
@@ -253,7 +257,7 @@ test('fuzz every route of /openapi.json: no 5xx, no leak, documented statuses, n
       let value = d.body.value;
       // A long-poll may wait up to 30 s by the schema; the fuzzer does not wait that long.
       if (o.path === '/node/runs/claim' && value && typeof value === 'object' && typeof (value as { waitMs?: unknown }).waitMs === 'number') value = { ...value, waitMs: Math.min((value as { waitMs: number }).waitMs, 50) };
-      body = JSON.stringify(value) ?? 'null';
+      body = stringify(value) ?? 'null';
       headers['content-type'] = 'application/json';
     } else if (d.body.kind !== 'none') {
       body = d.body.value;

@@ -4,6 +4,7 @@ import type { AgentReport } from '../../src/fleet/types.js';
 import type { LabQuarry } from '../lab/harness.js';
 import { ADMIN_PASSWORD, waitFor } from '../lab/harness.js';
 import { Client } from './client.js';
+import { codeOf } from './bodies.js';
 
 export interface Enrolled {
   nodeId: string;
@@ -24,7 +25,7 @@ export async function enroll(q: LabQuarry, n: number): Promise<Enrolled> {
 export async function login(q: LabQuarry, username: string, password: string): Promise<Client> {
   const c = new Client(q.url);
   const r = await c.post('/user/login', { username, password });
-  if (r.status !== 200) throw new Error(`login ${username}: ${r.status} ${r.json?.code}`);
+  if (r.status !== 200) throw new Error(`login ${username}: ${r.status} ${codeOf(r.json)}`);
   return c;
 }
 
@@ -40,9 +41,9 @@ export interface Agent extends Enrolled {
 export async function readyAgent(q: LabQuarry, n: number): Promise<Agent> {
   const e = await enroll(q, n);
   const client = await login(q, e.username, e.initial);
-  const r = await client.post('/node/credential');
-  if (r.status !== 200) throw new Error(`rotation: ${r.status} ${r.json?.code}`);
-  return { ...e, client, secret: r.json.secret as string };
+  const r = await client.post<{ secret: string }>('/node/credential');
+  if (r.status !== 200) throw new Error(`rotation: ${r.status} ${codeOf(r.json)}`);
+  return { ...e, client, secret: r.json.secret };
 }
 
 export function hardware(n: number, bootId = `boot-${n}`): AgentReport {

@@ -6,6 +6,7 @@ import { ForbiddenError } from '../../src/errors.js';
 import { mayReadNodeSecrets, type AgentVerifier } from '../../src/http/auth/index.js';
 import { route } from '../../src/http/route.js';
 import { startHarness } from './harness.js';
+import type { ProblemBody } from './bodies.js';
 
 const NODE_A = '0a000000-0000-4000-8000-000000000001';
 const NODE_B = '0b000000-0000-4000-8000-000000000002';
@@ -48,7 +49,7 @@ test('agent routes a route open to agents too: an admin reads any node, an agent
 test('agent routes without agent credentials an agent username is the generic 401', async (t) => {
   const h = await startHarness();
   t.teardown(() => h.close());
-  const r = await h.client().post('/user/login', { username: `agent:${NODE_A}`, password: SECRET });
+  const r = await h.client().post<ProblemBody>('/user/login', { username: `agent:${NODE_A}`, password: SECRET });
   t.is(r.status, 401);
   t.is(r.json.code, 'UNAUTHENTICATED');
 });

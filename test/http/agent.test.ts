@@ -7,6 +7,7 @@ import { startLab, waitFor, type LabQuarry } from '../lab/harness.js';
 import { assertPrivateRoutesRefuse, fill } from './route-checks.js';
 import { admin, enroll, hardware, login, nodeRun, readyAgent } from './agent-helpers.js';
 import { Client } from './client.js';
+import type { ProblemBody } from './bodies.js';
 
 const OTHER_ID = '00000000-0000-4000-8000-000000000000';
 
@@ -32,7 +33,7 @@ test('agent an agent logs in with its installed credential, must rotate first, a
   t.deepEqual([...c.jar.keys()].sort(), ['access_token', 'refresh_token']);
   const early = await c.post('/node/hardware', hardware(1));
   t.is(early.status, 403, 'nothing but rotation before the installed secret is replaced');
-  const rotated = await c.post('/node/credential');
+  const rotated = await c.post<{ username: string; secret: string }>('/node/credential');
   t.is(rotated.status, 200);
   t.is(rotated.json.username, e.username);
   t.regex(rotated.json.secret, /^[A-Za-z0-9_-]{43}$/, '256 bits, base64url');
@@ -52,10 +53,10 @@ test('agent the installed secret stops working after rotation, the rotated one w
   const stored = await q.store.mustGet<AgentCredentialSpec>(Kind.AgentCredential, e.nodeId);
   t.is(stored.spec.initialSecret, null, 'the first login deleted the plaintext');
   t.not(stored.spec.secretHash, e.initial);
-  const secret = (await first.post('/node/credential')).json.secret as string;
+  const secret = (await first.post<{ secret: string }>('/node/credential')).json.secret;
   t.is((await first.post('/node/hardware', hardware(1))).status, 200, 'the rotating session stays');
   t.is((await second.post('/node/hardware', hardware(1))).status, 401, 'sessions of the old secret end');
-  const old = await new Client(q.url).post('/user/login', { username: e.username, password: e.initial });
+  const old = await new Client(q.url).post<ProblemBody>('/user/login', { username: e.username, password: e.initial });
   t.is(old.status, 401);
   t.is(old.json.code, 'UNAUTHENTICATED');
   t.is((await new Client(q.url).post('/user/login', { username: e.username, password: secret })).status, 200);
@@ -81,7 +82,7 @@ test('agent an agent gets 403 on every user route and a user gets 403 on every a
   ]);
   // Routes that take no session (signed links, S3 key pairs) judge their callers by other means.
   for (const r of q.http.routes.filter((x) => !x.public && !x.agent && !x.signed && !x.s3)) {
-    const reply = await a.client.request(r.method, fill(r.path), r.method === 'GET' ? {} : { json: {} });
+    const reply = await a.client.request<ProblemBody | undefined>(r.method, fill(r.path), r.method === 'GET' ? {} : { json: {} });
     t.is(reply.status, 403, `agent: ${r.method} ${r.path}`);
     t.is(reply.json?.code, 'FORBIDDEN', `agent: ${r.method} ${r.path}`);
   }
@@ -106,17 +107,17 @@ test("agent an agent cannot see, claim, log to or finish another node's run", as
   t.is((await a.client.post('/node/runs/claim', { waitMs: 0 })).status, 204);
   const line = { timestamp: new Date().toISOString(), level: 'info', message: 'x' };
   const tries = [
-    await a.client.get(`/node/runs/${run.id}`),
-    await a.client.post(`/node/runs/${run.id}/logs`, { lines: [line] }),
-    await a.client.post(`/node/runs/${run.id}/finish`, { ok: true }),
+    await a.client.get<ProblemBody>(`/node/runs/${run.id}`),
+    await a.client.post<ProblemBody>(`/node/runs/${run.id}/logs`, { lines: [line] }),
+    await a.client.post<ProblemBody>(`/node/runs/${run.id}/finish`, { ok: true }),
   ];
-  const missing = await a.client.get(`/node/runs/${OTHER_ID}`);
+  const missing = await a.client.get<ProblemBody>(`/node/runs/${OTHER_ID}`);
   for (const r of tries) {
     t.is(r.status, 404);
     t.is(r.json.detail, missing.json.detail.replace(OTHER_ID, run.id), 'the same answer as a run that does not exist');
   }
   t.is((await q.tasks.get(run.id)).status.state, 'pending');
-  t.is((await b.client.post('/node/runs/claim', { waitMs: 0 })).json.id, run.id);
+  t.is((await b.client.post<{ id: string }>('/node/runs/claim', { waitMs: 0 })).json.id, run.id);
 });
 
 test('agent claim long-polls: a run started after the claim began is answered, and 204 when none comes within waitMs', async (t) => {
@@ -144,19 +145,19 @@ test('agent a client that hangs up ends its claim, and a claim whose caller has 
   const claim = a.client.request('POST', '/node/runs/claim', { json: { waitMs: 30_000 }, signal: hangup.signal });
   await waitFor('the claim reached the master', () => waiting.length === 1);
   hangup.abort();
-  t.is(await claim.then(() => 'answered', (err: { name?: string }) => err.name), 'AbortError');
+  t.is(await claim.then(() => 'answered', (err: unknown) => (err as { name?: string }).name), 'AbortError');
   await waitFor('the server saw the hang-up', () => waiting[0]!.aborted);
   const run = await nodeRun(q, a.nodeId);
   t.is(await q.tasks.agents.claim(a.nodeId, 1_000, AbortSignal.abort()), null);
   t.is((await q.tasks.get(run.id)).status.state, 'pending');
-  t.is((await a.client.post('/node/runs/claim', { waitMs: 0 })).json.id, run.id);
+  t.is((await a.client.post<{ id: string }>('/node/runs/claim', { waitMs: 0 })).json.id, run.id);
 });
 
 test('agent logs and the result sent over HTTP land on the run; a canceled run says so', async (t) => {
   const q = await startLab(t, 0);
   const a = await readyAgent(q, 1);
   const run = await nodeRun(q, a.nodeId);
-  t.is((await a.client.post('/node/runs/claim', { waitMs: 1000 })).json.id, run.id);
+  t.is((await a.client.post<{ id: string }>('/node/runs/claim', { waitMs: 1000 })).json.id, run.id);
   t.deepEqual((await a.client.get(`/node/runs/${run.id}`)).json, { state: 'running', canceled: false });
   const lines = [
     { timestamp: '2026-01-01T00:00:00.000Z', level: 'info', message: 'step one' },
@@ -174,7 +175,7 @@ test('agent logs and the result sent over HTTP land on the run; a canceled run s
   t.is((await a.client.post(`/node/runs/${run.id}/finish`, { ok: true })).status, 409);
 
   const second = await nodeRun(q, a.nodeId);
-  t.is((await a.client.post('/node/runs/claim', { waitMs: 1000 })).json.id, second.id);
+  t.is((await a.client.post<{ id: string }>('/node/runs/claim', { waitMs: 1000 })).json.id, second.id);
   await q.tasks.cancel(second.id);
   t.deepEqual((await a.client.get(`/node/runs/${second.id}`)).json, { state: 'canceled', canceled: true });
   t.is((await a.client.post(`/node/runs/${second.id}/finish`, { ok: false, error: 'stopped' })).status, 409);
@@ -184,16 +185,16 @@ test('agent a wrong secret is the generic 401 and counts toward the login thrott
   const q = await startLab(t, 0);
   const e = await enroll(q, 1);
   const c = new Client(q.url);
-  const userFailure = await c.post('/user/login', { username: 'nobody', password: 'wrong-password' });
-  const unknownNode = await c.post('/user/login', { username: `agent:${OTHER_ID}`, password: 'x'.repeat(43) });
+  const userFailure = await c.post<ProblemBody>('/user/login', { username: 'nobody', password: 'wrong-password' });
+  const unknownNode = await c.post<ProblemBody>('/user/login', { username: `agent:${OTHER_ID}`, password: 'x'.repeat(43) });
   t.is(unknownNode.status, 401);
   t.is(unknownNode.json.detail, userFailure.json.detail);
   for (let i = 0; i < 5; i++) {
-    const r = await c.post('/user/login', { username: e.username, password: `wrong-${i}-${'x'.repeat(40)}` });
+    const r = await c.post<ProblemBody>('/user/login', { username: e.username, password: `wrong-${i}-${'x'.repeat(40)}` });
     t.is(r.status, 401);
     t.is(r.json.detail, userFailure.json.detail);
   }
-  const throttled = await c.post('/user/login', { username: e.username, password: e.initial });
+  const throttled = await c.post<ProblemBody>('/user/login', { username: e.username, password: e.initial });
   t.is(throttled.status, 429);
   t.is(throttled.json.code, 'RATE_LIMITED');
   t.truthy(throttled.headers.get('retry-after'));

@@ -51,7 +51,7 @@ test('rate limiter slides its window and counts per username without regard to c
   clock.advance(10_000);
   limiter.fail('ann', '10.0.0.2');
   const err = t.throws(() => limiter.check('ANN', '10.0.0.3'), { instanceOf: RateLimitedError });
-  t.is(err?.retryAfterSeconds, 50);
+  t.is(err.retryAfterSeconds, 50);
   clock.advance(50_001);
   t.notThrows(() => limiter.check('ann', '10.0.0.3'));
   limiter.fail('ann', '10.0.0.3');

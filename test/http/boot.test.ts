@@ -6,6 +6,7 @@ import { Kind, type AgentCredentialSpec } from '../../src/model/kinds.js';
 import { Client } from './client.js';
 import { admin, discoverApproved, login } from './agent-helpers.js';
 import { allActive, startLab, waitFor, type LabQuarry } from '../lab/harness.js';
+import type { InvokeResults, ProblemBody } from './bodies.js';
 
 const MAC = '02:00:00:00:aa:01';
 const anon = (q: LabQuarry) => new Client(q.url);
@@ -17,7 +18,7 @@ function getWithHost(url: string, host: string): Promise<{ status: number; text:
   return new Promise((resolve, reject) => {
     request({ hostname, port, path: pathname + search, headers: { host } }, (res) => {
       let text = '';
-      res.setEncoding('utf8').on('data', (d) => (text += d)).on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      res.setEncoding('utf8').on('data', (d: string) => (text += d)).on('end', () => resolve({ status: res.statusCode ?? 0, text }));
     }).on('error', reject).end();
   });
 }
@@ -68,7 +69,7 @@ test('boot scripts point machines at the host they reached Quarry on, when it is
 test('boot refuses an invalid or missing MAC with a problem', async (t) => {
   const q = await startLab(t, 0);
   for (const path of ['/boot/config?mac=zz:00:00:00:00:01', '/boot/config?mac=02:00:00:00:00', '/boot/config', '/templates/rendered/cloud-init?mac=nope']) {
-    const r = await anon(q).get(path);
+    const r = await anon(q).get<ProblemBody>(path);
     t.is(r.status, 400, path);
     t.regex(r.headers.get('content-type') ?? '', /^application\/problem\+json/);
     t.is(r.json.code, 'VALIDATION_FAILED');
@@ -114,8 +115,8 @@ test('boot a machine that network-boots too often gets BootLoop and no installer
   t.false(/^kernel /m.test(held.text));
   t.true((await anon(q).get(`/templates/rendered/cloud-init?mac=${MAC}`)).text.includes('"secret":null'));
   const c = await admin(q);
-  t.deepEqual((await c.get(`/nodes/${looping.id}/operations`)).json.includes('node.restart'), true);
-  t.is((await c.post('/invoke/node', { operation: 'node.restart', nodeIds: [looping.id] })).json.results[0].status, 'scheduled');
+  t.deepEqual((await c.get<string[]>(`/nodes/${looping.id}/operations`)).json.includes('node.restart'), true);
+  t.is((await c.post<InvokeResults>('/invoke/node', { operation: 'node.restart', nodeIds: [looping.id] })).json.results[0]?.status, 'scheduled');
   const reset = await waitFor('BootLoop reset', async () => {
     const n = await nodeOfMac(q, MAC);
     return n?.status.conditions?.some((x) => x.type === 'BootLoop' && x.status === 'False') ? n : undefined;

@@ -8,8 +8,9 @@ import { nameUuid } from '../../src/model/ids.js';
 import { allActive, startLab, waitFor } from '../lab/harness.js';
 import { admin, hardware, login, readyAgent } from './agent-helpers.js';
 import type { Client } from './client.js';
+import type { NodeKeyrings, ProblemBody } from './bodies.js';
 
-const config = async (c: Client): Promise<string> => Buffer.from((await c.get('/ceph/cluster/config')).json.config, 'base64').toString('utf8');
+const config = async (c: Client): Promise<string> => Buffer.from((await c.get<{ config: string }>('/ceph/cluster/config')).json.config, 'base64').toString('utf8');
 
 test('ceph routes: the config hash is the SHA-256 of exactly the config bytes, and both follow the monitors', async (t) => {
   const q = await startLab(t, 2);
@@ -19,14 +20,14 @@ test('ceph routes: the config hash is the SHA-256 of exactly the config bytes, a
   const before = await config(c);
   t.regex(before, new RegExp(`^fsid = ${fsid}$`, 'm'));
   t.regex(before, /^mon_host = $/m, 'no monitor declared yet');
-  t.is((await c.get('/ceph/cluster/config/hash')).json.hash, createHash('sha256').update(before).digest('hex'));
+  t.is((await c.get<{ hash: string }>('/ceph/cluster/config/hash')).json.hash, createHash('sha256').update(before).digest('hex'));
   const m = q.lab!.machine(2);
   const disks = (await c.get('/disks')).json as Array<{ id: string; nodeId: string; eligible: boolean }>;
   const disk = disks.find((d) => d.nodeId === m.nodeId && d.eligible)!;
   t.is((await c.post('/ceph/mon/create', { nodeId: m.nodeId, diskId: disk.id })).status, 200);
   const after = await config(c);
   t.regex(after, new RegExp(`^mon_host = \\[v2:${m.spec.ip.replace(/\./g, '\\.')}:3300,v1:${m.spec.ip.replace(/\./g, '\\.')}:6789\\]$`, 'm'));
-  const hash = (await c.get('/ceph/cluster/config/hash')).json.hash;
+  const hash = (await c.get<{ hash: string }>('/ceph/cluster/config/hash')).json.hash;
   t.is(hash, createHash('sha256').update(after).digest('hex'));
   t.not(hash, createHash('sha256').update(before).digest('hex'));
 });
@@ -35,7 +36,7 @@ test('ceph routes: metrics and the monmap answer 503 until the cluster loop has 
   const q = await startLab(t, 0);
   const c = await admin(q);
   for (const path of ['/ceph/metrics', '/ceph/monmap']) {
-    const r = await c.get(path);
+    const r = await c.get<ProblemBody>(path);
     t.is(r.status, 503, path);
     t.is(r.json.code, 'CLUSTER_UNAVAILABLE', path);
   }
@@ -62,7 +63,7 @@ test('ceph routes: keyrings go to admins and to the node own agent, never to oth
   const key = 'AQBnbmRmAAAAABAAu2e5ZIbTj4b0dJq2m7xT9w==';
   await q.store.create({ kind: CephKind.Keyring, id: nameUuid('keyring', 'mgr.one'), name: 'mgr.one', spec: { entity: 'mgr.one', nodeId: one.nodeId, caps: { mon: 'allow profile mgr' } }, status: { key } });
   const c = await admin(q);
-  const mine = await one.client.get(`/ceph/nodes/${one.nodeId}/keyrings`);
+  const mine = await one.client.get<NodeKeyrings>(`/ceph/nodes/${one.nodeId}/keyrings`);
   t.is(mine.status, 200);
   t.deepEqual(mine.json.keyrings, [{ entity: 'mgr.one', keyring: `[mgr.one]\n\tkey = ${key}\n\tcaps mon = "allow profile mgr"\n` }]);
   t.deepEqual((await c.get(`/ceph/nodes/${one.nodeId}/keyrings`)).json, mine.json);

@@ -19,14 +19,19 @@ export function parseSetCookie(header: string): SetCookie {
   return { name: pair.slice(0, eq).trim(), value: pair.slice(eq + 1).trim(), attrs };
 }
 
-export interface Reply {
+/**
+ * One answer. `json` is the body parsed when it is JSON (problem+json included), else undefined,
+ * typed as the caller declares with `c.get<Shape>(path)` (shapes many tests read are in bodies.ts): the declaration is not checked (a test
+ * reads what it expects, and its assertions are the check); undeclared, it is `unknown`.
+ */
+export interface Reply<T = unknown> {
   status: number;
   headers: Headers;
   text: string;
-  /** Parsed JSON when the body is JSON (problem+json included), else undefined. */
-  json: any; // tests read deep fields of many shapes; the assertions are the type check
+  json: T;
   setCookies: SetCookie[];
 }
+
 
 export interface RequestOptions {
   json?: unknown;
@@ -47,15 +52,15 @@ export class Client {
     return c;
   }
 
-  get(path: string, opts: RequestOptions = {}): Promise<Reply> {
-    return this.request('GET', path, opts);
+  get<T = unknown>(path: string, opts: RequestOptions = {}): Promise<Reply<T>> {
+    return this.request<T>('GET', path, opts);
   }
 
-  post(path: string, json?: unknown, opts: RequestOptions = {}): Promise<Reply> {
-    return this.request('POST', path, json === undefined ? opts : { ...opts, json });
+  post<T = unknown>(path: string, json?: unknown, opts: RequestOptions = {}): Promise<Reply<T>> {
+    return this.request<T>('POST', path, json === undefined ? opts : { ...opts, json });
   }
 
-  async request(method: string, path: string, opts: RequestOptions = {}): Promise<Reply> {
+  async request<T = unknown>(method: string, path: string, opts: RequestOptions = {}): Promise<Reply<T>> {
     const headers: Record<string, string> = { ...opts.headers };
     if (this.jar.size) headers.cookie = [...this.jar].map(([k, v]) => `${k}=${v}`).join('; ');
     let body = opts.body;
@@ -66,14 +71,14 @@ export class Client {
     const res = await fetch(new URL(path, this.base), { method, headers, body, ...(opts.signal ? { signal: opts.signal } : {}) }).catch((err: unknown) => {
       // undici says only "fetch failed"; the cause (ECONNRESET, ECONNREFUSED) is what a flaky run needs.
       const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-      if (err instanceof TypeError && cause) err.message = `${method} ${path}: fetch failed: ${cause.code ?? cause.message ?? String(cause)}`;
+      if (err instanceof TypeError && cause) err.message = `${method} ${path}: fetch failed: ${cause.code ?? cause.message ?? JSON.stringify(cause)}`;
       throw err;
     });
     const text = await res.text();
     const setCookies = res.headers.getSetCookie().map(parseSetCookie);
     for (const c of setCookies) this.store(c);
     const type = res.headers.get('content-type') ?? '';
-    const json = /json/.test(type) && text ? JSON.parse(text) : undefined;
+    const json = (/json/.test(type) && text ? JSON.parse(text) : undefined) as T;
     return { status: res.status, headers: res.headers, text, json, setCookies };
   }
 

@@ -3,13 +3,16 @@ import { request } from 'node:http';
 import { route } from '../../src/http/route.js';
 import { ADMIN_PASSWORD, startHarness } from './harness.js';
 import type { Reply } from './client.js';
+import type { ProblemBody } from './bodies.js';
 
-function assertProblem(t: ExecutionContext, r: Reply, status: number, code: string): void {
+/** Checks a problem+json answer; the caller goes on to read its body as one. */
+function assertProblem(t: ExecutionContext, r: Reply, status: number, code: string): asserts r is Reply<ProblemBody> {
+  const body = r.json as ProblemBody;
   t.is(r.status, status, r.text);
   t.is(r.headers.get('content-type')?.split(';')[0], 'application/problem+json');
-  t.like(r.json, { status, code });
-  for (const key of ['type', 'title', 'detail']) t.is(typeof r.json[key], 'string', key);
-  t.regex(r.json.type, /^urn:quarry:problem:[a-z0-9-]+$/);
+  t.like(body, { status, code });
+  for (const key of ['type', 'title', 'detail'] as const) t.is(typeof body[key], 'string', key);
+  t.regex(body.type, /^urn:quarry:problem:[a-z0-9-]+$/);
 }
 
 const login = { username: 'admin', password: ADMIN_PASSWORD };
@@ -84,7 +87,7 @@ test('problem 413 for a chunked JSON body over 1 MiB (no Content-Length)', async
   });
   t.is(reply.status, 413);
   t.true(reply.type.startsWith('application/problem+json'));
-  t.is(JSON.parse(reply.body).code, 'PAYLOAD_TOO_LARGE');
+  t.is((JSON.parse(reply.body) as ProblemBody).code, 'PAYLOAD_TOO_LARGE');
 });
 
 test('problem 415 for a body that is not JSON on a JSON route', async (t) => {

@@ -9,6 +9,7 @@ import { createMemoryStore } from '../../src/store/index.js';
 import type { Store } from '../../src/store/types.js';
 import { createHttpApp, type HttpApp, type HttpDeps, type Listening } from '../../src/http/app.js';
 import { Client } from './client.js';
+import type { Created } from './bodies.js';
 
 export const ADMIN_PASSWORD = 'admin-password-1';
 export const FAST_SCRYPT = { N: 2 ** 10, r: 8, p: 1 };
@@ -76,9 +77,9 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     admin: () => h.login('admin', ADMIN_PASSWORD),
     async createUser(username, password = `${username}-password`) {
       const admin = await h.admin();
-      const r = await admin.post('/users', { username, password, name: `${username} person`, email: `${username}@example.com` });
+      const r = await admin.post<Created>('/users', { username, password, name: `${username} person`, email: `${username}@example.com` });
       if (r.status !== 201) throw new Error(`create ${username}: ${r.status} ${r.text}`);
-      return r.json.id as string;
+      return r.json.id;
     },
     async close() {
       await listening.close();

@@ -8,6 +8,7 @@ import { LAB_IMAGES, labFileContent } from '../../src/sim/image-registry.js';
 import { Client } from './client.js';
 import { ADMIN_PASSWORD, startLab, waitFor } from '../lab/harness.js';
 import { discoverApproved } from './agent-helpers.js';
+import type { ProblemBody } from './bodies.js';
 
 const image = LAB_IMAGES[0]!;
 const MAC = '52:54:00:aa:bb:01';
@@ -36,7 +37,7 @@ test('image files: the boot script of the default image links files a machine ca
   }
   const path = (u: string) => u.slice(q.url.length);
   const refused = async (p: string) => {
-    const r = await anon.get(p);
+    const r = await anon.get<ProblemBody>(p);
     return r.status === 401 && r.json.code === 'UNAUTHENTICATED';
   };
   t.true(await refused(path(kernel!).replace(/signature=[0-9a-f]/, (m) => m.slice(0, -1) + (m.endsWith('0') ? '1' : '0'))), 'a forged signature');

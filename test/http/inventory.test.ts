@@ -3,6 +3,7 @@
 import test from 'ava';
 import { Kind, type DiskSpec, type NodeSpec } from '../../src/model/kinds.js';
 import { Client } from './client.js';
+import type { InvokeResults, ProblemBody } from './bodies.js';
 import { ADMIN_PASSWORD, allActive, startLab, waitFor, type LabQuarry } from '../lab/harness.js';
 
 interface DiskView {
@@ -90,7 +91,7 @@ test('inventory: an invocation is refused whole for too many ids, a missing disk
     ['/ceph/mon/create without diskId', '/ceph/mon/create', { nodeId: id }, 400, 'DISK_REQUIRED'],
   ];
   for (const [title, path, body, status, code] of table) {
-    const r = await c.post(path, body);
+    const r = await c.post<ProblemBody>(path, body);
     t.is(r.status, status, title);
     t.is(r.json.code, code, title);
     t.is(r.headers.get('content-type'), 'application/problem+json', title);
@@ -109,25 +110,25 @@ test('inventory: each target gets its own result; rejections say why and do not 
   q.lab!.machine(3).partition();
   await waitFor('offline', async () => (await q.nodeOf(3)).status.phase === 'offline');
   const unknown = '00000000-0000-4000-8000-000000000001';
-  const r = await c.post('/invoke/node', { operation: 'ceph.create-mgr', nodeIds: [a, off, unknown, b, a] });
+  const r = await c.post<InvokeResults>('/invoke/node', { operation: 'ceph.create-mgr', nodeIds: [a, off, unknown, b, a] });
   t.is(r.status, 200);
-  const results = r.json.results as Array<{ id: string; status: string; reason?: string }>;
+  const results = r.json.results;
   t.deepEqual(results.map((x) => [x.id, x.status]), [[a, 'scheduled'], [off, 'rejected'], [unknown, 'rejected'], [b, 'scheduled']]);
   t.regex(results[1]!.reason!, /offline/);
   t.is(results[2]!.reason, 'unknown node');
-  const again = (await c.post('/invoke/node', { operation: 'ceph.create-mgr', nodeIds: [a] })).json.results[0];
+  const again = (await c.post<InvokeResults>('/invoke/node', { operation: 'ceph.create-mgr', nodeIds: [a] })).json.results[0];
   t.like(again, { status: 'rejected', reason: 'a manager is already desired on this node' });
   t.deepEqual((await q.store.mustGet<NodeSpec>(Kind.Node, a)).spec.daemons, { mgr: {} });
 
   const disksA = await disksOf(c, a);
   const disksB = await disksOf(c, b);
   const sys = disksA.find((d) => d.serial.endsWith('-SYS'))!;
-  const mon = await c.post('/invoke/node', { operation: 'ceph.create-mon', nodeIds: [a, b], diskId: eligible(disksB).id });
-  t.deepEqual(mon.json.results.map((x: { status: string; reason?: string }) => x.reason ?? x.status), ['the disk is not on this node', 'scheduled']);
-  const osd = await c.post('/invoke/disk', { operation: 'ceph.create-osd', diskIds: [sys.id, eligible(disksA).id, eligible(disksB).id] });
-  t.deepEqual(osd.json.results.map((x: { status: string }) => x.status), ['rejected', 'scheduled', 'rejected']);
-  t.regex(osd.json.results[0].reason, /system-disk/);
-  t.regex(osd.json.results[2].reason, /monitor-disk/, 'the monitor disk of node b takes no OSD');
+  const mon = await c.post<InvokeResults>('/invoke/node', { operation: 'ceph.create-mon', nodeIds: [a, b], diskId: eligible(disksB).id });
+  t.deepEqual(mon.json.results.map((x) => x.reason ?? x.status), ['the disk is not on this node', 'scheduled']);
+  const osd = await c.post<InvokeResults>('/invoke/disk', { operation: 'ceph.create-osd', diskIds: [sys.id, eligible(disksA).id, eligible(disksB).id] });
+  t.deepEqual(osd.json.results.map((x) => x.status), ['rejected', 'scheduled', 'rejected']);
+  t.regex(osd.json.results[0]!.reason!, /system-disk/);
+  t.regex(osd.json.results[2]!.reason!, /monitor-disk/, 'the monitor disk of node b takes no OSD');
   t.true((await q.store.mustGet<DiskSpec>(Kind.Disk, eligible(disksA).id)).spec.osd);
   const view = (await disksOf(c, a)).find((d) => d.id === eligible(disksA).id)!;
   t.like(view, { isOsd: true, eligible: false, reasons: ['holds-osd'] });
@@ -141,7 +142,7 @@ test('inventory: single-target create endpoints answer 404, 409 with the reason,
   const disks = await disksOf(c, id);
   const sys = disks.find((d) => d.serial.endsWith('-SYS'))!;
   t.is((await c.post('/ceph/mgr', { nodeId: '00000000-0000-4000-8000-000000000009' })).status, 404);
-  const bad = await c.post('/ceph/mon/create', { nodeId: id, diskId: sys.id });
+  const bad = await c.post<ProblemBody>('/ceph/mon/create', { nodeId: id, diskId: sys.id });
   t.is(bad.status, 409);
   t.is(bad.json.code, 'OPERATION_NOT_OFFERED');
   t.regex(bad.json.detail, /system-disk/);
@@ -158,10 +159,10 @@ test('inventory: node.restart via the API is carried out by the node loop', asyn
   await allActive(q, 1);
   const c = await admin(q);
   const id = q.lab!.machine(1).nodeId!;
-  const r = await c.post('/invoke/node', { operation: 'node.restart', nodeIds: [id] });
+  const r = await c.post<InvokeResults>('/invoke/node', { operation: 'node.restart', nodeIds: [id] });
   t.deepEqual(r.json.results, [{ id, status: 'scheduled' }]);
-  const second = await c.post('/invoke/node', { operation: 'node.restart', nodeIds: [id] });
-  t.is(second.json.results[0].status, 'rejected', 'a restart in progress is not requested twice');
+  const second = await c.post<InvokeResults>('/invoke/node', { operation: 'node.restart', nodeIds: [id] });
+  t.is(second.json.results[0]?.status, 'rejected', 'a restart in progress is not requested twice');
   await waitFor('restarted', async () => (await q.nodeOf(1)).status.observedRestartGeneration === 1 && (await q.nodeOf(1)).status.phase === 'active');
   t.is((await q.nodeOf(1)).spec.restartGeneration, 1);
 });

@@ -5,6 +5,7 @@ import { EventSource } from 'eventsource';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Kind, type NodeSpec } from '../../src/model/kinds.js';
 import { Client } from './client.js';
+import type { OpenApiDoc, ProblemBody } from './bodies.js';
 import { assertPrivateRoutesRefuse } from './route-checks.js';
 import { ADMIN_PASSWORD, allActive, startLab, waitFor, type LabQuarry } from '../lab/harness.js';
 
@@ -38,12 +39,12 @@ test('quarry api: a node-level run shows in the task endpoints with its agent lo
     return (r.json as Array<{ taskName: string; state: string; nodeId: string }>).find((x) => x.taskName === 'node.restart' && x.state === 'completed');
   });
   t.is(run.nodeId, nodeId);
-  const one = await c.get(`/task/run/${(run as unknown as { id: string }).id}`);
+  const one = await c.get<{ id: string }>(`/task/run/${(run as unknown as { id: string }).id}`);
   t.is(one.status, 200);
   t.deepEqual(Object.keys(one.json).sort(), ['completedAt', 'createdAt', 'error', 'id', 'nodeHostname', 'nodeId', 'startedAt', 'state', 'targetId', 'taskName']);
   const logs = await c.get(`/task/run/${one.json.id}/logs`);
   t.true((logs.json as Array<{ message: string }>).some((l) => l.message.includes('systemctl reboot')));
-  const missing = await c.get('/task/run/00000000-0000-4000-8000-000000000000');
+  const missing = await c.get<ProblemBody>('/task/run/00000000-0000-4000-8000-000000000000');
   t.is(missing.status, 404);
   t.is(missing.json.code, 'NOT_FOUND');
 });
@@ -56,11 +57,11 @@ test('quarry api: a question holds its run until an admin answers it with one of
     target: { kind: 'Disk', id: 'd1', generation: 1 },
     script: async (ctx) => ({ answer: await ctx.ask('Wipe /dev/sdb? It holds data.', ['yes', 'no']) }),
   });
-  const question = await waitFor('pending question', async () => (await c.get('/task/questions/pending')).json?.[0]);
+  const question = await waitFor('pending question', async () => (await c.get<Array<{ id: string }> | undefined>('/task/questions/pending')).json?.[0]);
   t.like(question, { runId: run.id, taskName: 'disk.wipe', options: ['yes', 'no'] });
   const bad = await c.post(`/task/question/${question.id}/answer`, { answer: 'maybe' });
   t.is(bad.status, 400);
-  t.is((await c.get(`/task/run/${run.id}`)).json.state, 'running');
+  t.is((await c.get<{ state: string }>(`/task/run/${run.id}`)).json.state, 'running');
   const ok = await c.post(`/task/question/${question.id}/answer`, { answer: 'no' });
   t.deepEqual(ok.json, { status: 'answered' });
   const done = await q.tasks.whenFinished(run.id);
@@ -79,10 +80,10 @@ test('quarry api: only an admin cancels a run, and a finished run cannot be canc
   const viewer = new Client(q.url);
   await viewer.post('/user/login', { username: 'viewer', password: 'viewer-password' });
   t.is((await viewer.post(`/task/run/${run.id}/cancel`)).status, 403);
-  t.is((await viewer.get(`/task/run/${run.id}`)).json.state, 'pending', 'a viewer may read');
+  t.is((await viewer.get<{ state: string }>(`/task/run/${run.id}`)).json.state, 'pending', 'a viewer may read');
   t.deepEqual((await c.post(`/task/run/${run.id}/cancel`)).json, { status: 'canceled' });
-  t.is((await c.get(`/task/run/${run.id}`)).json.state, 'canceled');
-  const again = await c.post(`/task/run/${run.id}/cancel`);
+  t.is((await c.get<{ state: string }>(`/task/run/${run.id}`)).json.state, 'canceled');
+  const again = await c.post<ProblemBody>(`/task/run/${run.id}/cancel`);
   t.is(again.status, 409);
   t.is(again.json.code, 'CONFLICT');
 });
@@ -91,10 +92,10 @@ test('quarry api: /events streams task state changes to a real EventSource with 
   const q = await startLab(t, 0);
   const c = await admin(q);
   const cookie = [...c.jar].map(([k, v]) => `${k}=${v}`).join('; ');
-  const es = new EventSource(`${q.url}/events`, { fetch: (url, init) => fetch(url, { ...init, headers: { ...init?.headers, cookie } }) });
+  const es = new EventSource(`${q.url}/events`, { fetch: (url, init) => fetch(url, { ...init, headers: { ...init.headers, cookie } }) });
   t.teardown(() => es.close());
   const seen: Array<{ id: string; type: string; payload: Record<string, unknown> }> = [];
-  es.onmessage = (m) => seen.push({ id: m.lastEventId, ...JSON.parse(m.data) });
+  es.onmessage = (m) => seen.push({ id: m.lastEventId, ...(JSON.parse(m.data as string) as { type: string; payload: Record<string, unknown> }) });
   await new Promise<void>((resolve, reject) => {
     es.onopen = () => resolve();
     es.onerror = (e) => reject(new Error(`EventSource error ${String((e as { code?: number }).code)}`));
@@ -109,10 +110,10 @@ test('quarry api: /events streams task state changes to a real EventSource with 
 
 test('quarry api: the composed OpenAPI document is valid 3.1 and lists exactly the route table', async (t) => {
   const q = await startLab(t, 0);
-  const doc = (await (await admin(q)).get('/openapi.json')).json;
+  const doc = (await (await admin(q)).get<OpenApiDoc>('/openapi.json')).json;
   const validator = new Validator();
   const res = await validator.validate(doc);
-  t.true(res.valid, JSON.stringify(res.errors)?.slice(0, 2000));
-  const documented = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([p, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${p}`));
+  t.true(res.valid, JSON.stringify(res.errors ?? null).slice(0, 2000));
+  const documented = Object.entries(doc.paths).flatMap(([p, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${p}`));
   t.deepEqual(documented.sort(), q.http.routes.map((r) => `${r.method} ${r.path}`).sort());
 });

@@ -10,6 +10,7 @@ import { StorageKind, rgwUserId } from '../../src/model/storage-kinds.js';
 import type { Store } from '../../src/store/types.js';
 import { waitFor } from '../lab/harness.js';
 import { startHarness, type Harness } from './harness.js';
+import type { ProblemBody } from './bodies.js';
 
 function harness(waitMs: number): Promise<Harness> {
   const area = (ctx: AreaContext) => {
@@ -31,12 +32,12 @@ test('rgw users: without keys in time the answer is 202, and the same request la
   const first = await c.post('/gateways/rgw/users', body);
   t.is(first.status, 202);
   t.deepEqual(first.json, { status: 'scheduled' });
-  t.is((await c.post('/gateways/rgw/users', { ...body, displayName: 'Robert' })).json.code, 'RGW_USER_EXISTS', 'another spec is refused');
+  t.is((await c.post<ProblemBody>('/gateways/rgw/users', { ...body, displayName: 'Robert' })).json.code, 'RGW_USER_EXISTS', 'another spec is refused');
   await issue(h.store, 'bob');
   const second = await c.post('/gateways/rgw/users', body);
   t.is(second.status, 201);
   t.deepEqual(second.json, { userId: 'bob', displayName: 'Bob', keys: [{ accessKey: 'AK1', secretKey: 'SECRET1' }] });
-  const third = await c.post('/gateways/rgw/users', body);
+  const third = await c.post<ProblemBody>('/gateways/rgw/users', body);
   t.is(third.status, 409);
   t.regex(third.json.detail, /shown once/);
   t.false(third.text.includes('SECRET1'));
@@ -46,7 +47,7 @@ test('rgw users: a creation waiting for the loop answers as soon as the keys are
   const h = await harness(10_000);
   t.teardown(() => h.close());
   const c = await h.admin();
-  const pending = c.post('/gateways/rgw/users', { userId: 'carol', displayName: 'Carol', email: 'carol@example.com' });
+  const pending = c.post<{ keys: unknown }>('/gateways/rgw/users', { userId: 'carol', displayName: 'Carol', email: 'carol@example.com' });
   await waitFor('user declared', () => h.store.get(StorageKind.RgwUser, rgwUserId('carol')));
   await issue(h.store, 'carol', 2);
   const r = await pending;

@@ -2,6 +2,7 @@
 import type { ExecutionContext } from 'ava';
 import type { AnyRoute } from '../../src/http/route.js';
 import { Client } from './client.js';
+import type { ProblemBody } from './bodies.js';
 
 const ANY_ID = '00000000-0000-4000-8000-000000000000';
 export const fill = (path: string): string => path.replace(/\{[^}]+\}/g, ANY_ID);
@@ -14,7 +15,7 @@ export async function assertPrivateRoutesRefuse(t: ExecutionContext, routes: rea
   for (const r of privateRoutes) {
     const opts = r.method === 'GET' ? {} : { json: {} };
     for (const c of [new Client(base), garbage]) {
-      const reply = await c.request(r.method, fill(r.path), opts);
+      const reply = await c.request<ProblemBody | undefined>(r.method, fill(r.path), opts);
       t.is(reply.status, 401, `${r.method} ${r.path}`);
       t.is(reply.json?.code, 'UNAUTHENTICATED', `${r.method} ${r.path}`);
     }

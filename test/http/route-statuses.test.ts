@@ -7,7 +7,7 @@ import { overLimit } from '../../src/http/validation.js';
 import { MAX_FIELD_ERRORS, ValidationError, toFieldErrors } from '../../src/model/validate.js';
 import { problem } from '../../src/http/problem.js';
 
-const def = (over: Partial<AnyRoute>): AnyRoute => route({ method: 'GET', path: '/x', summary: 'x', response: { description: 'x' }, handler: () => ({}), ...over }) as AnyRoute;
+const def = (over: Partial<AnyRoute>): AnyRoute => route<unknown, unknown, unknown>({ method: 'GET', path: '/x', summary: 'x', response: { description: 'x' }, handler: () => ({}), ...over });
 
 test('route statuses follow from the declaration: auth, body, path parameters, S3, signed links, declared errors', (t) => {
   t.deepEqual(problemStatuses(def({ public: true })), [400, 421, 500], 'a public read: an unknown query parameter, a foreign Host, or a fault');

@@ -4,13 +4,14 @@
 import test from 'ava';
 import { AuthError, ServiceUnavailableError } from '../../src/errors.js';
 import { Kind, type NodeSpec, type NodeStatusFields } from '../../src/model/kinds.js';
-import type { GatewayAddress, S3Credentials, S3Session } from '../../src/model/s3.js';
+import type { S3Credentials, S3Session } from '../../src/model/s3.js';
 import type { AreaContext } from '../../src/http/app.js';
 import { route } from '../../src/http/route.js';
 import { S3Service } from '../../src/services/s3.js';
 import { s3Routes } from '../../src/http/routes/s3.js';
 import type { Store } from '../../src/store/types.js';
 import { startHarness, type Harness } from './harness.js';
+import type { OpenApiDoc, ProblemBody } from './bodies.js';
 
 const KEYS: S3Credentials = { accessKey: 'QS3ACCESSKEY', secretKey: 'qs3-secret-key-value' };
 const headers = { 'X-S3-Access-Key': KEYS.accessKey, 'X-S3-Secret-Key': KEYS.secretKey };
@@ -71,10 +72,10 @@ test('s3 routes take the key pair from headers or the query, and nothing else', 
   const admin = await h.admin();
   const before = h.calls.length;
   for (const [what, r] of [
-    ['no keys', await c.post('/s3/buckets', {})],
-    ['an access key only', await c.get('/s3/buckets', { headers: { 'X-S3-Access-Key': KEYS.accessKey } })],
-    ['a secret key only', await c.get(`/s3/buckets?secretKey=${KEYS.secretKey}`)],
-    ['session cookies', await admin.get('/s3/buckets')],
+    ['no keys', await c.post<ProblemBody>('/s3/buckets', {})],
+    ['an access key only', await c.get<ProblemBody>('/s3/buckets', { headers: { 'X-S3-Access-Key': KEYS.accessKey } })],
+    ['a secret key only', await c.get<ProblemBody>(`/s3/buckets?secretKey=${KEYS.secretKey}`)],
+    ['session cookies', await admin.get<ProblemBody>('/s3/buckets')],
   ] as const) {
     t.is(r.status, 401, what);
     t.is(r.json.code, 'UNAUTHENTICATED', what);
@@ -90,7 +91,7 @@ test('s3 routes use running gateways only, and the next one when one does not an
   const h = await harness(new Set(['http://192.0.2.21:7480']));
   t.teardown(() => h.close());
   const c = h.client();
-  const none = await c.get('/s3/buckets', { headers });
+  const none = await c.get<ProblemBody>('/s3/buckets', { headers });
   t.is(none.status, 503);
   t.is(none.json.code, 'CLUSTER_UNAVAILABLE');
   await gatewayNode(h.store, 'gw-stopped', '192.0.2.20', { daemons: { rgw: false } });
@@ -115,13 +116,13 @@ test('s3 routes use running gateways only, and the next one when one does not an
 test('s3 routes are documented with the key pair as their security, and refuse a second way in', async (t) => {
   const h = await harness();
   t.teardown(() => h.close());
-  const doc = (await (await h.admin()).get('/openapi.json')).json;
-  const op = doc.paths['/s3/buckets/{bucket}/objects'].get;
+  const doc = (await (await h.admin()).get<OpenApiDoc>('/openapi.json')).json;
+  const op = doc.paths['/s3/buckets/{bucket}/objects']!.get!;
   t.deepEqual(op.security, [{ s3AccessKey: [], s3SecretKey: [] }, { s3AccessKeyQuery: [], s3SecretKeyQuery: [] }]);
   t.truthy(op.responses['503']);
   t.like(doc.components.securitySchemes.s3AccessKey, { type: 'apiKey', in: 'header', name: 'X-S3-Access-Key' });
   t.like(doc.components.securitySchemes.s3SecretKeyQuery, { type: 'apiKey', in: 'query', name: 'secretKey' });
-  t.deepEqual(op.parameters.map((p: { name: string }) => p.name), ['bucket', 'prefix', 'continuationToken', 'maxKeys']);
+  t.deepEqual(op.parameters?.map((p) => p.name), ['bucket', 'prefix', 'continuationToken', 'maxKeys']);
   const both = route({ method: 'GET', path: '/s3/x', summary: 'x', s3: true, admin: true, response: { description: 'x' }, handler: () => [] });
   await t.throwsAsync(() => startHarness({ areas: [[both]] }), { message: /exclude each other/ });
 });

@@ -5,6 +5,7 @@ import { createMemoryStore } from '../../src/store/index.js';
 import { ManualClock } from '../../src/model/clock.js';
 import { ADMIN_PASSWORD, startHarness } from './harness.js';
 import type { SetCookie } from './client.js';
+import type { ProblemBody, UserView } from './bodies.js';
 
 const cookie = (list: SetCookie[], name: string): SetCookie | undefined => list.find((c) => c.name === name);
 
@@ -12,7 +13,7 @@ test('login sets access_token and refresh_token HttpOnly, SameSite=Strict, Path=
   const h = await startHarness();
   t.teardown(() => h.close());
   const c = h.client();
-  const r = await c.post('/user/login', { username: 'admin', password: ADMIN_PASSWORD });
+  const r = await c.post<UserView>('/user/login', { username: 'admin', password: ADMIN_PASSWORD });
   t.is(r.status, 200);
   t.deepEqual(Object.keys(r.json).sort(), ['email', 'id', 'isAdmin', 'name', 'username']);
   t.is(r.json.username, 'admin');
@@ -39,7 +40,7 @@ test('login sets Secure cookies when the request came over TLS (trusted proxy sa
 test('login answers the same generic 401 for an unknown user and a wrong password', async (t) => {
   const h = await startHarness();
   t.teardown(() => h.close());
-  const unknown = await h.client().post('/user/login', { username: 'nobody', password: 'whatever-1' });
+  const unknown = await h.client().post<ProblemBody>('/user/login', { username: 'nobody', password: 'whatever-1' });
   const wrong = await h.client().post('/user/login', { username: 'admin', password: 'wrong-password' });
   t.is(unknown.status, 401);
   t.deepEqual(unknown.json, wrong.json);
@@ -51,7 +52,7 @@ test('session /user/me answers the logged-in user with the cookies', async (t) =
   const h = await startHarness();
   t.teardown(() => h.close());
   const admin = await h.admin();
-  const me = await admin.get('/user/me');
+  const me = await admin.get<UserView>('/user/me');
   t.is(me.status, 200);
   t.is(me.json.username, 'admin');
   t.is(me.headers.get('cache-control'), 'no-store');
@@ -63,11 +64,11 @@ test('refresh answers expiresIn 900 and rotates both cookies', async (t) => {
   const c = await h.admin();
   const before = new Map(c.jar);
   h.clock.advance(1000); // new iat, so even the access token differs
-  const r = await c.post('/user/refresh');
+  const r = await c.post<{ accessToken: string; expiresIn: number }>('/user/refresh');
   t.is(r.status, 200);
   t.deepEqual(Object.keys(r.json).sort(), ['accessToken', 'expiresIn']);
   t.is(r.json.expiresIn, 900);
-  t.is(r.json.accessToken, c.jar.get('access_token'));
+  t.is<string | undefined, string | undefined>(r.json.accessToken, c.jar.get('access_token'));
   t.not(c.jar.get('refresh_token'), before.get('refresh_token'));
   t.not(c.jar.get('access_token'), before.get('access_token'));
   t.is((await c.get('/user/me')).status, 200);
@@ -111,7 +112,7 @@ test('session access token expired after 15 minutes answers 401; refresh then wo
   h.clock.advance(14 * 60_000);
   t.is((await c.get('/user/me')).status, 200);
   h.clock.advance(60_000 + 1);
-  const expired = await c.get('/user/me');
+  const expired = await c.get<ProblemBody>('/user/me');
   t.is(expired.status, 401);
   t.is(expired.json.code, 'UNAUTHENTICATED');
   t.is((await c.post('/user/refresh')).status, 200);
@@ -145,7 +146,7 @@ test('login is rate limited after 5 failures per username: 429 problem with Retr
   const h = await startHarness();
   t.teardown(() => h.close());
   for (let i = 0; i < 5; i++) t.is((await h.client().post('/user/login', { username: 'admin', password: `wrong-${i}` })).status, 401);
-  const r = await h.client().post('/user/login', { username: 'ADMIN', password: ADMIN_PASSWORD });
+  const r = await h.client().post<ProblemBody>('/user/login', { username: 'ADMIN', password: ADMIN_PASSWORD });
   t.is(r.status, 429);
   t.is(r.json.code, 'RATE_LIMITED');
   t.is(r.headers.get('content-type')?.split(';')[0], 'application/problem+json');

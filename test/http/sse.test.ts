@@ -26,7 +26,10 @@ async function start(opts: SseHubOptions = {}): Promise<Harness> {
   const hub = new SseHub(bus, opts);
   const app = new Koa();
   const events = sseHandler(hub, { retryMs: 20 });
-  app.use((ctx, next) => (ctx.path === '/events' ? events(ctx, next) : next()));
+  app.use(async (ctx, next) => {
+    if (ctx.path === '/events') await events(ctx, next);
+    else await next();
+  });
   const server: Server = app.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const sockets = new Set<Socket>();
@@ -91,7 +94,7 @@ test('sse relays events in order with ids and the documented payloads unchanged'
     { type: 'node.state.changed', payload: { nodeId: 'node-1', status: 'provisioning' } },
     { type: 'some.future.type', payload: { anything: [1, 'two', null] } },
   ] as const;
-  for (const s of shapes) h.bus.publish(s.type, s.payload as never);
+  for (const s of shapes) h.bus.publish(s.type, s.payload);
   await until(() => messages.length === shapes.length, 'all events received');
   t.deepEqual(ids(messages), [1, 2, 3, 4]);
   t.deepEqual(
@@ -109,7 +112,8 @@ test('sse answers with stream headers, a retry line first, and heartbeat comment
   t.is(res.headers.get('content-type'), 'text/event-stream; charset=utf-8');
   t.is(res.headers.get('cache-control'), 'no-cache');
   t.is(res.headers.get('x-accel-buffering'), 'no');
-  const reader = res.body!.getReader();
+  // fetch's body is a ReadableStream of any; its chunks are bytes.
+  const reader = (res.body as ReadableStream<Uint8Array>).getReader();
   const decoder = new TextDecoder();
   let text = '';
   while (!text.includes(': heartbeat\n\n')) {

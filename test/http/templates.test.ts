@@ -7,20 +7,39 @@ import { createHash } from 'node:crypto';
 import { request } from 'node:http';
 import { defaultTemplatesDir } from '../../src/render/ceph-conf.js';
 import { Client } from './client.js';
+import type { ProblemBody } from './bodies.js';
 import { admin, login } from './agent-helpers.js';
 import { allActive, startLab } from '../lab/harness.js';
 
-const put = (c: Client, path: string, source: string) => c.request('PUT', path, { body: source, headers: { 'content-type': 'text/plain' } });
+/** A template as GET /templates lists it. */
+interface Listed {
+  name: string;
+  path: string;
+  postHook: string;
+  description: string;
+  version: number;
+}
+
+/** The context POST /templates/context answers, the fields read here. */
+interface Context {
+  node: unknown;
+  master: { url: string };
+  cluster: { fsid: string };
+  network: unknown;
+  image: { kernelUrl: string };
+}
+
+const put = <T = unknown>(c: Client, path: string, source: string) => c.request<T>('PUT', path, { body: source, headers: { 'content-type': 'text/plain' } });
 
 test('templates GET /templates lists every shipped templates/*.ejs with its settings', async (t) => {
   const q = await startLab(t, 0);
   const c = await admin(q);
   const shipped = (await readdir(defaultTemplatesDir)).filter((f) => f.endsWith('.ejs')).map((f) => f.slice(0, -4)).sort();
-  const r = await c.get('/templates');
+  const r = await c.get<Listed[]>('/templates');
   t.is(r.status, 200);
-  t.deepEqual(r.json.map((x: { name: string }) => x.name), shipped);
+  t.deepEqual(r.json.map((x) => x.name), shipped);
   for (const name of ['ipxe-boot', 'ipxe-default', 'cloud-init', 'quarry-agent.service', 'ceph.conf']) t.true(shipped.includes(name), name);
-  const unit = r.json.find((x: { name: string }) => x.name === 'quarry-agent.service');
+  const unit = r.json.find((x) => x.name === 'quarry-agent.service')!;
   t.is(unit.path, '/etc/systemd/system/quarry-agent.service');
   t.regex(unit.postHook, /systemctl daemon-reload/);
   t.regex(unit.description, /agent/);
@@ -51,19 +70,19 @@ test('templates a replaced source is a new version and the old one stays readabl
   // What is served follows the current version.
   const served = await new Client(q.url).get('/boot/default');
   t.regex(served.text, /^#!ipxe\necho custom default\nchain http:\/\/127\.0\.0\.1:\d+\/boot\/config\?mac=\$\{net0\/mac\}\n$/);
-  t.is((await c.get('/templates')).json.find((x: { name: string }) => x.name === 'ipxe-default').version, 2);
+  t.is((await c.get<Listed[]>('/templates')).json.find((x) => x.name === 'ipxe-default')?.version, 2);
 });
 
 test('templates a PUT of ceph.conf changes GET /ceph/cluster/config and its hash', async (t) => {
   const q = await startLab(t, 0);
   const c = await admin(q);
-  const before = Buffer.from((await c.get('/ceph/cluster/config')).json.config, 'base64').toString();
+  const before = Buffer.from((await c.get<{ config: string }>('/ceph/cluster/config')).json.config, 'base64').toString();
   t.regex(before, /^# Rendered by Quarry/);
   const source = (await c.get('/templates/render/ceph.conf')).text.replace('[osd]', '[osd]\nosd_max_backfills = 2');
   t.is((await put(c, '/templates/ceph.conf', source)).status, 200);
-  const after = Buffer.from((await c.get('/ceph/cluster/config')).json.config, 'base64').toString();
+  const after = Buffer.from((await c.get<{ config: string }>('/ceph/cluster/config')).json.config, 'base64').toString();
   t.regex(after, /\[osd\]\nosd_max_backfills = 2\n/);
-  t.is((await c.get('/ceph/cluster/config/hash')).json.hash, createHash('sha256').update(after).digest('hex'));
+  t.is((await c.get<{ hash: string }>('/ceph/cluster/config/hash')).json.hash, createHash('sha256').update(after).digest('hex'));
   // The public render of ceph.conf sees the same context.
   t.is((await new Client(q.url).get('/templates/rendered/ceph.conf')).text, after);
 });
@@ -77,11 +96,11 @@ test('templates a source that does not compile is refused with its line, and not
     ['a\nb\nc\n<% for (const x of [1]) { %>\n', 5],
   ];
   for (const [source, line] of cases) {
-    const r = await put(c, '/templates/cloud-init', source);
+    const r = await put<ProblemBody>(c, '/templates/cloud-init', source);
     t.is(r.status, 400, source);
     t.is(r.json.code, 'TEMPLATE_INVALID');
     t.regex(r.json.detail, new RegExp(`line ${line}\\b`), source);
-    t.deepEqual(r.json.errors.map((e: { path: string }) => e.path), [`/body/line/${line}`]);
+    t.deepEqual(r.json.errors.map((e) => e.path), [`/body/line/${line}`]);
   }
   const now = await c.get('/templates/render/cloud-init');
   t.is(now.headers.get('x-template-version'), '1');
@@ -112,7 +131,7 @@ test('templates names that could leave the templates folder are refused', async 
       t.true(r.status === 400 || r.status === 404, `${method} ${path}: ${r.status}`);
       t.not(r.status, 200);
     }
-    t.is((await c.get(`/templates/render/${name}`)).json?.code, 'VALIDATION_FAILED', name);
+    t.is((await c.get<ProblemBody | undefined>(`/templates/render/${name}`)).json?.code, 'VALIDATION_FAILED', name);
   }
   t.is((await c.get('/templates/render/nosuch')).status, 404);
   t.is((await new Client(q.url).get('/templates/rendered/nosuch')).status, 404);
@@ -130,7 +149,7 @@ test('templates only admins replace sources or change settings; settings answer 
   const s = await c.request('PUT', '/templates/cloud-init/settings', { json: { path: '/srv/user-data', postHook: 'cloud-init clean' } });
   t.is(s.status, 200);
   t.deepEqual(s.json, { status: 'updated' });
-  const listed = (await c.get('/templates')).json.find((x: { name: string }) => x.name === 'cloud-init');
+  const listed = (await c.get<Listed[]>('/templates')).json.find((x) => x.name === 'cloud-init');
   t.like(listed, { path: '/srv/user-data', postHook: 'cloud-init clean', version: 1 });
   t.is((await c.request('PUT', '/templates/cloud-init/settings', { json: { owner: 'x' } })).status, 400);
   t.is((await c.request('PUT', '/templates/nosuch/settings', { json: { path: '/x' } })).status, 404);
@@ -143,7 +162,7 @@ test('templates a render past its time limit is stopped with a clear error while
   const c = await admin(q);
   t.is((await put(c, '/templates/spin', '<% while (true) {} %>')).status, 200);
   const order: string[] = [];
-  const spinning = new Client(q.url).get('/templates/rendered/spin').then((r) => (order.push('spin'), r));
+  const spinning = new Client(q.url).get<ProblemBody>('/templates/rendered/spin').then((r) => (order.push('spin'), r));
   // Asked after the endless render started, answered before it was stopped.
   await new Promise((r) => setTimeout(r, 100));
   const list = await c.get('/templates');
@@ -157,13 +176,13 @@ test('templates a render past its time limit is stopped with a clear error while
   // A fresh thread renders the next one.
   t.regex((await new Client(q.url).get('/boot/default')).text, /^#!ipxe/);
   t.is((await put(c, '/templates/boom', 'a\n<%= nosuch.field %>\n')).status, 200);
-  const boom = await new Client(q.url).get('/templates/rendered/boom');
+  const boom = await new Client(q.url).get<ProblemBody>('/templates/rendered/boom');
   t.is(boom.status, 422);
   t.is(boom.json.code, 'TEMPLATE_FAILED');
   t.regex(boom.json.detail, /line 2.*nosuch is not defined/);
   // No template reads files of the master.
   t.is((await put(c, '/templates/peek', "<%- include('/etc/passwd') %>")).status, 200);
-  const peek = await new Client(q.url).get('/templates/rendered/peek');
+  const peek = await new Client(q.url).get<ProblemBody>('/templates/rendered/peek');
   t.is(peek.status, 422);
   t.regex(peek.json.detail, /include\(\) is not available/);
   t.false(peek.text.includes('root:'));
@@ -173,7 +192,7 @@ test('templates POST /templates/context answers the requested kinds for a node',
   const q = await startLab(t, 1);
   const [node] = await allActive(q, 1);
   const c = await admin(q);
-  const r = await c.post('/templates/context', { nodeId: node!.id, kinds: ['node', 'cluster', 'master', 'image', 'network'] });
+  const r = await c.post<Context>('/templates/context', { nodeId: node!.id, kinds: ['node', 'cluster', 'master', 'image', 'network'] });
   t.is(r.status, 200);
   t.deepEqual(Object.keys(r.json).sort(), ['cluster', 'image', 'master', 'network', 'node']);
   t.like(r.json.node, { id: node!.id, hostname: node!.spec.hostname, mac: node!.spec.macs[0], status: 'active' });
@@ -181,7 +200,7 @@ test('templates POST /templates/context answers the requested kinds for a node',
   t.regex(r.json.cluster.fsid, /^[0-9a-f-]{36}$/);
   t.is(r.json.network, null);
   t.regex(r.json.image.kernelUrl, /^http:\/\/127\.0\.0\.1:\d+\/images\/lab\/files\/vmlinuz\?expires=\d+&signature=[0-9a-f]{64}$/);
-  t.deepEqual(Object.keys((await c.post('/templates/context', { nodeId: node!.id, kinds: ['master'] })).json), ['master']);
+  t.deepEqual(Object.keys((await c.post<Context>('/templates/context', { nodeId: node!.id, kinds: ['master'] })).json), ['master']);
   t.is((await c.post('/templates/context', { nodeId: '00000000-0000-4000-8000-000000000000', kinds: ['node'] })).status, 404);
   t.is((await c.post('/templates/context', { nodeId: node!.id, kinds: ['keyrings'] })).status, 400);
   t.is((await c.post('/templates/context', { nodeId: node!.id })).status, 400);

@@ -90,7 +90,7 @@ test('login limiter check throws RATE_LIMITED with the wait in whole seconds', (
   const limiter = new LoginLimiter(new ManualClock(0));
   for (let i = 0; i < 5; i++) limiter.fail('admin', 'A');
   const err = t.throws(() => limiter.check('admin', 'A'), { instanceOf: RateLimitedError });
-  t.is(err?.retryAfterSeconds, 10);
+  t.is(err.retryAfterSeconds, 10);
   t.notThrows(() => limiter.check('admin', 'B'));
 });
 

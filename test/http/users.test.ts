@@ -5,18 +5,19 @@ import { Kind, type UserSpec } from '../../src/model/kinds.js';
 import { createMemoryStore } from '../../src/store/index.js';
 import { ADMIN_PASSWORD, startHarness } from './harness.js';
 import type { Reply } from './client.js';
+import type { Created, ProblemBody, UserView } from './bodies.js';
 
 test('users admin creates a user (201 created + id); the same username in any case is 409', async (t) => {
   const h = await startHarness();
   t.teardown(() => h.close());
   const admin = await h.admin();
-  const r = await admin.post('/users', { username: 'Bea', password: 'bea-password', name: 'Bea B', email: 'bea@example.com' });
+  const r = await admin.post<Created>('/users', { username: 'Bea', password: 'bea-password', name: 'Bea B', email: 'bea@example.com' });
   t.is(r.status, 201);
   t.is(r.json.status, 'created');
   t.regex(r.json.id, /^[0-9a-f-]{36}$/);
   const got = await admin.get(`/users/${r.json.id}`);
   t.deepEqual(got.json, { id: r.json.id, username: 'Bea', name: 'Bea B', email: 'bea@example.com', isAdmin: false });
-  const dup = await admin.post('/users', { username: 'bea', password: 'bea-password', name: 'Other', email: 'o@example.com' });
+  const dup = await admin.post<ProblemBody>('/users', { username: 'bea', password: 'bea-password', name: 'Other', email: 'o@example.com' });
   t.is(dup.status, 409);
   t.is(dup.json.code, 'CONFLICT');
 });
@@ -26,12 +27,12 @@ test('users non-admin may read: GET /users and GET /users/{id}', async (t) => {
   t.teardown(() => h.close());
   const id = await h.createUser('carl');
   const carl = await h.login('carl', 'carl-password');
-  const list = await carl.get('/users');
+  const list = await carl.get<UserView[]>('/users');
   t.is(list.status, 200);
-  t.deepEqual(list.json.map((u: { username: string }) => u.username).sort(), ['admin', 'carl']);
-  const admin = list.json.find((u: { username: string }) => u.username === 'admin');
+  t.deepEqual(list.json.map((u) => u.username).sort(), ['admin', 'carl']);
+  const admin = list.json.find((u) => u.username === 'admin')!;
   t.is((await carl.get(`/users/${admin.id}`)).status, 200);
-  t.is((await carl.get(`/users/${id}`)).json.username, 'carl');
+  t.is((await carl.get<UserView>(`/users/${id}`)).json.username, 'carl');
 });
 
 test('users non-admin writes: POST /users 403, PATCH another user 403, PATCH own name and email ok', async (t) => {
@@ -40,7 +41,7 @@ test('users non-admin writes: POST /users 403, PATCH another user 403, PATCH own
   const danId = await h.createUser('dan');
   const eveId = await h.createUser('eve');
   const dan = await h.login('dan', 'dan-password');
-  const create = await dan.post('/users', { username: 'fay', password: 'fay-password', name: 'Fay', email: 'f@example.com' });
+  const create = await dan.post<ProblemBody>('/users', { username: 'fay', password: 'fay-password', name: 'Fay', email: 'f@example.com' });
   t.is(create.status, 403);
   t.is(create.json.code, 'FORBIDDEN');
   t.is((await dan.request('PATCH', `/users/${eveId}`, { json: { name: 'Evil' } })).status, 403);
@@ -58,7 +59,7 @@ test('users non-admin may not change own isAdmin, username or password through P
     const r = await gus.request('PATCH', `/users/${id}`, { json });
     t.is(r.status, 403, JSON.stringify(json));
   }
-  const after = await gus.get('/user/me');
+  const after = await gus.get<UserView>('/user/me');
   t.false(after.json.isAdmin);
   t.is(after.json.username, 'gus');
 });
@@ -70,7 +71,7 @@ test('users admin PATCH and PUT change only the given fields, including isAdmin 
   const admin = await h.admin();
   const put = await admin.request('PUT', `/users/${id}`, { json: { email: 'hal@corp.example' } });
   t.deepEqual(put.json, { id, username: 'hal', name: 'hal person', email: 'hal@corp.example', isAdmin: false });
-  const patch = await admin.request('PATCH', `/users/${id}`, { json: { username: 'hal9000', isAdmin: true, newPassword: 'hal-password-2' } });
+  const patch = await admin.request<UserView>('PATCH', `/users/${id}`, { json: { username: 'hal9000', isAdmin: true, newPassword: 'hal-password-2' } });
   t.is(patch.status, 200);
   t.is(patch.json.username, 'hal9000');
   t.true(patch.json.isAdmin);
@@ -81,7 +82,7 @@ test('users the last admin cannot lose isAdmin (409)', async (t) => {
   const h = await startHarness();
   t.teardown(() => h.close());
   const admin = await h.admin();
-  const me = await admin.get('/user/me');
+  const me = await admin.get<UserView>('/user/me');
   const r = await admin.request('PATCH', `/users/${me.json.id}`, { json: { isAdmin: false } });
   t.is(r.status, 409);
 });
@@ -90,21 +91,21 @@ test('users a password shorter than 8 is refused, and the error says so', async 
   const h = await startHarness();
   t.teardown(() => h.close());
   const admin = await h.admin();
-  const r = await admin.post('/users', { username: 'ivy', password: 'short', name: 'Ivy', email: 'ivy@example.com' });
+  const r = await admin.post<ProblemBody>('/users', { username: 'ivy', password: 'short', name: 'Ivy', email: 'ivy@example.com' });
   t.is(r.status, 400);
   t.deepEqual(r.json.errors, [{ path: '/body/password', message: 'must NOT have fewer than 8 characters' }]);
-  const pw = await admin.post('/user/password', { oldPassword: ADMIN_PASSWORD, newPassword: '1234567' });
+  const pw = await admin.post<ProblemBody>('/user/password', { oldPassword: ADMIN_PASSWORD, newPassword: '1234567' });
   t.is(pw.status, 400);
-  t.is(pw.json.errors[0].path, '/body/newPassword');
+  t.is(pw.json.errors[0]?.path, '/body/newPassword');
 });
 
 test('users change password with a wrong old password is 400 and changes nothing', async (t) => {
   const h = await startHarness();
   t.teardown(() => h.close());
   const admin = await h.admin();
-  const r = await admin.post('/user/password', { oldPassword: 'not-the-password', newPassword: 'new-password-1' });
+  const r = await admin.post<ProblemBody>('/user/password', { oldPassword: 'not-the-password', newPassword: 'new-password-1' });
   t.is(r.status, 400);
-  t.is(r.json.errors[0].path, '/body/oldPassword');
+  t.is(r.json.errors[0]?.path, '/body/oldPassword');
   t.is((await h.client().post('/user/login', { username: 'admin', password: ADMIN_PASSWORD })).status, 200);
 });
 
@@ -112,12 +113,12 @@ test('users unknown id is 404, a malformed id is 400', async (t) => {
   const h = await startHarness();
   t.teardown(() => h.close());
   const admin = await h.admin();
-  const missing = await admin.get('/users/00000000-0000-4000-8000-000000000000');
+  const missing = await admin.get<ProblemBody>('/users/00000000-0000-4000-8000-000000000000');
   t.is(missing.status, 404);
   t.is(missing.json.code, 'NOT_FOUND');
-  const bad = await admin.get('/users/not-a-uuid');
+  const bad = await admin.get<ProblemBody>('/users/not-a-uuid');
   t.is(bad.status, 400);
-  t.is(bad.json.errors[0].path, '/params/userId');
+  t.is(bad.json.errors[0]?.path, '/params/userId');
 });
 
 test('users the password hash never appears in any response', async (t) => {

@@ -1,6 +1,7 @@
 // A lab cluster for storage tests: three active nodes with a monitor each, in quorum.
 import type { ExecutionContext } from 'ava';
 import { Client } from '../http/client.js';
+import type { ClusterMetrics } from '../http/bodies.js';
 import { ADMIN_PASSWORD, allActive, startLab, waitFor, type LabQuarry } from './harness.js';
 
 export async function login(q: LabQuarry, username = 'admin', password = ADMIN_PASSWORD): Promise<Client> {
@@ -21,6 +22,6 @@ export async function cluster(t: ExecutionContext): Promise<{ q: LabQuarry; c: C
     // A loaded machine can miss a heartbeat and see a node offline for a moment: ask again.
     await waitFor(`monitor declared on ${n.spec.hostname}`, async () => (await c.post('/ceph/mon/create', { nodeId: n.id, diskId })).status === 200);
   }
-  await waitFor('quorum of three', async () => (await c.get('/ceph/metrics')).json?.monCount === 3, 30_000);
+  await waitFor('quorum of three', async () => (await c.get<ClusterMetrics | undefined>('/ceph/metrics')).json?.monCount === 3, 30_000);
   return { q, c, ids: nodes.map((n) => n.id) as [string, string, string] };
 }

@@ -3,6 +3,7 @@
 import test from 'ava';
 import { createHash } from 'node:crypto';
 import { Client } from '../http/client.js';
+import type { ClusterMetrics, InvokeResults, NodeCephState } from '../http/bodies.js';
 import { ADMIN_PASSWORD, allActive, startLab, waitFor, type LabQuarry } from './harness.js';
 
 interface Detail { id: string; hostname: string; ip: string; hasMon: boolean; monExists: boolean; mgrExists: boolean; mdsExists: boolean; rgwExists: boolean }
@@ -25,7 +26,7 @@ async function declareMons(c: Client, nodeIds: string[]): Promise<void> {
   }));
 }
 
-const details = async (c: Client): Promise<Detail[]> => (await c.get('/nodes/details')).json;
+const details = async (c: Client): Promise<Detail[]> => (await c.get<Detail[]>('/nodes/details')).json;
 
 test('ceph loops: three monitors reach quorum, then a manager, an MDS and a gateway run', async (t) => {
   const q = await startLab(t, 3);
@@ -38,13 +39,13 @@ test('ceph loops: three monitors reach quorum, then a manager, an MDS and a gate
     return d.filter((x) => x.monExists).length === 3 ? d : undefined;
   }, 30_000);
   t.true(three.every((d) => d.hasMon));
-  await waitFor('quorum of three', async () => (await c.get('/ceph/metrics')).json?.monCount === 3, 30_000);
+  await waitFor('quorum of three', async () => (await c.get<ClusterMetrics | undefined>('/ceph/metrics')).json?.monCount === 3, 30_000);
   const quorum = q.lab!.ceph.hasQuorum();
   t.true(quorum);
   const [a, b, cc] = ids as [string, string, string];
   t.deepEqual((await c.post('/ceph/mgr', { nodeId: a })).json, { status: 'scheduled' });
   t.deepEqual((await c.post('/ceph/mds', { nodeId: b })).json, { status: 'scheduled' });
-  t.deepEqual((await c.post('/invoke/node', { operation: 'ceph.create-rgw', nodeIds: [cc] })).json.results, [{ id: cc, status: 'scheduled' }]);
+  t.deepEqual((await c.post<InvokeResults>('/invoke/node', { operation: 'ceph.create-rgw', nodeIds: [cc] })).json.results, [{ id: cc, status: 'scheduled' }]);
   const d = await waitFor('manager, MDS and gateway running', async () => {
     const all = await details(c);
     const [x, y, z] = [a, b, cc].map((id) => all.find((n) => n.id === id)!) as [Detail, Detail, Detail];
@@ -52,22 +53,22 @@ test('ceph loops: three monitors reach quorum, then a manager, an MDS and a gate
   }, 30_000);
   t.is(d.filter((n) => n.mgrExists).length, 1);
   // Node Ceph state, metrics and the config agree with each other and with the cluster.
-  const state = (await c.get(`/ceph/nodes/${a}/state`)).json;
+  const state = (await c.get<NodeCephState>(`/ceph/nodes/${a}/state`)).json;
   t.like(state, { mon: true, mgr: true, mds: false, rgw: false });
   const metrics = await waitFor('metrics with a manager', async () => {
-    const m = (await c.get('/ceph/metrics')).json;
+    const m = (await c.get<ClusterMetrics | undefined>('/ceph/metrics')).json;
     return m?.monCount === 3 ? m : undefined;
   });
   t.is(metrics.osdCount, 0);
-  const conf = Buffer.from((await c.get('/ceph/cluster/config')).json.config, 'base64').toString();
+  const conf = Buffer.from((await c.get<{ config: string }>('/ceph/cluster/config')).json.config, 'base64').toString();
   for (const n of d) t.true(conf.includes(`[v2:${n.ip}:3300,v1:${n.ip}:6789]`), n.hostname);
-  t.is((await c.get('/ceph/cluster/config/hash')).json.hash, createHash('sha256').update(conf).digest('hex'));
+  t.is((await c.get<{ hash: string }>('/ceph/cluster/config/hash')).json.hash, createHash('sha256').update(conf).digest('hex'));
   const monmap = await c.get('/ceph/monmap');
   t.is(monmap.status, 200);
   t.is(monmap.headers.get('content-type'), 'application/octet-stream');
   // Keys: the manager's node holds its own key and, running a monitor, mon.; client.admin stays
   // on the master (issue #12: least privilege for keys).
-  const keys = (await c.get(`/ceph/nodes/${a}/keyrings`)).json.keyrings.map((k: { entity: string }) => k.entity);
+  const keys = (await c.get<{ keyrings: Array<{ entity: string }> }>(`/ceph/nodes/${a}/keyrings`)).json.keyrings.map((k) => k.entity);
   t.deepEqual(keys, ['mgr.' + d.find((n) => n.id === a)!.hostname, 'mon.']);
 });
 
@@ -76,7 +77,7 @@ test('ceph loops: monitors declared together make one first monmap, the opener s
   const nodes = await allActive(q, 3);
   const c = await admin(q);
   await declareMons(c, nodes.map((n) => n.id));
-  await waitFor('quorum of three', async () => (await c.get('/ceph/metrics')).json?.monCount === 3 && (await details(c)).every((x) => x.monExists), 30_000);
+  await waitFor('quorum of three', async () => (await c.get<ClusterMetrics | undefined>('/ceph/metrics')).json?.monCount === 3 && (await details(c)).every((x) => x.monExists), 30_000);
   const runs = await q.tasks.recent(1000);
   const bootstraps = runs.filter((r) => r.spec.taskName === 'ceph.mon.bootstrap').sort((x, y) => x.metadata.createdAt.localeCompare(y.metadata.createdAt));
   t.is(bootstraps.length, 3, 'each declared monitor made its store from the first monmap');
@@ -106,7 +107,7 @@ test('ceph loops: a monitor declared after the cluster formed joins it; the othe
   await declareMons(c, [first!.id]);
   await waitFor('the first monitor runs', async () => (await details(c)).find((x) => x.id === first!.id)?.monExists, 30_000);
   await declareMons(c, later.map((n) => n.id));
-  await waitFor('quorum of three', async () => (await c.get('/ceph/metrics')).json?.monCount === 3 && (await details(c)).every((x) => x.monExists), 30_000);
+  await waitFor('quorum of three', async () => (await c.get<ClusterMetrics | undefined>('/ceph/metrics')).json?.monCount === 3 && (await details(c)).every((x) => x.monExists), 30_000);
   const runs = await q.tasks.recent(1000);
   t.deepEqual(runs.filter((r) => r.spec.taskName === 'ceph.mon.bootstrap').map((r) => r.spec.nodeId), [first!.id]);
   t.deepEqual(runs.filter((r) => r.spec.taskName === 'ceph.mon.join').map((r) => r.spec.nodeId).sort(), later.map((n) => n.id).sort());

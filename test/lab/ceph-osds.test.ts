@@ -5,6 +5,7 @@
 // Ceph, so they run one at a time: a crowded process misses heartbeats and nodes flap offline.
 import test from 'ava';
 import { Client } from '../http/client.js';
+import type { InvokeResults, NodeCephState, NodeKeyrings } from '../http/bodies.js';
 import { ADMIN_PASSWORD, allActive, startLab, waitFor, type LabQuarry } from './harness.js';
 
 interface DiskView {
@@ -20,7 +21,7 @@ async function admin(q: LabQuarry): Promise<Client> {
   return c;
 }
 
-const disks = async (c: Client): Promise<DiskView[]> => (await c.get('/disks')).json;
+const disks = async (c: Client): Promise<DiskView[]> => (await c.get<DiskView[]>('/disks')).json;
 const disk = async (c: Client, id: string): Promise<DiskView> => (await disks(c)).find((d) => d.id === id)!;
 const runs = async (c: Client, taskName: string): Promise<RunView[]> =>
   ((await c.get('/task/runs/recent?limit=1000')).json as RunView[]).filter((r) => r.taskName === taskName);
@@ -45,8 +46,8 @@ async function cluster(t: Parameters<typeof startLab>[0], opts: { mgr?: boolean 
 }
 
 async function createOsds(c: Client, ids: string[]): Promise<void> {
-  const r = await c.post('/invoke/disk', { operation: 'ceph.create-osd', diskIds: ids });
-  if (r.json.results.some((x: { status: string }) => x.status !== 'scheduled')) throw new Error(`not scheduled: ${r.text}`);
+  const r = await c.post<InvokeResults>('/invoke/disk', { operation: 'ceph.create-osd', diskIds: ids });
+  if (r.json.results.some((x) => x.status !== 'scheduled')) throw new Error(`not scheduled: ${r.text}`);
 }
 
 const running = (c: Client, id: string) => waitFor(`osd on ${id} running`, async () => {
@@ -72,9 +73,9 @@ test.serial('ceph osds: an OSD on every eligible disk of every node runs, and th
   t.is(new Set(after.map((d) => d.osdId)).size, eligible.length, 'one OSD id per disk');
   for (const n of nodes) {
     const mine = after.filter((d) => d.nodeId === n.id).map((d) => d.osdId!).sort((a, b) => a - b);
-    t.deepEqual((await c.get(`/ceph/nodes/${n.id}/state`)).json.osdIds, mine);
+    t.deepEqual((await c.get<NodeCephState>(`/ceph/nodes/${n.id}/state`)).json.osdIds, mine);
     t.deepEqual(q.lab!.ceph.hosts.report(n.spec.hostname).osds.sort((a, b) => a - b), mine, 'the cluster agrees on where each OSD runs');
-    const keys = (await c.get(`/ceph/nodes/${n.id}/keyrings`)).json.keyrings.map((k: { entity: string }) => k.entity);
+    const keys = (await c.get<NodeKeyrings>(`/ceph/nodes/${n.id}/keyrings`)).json.keyrings.map((k) => k.entity);
     for (const id of mine) t.true(keys.includes(`osd.${id}`), `the node holds the key of osd.${id}`);
   }
   q.lab!.ceph.createPool('rbd', 32);
@@ -150,7 +151,7 @@ test.serial('ceph osds: a node whose OSDs are not ok to stop is not restarted, a
   q.lab!.ceph.killOsd(victim.osdId!);
   await waitFor('the OSD is down', async () => (await metrics(c))?.osdUp === eligible.length - 1);
   const a = nodes[0]!;
-  t.deepEqual((await c.post('/invoke/node', { operation: 'node.restart', nodeIds: [a.id] })).json.results, [{ id: a.id, status: 'scheduled' }]);
+  t.deepEqual((await c.post<InvokeResults>('/invoke/node', { operation: 'node.restart', nodeIds: [a.id] })).json.results, [{ id: a.id, status: 'scheduled' }]);
   const gate = await waitFor('restart blocked by ok-to-stop', async () => {
     const c0 = (await q.nodeOf(1)).status.conditions?.find((x) => x.type === 'Blocked');
     return c0?.status === 'True' && c0.reason === 'OsdNotOkToStop' ? c0 : undefined;
@@ -171,7 +172,7 @@ test.serial('disk wipe: "no" leaves the disk untouched, "yes" wipes it and it be
   const node3 = await q.nodeOf(3);
   const dirty = (await disks(c)).find((d) => d.nodeId === node3.id && d.hasFilesystem && !d.serial.endsWith('-SYS'))!;
   t.deepEqual(dirty.reasons, ['has-filesystem']);
-  const wipe = async () => t.is((await c.post('/invoke/disk', { operation: 'disk.wipe', diskIds: [dirty.id] })).json.results[0].status, 'scheduled');
+  const wipe = async () => t.is((await c.post<InvokeResults>('/invoke/disk', { operation: 'disk.wipe', diskIds: [dirty.id] })).json.results[0]?.status, 'scheduled');
   const question = () => waitFor('the wipe question', async () => ((await c.get('/task/questions/pending')).json as Array<{ id: string; taskName: string; prompt: string; options: string[] }>).find((x) => x.taskName === 'disk.wipe.confirm'));
 
   await wipe();

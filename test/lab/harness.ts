@@ -72,10 +72,10 @@ export async function startLab(t: ExecutionContext, nodes: number, over: Partial
     specs: { stableMs: 50 },
     ...over,
     lab: { ...FAST, ...over.lab },
-  } as QuarryOptions);
+  });
   approver?.start(q.url);
   let stopped = false;
-  const stop = q.stop;
+  const stop = q.stop.bind(q);
   const lq: LabQuarry = Object.assign(q, {
     events,
     stop: async () => {
@@ -84,7 +84,7 @@ export async function startLab(t: ExecutionContext, nodes: number, over: Partial
       approver?.stop();
       await stop();
     },
-    nodes: () => q.store.list<NodeSpec, NodeStatusFields>(Kind.Node) as Promise<Doc<NodeSpec, NodeStatusFields>[]>,
+    nodes: () => q.store.list<NodeSpec, NodeStatusFields>(Kind.Node),
     nodeOf: async (i: number) => {
       const m = q.lab!.machine(i);
       const all = await lq.nodes();
@@ -123,12 +123,14 @@ class Approver {
     if (this.running || !this.client || this.stopped) return;
     this.running = true;
     try {
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- stop() sets `stopped` while this awaits; TypeScript keeps it narrowed to false (TS#9998)
       while (this.waiting.size && !this.stopped) {
         const ids = [...this.waiting].slice(0, 100);
         for (const id of ids) this.waiting.delete(id);
         const body = { operation: 'node.approve', nodeIds: ids };
         // Logged in on first use, and again when the session expired (tests shorten tokens to
         // a second, which a loaded machine may spend between a login and the next request).
+        // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- as above
         for (let attempt = 0; attempt < 20 && !this.stopped; attempt++) {
           if ((await this.client.post('/invoke/node', body)).status !== 401) break;
           await this.client.post('/user/login', { username: 'admin', password: ADMIN_PASSWORD });

@@ -8,6 +8,7 @@ import { EventSource } from 'eventsource';
 import { imageDir, imageFilePath } from '../../src/model/image-files.js';
 import { ImageKind, type ImageSpec, type ImageStatus } from '../../src/model/image-kinds.js';
 import { Client } from '../http/client.js';
+import type { ProblemBody } from '../http/bodies.js';
 import { bytesOf, closedPort, serveImages, sha, type Faults, type TestImage } from '../helpers/image-server.js';
 import { ADMIN_PASSWORD, startLab, waitFor, type LabQuarry } from './harness.js';
 
@@ -43,11 +44,11 @@ const runs = async (q: LabQuarry) => (await q.tasks.recent(100)).filter((r) => r
 test('image download: progress on the bus and over SSE, a cut connection resumed with Range from the part size', async (t) => {
   const { server, q, c } = await setUp(t, [IMAGE], { cutAfter: { bytes: CUT, times: 1 }, chunkDelayMs: 5 });
   const cookie = [...c.jar].map(([k, v]) => `${k}=${v}`).join('; ');
-  const es = new EventSource(`${q.url}/events`, { fetch: (url, init) => fetch(url, { ...init, headers: { ...init?.headers, cookie } }) });
+  const es = new EventSource(`${q.url}/events`, { fetch: (url, init) => fetch(url, { ...init, headers: { ...init.headers, cookie } }) });
   t.teardown(() => es.close());
   const overSse: Progress[] = [];
   es.onmessage = (m) => {
-    const e = JSON.parse(m.data) as { type: string; payload: Progress };
+    const e = JSON.parse(m.data as string) as { type: string; payload: Progress };
     if (e.type === 'image.download.progress') overSse.push(e.payload);
   };
   await new Promise<void>((resolve, reject) => {
@@ -104,7 +105,7 @@ test('image download: a SHA-256 mismatch fails the run and keeps nothing, and th
   t.like(img.status.conditions?.find((x) => x.type === 'Degraded'), { reason: 'ChecksumMismatch' });
   t.like(img.status, { verified: false, bytes: 0, phase: 'downloading' });
   t.deepEqual((await c.get('/images/downloaded')).json, []);
-  t.is((await c.post(`/images/${ID}/default`)).json.code, 'IMAGE_NOT_DOWNLOADED');
+  t.is((await c.post<ProblemBody>(`/images/${ID}/default`)).json.code, 'IMAGE_NOT_DOWNLOADED');
 });
 
 test('image download: deleting an image while it downloads stops the run and removes its parts', async (t) => {
@@ -122,27 +123,27 @@ test('image download: deleting an image while it downloads stops the run and rem
 test('image download: a registry that answers no valid catalog is a 503 that says why', async (t) => {
   const { server, c } = await setUp(t, [IMAGE], {});
   server.catalogBody = JSON.stringify([{ id: ID, name: 'x', distro: 'd', version: '1', arch: 'amd64', files: [{ name: '../etc/passwd', url: 'f', size: 1, sha256: 'ab' }] }]);
-  const r = await c.get('/images/available');
+  const r = await c.get<ProblemBody>('/images/available');
   t.is(r.status, 503);
   t.is(r.json.code, 'REGISTRY_INVALID');
   t.regex(r.json.detail, /\/0\/files\/0\/name/);
   server.catalogBody = '{ not json';
   t.like((await c.get(`/images/${ID}/download`)).json, { status: 503, code: 'REGISTRY_INVALID' });
   server.catalogBody = JSON.stringify([IMAGE, IMAGE].map((i) => ({ id: i.id, name: i.name, distro: 'd', version: '1', arch: 'a', files: [{ name: 'f', url: 'f', size: 1, sha256: sha(Buffer.from('x')) }] })));
-  t.regex((await c.get('/images/available')).json.detail, /listed twice/);
+  t.regex((await c.get<ProblemBody>('/images/available')).json.detail, /listed twice/);
 });
 
 test('image download: an unreachable registry is a 503, and a short id shared by two images is 409', async (t) => {
   const twin = { ...IMAGE, id: `${ID.slice(0, 8)}-0000-4000-8000-000000000001` };
   const { c } = await setUp(t, [IMAGE, twin], {});
-  const r = await c.get(`/images/${ID.slice(0, 8)}/download`);
+  const r = await c.get<ProblemBody>(`/images/${ID.slice(0, 8)}/download`);
   t.is(r.status, 409);
   t.is(r.json.code, 'AMBIGUOUS_ID');
   t.regex(r.json.detail, new RegExp(twin.id));
   const gone = await startLab(t, 0, { env: { IMAGE_REGISTRY: `http://reader:s3cret@127.0.0.1:${await closedPort()}/catalog.json` } });
   const g = new Client(gone.url);
   await g.post('/user/login', { username: 'admin', password: ADMIN_PASSWORD });
-  const u = await g.get('/images/available');
+  const u = await g.get<ProblemBody>('/images/available');
   t.is(u.status, 503);
   t.is(u.json.code, 'REGISTRY_UNREACHABLE');
   t.is(u.json.detail, 'the image registry did not answer: ECONNREFUSED', 'the registry URL (it may hold credentials) is not shown');

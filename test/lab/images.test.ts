@@ -7,6 +7,7 @@ import { ImageKind, type ImageSpec, type ImageStatus } from '../../src/model/ima
 import { LAB_IMAGES, labFileContent } from '../../src/sim/image-registry.js';
 import { Client } from '../http/client.js';
 import { ADMIN_PASSWORD, startLab, waitFor, type LabQuarry } from './harness.js';
+import type { ProblemBody } from '../http/bodies.js';
 
 const [debian, ubuntu, rocky] = LAB_IMAGES as [typeof LAB_IMAGES[0], typeof LAB_IMAGES[0], typeof LAB_IMAGES[0]];
 const summary = (i: typeof debian) => ({ id: i.id, name: i.name, distro: i.distro, version: i.version, arch: i.arch });
@@ -113,7 +114,7 @@ test('images: unknown, malformed and never-downloaded ids are refused', async (t
   const c = await admin(q);
   const unknown = '00000000-0000-4000-8000-000000000000';
   for (const [method, path] of [['GET', `/images/${unknown}/download`], ['POST', `/images/${unknown}/default`], ['DELETE', `/images/${unknown}`], ['GET', '/images/0badc0de/download']] as const) {
-    const r = await c.request(method, path);
+    const r = await c.request<ProblemBody>(method, path);
     t.is(r.status, 404, `${method} ${path}`);
     t.is(r.json.code, 'NOT_FOUND');
   }

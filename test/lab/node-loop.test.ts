@@ -1,4 +1,7 @@
 import test from 'ava';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Kind, type DiskSpec, type DiskStatusFields, type NodeSpec } from '../../src/model/kinds.js';
 import { isEvent } from '../../src/tasks/bus.js';
 import { allActive, startLab, waitFor, type LabQuarry } from './harness.js';
@@ -127,9 +130,6 @@ test('node loop marks a disk that died as absent and keeps its document', async 
 });
 
 test('node loop retries a run that a Quarry restart interrupted', async (t) => {
-  const { mkdtemp, rm } = await import('node:fs/promises');
-  const { tmpdir } = await import('node:os');
-  const { join } = await import('node:path');
   const stateDir = await mkdtemp(join(tmpdir(), 'quarry-restart-'));
   t.teardown(() => rm(stateDir, { recursive: true, force: true }));
   // The first Quarry's agents take a minute per step, so the restart is still running when it stops.

@@ -4,6 +4,7 @@
 import test from 'ava';
 import { StorageKind } from '../../src/model/storage-kinds.js';
 import type { Client } from '../http/client.js';
+import type { ProblemBody } from '../http/bodies.js';
 import { cluster, login } from './ceph-cluster.js';
 import { startLab, waitFor } from './harness.js';
 
@@ -54,11 +55,11 @@ test('storage: POST /ceph/fs is idempotent for the same declaration and refuses 
   const body = { name: 'fs1', metadataPool: 'fs1_meta', dataPool: 'fs1_data' };
   t.is((await c.post('/ceph/fs', body)).status, 200);
   t.deepEqual((await c.post('/ceph/fs', { ...body, metadataPG: 16, dataPG: 32 })).json, { status: 'scheduled' }, 'the defaults make it the same');
-  const other = await c.post('/ceph/fs', { ...body, dataPG: 128 });
+  const other = await c.post<ProblemBody>('/ceph/fs', { ...body, dataPG: 128 });
   t.is(other.status, 409);
   t.is(other.json.code, 'FILESYSTEM_EXISTS');
-  t.is((await c.post('/ceph/fs', { name: 'fs2', metadataPool: 'fs1_data', dataPool: 'fs2_data' })).json.code, 'POOL_IN_USE');
-  const bad = await c.post('/ceph/fs', { name: 'fs3', metadataPool: 'm3', dataPool: 'd3', metadataPG: 12 });
+  t.is((await c.post<ProblemBody>('/ceph/fs', { name: 'fs2', metadataPool: 'fs1_data', dataPool: 'fs2_data' })).json.code, 'POOL_IN_USE');
+  const bad = await c.post<ProblemBody>('/ceph/fs', { name: 'fs3', metadataPool: 'm3', dataPool: 'd3', metadataPG: 12 });
   t.is(bad.status, 400);
   t.regex(bad.json.detail, /metadataPG must be a power of two from 1 to 4096/);
   t.is((await c.post('/ceph/fs', { name: 'fs3', metadataPool: 'same', dataPool: 'same' })).status, 400);
@@ -101,7 +102,7 @@ test('storage: an RGW user waits for a gateway, is created with keys, and its se
   t.is((await c.post('/gateways/rgw/users', { userId: 'Alice!', displayName: 'Alice' })).status, 400);
 
   // The creation waits for the loop; the loop waits for a gateway and says so.
-  const creating = c.post('/gateways/rgw/users', { userId: 'alice', displayName: 'Alice', email: 'alice@example.com' });
+  const creating = c.post<{ keys: Array<{ accessKey: string; secretKey: string }> }>('/gateways/rgw/users', { userId: 'alice', displayName: 'Alice', email: 'alice@example.com' });
   await waitFor('blocked on a gateway', async () => {
     const [u] = (await c.get('/gateways/rgw/users')).json as Array<{ state: string; message: string }>;
     return u?.state === 'blocked' && /deploy a gateway first/.test(u.message);
@@ -109,7 +110,7 @@ test('storage: an RGW user waits for a gateway, is created with keys, and its se
   await c.post('/gateways/rgw/deploy', { nodeId: ids[0] });
   const created = await creating;
   t.is(created.status, 201, created.text);
-  const [pair] = created.json.keys as Array<{ accessKey: string; secretKey: string }>;
+  const [pair] = created.json.keys;
   t.like(created.json, { userId: 'alice', displayName: 'Alice', email: 'alice@example.com' });
   t.truthy(pair?.accessKey);
   t.truthy(pair?.secretKey);
@@ -117,12 +118,12 @@ test('storage: an RGW user waits for a gateway, is created with keys, and its se
   t.deepEqual(inRgw.keys, [{ accessKey: pair!.accessKey, secretKey: pair!.secretKey }]);
 
   // Shown once: the same request again is refused, and every read lacks the secret.
-  const again = await c.post('/gateways/rgw/users', { userId: 'alice', displayName: 'Alice', email: 'alice@example.com' });
+  const again = await c.post<ProblemBody>('/gateways/rgw/users', { userId: 'alice', displayName: 'Alice', email: 'alice@example.com' });
   t.is(again.status, 409);
   t.is(again.json.code, 'RGW_USER_EXISTS');
   const secret = pair!.secretKey;
   for (const who of [c, viewer]) {
-    const list = await who.get('/gateways/rgw/users');
+    const list = await who.get<unknown[]>('/gateways/rgw/users');
     t.like(list.json[0], { userId: 'alice', state: 'ready', keys: [{ accessKey: pair!.accessKey }] });
     t.false(list.text.includes(secret));
   }

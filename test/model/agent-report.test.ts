@@ -1,7 +1,7 @@
 // The agent report schema, field by field: what real agents send passes (the lab's machines,
 // the real agent's inventory of recorded lsblk and `ip -j addr` output), and each kind of
 // hostile or broken value is refused with the field named.
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { readFile } from 'node:fs/promises';
 import { InputError } from '../../src/errors.js';
 import { disksFrom, nicsFrom } from '../../src/agent/inventory.js';
@@ -27,10 +27,10 @@ function report(over: Partial<AgentReport> = {}): AgentReport {
 const disk = (over: Record<string, unknown>) => report({ disks: [{ ...report().disks[0]!, ...over }] });
 const nic = (over: Record<string, unknown>) => report({ nics: [{ ...report().nics[0]!, ...over }] });
 
-function refused(t: import('ava').ExecutionContext, r: unknown, path: RegExp, what: string): void {
+function refused(t: ExecutionContext, r: unknown, path: RegExp, what: string): void {
   const err = t.throws(() => assertAgentReport(r), { instanceOf: InputError }, what);
-  t.is(err?.code, 'VALIDATION_FAILED', what);
-  t.true((err?.errors ?? []).some((e) => path.test(e.path)), `${what}: ${JSON.stringify(err?.errors)}`);
+  t.is(err.code, 'VALIDATION_FAILED', what);
+  t.true(err.errors.some((e) => path.test(e.path)), `${what}: ${JSON.stringify(err.errors)}`);
 }
 
 test('agent report what the lab machines and the real agent send passes', async (t) => {

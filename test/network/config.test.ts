@@ -10,7 +10,7 @@ test('config MASTER_NETNS is a namespace name or absent', (t) => {
   t.is(loadConfig({ MASTER_NETNS: 'qnet-a-1f2e' }).masterNetns, 'qnet-a-1f2e');
   for (const bad of ['../x', 'a b', '-n', 'x;rm']) {
     const err = t.throws(() => loadConfig({ MASTER_NETNS: bad }), { instanceOf: InputError });
-    t.regex(err!.message, /MASTER_NETNS must be a network namespace name/);
+    t.regex(err.message, /MASTER_NETNS must be a network namespace name/);
   }
 });
 

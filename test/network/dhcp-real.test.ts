@@ -17,6 +17,7 @@ import { Client } from '../http/client.js';
 import { alive } from '../helpers/process.js';
 import { waitFor } from '../lab/harness.js';
 import { netnsPair, type NetnsPair } from './netns.js';
+import type { Created } from '../http/bodies.js';
 
 const PASSWORD = 'real-dhcp-admin-password';
 const IPXE = ['-x', '0x4d:69505845']; // user-class "iPXE", as iPXE sends it
@@ -57,7 +58,7 @@ async function declare(q: Quarry, pair: NetnsPair): Promise<string> {
   const nic = nics.find((n) => n.name === pair.vethA);
   if (!nic || nic.ip !== pair.masterIp) throw new Error(`interface ${pair.vethA} not listed: ${JSON.stringify(nics)}`);
   const base = pair.masterIp.replace(/\.1$/, '');
-  const r = await c.post('/networks/create', { cidr: pair.subnet, gateway: `${base}.254`, dnsServers: [`${base}.53`, `${base}.54`], rangeStart: `${base}.100`, rangeEnd: `${base}.150`, nicId: nic.id });
+  const r = await c.post<Created>('/networks/create', { cidr: pair.subnet, gateway: `${base}.254`, dnsServers: [`${base}.53`, `${base}.54`], rangeStart: `${base}.100`, rangeEnd: `${base}.150`, nicId: nic.id });
   if (r.status !== 200) throw new Error(`create: ${r.status} ${r.text}`);
   return r.json.id;
 }

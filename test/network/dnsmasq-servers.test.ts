@@ -61,7 +61,7 @@ test('dnsmasq servers classify a start that fails and do not report it as a deat
   servers.onExit(() => deaths++);
   const lines: string[] = [];
   const err = await t.throwsAsync(servers.start('n1', req, (l) => lines.push(l)), { instanceOf: DhcpStartError });
-  t.is(err!.reason, 'NicMissing');
+  t.is(err.reason, 'NicMissing');
   t.true(lines.includes('dnsmasq: unknown interface qnet0'), 'dnsmasq own words reach the run log');
   t.like(servers.lastExit('n1'), { reason: 'NicMissing', message: 'interface qnet0 does not exist' });
   t.is(servers.running('n1'), null);

@@ -7,6 +7,7 @@ import { masterNicId, NetworkKind, type NetworkSpec, type NetworkStatus } from '
 import type { Doc } from '../../src/model/document.js';
 import { startLab, waitFor, type LabQuarry } from '../lab/harness.js';
 import { admin } from '../http/agent-helpers.js';
+import type { Created } from '../http/bodies.js';
 
 const ENO1 = masterNicId('52:54:ff:00:00:01');
 type Net = Doc<NetworkSpec, NetworkStatus>;
@@ -16,7 +17,7 @@ const degraded = (n: Net) => n.status.conditions?.find((c) => c.type === 'Degrad
 
 async function declare(q: LabQuarry, body: Record<string, unknown> = {}): Promise<string> {
   const c = await admin(q);
-  const r = await c.post('/networks/create', { cidr: '10.0.0.0/16', gateway: '10.0.0.1', rangeStart: '10.0.1.1', rangeEnd: '10.0.9.254', nicId: ENO1, ...body });
+  const r = await c.post<Created>('/networks/create', { cidr: '10.0.0.0/16', gateway: '10.0.0.1', rangeStart: '10.0.1.1', rangeEnd: '10.0.9.254', nicId: ENO1, ...body });
   if (r.status !== 200) throw new Error(JSON.stringify(r.json));
   return r.json.id;
 }

@@ -84,7 +84,7 @@ export async function netnsPair(t: ExecutionContext): Promise<NetnsPair> {
   await chmod(script, 0o755);
   const lease = async (mac: string, extra: string[] = []): Promise<Record<string, string> | null> => {
     ip('-n', pair.nsB, 'link', 'set', pair.vethB, 'address', mac);
-    const out = await run('ip', ['netns', 'exec', pair.nsB, 'busybox', 'udhcpc', '-i', pair.vethB, '-f', '-q', '-n', '-t', '5', '-T', '1', '-s', script, ...extra], { timeout: 20_000 }).catch((err: { stdout?: string }) => ({ stdout: err.stdout ?? '' }));
+    const out = await run('ip', ['netns', 'exec', pair.nsB, 'busybox', 'udhcpc', '-i', pair.vethB, '-f', '-q', '-n', '-t', '5', '-T', '1', '-s', script, ...extra], { timeout: 20_000 }).catch((err: unknown) => ({ stdout: (err as { stdout?: string }).stdout ?? '' }));
     const line = out.stdout.split('\n').find((l) => l.startsWith('ip='));
     if (!line) return null;
     return Object.fromEntries(line.split('|').map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));

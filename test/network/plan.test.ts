@@ -19,7 +19,7 @@ function network(status: NetworkStatus = {}): Doc<NetworkSpec, NetworkStatus> {
     metadata: { generation: 2, resourceVersion: 7, createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z', labels: {}, source: { type: 'api' } },
     spec: { cidr: '10.250.0.0/24', gateway: '10.250.0.1', dnsServers: ['10.250.0.53'], rangeStart: '10.250.0.100', rangeEnd: '10.250.0.150', nicId: NIC.id },
     status,
-  } as Doc<NetworkSpec, NetworkStatus>;
+  };
 }
 
 const server = (configHash = HASH, nic = 'eno1'): DhcpServerState => ({ pid: 4242, configHash, nic, startedAt: T0 - 10_000 });
@@ -38,7 +38,7 @@ function observed(o: Partial<NetworkObserved> = {}): NetworkObserved {
 
 const cond = (s: NetworkStatus | null, type: string) => s?.conditions?.find((c) => c.type === type);
 
-const cases: Array<{ name: string; o: Partial<NetworkObserved>; phase: string | null; reason?: string; step: unknown; requeue: number | null; crashes?: number }> = [
+const cases: Array<{ name: string; o: Partial<NetworkObserved>; phase: NonNullable<NetworkStatus['phase']> | null; reason?: string; step: unknown; requeue: number | null; crashes?: number }> = [
   { name: 'first start', o: {}, phase: 'starting', reason: 'Starting', step: { kind: 'start', attempt: 1, crashes: 0 }, requeue: null },
   { name: 'serving the rendered bytes', o: { running: server() }, phase: 'running', reason: 'Serving', step: null, requeue: 5_000 },
   { name: 'a new configuration restarts', o: { running: server(OLD), network: network({ crashes: 3 }) }, phase: 'starting', reason: 'Starting', step: { kind: 'start', attempt: 1, crashes: 0 }, requeue: null, crashes: 0 },
@@ -60,7 +60,7 @@ const cases: Array<{ name: string; o: Partial<NetworkObserved>; phase: string | 
 for (const c of cases) {
   test(`network plan ${c.name}`, (t) => {
     const p = planNetwork(observed(c.o));
-    t.is((p.status?.phase ?? null) as string | null, c.phase);
+    t.is(p.status?.phase ?? null, c.phase);
     if (c.reason) t.is(cond(p.status, c.reason === 'Serving' ? 'Ready' : c.phase === 'degraded' ? 'Degraded' : 'Ready')?.reason, c.reason);
     t.deepEqual(p.step, c.step);
     t.is(p.requeueAfterMs, c.requeue);

@@ -6,6 +6,13 @@ import { NetworkKind } from '../../src/model/network-kinds.js';
 import type { ExecutionContext } from 'ava';
 import { startLab, type LabQuarry } from '../lab/harness.js';
 import { admin, login } from '../http/agent-helpers.js';
+import type { Created, ProblemBody } from '../http/bodies.js';
+
+/** A network as GET /networks lists it. */
+interface Listed {
+  id: string;
+  status: { phase: string };
+}
 
 const ENO1 = masterNicId('52:54:ff:00:00:01');
 const ENO2 = masterNicId('52:54:ff:00:00:02');
@@ -25,15 +32,15 @@ test('networks interfaces lists the lab master NICs with stable ids and no loopb
 test('networks create answers created with the id, and GET /networks lists it with the contract fields', async (t) => {
   const q = await startLab(t, 0);
   const c = await admin(q);
-  const r = await c.post('/networks/create', good);
+  const r = await c.post<Created>('/networks/create', good);
   t.is(r.status, 200);
   t.is(r.json.status, 'created');
   t.regex(r.json.id, /^[0-9a-f-]{36}$/);
   const again = await c.post('/networks/create', good);
   t.deepEqual(again.json, { status: 'created', id: r.json.id }, 'the same declaration again is the same network');
-  const list = (await c.get('/networks')).json;
+  const list = (await c.get<Listed[]>('/networks')).json;
   t.is(list.length, 1);
-  const { status, ...fields } = list[0];
+  const { status, ...fields } = list[0]!;
   t.deepEqual(fields, { id: r.json.id, ...good });
   t.true(['pending', 'starting', 'running'].includes(status.phase));
 });
@@ -43,7 +50,7 @@ test('networks create fills in the DNS servers and the range when they are omitt
   const c = await admin(q);
   const r = await c.post('/networks/create', { cidr: '10.0.0.0/16', gateway: '10.0.0.1', nicId: ENO1 });
   t.is(r.status, 200);
-  const [n] = (await c.get('/networks')).json;
+  const [n] = (await c.get<unknown[]>('/networks')).json;
   // The master's eno1 is 10.0.255.254: the range stops short of it.
   t.like(n, { dnsServers: ['10.0.0.1'], rangeStart: '10.0.128.0', rangeEnd: '10.0.255.253' });
 });
@@ -83,11 +90,11 @@ for (const [name, over, status, code, path] of refusals) {
     // One admin session for all of them: fifteen logins at once from one address are more than
     // the password queue lets wait per address (429, by design against floods).
     const c = await (sharedAdmin ??= admin(q));
-    const r = await c.post('/networks/create', { ...good, ...over });
+    const r = await c.post<ProblemBody>('/networks/create', { ...good, ...over });
     t.is(r.status, status, JSON.stringify(r.json));
     t.is(r.headers.get('content-type'), 'application/problem+json');
     t.is(r.json.code, code);
-    if (path) t.true((r.json.errors as Array<{ path: string }>).some((e) => e.path === path), JSON.stringify(r.json.errors));
+    if (path) t.true(r.json.errors.some((e) => e.path === path), JSON.stringify(r.json.errors));
     t.deepEqual(await q.store.list(NetworkKind.Network), [], 'nothing was written');
   });
 }
@@ -96,13 +103,13 @@ test('networks create refuses an overlapping network and a second network on one
   const q = await startLab(t, 0);
   const c = await admin(q);
   t.is((await c.post('/networks/create', { cidr: '10.9.0.0/24', gateway: '10.9.0.1', nicId: ENO2 })).status, 200);
-  const overlap = await c.post('/networks/create', { cidr: '10.9.0.0/16', gateway: '10.9.0.1', nicId: ENO1 });
+  const overlap = await c.post<ProblemBody>('/networks/create', { cidr: '10.9.0.0/16', gateway: '10.9.0.1', nicId: ENO1 });
   t.is(overlap.status, 409);
   t.is(overlap.json.code, 'NETWORK_OVERLAP');
   t.regex(overlap.json.detail, /overlaps network 10\.9\.0\.0\/24/);
-  const sameCidr = await c.post('/networks/create', { cidr: '10.9.0.0/24', gateway: '10.9.0.254', nicId: ENO2 });
+  const sameCidr = await c.post<ProblemBody>('/networks/create', { cidr: '10.9.0.0/24', gateway: '10.9.0.254', nicId: ENO2 });
   t.is(sameCidr.json.code, 'NETWORK_OVERLAP', 'the same CIDR declared otherwise');
-  const nicTaken = await c.post('/networks/create', { cidr: '10.8.0.0/24', gateway: '10.8.0.1', nicId: ENO2 });
+  const nicTaken = await c.post<ProblemBody>('/networks/create', { cidr: '10.8.0.0/24', gateway: '10.8.0.1', nicId: ENO2 });
   t.is(nicTaken.status, 409);
   t.is(nicTaken.json.code, 'NIC_IN_USE');
   t.is((await q.store.list(NetworkKind.Network)).length, 1);
@@ -123,7 +130,7 @@ test('networks create is for admins; reading is for every user; nothing without 
   const c = await admin(q);
   t.is((await c.post('/users', { username: 'viewer', password: 'viewer-password-1', name: 'V', email: 'v@example.com' })).status < 300, true);
   const v = await login(q, 'viewer', 'viewer-password-1');
-  const r = await v.post('/networks/create', good);
+  const r = await v.post<ProblemBody>('/networks/create', good);
   t.is(r.status, 403);
   t.is(r.json.code, 'FORBIDDEN');
   t.is((await v.get('/networks')).status, 200);

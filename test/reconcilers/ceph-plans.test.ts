@@ -1,6 +1,7 @@
 // Table-driven plans of the monitor loop and of the manager/MDS/gateway loop.
 import test from 'ava';
 import type { ClusterSpec, ClusterStatus } from '../../src/model/ceph-kinds.js';
+import type { DaemonState } from '../../src/model/kinds.js';
 import type { Doc } from '../../src/model/document.js';
 import type { DiskDoc, NodeDoc } from '../../src/model/operations.js';
 import { planDaemon, type DaemonObserved } from '../../reconcilers/daemon/plan.js';
@@ -52,7 +53,7 @@ function opened(owner: string, state: RunInfo['state'], members: string[]): MonO
   return { owner: node, run: run(state, { args: { initialMembers: members.map((m) => ({ nodeId: monNode(m).id, name: m, addr: '192.0.2.1' })) } }), members: members.map((m) => ({ nodeId: monNode(m).id, name: m, addr: '192.0.2.1' })) };
 }
 
-const monTable: Array<[string, MonObserved, string, string | null, string]> = [
+const monTable: Array<[string, MonObserved, DaemonState['phase'], string | null, string]> = [
   ['the first monitor without keys makes them first', mon({ bootstrapKeys: false }), 'starting', 'bootstrap-keys', 'CreatingKeys'],
   ['the first monitor bootstraps the cluster', mon({}), 'starting', 'bootstrap', 'Starting'],
   ['another monitor waits for the first', mon({ self: monNode('b'), others: [monNode('a')] }), 'blocked', null, 'WaitingForFirstMonitor'],
@@ -80,7 +81,7 @@ const monTable: Array<[string, MonObserved, string, string | null, string]> = [
 for (const [title, input, phase, step, reason] of monTable) {
   test(`mon plan: ${title}`, (t) => {
     const p = planMon(input);
-    t.is(p.status?.phase as string | undefined, phase);
+    t.is(p.status?.phase, phase);
     t.is(p.status?.reason, reason);
     t.is((p.step?.kind as string | undefined) ?? null, step);
     t.is(p.gate !== null, phase === 'blocked');
@@ -127,7 +128,7 @@ function daemon(over: Partial<DaemonObserved> & { wanted?: boolean; running?: bo
   return { type: 'mgr', node: n, quorum: true, keyExists: true, keyRun: null, startRun: null, now: NOW, retryBaseMs: 1_000, startGraceMs: 5_000, ...over };
 }
 
-const daemonTable: Array<[string, DaemonObserved, string | undefined, string | null]> = [
+const daemonTable: Array<[string, DaemonObserved, DaemonState['phase'] | undefined, string | null]> = [
   ['not desired and not running: nothing', daemon({ wanted: false }), undefined, null],
   ['running but not desired is reported, not stopped', daemon({ wanted: false, running: true }), 'orphaned', null],
   ['waits for quorum', daemon({ quorum: false }), 'blocked', null],
@@ -143,7 +144,7 @@ const daemonTable: Array<[string, DaemonObserved, string | undefined, string | n
 for (const [title, input, phase, step] of daemonTable) {
   test(`daemon plan: ${title}`, (t) => {
     const p = planDaemon(input);
-    t.is(p.status?.phase as string | undefined, phase);
+    t.is(p.status?.phase, phase);
     t.is((p.step?.kind as string | undefined) ?? null, step);
   });
 }

@@ -2,7 +2,7 @@
 import test from 'ava';
 import { ManualClock } from '../../src/model/clock.js';
 import type { Doc } from '../../src/model/document.js';
-import type { ImageSpec, ImageStatus } from '../../src/model/image-kinds.js';
+import type { ImagePhase, ImageSpec, ImageStatus } from '../../src/model/image-kinds.js';
 import { EventBus } from '../../src/tasks/bus.js';
 import { planImage, type FileOnDisk, type ImageObserved } from '../../reconcilers/image/plan.js';
 import { Progress } from '../../reconcilers/image/download.js';
@@ -30,7 +30,10 @@ const obs = (downloaded: boolean, over: Partial<ImageObserved> = {}): ImageObser
   image: doc(downloaded), files: none, dirExists: false, download: null, removal: null, now: NOW, nowIso: ISO, retryBaseMs: 1_000, ...over,
 });
 
-const table: Array<[string, ImageObserved, string, string, string | null]> = [
+/** The step a plan starts, as the table names it. */
+type StepKind = NonNullable<ReturnType<typeof planImage>['step']>['kind'];
+
+const table: Array<[string, ImageObserved, ImagePhase, string, StepKind | null]> = [
   ['a wanted image with no files is downloaded', obs(true), 'downloading', 'Downloading', 'download'],
   ['a download under way starts nothing more', obs(true, { files: half, dirExists: true, download: run('running') }), 'downloading', 'Downloading', null],
   ['a failed download waits out its backoff', obs(true, { files: half, dirExists: true, download: run('failed', { completedAt: NOW - 10 }) }), 'downloading', 'RetryBackoff', null],
@@ -49,9 +52,9 @@ const table: Array<[string, ImageObserved, string, string, string | null]> = [
 for (const [title, input, phase, reason, step] of table) {
   test(`image plan: ${title}`, (t) => {
     const p = planImage(input);
-    t.is(p.status.phase as string | undefined, phase);
+    t.is(p.status.phase, phase);
     t.is(p.status.conditions?.find((c) => c.type === 'Ready')?.reason, reason);
-    t.is((p.step?.kind ?? null) as string | null, step);
+    t.is(p.step?.kind ?? null, step);
     t.is(p.status.conditions?.find((c) => c.type === 'Ready')?.status, phase === 'downloaded' ? 'True' : 'False');
     t.is(p.status.observedGeneration, 2);
   });

@@ -67,7 +67,10 @@ function observed(self: NodeDoc, over: Partial<MonObserved> & { owner?: NodeDoc 
   };
 }
 
-const table: Array<[string, MonObserved, string, string | null, string]> = [
+/** The step a plan starts, as the table names it. */
+type StepKind = NonNullable<ReturnType<typeof planMon>['step']>['kind'];
+
+const table: Array<[string, MonObserved, string, StepKind | null, string]> = [
   ['the node that created the cluster imports client.admin once its monitor runs', observed(monNode('a', true)), 'running', 'import-admin-key', 'ImportingAdminKey'],
   ['it imports right after its bootstrap, before its agent reports the monitor', observed(monNode('a'), { createRun: run('completed', { completedAt: NOW - 100 }) }), 'starting', 'import-admin-key', 'ImportingAdminKey'],
   ['an import in progress starts nothing more', observed(monNode('a', true), { importRun: run('running') }), 'running', null, 'ImportingAdminKey'],
@@ -86,7 +89,7 @@ for (const [title, input, phase, step, reason] of table) {
     const p = planMon(input);
     t.is(String(p.status?.phase), phase);
     t.is(String(p.status?.reason), reason);
-    t.is(p.step ? String(p.step.kind) : null, step);
+    t.is(p.step ? p.step.kind : null, step);
   });
 }
 

@@ -1,6 +1,7 @@
 // The monitor loop's removal of a monitor no longer desired: the quorum gate, one at a time,
 // never the last, then the node-level cleanup.
 import test from 'ava';
+import type { DaemonState } from '../../src/model/kinds.js';
 import type { NodeDoc } from '../../src/model/operations.js';
 import { planMon, type MonObserved } from '../../reconcilers/mon/plan.js';
 import { quorumAfterRemoval, REMOVING_FROM_MONMAP, type RemovalObserved } from '../../reconcilers/mon/removal.js';
@@ -33,7 +34,7 @@ function removing(removal: Partial<RemovalObserved>, over: Partial<MonObserved> 
   };
 }
 
-const table: Array<[string, MonObserved, string | undefined, string | null, string | undefined]> = [
+const table: Array<[string, MonObserved, DaemonState['phase'] | undefined, string | null, string | undefined]> = [
   ['three up: the undesired one is taken out of the monmap', removing({}), 'orphaned', 'monmap-remove', REMOVING_FROM_MONMAP],
   ['two of three up, removing a down one keeps quorum', removing({ monmap: map(['a', 'b', 'c'], ['a', 'c']) }), 'orphaned', 'monmap-remove', REMOVING_FROM_MONMAP],
   ['two of three up, removing an up one leaves 1 of 2: blocked', removing({ monmap: map(['a', 'b', 'c'], ['a', 'b']) }), 'blocked', null, 'QuorumWouldBreak'],
@@ -60,7 +61,7 @@ const table: Array<[string, MonObserved, string | undefined, string | null, stri
 for (const [title, input, phase, step, reason] of table) {
   test(`mon removal plan: ${title}`, (t) => {
     const p = planMon(input);
-    t.is(p.status?.phase as string | undefined, phase);
+    t.is(p.status?.phase, phase);
     t.is(p.status?.reason, reason);
     t.is((p.step?.kind as string | undefined) ?? null, step);
     t.is(p.gate !== null, phase === 'blocked');

@@ -1,6 +1,7 @@
 import test from 'ava';
 import { STALE_JITTER, planNode, type NodeObserved, type RunView } from '../../reconcilers/node/plan.js';
 import { diskIdFor } from '../../src/model/ids.js';
+import type { NodeStatus } from '../../src/model/kinds.js';
 import { NODE_ID, T0, disk, node, observation, report } from '../builders.js';
 
 const HB = 10_000;
@@ -26,7 +27,10 @@ const run = (state: RunView['state'], over: Partial<RunView> = {}): RunView => (
   id: 'run-1', state, attempt: 1, request: 1, bootId: 'boot-1', completedAt: state === 'pending' || state === 'running' ? null : now - 500, ...over,
 });
 
-const table: Array<{ title: string; input: Partial<NodeObserved>; phase: string; run?: string | null; ack?: Record<string, number>; blocked?: string }> = [
+/** The task a plan starts, as the table names it. */
+type TaskName = NonNullable<ReturnType<typeof planNode>['step']>['taskName'];
+
+const table: Array<{ title: string; input: Partial<NodeObserved>; phase: NodeStatus; run?: TaskName | null; ack?: Record<string, number>; blocked?: string }> = [
   { title: 'a registered node that never booted is discovered', input: {}, phase: 'discovered' },
   { title: 'a first network boot is discovered', input: { obs: observation({ boots: [{ at: now - 10, stage: 'pxe' }] }) }, phase: 'discovered' },
   {
@@ -118,8 +122,8 @@ const table: Array<{ title: string; input: Partial<NodeObserved>; phase: string;
 for (const row of table) {
   test(`node plan: ${row.title}`, (t) => {
     const plan = planNode(observed(row.input));
-    t.is(plan.status.phase as string | undefined, row.phase as string | undefined);
-    if (row.run !== undefined) t.is(plan.step?.taskName as string | undefined ?? null, row.run as string | null);
+    t.is(plan.status.phase, row.phase);
+    if (row.run !== undefined) t.is(plan.step?.taskName ?? null, row.run);
     for (const [k, v] of Object.entries(row.ack ?? {})) t.is((plan.status as Record<string, unknown>)[k], v, k);
     if (row.blocked) {
       t.is(plan.gate?.reason, row.blocked);

@@ -1,6 +1,6 @@
 // Table-driven plans of the disk loop: the OSD half, the wipe half, and the OSD safety gates.
 import test from 'ava';
-import type { DiskStatusFields } from '../../src/model/kinds.js';
+import type { DaemonState, DiskStatusFields } from '../../src/model/kinds.js';
 import type { DiskDoc, NodeDoc } from '../../src/model/operations.js';
 import { planOsd, type OsdObserved } from '../../reconcilers/osd/plan.js';
 import { planWipe, type WipeObserved } from '../../reconcilers/osd/wipe.js';
@@ -40,7 +40,7 @@ function osd(over: Partial<OsdObserved> = {}): OsdObserved {
 const registered = run('completed', { args: { uuid: UUID }, result: { osdId: 4, uuid: UUID } });
 const created = run('completed', { args: { osdId: 4, uuid: UUID } });
 
-const osdTable: Array<[string, OsdObserved, string | undefined, string | null, string | undefined]> = [
+const osdTable: Array<[string, OsdObserved, DaemonState['phase'] | undefined, string | null, string | undefined]> = [
   ['no OSD desired: nothing', osd({ disk: diskDoc({ osd: false }) }), undefined, null, undefined],
   ['an OSD on the disk no longer desired is reported, not removed', osd({ disk: diskDoc({ osd: false }, { osdId: 2 }) }), 'orphaned', null, 'NotDesired'],
   ['nothing on a node that is not active', osd({ node: hostNode({ phase: 'offline' }) }), 'blocked', null, 'NodeNotActive'],
@@ -72,7 +72,7 @@ const osdTable: Array<[string, OsdObserved, string | undefined, string | null, s
 for (const [title, input, phase, step, reason] of osdTable) {
   test(`osd plan: ${title}`, (t) => {
     const p = planOsd(input);
-    t.is(p.status?.phase as string | undefined, phase);
+    t.is(p.status?.phase, phase);
     t.is(p.status?.reason, reason);
     t.is((p.step?.kind as string | undefined) ?? null, step);
     t.is(p.gate !== null, phase === 'blocked');

@@ -2,6 +2,7 @@
 // daemon no longer desired.
 import test from 'ava';
 import type { Doc } from '../../src/model/document.js';
+import type { DaemonState } from '../../src/model/kinds.js';
 import type { FilesystemSpec, FilesystemStatus, RgwUserSpec, RgwUserStatus } from '../../src/model/storage-kinds.js';
 import { planFs, type FsCephView, type FsObserved } from '../../reconcilers/fs/plan.js';
 import { mdsOf } from '../../reconcilers/fs/loop.js';
@@ -26,7 +27,7 @@ const cephView = (over: Partial<FsCephView> = {}): FsCephView => ({ pools: [], l
 const listed = { metadataPool: 'meta', dataPools: ['data'] };
 const fs = (over: Partial<FsObserved> = {}): FsObserved => ({ fs: fsDoc, quorum: true, ceph: cephView(), run: null, now: NOW, nowIso: ISO, retryBaseMs: 1_000, ...over });
 
-const fsTable: Array<[string, FsObserved, string, string, boolean]> = [
+const fsTable: Array<[string, FsObserved, NonNullable<FilesystemStatus['phase']>, string, boolean]> = [
   ['waits for monitor quorum', fs({ quorum: false, ceph: null }), 'blocked', 'WaitingForQuorum', false],
   ['says so when Ceph does not answer', fs({ ceph: { error: 'timed out' } }), 'blocked', 'CephUnavailable', false],
   ['waits for a metadata server before creating anything', fs({ ceph: cephView({ mdsUp: 0 }) }), 'blocked', 'WaitingForMds', false],
@@ -45,7 +46,7 @@ const fsTable: Array<[string, FsObserved, string, string, boolean]> = [
 for (const [title, input, phase, reason, step] of fsTable) {
   test(`fs plan: ${title}`, (t) => {
     const p = planFs(input);
-    t.is(p.status.phase as string | undefined, phase);
+    t.is(p.status.phase, phase);
     t.is(p.reason, reason);
     t.is(p.step !== null, step);
     t.is(p.gate !== null, phase === 'blocked');
@@ -84,7 +85,7 @@ const user = (over: Partial<RgwUserObserved> = {}): RgwUserObserved => ({
   user: userDoc, quorum: true, gatewayRunning: true, issued: null, run: null, now: NOW, nowIso: ISO, retryBaseMs: 1_000, ...over,
 });
 
-const userTable: Array<[string, RgwUserObserved, string, string, boolean]> = [
+const userTable: Array<[string, RgwUserObserved, NonNullable<RgwUserStatus['phase']>, string, boolean]> = [
   ['waits for monitor quorum', user({ quorum: false }), 'blocked', 'WaitingForQuorum', false],
   ['waits for a running gateway (the RGW pools)', user({ gatewayRunning: false }), 'blocked', 'WaitingForGateway', false],
   ['creates the user', user({}), 'creating', 'Creating', true],
@@ -97,7 +98,7 @@ const userTable: Array<[string, RgwUserObserved, string, string, boolean]> = [
 for (const [title, input, phase, reason, step] of userTable) {
   test(`rgw-user plan: ${title}`, (t) => {
     const p = planRgwUser(input);
-    t.is(p.status.phase as string | undefined, phase);
+    t.is(p.status.phase, phase);
     t.is(p.reason, reason);
     t.is(p.step !== null, step);
     t.is(p.gate !== null, phase === 'blocked');
@@ -117,7 +118,7 @@ function gateway(over: Partial<DaemonObserved> & { wanted?: boolean; running?: b
   return { type: 'rgw', node: n, quorum: true, keyExists: true, keyRun: null, startRun: null, now: NOW, retryBaseMs: 1_000, startGraceMs: 5_000, stopOrphan: true, stopRun: null, ...over };
 }
 
-const stopTable: Array<[string, DaemonObserved, string | undefined, string | null, string | undefined]> = [
+const stopTable: Array<[string, DaemonObserved, DaemonState['phase'] | undefined, string | null, string | undefined]> = [
   ['a gateway no longer desired is stopped', gateway({}), 'orphaned', 'stop', 'Stopping'],
   ['a stop under way starts nothing more', gateway({ stopRun: run('running') }), 'orphaned', null, 'Stopping'],
   ['right after a stop the agent gets time to report it', gateway({ stopRun: run('completed', { completedAt: NOW - 100 }) }), 'orphaned', null, 'WaitingForAgent'],
@@ -132,7 +133,7 @@ const stopTable: Array<[string, DaemonObserved, string | undefined, string | nul
 for (const [title, input, phase, step, reason] of stopTable) {
   test(`daemon plan: ${title}`, (t) => {
     const p = planDaemon(input);
-    t.is(p.status?.phase as string | undefined, phase);
+    t.is(p.status?.phase, phase);
     t.is(p.status?.reason, reason);
     t.is((p.step?.kind as string | undefined) ?? null, step);
   });

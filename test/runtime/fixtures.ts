@@ -19,7 +19,7 @@ export function nodeSpec(n = 1, over: Partial<NodeSpec> = {}): NodeSpec {
 }
 
 export async function createNode(store: Store, n = 1, over: Partial<NodeSpec> = {}): Promise<NodeDoc> {
-  return (await store.create({ kind: 'Node', name: `n${n}`, spec: nodeSpec(n, over) })) as NodeDoc;
+  return store.create({ kind: 'Node', name: `n${n}`, spec: nodeSpec(n, over) });
 }
 
 export async function createRun(store: Store, target: { kind: string; id: string }): Promise<Doc<TaskRunSpec>> {
@@ -101,7 +101,7 @@ export function proxyStore(store: Store, overrides: Partial<Store>): Store {
     get(target, prop) {
       if (Object.hasOwn(overrides, prop)) return overrides[prop as keyof Store];
       const value: unknown = Reflect.get(target, prop, target);
-      return typeof value === 'function' ? value.bind(target) : value;
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
     },
   });
 }

@@ -44,7 +44,7 @@ test('loop kit writer skips a status that did not change', async (t) => {
 test('loop kit writer removes an absent entry without inventing an empty map', async (t) => {
   const store = await nodeStore({ phase: 'active' });
   t.is(await writeOwned<NodeStatusFields>(store, MON, 'n1', { ceph: {} }), 'unchanged');
-  t.deepEqual(patchOwned(MON, { phase: 'active', ceph: { mon: running, mgr: running } } as NodeStatusFields, { ceph: {} }), { phase: 'active', ceph: { mgr: running } });
+  t.deepEqual(patchOwned<NodeStatusFields>(MON, { phase: 'active', ceph: { mon: running, mgr: running } }, { ceph: {} }), { phase: 'active', ceph: { mgr: running } });
 });
 
 test('loop kit writer changes only its own entry and keeps the others', async (t) => {

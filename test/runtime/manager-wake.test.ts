@@ -85,7 +85,7 @@ test('Manager relists everything when told its watch history is gone', async (t)
   t.is(loop.counts.get(missed.id), undefined, 'the detached watch delivered nothing');
   emit({ type: 'relist', revision: real.revision() });
   await h.manager.idle();
-  t.is(((await real.mustGet('Node', missed.id)) as NodeDoc).status.phase, 'active');
+  t.is((await real.mustGet<NodeDoc['spec'], NodeDoc['status']>('Node', missed.id)).status.phase, 'active');
   t.true(h.logs.some(([level, msg]) => level === 'warn' && msg.includes('relisting')));
   await h.manager.stop();
 });
@@ -110,7 +110,7 @@ test('Manager recovers from a real relist when writes outrun the store history d
   await h.manager.idle();
   t.true(h.logs.some(([level, msg]) => level === 'warn' && msg.includes('relisting')));
   t.is(late.length, 2);
-  for (const id of late) t.is(((await real.mustGet('Node', id)) as NodeDoc).status.phase, 'active');
+  for (const id of late) t.is((await real.mustGet<NodeDoc['spec'], NodeDoc['status']>('Node', id)).status.phase, 'active');
   await h.manager.stop();
 });
 
@@ -148,7 +148,7 @@ test('Manager survives a watch mapping that throws', async (t) => {
   h.manager.register(bad);
   await h.manager.start();
   await h.manager.idle();
-  t.is(((await h.store.mustGet('Node', node.id)) as NodeDoc).status.phase, 'active');
+  t.is((await h.store.mustGet<NodeDoc['spec'], NodeDoc['status']>('Node', node.id)).status.phase, 'active');
   t.true(h.logs.some(([level, msg]) => level === 'error' && msg === 'watch mapping failed'));
   await h.manager.stop();
 });

@@ -14,7 +14,7 @@ test('Manager reconciles existing objects at start and converges', async (t) => 
   await h.manager.start();
   await h.manager.idle();
   for (const node of [a, b]) {
-    const doc = (await h.store.mustGet('Node', node.id)) as NodeDoc;
+    const doc = await h.store.mustGet<NodeDoc['spec'], NodeDoc['status']>('Node', node.id);
     t.is(doc.status.phase, 'active');
     t.is(doc.status.conditions?.[0]?.status, 'True');
     t.is(doc.status.observedGeneration, 1);
@@ -50,7 +50,7 @@ test('Manager wakes a loop when a spec changes', async (t) => {
   h.clock.advance(1_000);
   await h.store.mutateSpec<NodeDoc['spec']>('Node', node.id, (d) => ({ ...d.spec, power: 'off' }));
   await h.manager.idle();
-  const doc = (await h.store.mustGet('Node', node.id)) as NodeDoc;
+  const doc = await h.store.mustGet<NodeDoc['spec'], NodeDoc['status']>('Node', node.id);
   t.is(doc.status.phase, 'offline');
   t.is(doc.status.observedGeneration, 2);
   t.is(doc.status.conditions?.[0]?.lastTransitionTime, h.clock.iso());
@@ -75,7 +75,7 @@ test('Manager retries a thrown error with growing backoff, then succeeds', async
   t.deepEqual(h.timers.delays(), [10], 'second retry after twice the base delay');
   h.timers.advance(10);
   await h.manager.idle();
-  t.is(((await h.store.mustGet('Node', node.id)) as NodeDoc).status.phase, 'active');
+  t.is((await h.store.mustGet<NodeDoc['spec'], NodeDoc['status']>('Node', node.id)).status.phase, 'active');
   t.is(h.manager.stats().errors, 2);
   t.deepEqual(h.timers.delays(), []);
   t.is(h.logs.filter(([level, msg]) => level === 'error' && msg.includes('backing off')).length, 2);

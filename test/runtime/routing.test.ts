@@ -62,7 +62,7 @@ test('parseKey splits at the first slash and rejects malformed keys', (t) => {
 
 test('checkDependencies names an unknown dependency', (t) => {
   const err = t.throws(() => checkDependencies([loop('mon', 'Node', { dependsOn: ['network'] })]));
-  t.regex(err?.message ?? '', /loop "mon" depends on "network", which is not registered/);
+  t.regex(err.message, /loop "mon" depends on "network", which is not registered/);
 });
 
 test('checkDependencies rejects a cycle and accepts a DAG', (t) => {
@@ -70,7 +70,7 @@ test('checkDependencies rejects a cycle and accepts a DAG', (t) => {
   const err = t.throws(() =>
     checkDependencies([loop('a', 'X', { dependsOn: ['b'] }), loop('b', 'X', { dependsOn: ['a'] })]),
   );
-  t.regex(err?.message ?? '', /cycle: a → b → a/);
+  t.regex(err.message, /cycle: a → b → a/);
 });
 
 test('describeLoops and loopsFor report kinds, watches and dependencies', (t) => {

@@ -7,13 +7,14 @@ import { cluster } from '../lab/ceph-cluster.js';
 import { waitFor } from '../lab/harness.js';
 import type { Client } from '../http/client.js';
 import { runS3Steps } from './steps.js';
+import type { ProblemBody } from '../http/bodies.js';
 
 interface Gateway { hostname: string; running: boolean }
 
 async function rgwUser(c: Client, userId: string): Promise<S3Credentials> {
-  const r = await c.post('/gateways/rgw/users', { userId, displayName: userId });
+  const r = await c.post<{ keys: S3Credentials[] }>('/gateways/rgw/users', { userId, displayName: userId });
   if (r.status !== 201) throw new Error(`creating RGW user ${userId}: ${r.status} ${r.text}`);
-  const [pair] = r.json.keys as S3Credentials[];
+  const [pair] = r.json.keys;
   return pair!;
 }
 
@@ -21,7 +22,7 @@ const running = async (c: Client): Promise<Gateway | undefined> => ((await c.get
 
 test('s3: buckets and objects through Quarry and directly at the gateway, with keys in headers and in the query', async (t) => {
   const { q, c, ids } = await cluster(t);
-  const before = await c.get('/s3/buckets', { headers: { 'X-S3-Access-Key': 'AK', 'X-S3-Secret-Key': 'SK' } });
+  const before = await c.get<ProblemBody>('/s3/buckets', { headers: { 'X-S3-Access-Key': 'AK', 'X-S3-Secret-Key': 'SK' } });
   t.is(before.status, 503, 'no gateway runs yet');
   t.is(before.json.code, 'CLUSTER_UNAVAILABLE');
   t.regex(before.json.detail, /no RADOS gateway is running/);
@@ -45,6 +46,6 @@ test('s3: buckets and objects through Quarry and directly at the gateway, with k
   t.is((await c.get('/s3/buckets', inHeaders)).status, 503);
   t.is((await c.post('/gateways/rgw/deploy', { nodeId: ids[1] })).status, 200);
   await waitFor('another gateway running', () => running(c), 30_000);
-  const page = await c.get(`/s3/buckets/${bucket}/objects`, inHeaders);
-  t.deepEqual((page.json.objects as Array<{ key: string }>).map((o) => o.key), ['data/x.bin', 'logs/2026-01.txt', 'logs/2026-03.txt']);
+  const page = await c.get<{ objects: Array<{ key: string }> }>(`/s3/buckets/${bucket}/objects`, inHeaders);
+  t.deepEqual(page.json.objects.map((o) => o.key), ['data/x.bin', 'logs/2026-01.txt', 'logs/2026-03.txt']);
 });

@@ -8,6 +8,7 @@ import { DeleteObjectCommand, GetObjectCommand, ListBucketsCommand, ListObjectsV
 import { s3ClientConfig } from '../../src/clients/s3.js';
 import type { S3Credentials } from '../../src/model/s3.js';
 import { Client, type Reply } from '../http/client.js';
+import type { ProblemBody } from '../http/bodies.js';
 
 export interface S3Target {
   /** Quarry's base URL. */
@@ -40,7 +41,7 @@ interface Page { objects: Array<{ key: string; size: number; lastModified: strin
 
 function problemIs(t: ExecutionContext, r: Reply, status: number, code: string, what: string): void {
   t.is(r.status, status, `${what}: ${r.text}`);
-  t.is(r.json?.code, code, what);
+  t.is((r.json as Partial<ProblemBody> | undefined)?.code, code, what);
 }
 
 /** Runs every step; returns the bucket it made (left in place, holding what is left of the objects). */
@@ -107,7 +108,7 @@ export async function runS3Steps(t: ExecutionContext, target: S3Target): Promise
   t.deepEqual((await c.post(`/s3/buckets/${bucket}/objects/delete`, { key: 'top level.txt' }, inHeaders(keys))).json, { status: 'deleted' });
   const left = await direct.send(new ListObjectsV2Command({ Bucket: bucket }));
   t.deepEqual((left.Contents ?? []).map((o) => o.Key), ['data/x.bin', 'data/y.bin', 'logs/2026-01.txt', 'logs/2026-03.txt']);
-  const gone = await direct.send(new GetObjectCommand({ Bucket: bucket, Key: 'logs/2026-02.txt' })).catch((e: Error) => e);
+  const gone = await direct.send(new GetObjectCommand({ Bucket: bucket, Key: 'logs/2026-02.txt' })).catch((e: unknown) => e);
   t.is((gone as Error).name, 'NoSuchKey');
   const kept = await direct.send(new GetObjectCommand({ Bucket: bucket, Key: 'logs/2026-03.txt' }));
   t.is(await kept.Body?.transformToString(), OBJECTS['logs/2026-03.txt']);

@@ -1,11 +1,14 @@
 import test from 'ava';
 import { Kind } from '../../src/model/kinds.js';
-import type { DiskDoc, NodeDoc } from '../../src/model/operations.js';
+import type { NodeDoc } from '../../src/model/operations.js';
 import { NodeDetails } from '../../src/services/node-details.js';
 import { disksByNode, nodeDetail } from '../../src/services/views.js';
 import { createMemoryStore, type Store } from '../../src/store/index.js';
 import { seeded } from '../../src/sim/random.js';
 import { nodeSpec, testDeps } from '../store/helpers.js';
+
+/** A node as the details list serializes it. */
+type Detail = ReturnType<typeof nodeDetail>;
 
 const uuid = (c: string) => `00000000-0000-4000-8000-00000000000${c}`;
 const [N0, NA, NB] = [uuid('0'), uuid('a'), uuid('b')];
@@ -13,7 +16,7 @@ const [N0, NA, NB] = [uuid('0'), uuid('a'), uuid('b')];
 /** What the route answered before it had a projection: list, group, build, serialize. */
 async function fresh(store: Store): Promise<string> {
   const nodes = await store.list(Kind.Node) as NodeDoc[];
-  const byNode = disksByNode(await store.list(Kind.Disk) as DiskDoc[]);
+  const byNode = disksByNode(await store.list(Kind.Disk));
   return JSON.stringify(nodes.map((n) => nodeDetail(n, byNode.get(n.id) ?? [])));
 }
 
@@ -32,11 +35,11 @@ test('node details: every node or disk change shows in the next read, byte for b
   const details = new NodeDetails(store);
   const same = async (what: string) => t.is(await details.serialized(), await fresh(store), what);
   await same('initial');
-  t.is(JSON.parse(await details.serialized())[0].diskCount, 3);
+  t.is((JSON.parse(await details.serialized()) as Detail[])[0]?.diskCount, 3);
 
   await store.updateStatus(Kind.Disk, 'd-1', diskStatus({ osdId: 4 }));
   await same('a disk became an OSD');
-  t.is(JSON.parse(await details.serialized())[0].osdCount, 1);
+  t.is((JSON.parse(await details.serialized()) as Detail[])[0]?.osdCount, 1);
   await store.updateStatus(Kind.Disk, 'd-2', diskStatus({ present: false }));
   await same('a disk went away');
   const d3 = await store.mustGet<{ nodeId: string }>(Kind.Disk, 'd-3');
@@ -51,7 +54,7 @@ test('node details: every node or disk change shows in the next read, byte for b
   await same('a node was added, in key order');
   await store.delete(Kind.Node, NA);
   await same('a node was deleted');
-  t.is(JSON.parse(await details.serialized()).length, 2);
+  t.is((JSON.parse(await details.serialized()) as Detail[]).length, 2);
 });
 
 test('node details: after a relist it lists again and stays correct', async (t) => {
@@ -62,7 +65,7 @@ test('node details: after a relist it lists again and stays correct', async (t) 
   details.reset();
   await addDisk(store, 'd-1', NA);
   t.is(await details.serialized(), await fresh(store));
-  t.is(JSON.parse(await details.serialized())[0].diskCount, 1);
+  t.is((JSON.parse(await details.serialized()) as Detail[])[0]?.diskCount, 1);
 });
 
 test('node details: random changes between reads keep it equal to a fresh build', async (t) => {

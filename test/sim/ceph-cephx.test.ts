@@ -1,7 +1,7 @@
 // The simulated cephx is as strict as Ceph 16's: a monitor's mkfs takes the keys of its keyring
 // and makes up the initial ones it lacks (client.admin among them), so after a mkfs with only
 // mon. the master's client.admin key is refused until the master imports it as mon.
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { randomBytes } from 'node:crypto';
 import { CommandError } from '../../src/errors.js';
 import { keyringText, newCephxKey } from '../../src/model/keyring.js';
@@ -31,7 +31,7 @@ function cluster(monKey: string, extra: Array<{ entity: string; key: string; cap
   return cluster;
 }
 
-const refusedAsCephx = (t: import('ava').ExecutionContext, err: unknown): void => {
+const refusedAsCephx = (t: ExecutionContext, err: unknown): void => {
   t.true(err instanceof CommandError);
   t.is((err as CommandError).exitCode, 13);
   t.regex((err as CommandError).stderr, /\[errno 13\] RADOS permission denied \(error connecting to the cluster\)/);

@@ -11,8 +11,8 @@ test('fs new on a missing pool fails with ENOENT, then works once the pools exis
   withOsds(cluster, 3);
   const api = apiOf(cluster);
   const err = await t.throwsAsync(api.fsNew('cephfs', 'cephfs_metadata', 'cephfs_data'), { instanceOf: CommandError });
-  t.is(err?.exitCode, 2);
-  t.is(err?.stderr, "Error ENOENT: pool 'cephfs_metadata' does not exist\n");
+  t.is(err.exitCode, 2);
+  t.is(err.stderr, "Error ENOENT: pool 'cephfs_metadata' does not exist\n");
   await api.poolCreate('cephfs_metadata', 16);
   await api.poolCreate('cephfs_data', 32);
   t.deepEqual(await api.fsNew('cephfs', 'cephfs_metadata', 'cephfs_data'), { created: true });
@@ -58,8 +58,8 @@ test('fs new refuses a metadata pool that already holds objects', async (t) => {
   await api.poolCreate('d', 16);
   cluster.writeData('m', 4096, 1);
   const err = await t.throwsAsync(api.fsNew('fs1', 'm', 'd'), { instanceOf: CommandError });
-  t.is(err?.exitCode, 22);
-  t.regex(err?.stderr ?? '', /pool 'm' already contains some objects/);
+  t.is(err.exitCode, 22);
+  t.regex(err.stderr, /pool 'm' already contains some objects/);
 });
 
 test('auth get-or-create returns the same key again and refuses other caps with EINVAL', async (t) => {
@@ -73,8 +73,8 @@ test('auth get-or-create returns the same key again and refuses other caps with 
   t.deepEqual(await api.authGetOrCreate('client.node1', caps), first);
   t.deepEqual(await api.authGetOrCreate('client.node1', { mon: 'allow r' }), first, 'a subset of the caps matches, as in AuthMonitor');
   const err = await t.throwsAsync(api.authGetOrCreate('client.node1', { mon: 'allow r', osd: 'allow rwx' }), { instanceOf: CommandError });
-  t.is(err?.exitCode, 22);
-  t.is(err?.stderr, 'Error EINVAL: key for client.node1 exists but cap osd does not match\n');
+  t.is(err.exitCode, 22);
+  t.is(err.stderr, 'Error EINVAL: key for client.node1 exists but cap osd does not match\n');
   t.deepEqual(await api.authGet('client.node1'), first);
   t.is(await api.authGet('client.nosuch'), undefined, 'ENOENT is undefined');
   t.deepEqual((await api.authGet('client.admin'))?.caps, { mds: 'allow *', mgr: 'allow *', mon: 'allow *', osd: 'allow *' });
@@ -116,7 +116,7 @@ test('RGW users: create generates S3 keys, info finds them, a second create is E
   t.deepEqual(await rgw.userInfo('ci'), u);
   t.is(await rgw.userInfo('nosuch'), undefined);
   const err = await t.throwsAsync(rgw.userCreate({ uid: 'ci', displayName: 'CI user' }), { instanceOf: CommandError });
-  t.is(err?.exitCode, 17);
+  t.is(err.exitCode, 17);
   const given = await rgw.userCreate({ uid: 'app', displayName: 'App', accessKey: 'APPKEY00000000000001', secretKey: 's3cr3t' });
   t.deepEqual(given.keys, [{ user: 'app', accessKey: 'APPKEY00000000000001', secretKey: 's3cr3t' }]);
   t.is(given.email, undefined);

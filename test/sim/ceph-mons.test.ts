@@ -45,8 +45,8 @@ test('killing two of three monitors loses quorum: calls fail like the CLI after 
   t.false(cluster.hasQuorum());
   const api = apiOf(cluster);
   const err = await t.throwsAsync(api.status(), { instanceOf: CommandError });
-  t.is(err?.exitCode, 1);
-  t.regex(err?.stderr ?? '', /monclient\(hunting\): authenticate timed out after 20\n\[errno 110\] RADOS timed out/);
+  t.is(err.exitCode, 1);
+  t.regex(err.stderr, /monclient\(hunting\): authenticate timed out after 20\n\[errno 110\] RADOS timed out/);
   await t.throwsAsync(api.poolCreate('p', 8), { instanceOf: CommandError });
   t.is(cluster.osdmap.pools.size, 0, 'nothing changed without quorum');
 });
@@ -56,9 +56,9 @@ test('without quorum a deadline shorter than the connect timeout kills the call'
   withMons(cluster, 1);
   cluster.killMon('a');
   const err = await t.throwsAsync(apiOf(cluster).status({ timeoutMs: 500 }), { instanceOf: CommandError });
-  t.is(err?.signal, 'SIGTERM');
-  t.is(err?.exitCode, null);
-  t.regex(err?.message ?? '', /timed out after 500 ms/);
+  t.is(err.signal, 'SIGTERM');
+  t.is(err.exitCode, null);
+  t.regex(err.message, /timed out after 500 ms/);
 });
 
 test('a call waiting to connect succeeds once a monitor restarts and quorum is back', async (t) => {
@@ -131,7 +131,7 @@ test('per-verb latency is spent before the answer; a deadline shorter than it ki
   await api.status();
   t.deepEqual(slept, [10]);
   const err = await t.throwsAsync(api.poolCreate('p', 8, { timeoutMs: 2_000 }), { instanceOf: CommandError });
-  t.is(err?.signal, 'SIGTERM');
+  t.is(err.signal, 'SIGTERM');
   t.is(cluster.osdmap.pools.size, 0, 'killed before the mon answered');
 });
 
@@ -149,7 +149,7 @@ test('mon remove answers as recorded: out of the map, quorum re-formed; absent i
   t.deepEqual(await api.monRemove('b'), { removed: false });
   t.deepEqual(await api.monRemove('c'), { removed: true });
   const err = await t.throwsAsync(api.monRemove('a'), { instanceOf: CommandError });
-  t.is(err?.exitCode, 22);
-  t.is(err?.stderr, 'Error EINVAL: error: refusing removal of last monitor a\n');
+  t.is(err.exitCode, 22);
+  t.is(err.stderr, 'Error EINVAL: error: refusing removal of last monitor a\n');
   t.true(cluster.hasQuorum());
 });

@@ -175,8 +175,8 @@ test('creating a pool beyond mon_max_pg_per_osd fails with ERANGE', async (t) =>
   const { cluster } = newCluster();
   withOsds(cluster, 3);
   const err = await t.throwsAsync(apiOf(cluster).poolCreate('huge', 1024), { instanceOf: CommandError });
-  t.is(err?.exitCode, 34);
-  t.regex(err?.stderr ?? '', /^Error ERANGE: pg_num 1024 size 3 would mean \d+ total pgs, which exceeds max 750 \(mon_max_pg_per_osd 250 \* num_in_osds 3\)/);
+  t.is(err.exitCode, 34);
+  t.regex(err.stderr, /^Error ERANGE: pg_num 1024 size 3 would mean \d+ total pgs, which exceeds max 750 \(mon_max_pg_per_osd 250 \* num_in_osds 3\)/);
 });
 
 test('mgr verbs wait for an active mgr: without one, df dies at its deadline', async (t) => {
@@ -187,7 +187,7 @@ test('mgr verbs wait for an active mgr: without one, df dies at its deadline', a
   t.false((await api.status()).mgrAvailable);
   t.deepEqual((await api.health()).checks.map((c) => c.code), ['MGR_DOWN']);
   const err = await t.throwsAsync(api.df({ timeoutMs: 1_000 }), { instanceOf: CommandError });
-  t.is(err?.signal, 'SIGTERM');
+  t.is(err.signal, 'SIGTERM');
   cluster.startMgr('y', 'h2');
   t.is((await api.mgrStat()).activeName, 'y');
   t.is((await api.df()).totalBytes, 12 * TB);

@@ -28,7 +28,7 @@ async function sdk(t: ExecutionContext, lab: Lab, keys: S3Credentials): Promise<
   return c;
 }
 
-const failure = (p: Promise<unknown>): Promise<S3ServiceException> => p.then(() => { throw new Error('expected a refusal'); }, (e: S3ServiceException) => e);
+const failure = (p: Promise<unknown>): Promise<S3ServiceException> => p.then(() => { throw new Error('expected a refusal'); }, (e: unknown) => e as S3ServiceException);
 
 test('s3 gateway objects round-trip with keys that need encoding, and pages follow the token', async (t) => {
   const lab = setup();

@@ -37,7 +37,7 @@ test('state dir open to group or others is refused naming the path, its mode and
   await mkdir(dir);
   await chmod(dir, 0o755);
   const err = await t.throwsAsync(prepareStateDir(dir, silentLogger), { instanceOf: StateDirError });
-  t.is(err!.message, `STATE_DIR ${dir} is mode 0755: other users could read Quarry's store, keys and logs. Run: chmod 700 ${dir}`);
+  t.is(err.message, `STATE_DIR ${dir} is mode 0755: other users could read Quarry's store, keys and logs. Run: chmod 700 ${dir}`);
   await chmod(dir, 0o770);
   await t.throwsAsync(prepareStateDir(dir, silentLogger), { message: /is mode 0770.*chmod 700/ });
   t.is(await mode(dir), 0o770, 'refused, not changed behind the operator\'s back');
@@ -100,7 +100,7 @@ test('secrets key file readable by group or others is refused with the fix', asy
   await loadSecretBox(c, silentLogger);
   await chmod(c.secretsKeyFile, 0o640);
   const err = await t.throwsAsync(loadSecretBox(c, silentLogger), { instanceOf: SecretKeyError });
-  t.is(err!.message, `SECRETS_KEY_FILE ${c.secretsKeyFile} is mode 0640: group or others can read the key that encrypts Quarry's secrets. Run: chmod 600 ${c.secretsKeyFile}`);
+  t.is(err.message, `SECRETS_KEY_FILE ${c.secretsKeyFile} is mode 0640: group or others can read the key that encrypts Quarry's secrets. Run: chmod 600 ${c.secretsKeyFile}`);
   await t.throwsAsync(startQuarry({ config: c, log: silentLogger, print: () => {} }), { instanceOf: SecretKeyError, message: /chmod 600/ });
 });
 
@@ -122,7 +122,7 @@ test('secrets key quarry started with another key than its state was written wit
   const q = await startQuarry({ config: config(dir, { SECRETS_KEY: keyA }), log: silentLogger, print: () => {} });
   await q.stop();
   const env = { PATH: process.env.PATH ?? '', STATE_DIR: join(dir, 'state'), SPECS_DIR: join(dir, 'specs'), LAB_NODES: '0', PORT: '0', HOST: '127.0.0.1', SECRETS_KEY: randomBytes(32).toString('base64') };
-  const err = await t.throwsAsync(promisify(execFile)(process.execPath, [mainJs], { env, timeout: 30_000 })) as Error & { code: number; stderr: string };
+  const err = await t.throwsAsync<Error & { code: number; stderr: string }>(promisify(execFile)(process.execPath, [mainJs], { env, timeout: 30_000 }));
   t.is(err.code, 1);
   const lines = err.stderr.split('\n').filter((l) => l.startsWith('quarry:'));
   t.is(lines.length, 1, err.stderr);

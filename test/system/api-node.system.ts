@@ -20,6 +20,7 @@ import { CLUSTER_ID, CephKind, type ClusterSpec, type ClusterStatus } from '../.
 import { createMemoryStore } from '../../src/store/index.js';
 import { MemoryLogStore } from '../../src/tasks/logs.js';
 import { Client } from '../http/client.js';
+import type { ClusterMetrics, NodeCephState } from '../http/bodies.js';
 import { freePortWindow, loopDevice, stopAll, TEST_CONF, until } from './node-sandbox.js';
 
 const ADMIN_PASSWORD = 'system-admin-password';
@@ -71,7 +72,7 @@ test('api: monitor, manager, OSD, MDS and gateway on one real node through the A
     if (t.passed) return;
     for (const r of (await q.tasks.recent(50)).reverse()) t.log(`${r.spec.taskName} ${JSON.stringify(r.spec.args)} ${r.status.state} ${r.status.error ?? ''}`);
     const c = await q.store.get<ClusterSpec, ClusterStatus>(CephKind.Cluster, CLUSTER_ID);
-    t.log(JSON.stringify(c?.status?.conditions));
+    t.log(JSON.stringify(c?.status.conditions));
     for (const f of await readdir(agentConf.logDir).catch(() => [] as string[])) {
       const tail = (await readFile(join(agentConf.logDir, f), 'utf8')).trim().split('\n').slice(-8).join('\n');
       t.log(`${f}:\n${tail}`);
@@ -80,8 +81,8 @@ test('api: monitor, manager, OSD, MDS and gateway on one real node through the A
   const admin = new Client(q.url);
   t.is((await admin.post('/user/login', { username: 'admin', password: ADMIN_PASSWORD })).status, 200);
   const nodeId = boot.nodeId;
-  await until('the node active', () => admin.get('/nodes/details'), (r) => r.json?.some?.((n: { id: string; status: string }) => n.id === nodeId && n.status === 'active'));
-  const disks = await until('both disks', () => admin.get('/disks').then((r) => r.json as Array<{ id: string; devicePath: string }>), (ds) => devices.every((d) => ds.some((x) => x.devicePath === d)));
+  await until('the node active', () => admin.get('/nodes/details'), (r) => Array.isArray(r.json) && r.json.some((n: { id: string; status: string }) => n.id === nodeId && n.status === 'active'));
+  const disks = await until('both disks', () => admin.get<Array<{ id: string; devicePath: string }>>('/disks').then((r) => r.json), (ds) => devices.every((d) => ds.some((x) => x.devicePath === d)));
   const diskAt = (path: string) => disks.find((d) => d.devicePath === path)!.id;
 
   const scheduled = async (path: string, body: unknown) => {
@@ -90,13 +91,13 @@ test('api: monitor, manager, OSD, MDS and gateway on one real node through the A
   };
   const firstCall = Date.now();
   await scheduled('/ceph/mon/create', { nodeId, diskId: diskAt(devices[0]!) });
-  await until('monitor quorum in /ceph/metrics', () => admin.get('/ceph/metrics'), (r) => r.status === 200 && r.json.monCount === 1, 60_000);
+  await until('monitor quorum in /ceph/metrics', () => admin.get<ClusterMetrics>('/ceph/metrics'), (r) => r.status === 200 && r.json.monCount === 1, 60_000);
   for (const operation of ['ceph.create-mgr', 'ceph.create-mds', 'ceph.create-rgw']) await scheduled('/invoke/node', { operation, nodeIds: [nodeId] });
   await scheduled('/ceph/osd', { nodeId, diskId: diskAt(devices[1]!) });
 
-  const metrics = await until('the OSD up and in', () => admin.get('/ceph/metrics'), (r) => r.json?.osdUp === 1 && r.json?.osdIn === 1, 180_000);
-  const state = await until('every daemon running on the node', () => admin.get(`/ceph/nodes/${nodeId}/state`),
-    (r) => r.json?.mon && r.json?.mgr && r.json?.mds && r.json?.rgw && r.json?.osdIds?.length === 1, 180_000);
+  const metrics = await until('the OSD up and in', () => admin.get<ClusterMetrics | undefined>('/ceph/metrics'), (r) => r.json?.osdUp === 1 && r.json.osdIn === 1, 180_000);
+  const state = await until('every daemon running on the node', () => admin.get<NodeCephState | undefined>(`/ceph/nodes/${nodeId}/state`),
+    (r) => r.json !== undefined && r.json.mon && r.json.mgr && r.json.mds && r.json.rgw && r.json.osdIds.length === 1, 180_000);
   const secs = (from: number): string => ((Date.now() - from) / 1000).toFixed(1);
   t.log(`every daemon running ${secs(firstCall)} s after the first API call (${secs(started)} s after Quarry started)`);
 
@@ -105,8 +106,8 @@ test('api: monitor, manager, OSD, MDS and gateway on one real node through the A
   const status = await until('mgr active', () => ceph.status(), (s) => s.mgrAvailable);
   t.deepEqual(status.quorumNames.length, 1);
   t.like(status, { osdUp: 1, osdIn: 1, monCount: 1 });
-  t.deepEqual(state.json.osdIds, [0]);
-  t.is(metrics.json.osdCount, 1);
+  t.deepEqual(state.json?.osdIds, [0]);
+  t.is(metrics.json?.osdCount, 1);
   await until('rgw answering S3 on 7480', () => fetch('http://127.0.0.1:7480/').then((r) => r.status), (c) => c === 200);
 
   // The agent stops (an upgrade, a crash) and comes back: the daemons never noticed.

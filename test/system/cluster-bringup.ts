@@ -7,6 +7,7 @@ import type { Client, Reply } from '../http/client.js';
 import type { CephStatus } from '../../src/clients/ceph.js';
 import type { NetnsCluster } from './netns-cluster.js';
 import { until } from './node-sandbox.js';
+import type { InvokeResults } from '../http/bodies.js';
 
 export const FS = { name: 'cephfs', metadataPool: 'cephfs_metadata', metadataPG: 8, dataPool: 'cephfs_data', dataPG: 8 };
 export const RGW_PORT = 7480;
@@ -23,7 +24,7 @@ export interface BringUp {
   path: string[];
 }
 
-async function ok(r: Promise<Reply>, what: string): Promise<Reply> {
+async function ok<T>(r: Promise<Reply<T>>, what: string): Promise<Reply<T>> {
   const reply = await r;
   if (reply.status >= 300) throw new Error(`${what}: ${reply.status} ${reply.text}`);
   return reply;
@@ -36,8 +37,8 @@ export const healthy = (s: CephStatus, osds: number): boolean =>
 
 export async function waitNodesReady(c: NetnsCluster, disksPerNode: number): Promise<Disk[]> {
   const ids = c.nodes.map((n) => n.id);
-  await until('every node active', () => c.admin.get('/nodes/details'), (r) => ids.every((id) => r.json?.some?.((n: { id: string; status: string }) => n.id === id && n.status === 'active')), 120_000);
-  return until('every disk reported', () => c.admin.get('/disks').then((r) => r.json as Disk[]), (ds) => ds.length === ids.length * disksPerNode, 60_000);
+  await until('every node active', () => c.admin.get('/nodes/details'), (r) => ids.every((id) => Array.isArray(r.json) && r.json.some((n: { id: string; status: string }) => n.id === id && n.status === 'active')), 120_000);
+  return until('every disk reported', () => c.admin.get<Disk[]>('/disks').then((r) => r.json), (ds) => ds.length === ids.length * disksPerNode, 60_000);
 }
 
 export async function bringUp(c: NetnsCluster, disks: Disk[]): Promise<BringUp> {
@@ -50,9 +51,9 @@ export async function bringUp(c: NetnsCluster, disks: Disk[]): Promise<BringUp> 
   for (const n of [n1, n2]) await ok(api.post('/ceph/mds', { nodeId: n.id }), 'mds');
   await ok(api.post('/gateways/rgw/deploy', { nodeId: n3.id }), 'rgw deploy');
   // An OSD on every disk that is still eligible once the monitors took theirs.
-  const eligible = ((await ok(api.get('/disks'), 'disks')).json as Disk[]).filter((d) => d.eligible).map((d) => d.id);
-  const osds = await ok(api.post('/invoke/disk', { operation: 'ceph.create-osd', diskIds: eligible }), 'create-osd');
-  const rejected = (osds.json.results as Array<{ status: string }>).filter((r) => r.status !== 'scheduled');
+  const eligible = (await ok(api.get<Disk[]>('/disks'), 'disks')).json.filter((d) => d.eligible).map((d) => d.id);
+  const osds = await ok(api.post<InvokeResults>('/invoke/disk', { operation: 'ceph.create-osd', diskIds: eligible }), 'create-osd');
+  const rejected = osds.json.results.filter((r) => r.status !== 'scheduled');
   if (rejected.length || eligible.length !== c.nodes.length) throw new Error(`OSDs: ${eligible.length} eligible, rejected ${JSON.stringify(rejected)}`);
   await ok(api.post('/ceph/fs', FS), 'fs');
   // 201 with the keys once RGW has the user, 202 while it waits for a gateway: ask again.
@@ -72,7 +73,7 @@ export async function bringUp(c: NetnsCluster, disks: Disk[]): Promise<BringUp> 
 }
 
 export async function userWithKeys(api: Client, userId: string, displayName: string): Promise<{ accessKey: string; secretKey: string }> {
-  const r = await until(`RGW user ${userId}`, () => api.post('/gateways/rgw/users', { userId, displayName }), (x) => x.status !== 202, 150_000);
+  const r = await until(`RGW user ${userId}`, () => api.post<{ keys: Array<{ accessKey: string; secretKey: string }> }>('/gateways/rgw/users', { userId, displayName }), (x) => x.status !== 202, 150_000);
   if (r.status !== 201) throw new Error(`RGW user ${userId}: ${r.status} ${r.text}`);
-  return r.json.keys[0] as { accessKey: string; secretKey: string };
+  return r.json.keys[0]!;
 }

@@ -2,10 +2,13 @@
 // stopped. What Quarry reported along the way is recorded from its store's watch (it misses no
 // write), what Ceph says from the master's CLI, and the processes by their pid files.
 import type { ExecutionContext } from 'ava';
-import { CephKind, CLUSTER_ID } from '../../src/model/ceph-kinds.js';
+import { CephKind, CLUSTER_ID, type ClusterSpec, type ClusterStatus } from '../../src/model/ceph-kinds.js';
+import type { Doc } from '../../src/model/document.js';
+import type { DiskDoc, NodeDoc } from '../../src/model/operations.js';
 import { Kind } from '../../src/model/kinds.js';
 import type { ClusterNode, NetnsCluster } from './netns-cluster.js';
 import { until } from './node-sandbox.js';
+import type { NodeCephState } from '../http/bodies.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -26,7 +29,7 @@ export async function killMonitor(t: ExecutionContext, c: NetnsCluster): Promise
   const n = c.nodes[1]!;
   const name = await hostnameOf(c, n);
   const pid = (await n.host.pidOf('mon', name))!;
-  const reported = c.record(Kind.Node, n.id, (d) => d.status.daemons?.mon === true);
+  const reported = c.record(Kind.Node, n.id, (d) => (d as NodeDoc).status.daemons?.mon === true);
   const since = Date.now();
   process.kill(pid, 'SIGKILL');
   // The other two keep a quorum: every status call until the monitor is back in is answered,
@@ -47,7 +50,7 @@ export async function killMonitor(t: ExecutionContext, c: NetnsCluster): Promise
   t.true(quorums.every((q) => Number(q) >= 2), `quorum sizes seen: ${quorums.join(' ')}`);
   t.log(`quorum sizes while mon.${name} was away: ${quorums.join(' ')}`);
   t.true(await completedRestart(c, since, { daemon: 'mon', name }), 'the mon loop restarted it through the agent');
-  await until('its state running again', () => c.admin.get(`/ceph/nodes/${n.id}/state`), (r) => r.json?.mon === true, 30_000);
+  await until('its state running again', () => c.admin.get<NodeCephState | undefined>(`/ceph/nodes/${n.id}/state`), (r) => r.json?.mon === true, 30_000);
   reported.stop();
   t.true(reported.values.includes(false), `Quarry reported it not running: ${JSON.stringify(reported.values)}`);
   t.is(reported.values.at(-1), true);
@@ -59,9 +62,9 @@ export async function killOsd(t: ExecutionContext, c: NetnsCluster): Promise<voi
   const id = osd!;
   const pid = (await n.host.pidOf('osd', String(id)))!;
   const disk = ((await c.admin.get('/disks')).json as Array<{ id: string; osdId: number | null }>).find((d) => d.osdId === id)!;
-  const reported = c.record(Kind.Node, n.id, (d) => (d.status.daemons?.osds ?? []).includes(id));
-  const phases = c.record(Kind.Disk, disk.id, (d) => d.status.osd?.phase as string);
-  const counted = c.record(CephKind.Cluster, CLUSTER_ID, (d) => d.status.metrics?.osdUp as number);
+  const reported = c.record(Kind.Node, n.id, (d) => ((d as NodeDoc).status.daemons?.osds ?? []).includes(id));
+  const phases = c.record(Kind.Disk, disk.id, (d) => (d as DiskDoc).status.osd?.phase);
+  const counted = c.record(CephKind.Cluster, CLUSTER_ID, (d) => (d as Doc<ClusterSpec, ClusterStatus>).status.metrics?.osdUp);
   const upBefore = await upFrom(c, id);
   const since = Date.now();
   process.kill(pid, 'SIGKILL');

@@ -10,6 +10,7 @@ import { entityOf } from '../../src/agent/ceph-host.js';
 import { CommandError } from '../../src/errors.js';
 import type { NetnsCluster } from './netns-cluster.js';
 import { until } from './node-sandbox.js';
+import type { ClusterMetrics, NodeCephState, NodeKeyrings } from '../http/bodies.js';
 
 interface NodeDetail { id: string; hostname: string; ip: string; status: string; hasMon: boolean; monExists: boolean; mgrExists: boolean; mdsExists: boolean; rgwExists: boolean; osdCount: number }
 
@@ -18,10 +19,10 @@ export async function metricsMatchStatus(t: ExecutionContext, c: NetnsCluster): 
   // likes): each round compares Quarry's answer with a fresh `ceph status`.
   let status = await c.ceph.status();
   const m = await until('/ceph/metrics as ceph status says', async () => {
-    const r = await c.admin.get('/ceph/metrics');
+    const r = await c.admin.get<ClusterMetrics | undefined>('/ceph/metrics');
     status = await c.ceph.status();
     return r;
-  }, (r) => r.json?.pgCount === status.pgCount && r.json?.poolCount === status.poolCount && r.json?.health === status.health, 30_000);
+  }, (r) => r.json?.pgCount === status.pgCount && r.json.poolCount === status.poolCount && r.json.health === status.health, 30_000);
   t.like(m.json, { health: 'HEALTH_OK', monCount: status.quorumNames.length, osdCount: status.osdCount, osdUp: status.osdUp, osdIn: status.osdIn, totalBytes: status.totalBytes });
 }
 
@@ -42,7 +43,7 @@ export async function nodesMatchMaps(t: ExecutionContext, c: NetnsCluster): Prom
     t.truthy(bucket, `host ${n.ns} in the CRUSH map`);
     t.is(d.osdCount, osds.length, `${d.hostname}: OSD count`);
     t.true(osds.every((o) => o.status === 'up'));
-    const state = (await c.admin.get(`/ceph/nodes/${n.id}/state`)).json;
+    const state = (await c.admin.get<NodeCephState>(`/ceph/nodes/${n.id}/state`)).json;
     t.deepEqual(state.osdIds, osds.map((o) => o.id).sort((a, b) => a - b), `${d.hostname}: OSD ids`);
     t.like(state, { mon: true, mgr: d.mgrExists, mds: d.mdsExists, rgw: d.rgwExists });
   }
@@ -51,8 +52,8 @@ export async function nodesMatchMaps(t: ExecutionContext, c: NetnsCluster): Prom
 /** The conf every node's daemons read begins with the master's, whose hash the API serves; and
  * each running daemon, asked over its admin socket, runs with the master's values. */
 export async function confIsWhatDaemonsUse(t: ExecutionContext, c: NetnsCluster): Promise<void> {
-  const conf = Buffer.from((await c.admin.get('/ceph/cluster/config')).json.config, 'base64').toString('utf8');
-  const hash = (await c.admin.get('/ceph/cluster/config/hash')).json.hash as string;
+  const conf = Buffer.from((await c.admin.get<{ config: string }>('/ceph/cluster/config')).json.config, 'base64').toString('utf8');
+  const hash = (await c.admin.get<{ hash: string }>('/ceph/cluster/config/hash')).json.hash;
   t.is(hash, createHash('sha256').update(conf).digest('hex'));
   for (const n of c.nodes) {
     // The agent follows the master's conf on its heartbeat.
@@ -85,9 +86,9 @@ const addrs = (monHost: string): string[] => monHost.match(/\[[^\]]+\]/g) ?? [];
 /** A node's key works for its own daemon's entity and for no other node's. */
 export async function keysAreTheNodes(t: ExecutionContext, c: NetnsCluster): Promise<void> {
   const [n1, n2] = c.nodes as [typeof c.nodes[0], typeof c.nodes[0]];
-  const hostOf = async (id: string) => (await c.admin.get('/nodes/details')).json.find((d: NodeDetail) => d.id === id).hostname as string;
+  const hostOf = async (id: string) => (await c.admin.get<NodeDetail[]>('/nodes/details')).json.find((d) => d.id === id)!.hostname;
   const [h1, h2] = await Promise.all([hostOf(n1.id), hostOf(n2.id)]);
-  const keys = (await c.admin.get(`/ceph/nodes/${n2.id}/keyrings`)).json.keyrings as Array<{ entity: string; keyring: string }>;
+  const keys = (await c.admin.get<NodeKeyrings>(`/ceph/nodes/${n2.id}/keyrings`)).json.keyrings;
   const mds2 = keys.find((k) => k.entity === `mds.${h2}`)!;
   t.truthy(mds2, `node 2's keyrings hold mds.${h2}`);
   t.false(keys.some((k) => k.entity.endsWith(h1)), "node 2's keyrings hold nothing of node 1's daemons");
@@ -96,14 +97,14 @@ export async function keysAreTheNodes(t: ExecutionContext, c: NetnsCluster): Pro
   const file = join(c.dir, 'mds2.keyring');
   await writeFile(file, mds2.keyring, { mode: 0o600 });
   const as = (entity: string) => c.runner.run('ceph', ['-c', c.cephConf, '--connect-timeout', '10', '-n', entity, '-k', file, '--format', 'json', 'mon', 'stat'], { timeoutMs: 30_000 });
-  t.is(JSON.parse((await as(`mds.${h2}`)).stdout).num_mons, 3, 'its own entity authenticates');
+  t.is((JSON.parse((await as(`mds.${h2}`)).stdout) as { num_mons: number }).num_mons, 3, 'its own entity authenticates');
   const refused = await as(`mds.${h1}`).catch((e: unknown) => e);
   t.true(refused instanceof CommandError, "node 1's entity with node 2's key is refused");
   t.regex((refused as CommandError).stderr, /permission denied/i);
   // Least privilege (issue #12): every node runs a monitor, none was handed client.admin; the
   // master's own key works, imported as mon. after the first monitors' mkfs.
   for (const n of c.nodes) {
-    const held = ((await c.admin.get(`/ceph/nodes/${n.id}/keyrings`)).json.keyrings as Array<{ entity: string }>).map((k) => k.entity);
+    const held = (await c.admin.get<NodeKeyrings>(`/ceph/nodes/${n.id}/keyrings`)).json.keyrings.map((k) => k.entity);
     t.true(held.includes('mon.'), `${n.id} holds mon.`);
     t.false(held.includes('client.admin'), `${n.id} holds no client.admin`);
   }

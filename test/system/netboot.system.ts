@@ -32,6 +32,7 @@ import { MemoryLogStore } from '../../src/tasks/logs.js';
 import { Client } from '../http/client.js';
 import { waitFor } from '../lab/harness.js';
 import { buildInitrd, kernelKit } from '../netboot/vm-kernel.js';
+import type { Created, InvokeResults } from '../http/bodies.js';
 
 const PASSWORD = 'netboot-admin-password';
 const IMAGE_ID = '6a1e3c52-8f0b-4c1d-9e2a-5b7c9d0e1f23';
@@ -129,7 +130,7 @@ test('netboot: a VM network-boots through Quarry (DHCP, iPXE, image, cloud-init)
   const nic = ((await api.get('/networks/interfaces')).json as Array<{ id: string; name: string }>).find((n) => n.name === hostEnd);
   t.truthy(nic, 'the test interface is listed');
   const base = masterIp.replace(/\.1$/, '');
-  const created = await api.post('/networks/create', { cidr: `${base}.0/24`, gateway: masterIp, dnsServers: [masterIp], rangeStart: `${base}.100`, rangeEnd: `${base}.150`, nicId: nic!.id });
+  const created = await api.post<Created>('/networks/create', { cidr: `${base}.0/24`, gateway: masterIp, dnsServers: [masterIp], rangeStart: `${base}.100`, rangeEnd: `${base}.150`, nicId: nic!.id });
   t.is(created.status, 200, created.text);
   await waitFor('dnsmasq serving', async () => (await q.store.mustGet<NetworkSpec, NetworkStatus>(NetworkKind.Network, created.json.id)).status.phase === 'running', 60_000);
   const firstCall = Date.now();
@@ -138,7 +139,7 @@ test('netboot: a VM network-boots through Quarry (DHCP, iPXE, image, cloud-init)
   qemu = spawn('ip', ['netns', 'exec', ns, 'qemu-system-x86_64', '-machine', 'pc,accel=tcg', '-m', '512', '-nographic', '-nodefaults',
     '-serial', `file:${serial}`, '-monitor', 'none', '-no-reboot', '-netdev', 'tap,id=n0,ifname=tap0,script=no,downscript=no',
     '-device', `virtio-net-pci,netdev=n0,mac=${vmMac}`, '-boot', 'n'], { stdio: 'ignore' });
-  const exited = new Promise<number | null>((r) => qemu!.on('exit', (code) => r(code)));
+  const exited = new Promise<number | null>((r) => qemu.on('exit', (code) => r(code)));
   // Found by its network boot, it waits: unapproved, no credential, asking again every 2 s.
   const waiting = await waitFor('the VM discovered and waiting', async () => {
     const n = await q.store.get<NodeSpec, NodeStatusFields>(Kind.Node, nodeId);
@@ -150,7 +151,7 @@ test('netboot: a VM network-boots through Quarry (DHCP, iPXE, image, cloud-init)
   const details = ((await api.get('/nodes/details')).json as Array<{ id: string; approved: boolean }>).find((n) => n.id === nodeId);
   t.is(details?.approved, false);
   t.deepEqual((await api.get(`/nodes/${nodeId}/operations`)).json, ['node.approve']);
-  t.is((await api.post('/invoke/node', { operation: 'node.approve', nodeIds: [nodeId] })).json.results[0].status, 'scheduled');
+  t.is((await api.post<InvokeResults>('/invoke/node', { operation: 'node.approve', nodeIds: [nodeId] })).json.results[0]?.status, 'scheduled');
   const approvedAt = Date.now();
 
   const rc = await Promise.race([exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 150_000).unref())]);
@@ -180,7 +181,7 @@ test('netboot: a VM network-boots through Quarry (DHCP, iPXE, image, cloud-init)
     '-serial', `file:${serial2}`, '-monitor', 'none', '-no-reboot', '-netdev', 'tap,id=n0,ifname=tap1,script=no,downscript=no',
     '-device', `virtio-net-pci,netdev=n0,mac=${vm2Mac}`, '-kernel', kit.vmlinuz, '-initrd', attackerInitrd,
     '-append', `console=ttyS0 quiet quarry.url=${q.url} quarry.target=${vmMac}`], { stdio: 'ignore' });
-  const exited2 = new Promise<number | null>((r) => qemu2!.on('exit', (code) => r(code)));
+  const exited2 = new Promise<number | null>((r) => qemu2.on('exit', (code) => r(code)));
   const rc2 = await Promise.race([exited2, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 120_000).unref())]);
   const log2 = await readFile(serial2, 'utf8').catch(() => '');
   t.is(rc2, 0, `the second VM ended with ${rc2}; serial:\n${log2.slice(-3000)}`);

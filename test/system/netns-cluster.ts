@@ -18,6 +18,7 @@ import { ZxRunner } from '../../src/exec/zx-runner.js';
 import { CredentialFile } from '../../src/fleet/credential-file.js';
 import { silentLogger } from '../../src/log.js';
 import { startQuarry, type Quarry } from '../../src/main.js';
+import type { Doc } from '../../src/model/document.js';
 import { createMemoryStore } from '../../src/store/index.js';
 import { MemoryLogStore } from '../../src/tasks/logs.js';
 import { Client } from '../http/client.js';
@@ -153,7 +154,8 @@ export class NetnsCluster {
     if (this.stopped) return;
     this.stopped = true;
     await Promise.all(this.nodes.map((n) => this.stopAgent(n)));
-    await this.q?.stop().catch(() => undefined);
+    // After a failed start, q was never assigned.
+    await (this.q as Quarry | undefined)?.stop().catch(() => undefined);
     await stopAll(this.nodes.map((n) => n.host)).catch(() => undefined);
     for (const d of this.nodes.flatMap((n) => n.devices)) await this.runner.run('losetup', ['-d', d], { timeoutMs: 10_000 }).catch(() => undefined);
     removeNetLab(this.net);
@@ -163,7 +165,7 @@ export class NetnsCluster {
   /** Every value `pick` gives a document from now on, in order, deduplicated: the store's
    * watch misses no write, so a state that lasted a moment (a daemon down until its restart)
    * is still seen. */
-  record<T>(kind: string, id: string, pick: (doc: any) => T): { values: T[]; stop: () => void } {
+  record<T>(kind: string, id: string, pick: (doc: Doc<unknown, unknown>) => T): { values: T[]; stop: () => void } {
     const values: T[] = [];
     const stop = this.q.store.watch(this.q.store.revision(), (e) => {
       if (e.type === 'relist' || e.doc.kind !== kind || e.doc.id !== id) return;
