@@ -78,12 +78,24 @@ function bareServer(json: string): Promise<Server> {
 
 async function quarry(stateDir: string) {
   const store = await createMemoryStore();
-  const http = await createHttpApp({ store, logger: silentLogger, config: { stateDir, adminPassword: 'bench-password-1' }, print: () => {} });
+  const http = await createHttpApp({
+    store,
+    logger: silentLogger,
+    config: { stateDir, adminPassword: 'bench-password-1' },
+    print: () => {},
+  });
   const listening = await http.listen(0, '127.0.0.1');
   const base = `http://127.0.0.1:${listening.port}`;
-  const login = await fetch(`${base}/user/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: 'bench-password-1' }) });
+  const login = await fetch(`${base}/user/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: 'admin', password: 'bench-password-1' }),
+  });
   const user = (await login.json()) as { id: string };
-  const cookie = login.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+  const cookie = login.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
   const target: Target = { port: listening.port, path: `/users/${user.id}`, headers: { cookie } };
   const body = await (await fetch(`${base}${target.path}`, { headers: { cookie } })).text();
   return {

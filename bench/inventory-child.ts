@@ -28,16 +28,32 @@ async function populate(store: Awaited<ReturnType<typeof startQuarry>>['store'])
       const diskIds = serials.map((s) => diskIdFor(id, s)).sort();
       writes.push(
         store.create({
-          kind: Kind.Node, id, name: `node-${i}`, spec: newNodeSpec(mac, `node-${i}`),
+          kind: Kind.Node,
+          id,
+          name: `node-${i}`,
+          spec: newNodeSpec(mac, `node-${i}`),
           status: { phase: 'active', ip: `192.0.2.${i % 250}`, diskIds, daemons: { mon: false, mgr: false, mds: false, rgw: false } },
         }),
       );
       serials.forEach((serial, d) =>
         writes.push(
           store.create({
-            kind: Kind.Disk, id: diskIdFor(id, serial), name: `node-${i}/${serial}`,
+            kind: Kind.Disk,
+            id: diskIdFor(id, serial),
+            name: `node-${i}/${serial}`,
             spec: { nodeId: id, serial, osd: false, wipeGeneration: 0 },
-            status: { present: true, devicePath: `/dev/sd${'abcd'[d]}`, capacityBytes: d === 0 ? 240e9 : 4e12, rotational: d > 0, interface: 'sata', model: 'M', vendor: 'V', isSystem: d === 0, hasFilesystem: d === 0, osdId: null },
+            status: {
+              present: true,
+              devicePath: `/dev/sd${'abcd'[d]}`,
+              capacityBytes: d === 0 ? 240e9 : 4e12,
+              rotational: d > 0,
+              interface: 'sata',
+              model: 'M',
+              vendor: 'V',
+              isSystem: d === 0,
+              hasFilesystem: d === 0,
+              osdId: null,
+            },
           }),
         ),
       );
@@ -59,19 +75,38 @@ async function timeGets(url: string, headers: Record<string, string>): Promise<{
     times.push(performance.now() - t0);
   }
   times.sort((a, b) => a - b);
-  return { median: times[Math.floor(times.length / 2)]!, p99: times[Math.min(times.length - 1, Math.ceil(times.length * 0.99) - 1)]!, bytes };
+  return {
+    median: times[Math.floor(times.length / 2)]!,
+    p99: times[Math.min(times.length - 1, Math.ceil(times.length * 0.99) - 1)]!,
+    bytes,
+  };
 }
 
 const stateDir = await mkdtemp(join(tmpdir(), 'quarry-bench-inv-'));
 try {
-  const config = loadConfig({ STATE_DIR: stateDir, SECRETS_KEY: Buffer.alloc(32, 3).toString('base64'), LAB_NODES: '0', PORT: '0', HOST: '127.0.0.1', ADMIN_PASSWORD: PASSWORD, RESYNC_MS: '86400000' });
+  const config = loadConfig({
+    STATE_DIR: stateDir,
+    SECRETS_KEY: Buffer.alloc(32, 3).toString('base64'),
+    LAB_NODES: '0',
+    PORT: '0',
+    HOST: '127.0.0.1',
+    ADMIN_PASSWORD: PASSWORD,
+    RESYNC_MS: '86400000',
+  });
   const q = await startQuarry({ config, log: silentLogger, print: () => {}, auth: { scrypt: { N: 2 ** 14, r: 8, p: 1 } } });
   const t0 = performance.now();
   await populate(q.store);
   const populateMs = performance.now() - t0;
   await q.manager.idle();
-  const login = await fetch(`${q.url}/user/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: PASSWORD }) });
-  const cookie = login.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+  const login = await fetch(`${q.url}/user/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: 'admin', password: PASSWORD }),
+  });
+  const cookie = login.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
   const quarry = await timeGets(`${q.url}/nodes/details`, { cookie });
   const body = Buffer.from(await (await fetch(`${q.url}/nodes/details`, { headers: { cookie } })).arrayBuffer());
   const rss = process.memoryUsage().rss;

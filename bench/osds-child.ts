@@ -27,7 +27,11 @@ async function until(what: string, check: () => Promise<boolean>, boundMs: numbe
 }
 
 async function post(q: Quarry, cookie: string, path: string, body: unknown): Promise<unknown> {
-  const r = await fetch(`${q.url}${path}`, { method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const r = await fetch(`${q.url}${path}`, {
+    method: 'POST',
+    headers: { cookie, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   if (r.status !== 200) throw new Error(`${path}: ${r.status} ${await r.text()}`);
   return r.json();
 }
@@ -46,9 +50,23 @@ function baseline(count: number): number {
 
 const stateDir = await mkdtemp(join(tmpdir(), 'quarry-bench-osds-'));
 try {
-  const config = loadConfig({ STATE_DIR: stateDir, SECRETS_KEY: Buffer.alloc(32, 3).toString('base64'), LAB_NODES: String(n), PORT: '0', HOST: '127.0.0.1', ADMIN_PASSWORD: PASSWORD, HEARTBEAT_TIMEOUT_MS: '60000', RESYNC_MS: '3600000', RECONCILE_CONCURRENCY: '32' });
+  const config = loadConfig({
+    STATE_DIR: stateDir,
+    SECRETS_KEY: Buffer.alloc(32, 3).toString('base64'),
+    LAB_NODES: String(n),
+    PORT: '0',
+    HOST: '127.0.0.1',
+    ADMIN_PASSWORD: PASSWORD,
+    HEARTBEAT_TIMEOUT_MS: '60000',
+    RESYNC_MS: '3600000',
+    RECONCILE_CONCURRENCY: '32',
+  });
   const q = await startQuarry({
-    config, log: silentLogger, print: () => {}, auth: { scrypt: { N: 2 ** 14, r: 8, p: 1 } }, retryBaseMs: 200,
+    config,
+    log: silentLogger,
+    print: () => {},
+    auth: { scrypt: { N: 2 ** 14, r: 8, p: 1 } },
+    retryBaseMs: 200,
     lab: { link: 'inprocess', bootMs: 0, stepMs: 0, heartbeatMs: 5_000, claimWaitMs: 10_000, disksPerMachine: 4 },
     cephTiming: { pollMs: 500, queryTimeoutMs: 5_000, startGraceMs: 15_000, blockedRecheckMs: 500 },
   });
@@ -56,8 +74,15 @@ try {
   const tBoot = performance.now();
   await until('every node active', async () => (await nodes()).filter((x) => x.status.phase === 'active').length === n, 300_000);
   const bootMs = performance.now() - tBoot;
-  const login = await fetch(`${q.url}/user/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: PASSWORD }) });
-  const cookie = login.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+  const login = await fetch(`${q.url}/user/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: 'admin', password: PASSWORD }),
+  });
+  const cookie = login.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
   const all = await nodes();
   const disks = await q.store.list<DiskSpec, DiskStatusFields>(Kind.Disk);
   const byNode = new Map(all.map((x) => [x.id, x] as const));
@@ -65,19 +90,33 @@ try {
     const disk = disks.find((d) => d.spec.nodeId === node.id && diskReasons(d, node).length === 0)!;
     await post(q, cookie, '/ceph/mon/create', { nodeId: node.id, diskId: disk.id });
   }
-  await until('quorum', async () => ((await q.store.get<unknown, ClusterStatus>(CephKind.Cluster, CLUSTER_ID))?.status.quorum?.length ?? 0) === 3, 120_000);
-  const eligible = (await q.store.list<DiskSpec, DiskStatusFields>(Kind.Disk)).filter((d) => diskReasons(d, byNode.get(d.spec.nodeId)).length === 0).map((d) => d.id);
+  await until(
+    'quorum',
+    async () => ((await q.store.get<unknown, ClusterStatus>(CephKind.Cluster, CLUSTER_ID))?.status.quorum?.length ?? 0) === 3,
+    120_000,
+  );
+  const eligible = (await q.store.list<DiskSpec, DiskStatusFields>(Kind.Disk))
+    .filter((d) => diskReasons(d, byNode.get(d.spec.nodeId)).length === 0)
+    .map((d) => d.id);
   const before = q.manager.stats().reconciles;
   const t0 = performance.now();
   const targets: string[] = [];
   for (let i = 0; i < eligible.length; i += 100) {
-    const { results } = (await post(q, cookie, '/invoke/disk', { operation: 'ceph.create-osd', diskIds: eligible.slice(i, i + 100) })) as { results: Array<{ id: string; status: string }> };
+    const { results } = (await post(q, cookie, '/invoke/disk', { operation: 'ceph.create-osd', diskIds: eligible.slice(i, i + 100) })) as {
+      results: Array<{ id: string; status: string }>;
+    };
     // The monitors' disks are refused (monitor-disk): only what was scheduled is waited for.
     targets.push(...results.filter((r) => r.status === 'scheduled').map((r) => r.id));
   }
   const declaredMs = performance.now() - t0;
   const wanted = new Set(targets);
-  await until('every OSD running', async () => (await q.store.list<DiskSpec, DiskStatusFields>(Kind.Disk)).filter((d) => wanted.has(d.id) && d.status.osd?.phase === 'running').length === targets.length, 600_000);
+  await until(
+    'every OSD running',
+    async () =>
+      (await q.store.list<DiskSpec, DiskStatusFields>(Kind.Disk)).filter((d) => wanted.has(d.id) && d.status.osd?.phase === 'running')
+        .length === targets.length,
+    600_000,
+  );
   const ms = performance.now() - t0;
   const reconciles = q.manager.stats().reconciles - before;
   const rss = process.memoryUsage().rss;

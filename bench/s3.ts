@@ -24,9 +24,11 @@ const PER_ROUND = 300;
 async function timed(n: number, one: () => Promise<void>): Promise<number> {
   let left = n;
   const start = performance.now();
-  await Promise.all(Array.from({ length: IN_FLIGHT }, async () => {
-    while (left-- > 0) await one();
-  }));
+  await Promise.all(
+    Array.from({ length: IN_FLIGHT }, async () => {
+      while (left-- > 0) await one();
+    }),
+  );
   return (performance.now() - start) / n;
 }
 
@@ -41,14 +43,36 @@ export async function run(): Promise<void> {
   const url = await gateways.url('gw1');
   const direct = new S3Client(s3ClientConfig(url, keys));
   gateways.buckets.create('bench', 'bench-bucket');
-  for (let i = 0; i < OBJECTS; i++) await direct.send(new PutObjectCommand({ Bucket: 'bench-bucket', Key: `k/${String(i).padStart(5, '0')}`, Body: 'x' }));
+  for (let i = 0; i < OBJECTS; i++)
+    await direct.send(new PutObjectCommand({ Bucket: 'bench-bucket', Key: `k/${String(i).padStart(5, '0')}`, Body: 'x' }));
 
   const store = await createMemoryStore();
-  const spec = { hostname: 'gw1', macs: ['52:54:00:00:00:01'], role: 'worker', image: null, power: 'on', restartGeneration: 0, shutdownGeneration: 0, daemons: { rgw: {} } };
-  await store.create({ kind: Kind.Node, id: '00000000-0000-4000-8000-000000000001', name: 'gw1', spec, status: { phase: 'active', ip: '192.0.2.1', daemons: { rgw: true } } });
+  const spec = {
+    hostname: 'gw1',
+    macs: ['52:54:00:00:00:01'],
+    role: 'worker',
+    image: null,
+    power: 'on',
+    restartGeneration: 0,
+    shutdownGeneration: 0,
+    daemons: { rgw: {} },
+  };
+  await store.create({
+    kind: Kind.Node,
+    id: '00000000-0000-4000-8000-000000000001',
+    name: 'gw1',
+    spec,
+    status: { phase: 'active', ip: '192.0.2.1', daemons: { rgw: true } },
+  });
   const stateDir = await mkdtemp(join(tmpdir(), 'quarry-bench-s3-'));
   const service = new S3Service({ store, connect: connectS3(), endpointOf: () => url });
-  const app = await createHttpApp({ store, config: { stateDir, adminPassword: 'bench-admin-password' }, logger: silentLogger, print: () => {}, areas: [s3Routes(service)] });
+  const app = await createHttpApp({
+    store,
+    config: { stateDir, adminPassword: 'bench-admin-password' },
+    logger: silentLogger,
+    print: () => {},
+    areas: [s3Routes(service)],
+  });
   const listening = await app.listen(0, '127.0.0.1');
   const path = `http://127.0.0.1:${listening.port}/s3/buckets/bench-bucket/objects?maxKeys=200`;
   const headers = { 'X-S3-Access-Key': keys.accessKey, 'X-S3-Secret-Key': keys.secretKey };
@@ -66,7 +90,9 @@ export async function run(): Promise<void> {
     q += await timed(PER_ROUND, viaQuarry);
     d += await timed(PER_ROUND, viaSdk);
   }
-  console.log(`list 200 of ${OBJECTS} objects: through /s3 ${(q / ROUNDS).toFixed(2)} ms/request, SDK direct ${(d / ROUNDS).toFixed(2)} ms/request (${IN_FLIGHT} in flight)`);
+  console.log(
+    `list 200 of ${OBJECTS} objects: through /s3 ${(q / ROUNDS).toFixed(2)} ms/request, SDK direct ${(d / ROUNDS).toFixed(2)} ms/request (${IN_FLIGHT} in flight)`,
+  );
   console.log(`ratio (through Quarry / direct): ${(q / d).toFixed(2)}×`);
   direct.destroy();
   await listening.close();

@@ -58,12 +58,16 @@ export async function run(): Promise<void> {
   }
   console.log(`${CLIENTS} clients, Poisson arrivals; latency = scheduled publish time → parsed by the client (ms);`);
   console.log('CPU = server process user+sys over the measured window; "loop busy" = event-loop utilization.');
-  console.log('| mode | events/s target | achieved | delivered | p50 ms | p99 ms | max ms | server CPU ms | CPU % of a core | server loop busy | client loop busy |');
+  console.log(
+    '| mode | events/s target | achieved | delivered | p50 ms | p99 ms | max ms | server CPU ms | CPU % of a core | server loop busy | client loop busy |',
+  );
   console.log('|---|---|---|---|---|---|---|---|---|---|---|');
   for (const r of rows) {
     const pct = ((r.cpuMs / r.cpuWallMs) * 100).toFixed(1);
     const achieved = (r.published / (r.wallMs / 1000)).toFixed(1);
-    console.log(`| ${r.mode} | ${r.rate} | ${achieved} | ${r.delivered}/${r.published * CLIENTS} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.max.toFixed(1)} | ${r.cpuMs.toFixed(0)} | ${pct} | ${(r.serverElu * 100).toFixed(0)} % | ${(r.clientElu * 100).toFixed(0)} % |`);
+    console.log(
+      `| ${r.mode} | ${r.rate} | ${achieved} | ${r.delivered}/${r.published * CLIENTS} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.max.toFixed(1)} | ${r.cpuMs.toFixed(0)} | ${pct} | ${(r.serverElu * 100).toFixed(0)} % | ${(r.clientElu * 100).toFixed(0)} % |`,
+    );
   }
 }
 
@@ -128,7 +132,6 @@ async function reply(child: ChildProcess, kind: string): Promise<Record<string, 
     if (msg['kind'] === kind) return msg;
   }
 }
-
 
 // ---- the client side, in the forked process ----
 // Raw sockets rather than http.get: the HTTP client's per-chunk stream machinery costs more

@@ -17,11 +17,27 @@ const uuidOf = (i: number): string => `${hex(i, 8)}-0000-4000-8000-${hex(i * 7, 
 /** About 450 bytes stored: a Node as the controller keeps it, with a condition in status. */
 function nodeSpec(i: number, restartGeneration = 0) {
   const mac = (k: number) => `52:54:${hex((i >> 16) & 255, 2)}:${hex((i >> 8) & 255, 2)}:${hex(i & 255, 2)}:${hex(k, 2)}`;
-  return { hostname: `node-${i}`, macs: [mac(1), mac(2)], role: 'worker', image: null, power: 'on', restartGeneration, shutdownGeneration: 0, daemons: { mon: { diskId: uuidOf(i + 1) } } };
+  return {
+    hostname: `node-${i}`,
+    macs: [mac(1), mac(2)],
+    role: 'worker',
+    image: null,
+    power: 'on',
+    restartGeneration,
+    shutdownGeneration: 0,
+    daemons: { mon: { diskId: uuidOf(i + 1) } },
+  };
 }
 
 function nodeStatus(bootCount: number) {
-  const ready = { type: 'Ready', status: 'True', reason: 'Booted', message: 'agent reported in', lastTransitionTime: '2026-01-01T00:00:00.000Z', observedGeneration: 1 };
+  const ready = {
+    type: 'Ready',
+    status: 'True',
+    reason: 'Booted',
+    message: 'agent reported in',
+    lastTransitionTime: '2026-01-01T00:00:00.000Z',
+    observedGeneration: 1,
+  };
   return { phase: 'active', ip: '10.0.0.10', bootCount, observedGeneration: 1, conditions: [ready] };
 }
 
@@ -56,7 +72,18 @@ async function embedded(n: number, dir: string): Promise<object> {
   const t0 = performance.now();
   for (let i = 0; i < n; i += 1000) {
     const batch = Array.from({ length: Math.min(1000, n - i) }, (_, k) => i + k);
-    await Promise.all(batch.map((j) => store.create({ kind: 'Node', id: uuidOf(j), name: `node-${j}`, spec: nodeSpec(j), status: nodeStatus(0), labels: { rack: `r${j % 40}` } })));
+    await Promise.all(
+      batch.map((j) =>
+        store.create({
+          kind: 'Node',
+          id: uuidOf(j),
+          name: `node-${j}`,
+          spec: nodeSpec(j),
+          status: nodeStatus(0),
+          labels: { rack: `r${j % 40}` },
+        }),
+      ),
+    );
   }
   const populateMs = performance.now() - t0;
   const result = stats(await timedUpdates(store, n, iterationsFor(n, false)));
@@ -78,7 +105,8 @@ async function startup(dir: string, tail: number): Promise<object> {
 
 async function lowdb(n: number, dir: string): Promise<object> {
   const db = new Low<{ nodes: Record<string, unknown> }>(new JSONFile(join(dir, 'lowdb.json')), { nodes: {} });
-  for (let i = 0; i < n; i++) db.data.nodes[uuidOf(i)] = { kind: 'Node', id: uuidOf(i), name: `node-${i}`, spec: nodeSpec(i), status: nodeStatus(0) };
+  for (let i = 0; i < n; i++)
+    db.data.nodes[uuidOf(i)] = { kind: 'Node', id: uuidOf(i), name: `node-${i}`, spec: nodeSpec(i), status: nodeStatus(0) };
   await db.write();
   const samples: number[] = [];
   for (let k = 0; k < iterationsFor(n, true); k++) {
@@ -91,6 +119,13 @@ async function lowdb(n: number, dir: string): Promise<object> {
   return stats(samples);
 }
 
-const result = mode === 'embedded' ? await embedded(Number(a), String(b)) : mode === 'startup' ? await startup(String(a), Number(b)) : mode === 'lowdb' ? await lowdb(Number(a), String(b)) : undefined;
+const result =
+  mode === 'embedded'
+    ? await embedded(Number(a), String(b))
+    : mode === 'startup'
+      ? await startup(String(a), Number(b))
+      : mode === 'lowdb'
+        ? await lowdb(Number(a), String(b))
+        : undefined;
 if (!result) throw new Error(`unknown mode ${mode}`);
 process.stdout.write(`${JSON.stringify(result)}\n`);

@@ -58,7 +58,18 @@ async function measureSize(n: number): Promise<Row> {
 const ms = (x: number): string => (x < 10 ? x.toFixed(2) : x.toFixed(0));
 
 function table(rows: Row[]): string {
-  const head = ['objects', 'populate s', 'update median ms', 'p99 ms', 'lowdb median ms', 'lowdb p99 ms', 'embedded/lowdb', 'start-up s', `start-up +${TAIL / 1000}k tail s`, 'RSS MiB'];
+  const head = [
+    'objects',
+    'populate s',
+    'update median ms',
+    'p99 ms',
+    'lowdb median ms',
+    'lowdb p99 ms',
+    'embedded/lowdb',
+    'start-up s',
+    `start-up +${TAIL / 1000}k tail s`,
+    'RSS MiB',
+  ];
   const body = rows.map((r) => [
     r.n.toLocaleString('en'),
     (r.embedded.populateMs / 1000).toFixed(1),

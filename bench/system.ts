@@ -82,7 +82,9 @@ export async function run(): Promise<void> {
     ours.push(await quarry());
     console.log(`round ${i + 1}: Quarry ${s(ours.at(-1)!)}${baseline ? `, script ${s(theirs.at(-1)!)}` : ''}`);
   }
-  console.log(`Quarry (Ceph loops polling every ${POLL_MS / 1000} s), 3 nodes through the API, first call → HEALTH_OK: median ${s(median(ours))} (${ours.map(s).join(', ')})`);
+  console.log(
+    `Quarry (Ceph loops polling every ${POLL_MS / 1000} s), 3 nodes through the API, first call → HEALTH_OK: median ${s(median(ours))} (${ours.map(s).join(', ')})`,
+  );
   if (!baseline) return;
   const ratio = median(ours) / median(theirs);
   console.log(`recipe script, one host, up → HEALTH_OK: median ${s(median(theirs))} (${theirs.map(s).join(', ')})`);

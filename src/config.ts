@@ -85,18 +85,27 @@ function netns(raw: string | undefined): string | null {
   if (raw === undefined || raw === '') return null;
   // A name `ip netns` accepts, and nothing a command line could misread.
   if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/.test(raw)) {
-    throw new InputError(`MASTER_NETNS must be a network namespace name, got "${raw}"`, [{ path: '/env/MASTER_NETNS', message: 'letters, digits, _ . -' }]);
+    throw new InputError(`MASTER_NETNS must be a network namespace name, got "${raw}"`, [
+      { path: '/env/MASTER_NETNS', message: 'letters, digits, _ . -' },
+    ]);
   }
   return raw;
 }
 
-const list = (raw: string | undefined): string[] => (raw ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+const list = (raw: string | undefined): string[] =>
+  (raw ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
 
 function trustProxy(raw: string | undefined): string[] {
   const entries = list(raw);
   const cidr = /^(?:\d{1,3}(?:\.\d{1,3}){3}|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)(?:\/\d{1,3})?$/;
   const bad = entries.find((e) => e !== 'loopback' && !cidr.test(e));
-  if (bad !== undefined) throw new InputError(`TRUST_PROXY must list proxy addresses, CIDR ranges or "loopback", got "${bad}"`, [{ path: '/env/TRUST_PROXY', message: 'addresses, CIDR ranges or loopback, comma-separated' }]);
+  if (bad !== undefined)
+    throw new InputError(`TRUST_PROXY must list proxy addresses, CIDR ranges or "loopback", got "${bad}"`, [
+      { path: '/env/TRUST_PROXY', message: 'addresses, CIDR ranges or loopback, comma-separated' },
+    ]);
   return entries;
 }
 
@@ -109,7 +118,9 @@ function externalUrl(raw: string | undefined): string | null {
     url = null;
   }
   if (!url || !/^https?:$/.test(url.protocol) || url.username || url.password || url.search || url.hash) {
-    throw new InputError(`EXTERNAL_URL must be an http(s) URL without credentials, query or fragment, got "${raw}"`, [{ path: '/env/EXTERNAL_URL', message: 'http(s)://host[:port][/path]' }]);
+    throw new InputError(`EXTERNAL_URL must be an http(s) URL without credentials, query or fragment, got "${raw}"`, [
+      { path: '/env/EXTERNAL_URL', message: 'http(s)://host[:port][/path]' },
+    ]);
   }
   return url.href.replace(/\/+$/, '');
 }
@@ -118,7 +129,10 @@ function allowedHosts(raw: string | undefined): string[] | null {
   if (raw === undefined || raw === '') return null;
   const hosts = list(raw).map((h) => h.toLowerCase());
   const bad = hosts.find((h) => !/^[a-z0-9.-]+$|^\[?[0-9a-f:.]+\]?$/.test(h));
-  if (bad !== undefined) throw new InputError(`ALLOWED_HOSTS must list host names or addresses, got "${bad}"`, [{ path: '/env/ALLOWED_HOSTS', message: 'host names or addresses, comma-separated' }]);
+  if (bad !== undefined)
+    throw new InputError(`ALLOWED_HOSTS must list host names or addresses, got "${bad}"`, [
+      { path: '/env/ALLOWED_HOSTS', message: 'host names or addresses, comma-separated' },
+    ]);
   return hosts;
 }
 
@@ -133,7 +147,9 @@ function flag(env: Env, name: string): boolean {
 function sha256Pin(raw: string | undefined): string | null {
   if (raw === undefined || raw === '') return null;
   if (!/^[0-9a-fA-F]{64}$/.test(raw)) {
-    throw new InputError('IMAGE_REGISTRY_SHA256 must be 64 hex digits', [{ path: '/env/IMAGE_REGISTRY_SHA256', message: 'must be 64 hex digits' }]);
+    throw new InputError('IMAGE_REGISTRY_SHA256 must be 64 hex digits', [
+      { path: '/env/IMAGE_REGISTRY_SHA256', message: 'must be 64 hex digits' },
+    ]);
   }
   return raw.toLowerCase();
 }

@@ -124,14 +124,31 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
     },
   });
   // Unclaimed install credentials past their TTL leave the store (no plaintext lingers).
-  const sweeper = setInterval(() => void credentials.sweep().catch((err: unknown) => log('error', 'credential sweep failed', { error: String(err) })), Math.min(config.installCredentialTtlMs, 60_000));
+  const sweeper = setInterval(
+    () => void credentials.sweep().catch((err: unknown) => log('error', 'credential sweep failed', { error: String(err) })),
+    Math.min(config.installCredentialTtlMs, 60_000),
+  );
   sweeper.unref();
   // The lab's pieces, loaded only with DRIVER=lab: a real start never loads src/sim.
-  const labParts: LabDriver | null = config.driver === 'lab' ? (await import('./main/lab-driver.js')).labDriver(opts.lab?.seed ?? 42) : null;
-  const images = await startImages({ config, store, tasks, bus, clock, retryBaseMs: opts.retryBaseMs ?? 5_000, ...(opts.imageTiming ? { timing: opts.imageTiming } : {}), ...(labParts ? { labRegistry: labParts.imageRegistry } : {}) });
+  const labParts: LabDriver | null =
+    config.driver === 'lab' ? (await import('./main/lab-driver.js')).labDriver(opts.lab?.seed ?? 42) : null;
+  const images = await startImages({
+    config,
+    store,
+    tasks,
+    bus,
+    clock,
+    retryBaseMs: opts.retryBaseMs ?? 5_000,
+    ...(opts.imageTiming ? { timing: opts.imageTiming } : {}),
+    ...(labParts ? { labRegistry: labParts.imageRegistry } : {}),
+  });
   const boot = await provisioning({ config, store, images: images.images, clock, log, secrets });
   const templates = await templatesPart({ store, clock, config, credentials, sources: { ...boot.sources, ...opts.provisioning }, log });
-  const { ceph, rgw, close: closeCeph } = labParts ? { ...labParts.ceph(store), close: async () => undefined } : realCeph(config.stateDir, store, templates.render);
+  const {
+    ceph,
+    rgw,
+    close: closeCeph,
+  } = labParts ? { ...labParts.ceph(store), close: async () => undefined } : realCeph(config.stateDir, store, templates.render);
   const cephTiming = { ...defaultCephTiming(config.driver), ...opts.cephTiming };
   manager.register(
     nodeLoop({
@@ -163,13 +180,31 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   });
   manager.register(images.loop);
   // dnsmasq.conf is a template like any other: an operator's edit reaches the DHCP servers.
-  const network = networkArea({ render: templates.render, ...opts.network, sim: labParts?.master(join(config.stateDir, 'dnsmasq'), () => clock.now()) ?? null, config, store, tasks, manager, clock, retryBaseMs: opts.retryBaseMs ?? 5_000, runTimeoutMs: opts.runTimeoutMs ?? 60_000 });
+  const network = networkArea({
+    render: templates.render,
+    ...opts.network,
+    sim: labParts?.master(join(config.stateDir, 'dnsmasq'), () => clock.now()) ?? null,
+    config,
+    store,
+    tasks,
+    manager,
+    clock,
+    retryBaseMs: opts.retryBaseMs ?? 5_000,
+    runTimeoutMs: opts.runTimeoutMs ?? 60_000,
+  });
   fleet.onChange((nodeId) => manager.enqueue('node', nodeId));
   await manager.start();
   // Runs cut short by a crash were marked failed; their objects must look again now.
   for (const t of interrupted) for (const loop of manager.loopsFor(t.kind)) manager.enqueue(loop, t.id);
   const gateway = new AgentGateway(store, fleet, tasks.agents, credentials);
-  const specs = await startSpecs({ config, store: owner, sources: { interfaces: network.host, registry: images.registry }, bus, log, ...opts.specs });
+  const specs = await startSpecs({
+    config,
+    store: owner,
+    sources: { interfaces: network.host, registry: images.registry },
+    bus,
+    log,
+    ...opts.specs,
+  });
   const s3 = s3Part({ store, lab: labParts?.s3Gateways() ?? null, fleet });
   // Log lines stay out of /events: they would crowd state changes out of the replay buffer,
   // and GET /task/run/{id}/logs serves them.
@@ -179,7 +214,18 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
     config,
     logger: log,
     clock,
-    areas: [taskRoutes(tasks), eventRoutes(hub), ...inventoryAreas(store, clock, templates, tasks), (area) => agentRoutes(gateway, area.auth), templates.routes({ fleet, credentials, enrollment: enrollmentOptions(config, network.host.dhcp, clock) }), network.routes, images.routes, boot.routes, s3.routes, specs.routes],
+    areas: [
+      taskRoutes(tasks),
+      eventRoutes(hub),
+      ...inventoryAreas(store, clock, templates, tasks),
+      (area) => agentRoutes(gateway, area.auth),
+      templates.routes({ fleet, credentials, enrollment: enrollmentOptions(config, network.host.dhcp, clock) }),
+      network.routes,
+      images.routes,
+      boot.routes,
+      s3.routes,
+      specs.routes,
+    ],
     ...(opts.auth ? { auth: opts.auth } : {}),
     ...(opts.print ? { print: opts.print } : {}),
     agents: credentials,
@@ -190,8 +236,15 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   await network.listening(listening.port);
   // Machines boot only once the master answers, as on a real network; their agents speak
   // HTTP to it (over loopback when it listens on every address).
-  const labHost = config.host === '0.0.0.0' ? '127.0.0.1' : config.host === '::' ? '[::1]' : config.host.includes(':') ? `[${config.host}]` : config.host;
-  const labOptions = { nodes: config.labNodes, masterUrl: `http://${labHost}:${listening.port}`, diskDir: join(config.stateDir, 'lab'), dhcp: network.sim, ...opts.lab };
+  const labHost =
+    config.host === '0.0.0.0' ? '127.0.0.1' : config.host === '::' ? '[::1]' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  const labOptions = {
+    nodes: config.labNodes,
+    masterUrl: `http://${labHost}:${listening.port}`,
+    diskDir: join(config.stateDir, 'lab'),
+    dhcp: network.sim,
+    ...opts.lab,
+  };
   const lab = labParts ? labParts.lab(gateway, labOptions) : null;
   lab?.start();
   const unsubscribe = bus.subscribe((e) => {
@@ -199,7 +252,21 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   });
   log('info', 'quarry started', { url, driver: config.driver, labNodes: lab ? config.labNodes : 0, interruptedRuns: interrupted.length });
   return {
-    config, store, bus, tasks, fleet, gateway, manager, lab, http, hub, network, images, s3, specs, url,
+    config,
+    store,
+    bus,
+    tasks,
+    fleet,
+    gateway,
+    manager,
+    lab,
+    http,
+    hub,
+    network,
+    images,
+    s3,
+    specs,
+    url,
     async stop() {
       clearInterval(sweeper);
       lab?.stop();
@@ -222,7 +289,12 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
 
 function enrollmentOptions(config: Readonly<Config>, leases: EnrollmentOptions['leases'], clock: Clock): EnrollmentOptions {
   const limits = { maxUnapproved: config.maxUnapprovedNodes, burst: config.discoveryBurst, perMinute: config.discoveryPerMinute };
-  return { leases, guard: new DiscoveryGuard(limits, clock), autoApproveDeclared: config.autoApproveDeclared, retrySeconds: config.approvalRetrySeconds };
+  return {
+    leases,
+    guard: new DiscoveryGuard(limits, clock),
+    autoApproveDeclared: config.autoApproveDeclared,
+    retrySeconds: config.approvalRetrySeconds,
+  };
 }
 
 async function main(): Promise<void> {

@@ -116,14 +116,22 @@ function directionProblems(graph: Node[]): string[] {
 /** Imports of the composition root from outside it. */
 function mainProblems(graph: Node[]): string[] {
   return graph.flatMap(({ file, specs }) =>
-    areaOf(file) === 'main' ? [] : specs.filter((s) => s.startsWith('.') && areaOf(target(file, s)) === 'main').map((s) => `${file} → ${s} (only the composition root may import main)`),
+    areaOf(file) === 'main'
+      ? []
+      : specs
+          .filter((s) => s.startsWith('.') && areaOf(target(file, s)) === 'main')
+          .map((s) => `${file} → ${s} (only the composition root may import main)`),
   );
 }
 
 /** Imports of a route file by anything but the app and the router. */
 function routeProblems(graph: Node[]): string[] {
   return graph.flatMap(({ file, specs }) =>
-    routeImporters.includes(file) ? [] : specs.filter((s) => s.startsWith('.') && target(file, s).startsWith(ROUTES_DIR)).map((s) => `${file} → ${s} (a route file is mounted only by ${routeImporters.join(' or ')})`),
+    routeImporters.includes(file)
+      ? []
+      : specs
+          .filter((s) => s.startsWith('.') && target(file, s).startsWith(ROUTES_DIR))
+          .map((s) => `${file} → ${s} (a route file is mounted only by ${routeImporters.join(' or ')})`),
   );
 }
 
@@ -144,7 +152,17 @@ test('architecture: only the app and the router import a route file', (t) => {
 
 test('architecture: the direction check reports a service importing runtime, exec, a loop, http or koa', (t) => {
   const fabricated: Node[] = [
-    { file: 'src/services/example.ts', specs: ['../runtime/manager.js', '../exec/zx-runner.js', '../../reconcilers/node/loop.js', '../http/route.js', 'koa', '../model/kinds.js'] },
+    {
+      file: 'src/services/example.ts',
+      specs: [
+        '../runtime/manager.js',
+        '../exec/zx-runner.js',
+        '../../reconcilers/node/loop.js',
+        '../http/route.js',
+        'koa',
+        '../model/kinds.js',
+      ],
+    },
   ];
   t.deepEqual(directionProblems(fabricated), [
     'src/services/example.ts → ../runtime/manager.js (services → runtime)',
@@ -157,7 +175,16 @@ test('architecture: the direction check reports a service importing runtime, exe
 
 test('architecture: the direction check reports http reaching exec, runtime, a loop or store internals', (t) => {
   const fabricated: Node[] = [
-    { file: 'src/http/routes/example.ts', specs: ['../../exec/zx-runner.js', '../../runtime/manager.js', '../../../reconcilers/osd/plan.js', '../../store/types.js', '../../services/inventory.js'] },
+    {
+      file: 'src/http/routes/example.ts',
+      specs: [
+        '../../exec/zx-runner.js',
+        '../../runtime/manager.js',
+        '../../../reconcilers/osd/plan.js',
+        '../../store/types.js',
+        '../../services/inventory.js',
+      ],
+    },
     { file: 'src/http/example.ts', specs: ['../store/embedded.js', '../render/compile.js'] },
   ];
   t.deepEqual(directionProblems(fabricated), [
@@ -301,7 +328,9 @@ test('architecture: a daemon or step name is spelled only in the catalogue', (t)
   for (const file of files) {
     const rel = relative(root, file);
     if (rel.startsWith('src/catalogue/')) continue;
-    const names = CEPH_WORDS.has(rel) ? new Set([...CATALOGUE_NAMES].filter((n) => !(DAEMON_TYPES as readonly string[]).includes(n))) : CATALOGUE_NAMES;
+    const names = CEPH_WORDS.has(rel)
+      ? new Set([...CATALOGUE_NAMES].filter((n) => !(DAEMON_TYPES as readonly string[]).includes(n)))
+      : CATALOGUE_NAMES;
     bad.push(...spelledNames(rel, readFileSync(file, 'utf8'), names));
   }
   t.deepEqual(bad, []);
@@ -313,7 +342,7 @@ test('architecture: the spelled-name rule reports a step name, a daemon type and
     'const b = { type: "mds" };',
     'const c = `ceph.${kind}.key`;',
     'const d = spec.daemons.mon; // property access is fine',
-    "const e = `mon.${name}`; // an entity, not a name",
+    'const e = `mon.${name}`; // an entity, not a name',
     "const f = ['mon', 'dump']; // catalogue-exempt: a Ceph CLI verb",
   ].join('\n');
   t.deepEqual(spelledNames('fabricated.ts', text), [

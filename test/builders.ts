@@ -13,8 +13,25 @@ export class NodeBuilder {
       kind: 'Node',
       id: NODE_ID,
       name: 'node-1',
-      metadata: { generation: 1, resourceVersion: 7, createdAt: new Date(T0).toISOString(), updatedAt: new Date(T0).toISOString(), labels: {}, source: null },
-      spec: { hostname: 'node-1', macs: ['52:54:00:00:00:01'], role: 'worker', image: null, power: 'on', restartGeneration: 0, shutdownGeneration: 0, approved: true, daemons: {} },
+      metadata: {
+        generation: 1,
+        resourceVersion: 7,
+        createdAt: new Date(T0).toISOString(),
+        updatedAt: new Date(T0).toISOString(),
+        labels: {},
+        source: null,
+      },
+      spec: {
+        hostname: 'node-1',
+        macs: ['52:54:00:00:00:01'],
+        role: 'worker',
+        image: null,
+        power: 'on',
+        restartGeneration: 0,
+        shutdownGeneration: 0,
+        approved: true,
+        daemons: {},
+      },
       status: phase ? { phase, bootId: 'boot-1' } : {},
     };
   }
@@ -53,11 +70,29 @@ export class NodeBuilder {
 export const node = (phase?: NodeStatus): NodeBuilder => new NodeBuilder(phase);
 
 export function disk(serial: string, over: Partial<DiskReport> = {}): DiskReport {
-  return { serial, devicePath: '/dev/sdb', sizeBytes: 4e12, rotational: true, model: 'M', vendor: 'V', interface: 'sata', isSystem: false, hasFilesystem: false, ...over };
+  return {
+    serial,
+    devicePath: '/dev/sdb',
+    sizeBytes: 4e12,
+    rotational: true,
+    model: 'M',
+    vendor: 'V',
+    interface: 'sata',
+    isSystem: false,
+    hasFilesystem: false,
+    ...over,
+  };
 }
 
 export function report(bootId = 'boot-1', disks: DiskReport[] = []): AgentReport {
-  return { bootId, hostname: 'node-1', ip: '192.0.2.10', disks, nics: [], daemons: { mon: false, mgr: false, mds: false, rgw: false, osds: [] } };
+  return {
+    bootId,
+    hostname: 'node-1',
+    ip: '192.0.2.10',
+    disks,
+    nics: [],
+    daemons: { mon: false, mgr: false, mds: false, rgw: false, osds: [] },
+  };
 }
 
 export function observation(o: Partial<Observation> = {}): Observation {

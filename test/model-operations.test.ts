@@ -64,14 +64,28 @@ test('disk operations: an OSD disk, the system disk and the monitor disk offer n
 });
 
 test('node operations: an active node with an eligible disk offers everything', (t) => {
-  t.deepEqual(offeredNodeOperations(active, [disk()]), ['ceph.create-mon', 'ceph.create-mgr', 'ceph.create-mds', 'ceph.create-rgw', 'ceph.create-nfs', 'node.restart', 'node.shutdown']);
+  t.deepEqual(offeredNodeOperations(active, [disk()]), [
+    'ceph.create-mon',
+    'ceph.create-mgr',
+    'ceph.create-mds',
+    'ceph.create-rgw',
+    'ceph.create-nfs',
+    'node.restart',
+    'node.shutdown',
+  ]);
 });
 
 test('node operations: no monitor without an eligible disk, and none twice', (t) => {
   t.false(offeredNodeOperations(active, [disk({ isSystem: true })]).includes('ceph.create-mon'));
   const n = node('active').build();
   n.spec.daemons = { mgr: {}, rgw: {} };
-  t.deepEqual(offeredNodeOperations(n, [disk()]), ['ceph.create-mon', 'ceph.create-mds', 'ceph.create-nfs', 'node.restart', 'node.shutdown']);
+  t.deepEqual(offeredNodeOperations(n, [disk()]), [
+    'ceph.create-mon',
+    'ceph.create-mds',
+    'ceph.create-nfs',
+    'node.restart',
+    'node.shutdown',
+  ]);
 });
 
 test('node operations: an errored node can only be restarted or shut down; others nothing', (t) => {

@@ -34,11 +34,16 @@ export function clusterLoop(deps: ClusterLoopDeps): Reconciler<ClusterObserved, 
     observe: (id) => observe(deps, id),
     plan: planCluster,
     apply: (o, plan) =>
-      applyPlan({
-        write: (obs: ClusterObserved, status: ClusterStatus) => writeOwned(deps.store, CLUSTER_STATUS, obs.cluster.id, status).then(() => undefined),
-        act: () => null,
-        recheckMs: deps.pollMs,
-      }, o, plan),
+      applyPlan(
+        {
+          write: (obs: ClusterObserved, status: ClusterStatus) =>
+            writeOwned(deps.store, CLUSTER_STATUS, obs.cluster.id, status).then(() => undefined),
+          act: () => null,
+          recheckMs: deps.pollMs,
+        },
+        o,
+        plan,
+      ),
   };
 }
 

@@ -67,9 +67,19 @@ export function planCluster(o: ClusterObserved): ClusterPlan {
       next.monmap = o.monmap;
       next.monmapEpoch = monDump.epoch;
     }
-    set('Ready', status.health !== 'HEALTH_ERR', status.health === 'HEALTH_ERR' ? 'HealthError' : 'Quorum', `${status.health}; quorum ${next.quorum.join(', ')}`);
+    set(
+      'Ready',
+      status.health !== 'HEALTH_ERR',
+      status.health === 'HEALTH_ERR' ? 'HealthError' : 'Quorum',
+      `${status.health}; quorum ${next.quorum.join(', ')}`,
+    );
     set('Blocked', false, 'NotBlocked', '');
-    set('Degraded', status.health !== 'HEALTH_OK', status.health === 'HEALTH_OK' ? 'Healthy' : 'HealthWarn', status.healthChecks.map((c) => c.code).join(', '));
+    set(
+      'Degraded',
+      status.health !== 'HEALTH_OK',
+      status.health === 'HEALTH_OK' ? 'Healthy' : 'HealthWarn',
+      status.healthChecks.map((c) => c.code).join(', '),
+    );
   }
   next.conditions = conditions;
   return { status: next, step: null, requeueAfterMs: o.pollMs, gate: null };

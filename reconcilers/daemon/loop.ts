@@ -41,7 +41,9 @@ export function daemonLoop(kind: DaemonKind, deps: CephLoopDeps): Reconciler<O, 
     if (step.kind === 'create-key') {
       const entity = kind.entity(o.node);
       return {
-        ...base, taskName: keyTask, args: { entity },
+        ...base,
+        taskName: keyTask,
+        args: { entity },
         script: async (ctx) => {
           const caps = kind.caps(o.node);
           const made = await deps.ceph.authGetOrCreate(entity, caps, { signal: ctx.signal });
@@ -56,7 +58,8 @@ export function daemonLoop(kind: DaemonKind, deps: CephLoopDeps): Reconciler<O, 
     return { ...base, taskName: stopTask, node, args: { name: o.node.spec.hostname } };
   };
   const effects: LoopEffects<O, DaemonState | undefined, DaemonStep> = {
-    write: (o, s) => writeOwned<NodeStatusFields>(deps.store, owner, o.node.id, { ceph: s ? { [kind.type]: s } : {} }).then(() => undefined),
+    write: (o, s) =>
+      writeOwned<NodeStatusFields>(deps.store, owner, o.node.id, { ceph: s ? { [kind.type]: s } : {} }).then(() => undefined),
     act,
     start: (req) => deps.tasks.start(req),
     recheckMs: deps.blockedRecheckMs,
@@ -69,7 +72,15 @@ export function daemonLoop(kind: DaemonKind, deps: CephLoopDeps): Reconciler<O, 
       const node = await deps.store.get<NodeSpec, NodeStatusFields>(Kind.Node, id);
       const cluster = await deps.store.get<ClusterSpec, ClusterStatus>(CephKind.Cluster, CLUSTER_ID);
       if (!node || !cluster) return undefined;
-      const common = { type: kind.type, node, cluster, quorum: hasQuorum(cluster), now: deps.clock.now(), retryBaseMs: deps.retryBaseMs, startGraceMs: deps.startGraceMs };
+      const common = {
+        type: kind.type,
+        node,
+        cluster,
+        quorum: hasQuorum(cluster),
+        now: deps.clock.now(),
+        retryBaseMs: deps.retryBaseMs,
+        startGraceMs: deps.startGraceMs,
+      };
       // Most nodes neither want nor run this daemon: nothing below would change the plan.
       if (!node.spec.daemons[kind.type] && !node.status.daemons?.[kind.type] && !node.status.ceph?.[kind.type]) {
         return { ...common, keyExists: false, keyRun: null, startRun: null };

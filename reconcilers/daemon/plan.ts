@@ -32,7 +32,12 @@ export type DaemonPlan = LoopPlan<DaemonState | undefined, DaemonStep>;
 
 const NAME: Record<DaemonType, string> = { mon: 'monitor', mgr: 'manager', mds: 'metadata server', rgw: 'gateway', nfs: 'NFS gateway' };
 
-const plan = (s: DaemonState | undefined, step: DaemonStep | null = null, requeueAfterMs: number | null = null): DaemonPlan => ({ status: s, step, requeueAfterMs, gate: null });
+const plan = (s: DaemonState | undefined, step: DaemonStep | null = null, requeueAfterMs: number | null = null): DaemonPlan => ({
+  status: s,
+  step,
+  requeueAfterMs,
+  gate: null,
+});
 
 export function planDaemon(o: DaemonObserved): DaemonPlan {
   const desired = o.node.spec.daemons[o.type] !== undefined;
@@ -56,8 +61,14 @@ function startPlan(o: DaemonObserved, what: string): DaemonPlan {
   if (isActive(run)) return plan(state('starting', 'Starting', `starting the ${what} (run ${run!.id})`));
   // The agent reports on its heartbeat; give it that long to say the daemon runs.
   const wait = graceWait(completedAt(run), o.now, o.startGraceMs);
-  if (wait !== null) return plan(state('starting', 'WaitingForAgent', `started; waiting for the agent to report the ${what} running`), null, wait);
-  return stepPlan(o, 'start', run?.state === 'completed' ? null : run, run?.state === 'completed' ? `the ${what} is not running; starting it again` : `starting the ${what}`);
+  if (wait !== null)
+    return plan(state('starting', 'WaitingForAgent', `started; waiting for the agent to report the ${what} running`), null, wait);
+  return stepPlan(
+    o,
+    'start',
+    run?.state === 'completed' ? null : run,
+    run?.state === 'completed' ? `the ${what} is not running; starting it again` : `starting the ${what}`,
+  );
 }
 
 /** The daemon stays 'orphaned' while it is being stopped: the state says what runs, not what is wanted. */
@@ -65,7 +76,8 @@ function stopPlan(o: DaemonObserved, what: string): DaemonPlan {
   const run = o.stopRun ?? null;
   const orphaned = (reason: string, message: string, requeueAfterMs: number | null = null, step: DaemonStep | null = null): DaemonPlan =>
     plan(state('orphaned', reason, message), step, requeueAfterMs);
-  if (o.node.status.phase !== 'active') return orphaned('NodeNotActive', `the ${what} is no longer desired; it is stopped once the node is active`);
+  if (o.node.status.phase !== 'active')
+    return orphaned('NodeNotActive', `the ${what} is no longer desired; it is stopped once the node is active`);
   if (isActive(run)) return orphaned('Stopping', `stopping the ${what}, no longer desired (run ${run!.id})`);
   const wait = graceWait(completedAt(run), o.now, o.startGraceMs);
   if (wait !== null) return orphaned('WaitingForAgent', `stopped; waiting for the agent to report the ${what} gone`, wait);

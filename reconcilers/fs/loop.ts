@@ -74,13 +74,23 @@ export function mdsOf(stat: MdsStat, name: string): Pick<FsCephView, 'mdsUp' | '
 export const FS_STATUS: StatusOwner = { loop: 'fs', kind: StorageKind.Filesystem, fields: 'all' };
 
 function apply(deps: FsLoopDeps, o: FsObserved, p: FsPlan): Promise<Result> {
-  return applyPlan({
-    write: (obs: FsObserved, status: FilesystemStatus) => writeOwned(deps.store, FS_STATUS, obs.fs.id, withOrphaned(status, obs.fs.metadata.source, obs.fs.metadata.generation, deps.clock.iso())).then(() => undefined),
-    act: (obs, step) => createRun(deps, obs, step.attempt),
-    start: (req) => deps.tasks.start(req),
-    recheckMs: deps.blockedRecheckMs,
-    idleMs: deps.pollMs,
-  }, o, p);
+  return applyPlan(
+    {
+      write: (obs: FsObserved, status: FilesystemStatus) =>
+        writeOwned(
+          deps.store,
+          FS_STATUS,
+          obs.fs.id,
+          withOrphaned(status, obs.fs.metadata.source, obs.fs.metadata.generation, deps.clock.iso()),
+        ).then(() => undefined),
+      act: (obs, step) => createRun(deps, obs, step.attempt),
+      start: (req) => deps.tasks.start(req),
+      recheckMs: deps.blockedRecheckMs,
+      idleMs: deps.pollMs,
+    },
+    o,
+    p,
+  );
 }
 
 /** The master-level run that makes the pools and the filesystem. */
@@ -95,14 +105,21 @@ function createRun(deps: FsLoopDeps, o: FsObserved, attempt: number): StartReque
     script: async (ctx) => {
       const call = { signal: ctx.signal };
       // `osd pool create` of an existing pool is success and leaves its PG count alone.
-      for (const [pool, pgs] of [[spec.metadataPool, spec.metadataPG], [spec.dataPool, spec.dataPG]] as const) {
+      for (const [pool, pgs] of [
+        [spec.metadataPool, spec.metadataPG],
+        [spec.dataPool, spec.dataPG],
+      ] as const) {
         const made = await deps.ceph.poolCreate(pool, pgs, call);
         ctx.log('info', made.created ? `pool ${pool} created with ${pgs} PGs` : `pool ${pool} already exists`);
       }
       const fs = await deps.ceph.fsNew(spec.name, spec.metadataPool, spec.dataPool, call);
-      ctx.log('info', fs.created ? `filesystem ${spec.name} created over ${spec.metadataPool} and ${spec.dataPool}` : `filesystem ${spec.name} already exists`);
+      ctx.log(
+        'info',
+        fs.created
+          ? `filesystem ${spec.name} created over ${spec.metadataPool} and ${spec.dataPool}`
+          : `filesystem ${spec.name} already exists`,
+      );
       return { created: fs.created };
     },
   };
 }
-

@@ -57,11 +57,17 @@ export function planFs(o: FsObserved): FsPlan {
 function decide(o: FsObserved, view: FsCephView | null): Outcome {
   const { spec } = o.fs;
   if (!o.quorum) return { phase: 'blocked', reason: 'WaitingForQuorum', message: 'waiting for monitor quorum' };
-  if (!view) return { phase: 'blocked', reason: 'CephUnavailable', message: `Ceph does not answer: ${o.ceph && 'error' in o.ceph ? o.ceph.error : 'not asked'}` };
+  if (!view)
+    return {
+      phase: 'blocked',
+      reason: 'CephUnavailable',
+      message: `Ceph does not answer: ${o.ceph && 'error' in o.ceph ? o.ceph.error : 'not asked'}`,
+    };
   if (view.listed) {
     if (view.listed.metadataPool !== spec.metadataPool || !view.listed.dataPools.includes(spec.dataPool)) {
       return {
-        phase: 'blocked', reason: 'ExistsWithOtherPools',
+        phase: 'blocked',
+        reason: 'ExistsWithOtherPools',
         message: `Ceph already has a filesystem ${spec.name} over ${view.listed.metadataPool} and ${view.listed.dataPools.join(', ')}; Quarry does not change an existing filesystem`,
       };
     }
@@ -69,7 +75,12 @@ function decide(o: FsObserved, view: FsCephView | null): Outcome {
     if (view.mdsUp === 0) return { phase: 'degraded', reason: 'WaitingForMds', message: `${MDS_NEEDED}: none is running` };
     return { phase: 'creating', reason: 'WaitingForMdsActive', message: 'a metadata server is taking the filesystem on' };
   }
-  if (view.mdsUp === 0) return { phase: 'blocked', reason: 'WaitingForMds', message: `${MDS_NEEDED}: declare one (POST /ceph/mds) before the filesystem is created` };
+  if (view.mdsUp === 0)
+    return {
+      phase: 'blocked',
+      reason: 'WaitingForMds',
+      message: `${MDS_NEEDED}: declare one (POST /ceph/mds) before the filesystem is created`,
+    };
   return createOutcome(o);
 }
 
@@ -84,24 +95,49 @@ function statusOf(o: FsObserved, view: FsCephView | null, out: Outcome): Filesys
   const { spec } = o.fs;
   const gen = o.fs.metadata.generation;
   const cur = o.fs.status;
-  const pools = view ? [spec.metadataPool, spec.dataPool].flatMap((n) => view.pools.filter((p) => p.name === n)) : cur.pools ?? [];
-  const created = view ? view.listed !== null && out.reason !== 'ExistsWithOtherPools' : cur.created ?? false;
+  const pools = view ? [spec.metadataPool, spec.dataPool].flatMap((n) => view.pools.filter((p) => p.name === n)) : (cur.pools ?? []);
+  const created = view ? view.listed !== null && out.reason !== 'ExistsWithOtherPools' : (cur.created ?? false);
   const mismatch = pools.filter((p) => p.pgNum !== (p.name === spec.metadataPool ? spec.metadataPG : spec.dataPG));
   const conds: ConditionInput[] = [
     { type: 'Ready', status: out.phase === 'ready' ? 'True' : 'False', reason: out.reason, message: out.message },
-    { type: 'Progressing', status: out.phase === 'creating' ? 'True' : 'False', reason: out.reason, message: out.phase === 'creating' ? out.message : '' },
-    { type: 'Blocked', status: out.phase === 'blocked' ? 'True' : 'False', reason: out.phase === 'blocked' ? out.reason : 'NotBlocked', message: out.phase === 'blocked' ? out.message : '' },
+    {
+      type: 'Progressing',
+      status: out.phase === 'creating' ? 'True' : 'False',
+      reason: out.reason,
+      message: out.phase === 'creating' ? out.message : '',
+    },
+    {
+      type: 'Blocked',
+      status: out.phase === 'blocked' ? 'True' : 'False',
+      reason: out.phase === 'blocked' ? out.reason : 'NotBlocked',
+      message: out.phase === 'blocked' ? out.message : '',
+    },
     mismatch.length
-      ? { type: 'Degraded', status: 'True', reason: 'PgCountDiffers', message: mismatch.map((p) => `pool ${p.name} has ${p.pgNum} PGs, not the declared ${p.name === spec.metadataPool ? spec.metadataPG : spec.dataPG} (it existed before; Quarry does not change PG counts)`).join('; ') }
-      : { type: 'Degraded', status: out.phase === 'degraded' ? 'True' : 'False', reason: out.phase === 'degraded' ? out.reason : 'NotDegraded', message: out.phase === 'degraded' ? out.message : '' },
+      ? {
+          type: 'Degraded',
+          status: 'True',
+          reason: 'PgCountDiffers',
+          message: mismatch
+            .map(
+              (p) =>
+                `pool ${p.name} has ${p.pgNum} PGs, not the declared ${p.name === spec.metadataPool ? spec.metadataPG : spec.dataPG} (it existed before; Quarry does not change PG counts)`,
+            )
+            .join('; '),
+        }
+      : {
+          type: 'Degraded',
+          status: out.phase === 'degraded' ? 'True' : 'False',
+          reason: out.phase === 'degraded' ? out.reason : 'NotDegraded',
+          message: out.phase === 'degraded' ? out.message : '',
+        },
   ];
   return {
     ...cur,
     phase: out.phase,
     pools,
     created,
-    mdsActive: view ? view.activeMds !== null : cur.mdsActive ?? false,
-    activeMds: view ? view.activeMds : cur.activeMds ?? null,
+    mdsActive: view ? view.activeMds !== null : (cur.mdsActive ?? false),
+    activeMds: view ? view.activeMds : (cur.activeMds ?? null),
     conditions: setConditions(cur.conditions, conds, gen, o.nowIso),
     observedGeneration: gen,
   };

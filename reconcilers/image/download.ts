@@ -48,7 +48,9 @@ export function downloadScript(deps: DownloadDeps, image: Doc<ImageSpec, ImageSt
     try {
       for (const f of spec.files) {
         const outcome = await downloadFile({
-          url: f.url, size: f.size, sha256: f.sha256,
+          url: f.url,
+          size: f.size,
+          sha256: f.sha256,
           finalPath: imageFilePath(deps.stateDir, id, f.name),
           partPath: partPath(deps.stateDir, id, f.name),
           signal: ctx.signal,
@@ -57,7 +59,11 @@ export function downloadScript(deps: DownloadDeps, image: Doc<ImageSpec, ImageSt
           log: (m) => ctx.log('warn', m),
         });
         if (outcome.skipped) ctx.log('info', `${f.name}: already in place`);
-        else ctx.log('info', `${f.name}: ${f.size} bytes, SHA-256 verified${outcome.resumedFrom ? `, resumed from byte ${outcome.resumedFrom}` : ''}`);
+        else
+          ctx.log(
+            'info',
+            `${f.name}: ${f.size} bytes, SHA-256 verified${outcome.resumedFrom ? `, resumed from byte ${outcome.resumedFrom}` : ''}`,
+          );
         resumed += outcome.resumedFrom;
         before += f.size;
       }

@@ -52,9 +52,14 @@ async function observe(deps: ImageLoopDeps, id: string): Promise<ImageObserved |
   );
   const entries = await readdir(imageDir(deps.stateDir, id)).catch(() => null);
   return {
-    image, files, dirExists: entries !== null,
-    download: runInfo(download), removal: runInfo(removal),
-    now: deps.clock.now(), nowIso: deps.clock.iso(), retryBaseMs: deps.retryBaseMs,
+    image,
+    files,
+    dirExists: entries !== null,
+    download: runInfo(download),
+    removal: runInfo(removal),
+    now: deps.clock.now(),
+    nowIso: deps.clock.iso(),
+    retryBaseMs: deps.retryBaseMs,
   };
 }
 
@@ -62,12 +67,16 @@ async function observe(deps: ImageLoopDeps, id: string): Promise<ImageObserved |
 export const IMAGE_STATUS: StatusOwner = { loop: 'image', kind: ImageKind.Image, fields: 'all' };
 
 function apply(deps: ImageLoopDeps, o: ImageObserved, p: ImagePlan): Promise<Result> {
-  return applyPlan({
-    write: (obs: ImageObserved, status: ImageStatus) => writeOwned(deps.store, IMAGE_STATUS, obs.image.id, status).then(() => undefined),
-    act: (obs, step) => act(deps, obs, step),
-    start: (req) => deps.tasks.start(req),
-    recheckMs: 0, // no gate in this loop
-  }, o, p);
+  return applyPlan(
+    {
+      write: (obs: ImageObserved, status: ImageStatus) => writeOwned(deps.store, IMAGE_STATUS, obs.image.id, status).then(() => undefined),
+      act: (obs, step) => act(deps, obs, step),
+      start: (req) => deps.tasks.start(req),
+      recheckMs: 0, // no gate in this loop
+    },
+    o,
+    p,
+  );
 }
 
 /** Download and removal are master-level runs; a cancel stops the download under way. */
@@ -75,12 +84,22 @@ async function act(deps: ImageLoopDeps, o: ImageObserved, step: ImageStep): Prom
   const target = { kind: ImageKind.Image, id: o.image.id, generation: o.image.metadata.generation };
   if (step.kind === 'download') {
     return {
-      taskName: DOWNLOAD_TASK, target, attempt: step.attempt, timeoutMs: deps.downloadTimeoutMs,
+      taskName: DOWNLOAD_TASK,
+      target,
+      attempt: step.attempt,
+      timeoutMs: deps.downloadTimeoutMs,
       args: { name: o.image.spec.name, files: o.image.spec.files.map((f) => f.name) },
       script: downloadScript(deps, o.image),
     };
   }
-  if (step.kind === 'remove') return { taskName: REMOVE_TASK, target, attempt: step.attempt, args: { name: o.image.spec.name }, script: removeScript(deps.stateDir, o.image) };
+  if (step.kind === 'remove')
+    return {
+      taskName: REMOVE_TASK,
+      target,
+      attempt: step.attempt,
+      args: { name: o.image.spec.name },
+      script: removeScript(deps.stateDir, o.image),
+    };
   // It may have ended on its own since: then there is nothing to stop.
   await deps.tasks.cancel(step.runId).catch((err: unknown) => {
     if (!(err instanceof ConflictError)) throw err;

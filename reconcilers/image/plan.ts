@@ -58,21 +58,38 @@ const present = (o: ImageObserved): number => o.image.spec.files.filter((f, i) =
 
 function wanted(o: ImageObserved): Outcome {
   const { files } = o.image.spec;
-  if (isActive(o.removal)) return { phase: 'removing', reason: 'Removing', message: `waiting for removal run ${o.removal!.id} to end before downloading again` };
-  if (present(o) === files.length) return { phase: 'downloaded', reason: 'Downloaded', message: `${files.length} files in place, size and SHA-256 verified` };
+  if (isActive(o.removal))
+    return { phase: 'removing', reason: 'Removing', message: `waiting for removal run ${o.removal!.id} to end before downloading again` };
+  if (present(o) === files.length)
+    return { phase: 'downloaded', reason: 'Downloaded', message: `${files.length} files in place, size and SHA-256 verified` };
   const what = `downloading ${files.length - present(o)} of ${files.length} files`;
   const next = nextAttempt(o.download, o.now, o.retryBaseMs, what);
   const last = o.download;
-  const failure = last && last.state !== 'completed' && !isActive(last) ? { reason: failureReason(last.error), message: last.error ?? `run ${last.id} ${last.state}` } : undefined;
+  const failure =
+    last && last.state !== 'completed' && !isActive(last)
+      ? { reason: failureReason(last.error), message: last.error ?? `run ${last.id} ${last.state}` }
+      : undefined;
   const base = failure ? { failure } : {};
   if (next.kind === 'busy') return { phase: 'downloading', reason: 'Downloading', message: `${what} (run ${last!.id})` };
   const phase = next.failed ? 'failed' : 'downloading';
   if (next.kind === 'wait') return { ...base, phase, reason: next.reason, message: next.message, requeueAfterMs: next.waitMs };
-  return { ...base, phase, reason: next.reason === 'Starting' ? 'Downloading' : next.reason, message: next.message, step: { kind: 'download', attempt: next.attempt } };
+  return {
+    ...base,
+    phase,
+    reason: next.reason === 'Starting' ? 'Downloading' : next.reason,
+    message: next.message,
+    step: { kind: 'download', attempt: next.attempt },
+  };
 }
 
 function unwanted(o: ImageObserved): Outcome {
-  if (isActive(o.download)) return { phase: 'removing', reason: 'Canceling', message: `stopping download run ${o.download!.id}`, step: { kind: 'cancel', runId: o.download!.id } };
+  if (isActive(o.download))
+    return {
+      phase: 'removing',
+      reason: 'Canceling',
+      message: `stopping download run ${o.download!.id}`,
+      step: { kind: 'cancel', runId: o.download!.id },
+    };
   if (!o.dirExists) return { phase: 'removed', reason: 'Removed', message: 'no files of this image are on the master' };
   const next = nextAttempt(o.removal, o.now, o.retryBaseMs, 'removing the files');
   if (next.kind === 'busy') return { phase: 'removing', reason: 'Removing', message: `removing the files (run ${o.removal!.id})` };
@@ -82,7 +99,8 @@ function unwanted(o: ImageObserved): Outcome {
 
 /** The catalog's bytes did not match: a reason of its own, as retrying will not help unless
  * the registry changes. */
-const failureReason = (error: string | null): string => (error && /SHA-256 mismatch|longer than the catalog/.test(error) ? 'ChecksumMismatch' : 'DownloadFailed');
+const failureReason = (error: string | null): string =>
+  error && /SHA-256 mismatch|longer than the catalog/.test(error) ? 'ChecksumMismatch' : 'DownloadFailed';
 
 function statusOf(o: ImageObserved, out: Outcome): ImageStatus {
   const gen = o.image.metadata.generation;
@@ -90,13 +108,18 @@ function statusOf(o: ImageObserved, out: Outcome): ImageStatus {
   const files = spec.files.map((f, i) => ({ name: f.name, size: f.size, present: o.files[i]?.size === f.size }));
   const bytes = spec.files.reduce((sum, f, i) => sum + (files[i]!.present ? f.size : Math.min(o.files[i]?.partSize ?? 0, f.size)), 0);
   const busy = out.phase === 'downloading' || out.phase === 'removing';
-  const conditions = setConditions(o.image.status.conditions, [
-    { type: 'Ready', status: out.phase === 'downloaded' ? 'True' : 'False', reason: out.reason, message: out.message },
-    { type: 'Progressing', status: busy ? 'True' : 'False', reason: out.reason, message: busy ? out.message : '' },
-    out.failure
-      ? { type: 'Degraded', status: 'True', reason: out.failure.reason, message: out.failure.message }
-      : { type: 'Degraded', status: 'False', reason: 'NotDegraded', message: '' },
-  ], gen, o.nowIso);
+  const conditions = setConditions(
+    o.image.status.conditions,
+    [
+      { type: 'Ready', status: out.phase === 'downloaded' ? 'True' : 'False', reason: out.reason, message: out.message },
+      { type: 'Progressing', status: busy ? 'True' : 'False', reason: out.reason, message: busy ? out.message : '' },
+      out.failure
+        ? { type: 'Degraded', status: 'True', reason: out.failure.reason, message: out.failure.message }
+        : { type: 'Degraded', status: 'False', reason: 'NotDegraded', message: '' },
+    ],
+    gen,
+    o.nowIso,
+  );
   return {
     ...o.image.status,
     phase: out.phase,

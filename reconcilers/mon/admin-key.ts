@@ -36,7 +36,11 @@ export function importAdminKeyScript(deps: AdminKeyDeps): Script {
       const file = join(dir, 'mon.keyring');
       await writeFile(file, keyringText({ entity: 'mon.', key: mon.status.key, caps: {} }), { mode: 0o600 });
       const keyring = keyringText({ entity: 'client.admin', key: admin.status.key, caps: admin.spec.caps });
-      await deps.ceph.authImport(keyring, { as: { name: 'mon.', keyring: file }, signal: ctx.signal, timeoutMs: deps.timeoutMs ?? IMPORT_TIMEOUT_MS });
+      await deps.ceph.authImport(keyring, {
+        as: { name: 'mon.', keyring: file },
+        signal: ctx.signal,
+        timeoutMs: deps.timeoutMs ?? IMPORT_TIMEOUT_MS,
+      });
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

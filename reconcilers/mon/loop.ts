@@ -5,7 +5,14 @@ import { randomBytes } from 'node:crypto';
 import { Daemon } from '../../src/catalogue/index.js';
 import { CLUSTER_ID, CephKind, type ClusterSpec, type ClusterStatus } from '../../src/model/ceph-kinds.js';
 import { newCephxKey } from '../../src/model/keyring.js';
-import { Kind, type DaemonState, type DiskSpec, type DiskStatusFields, type NodeSpec, type NodeStatusFields } from '../../src/model/kinds.js';
+import {
+  Kind,
+  type DaemonState,
+  type DiskSpec,
+  type DiskStatusFields,
+  type NodeSpec,
+  type NodeStatusFields,
+} from '../../src/model/kinds.js';
 import type { StartRequest, TaskRun } from '../../src/tasks/types.js';
 import { requeueAfter, type Reconciler, type Result } from '../../src/runtime/types.js';
 import { applyPlan, gateOf, writeOwned, type LoopEffects } from '../../src/runtime/loop-kit/index.js';
@@ -77,7 +84,22 @@ async function observe(deps: MonLoopDeps, id: string): Promise<MonObserved | und
   if (!node || !cluster) return undefined;
   // Most nodes have no monitor: they need nothing below, least of all a list of every node.
   if (!node.spec.daemons.mon && !node.status.daemons?.mon && !node.status.ceph?.mon) {
-    return { ...quiet(deps), node, cluster, monNodes: [], bootstrap: null, monDisk: undefined, quorum: false, bootstrapKeys: false, adminKeyImported: false, importRun: null, gatherEndsAt: null, createRun: null, restartRun: null, removal: NO_REMOVAL };
+    return {
+      ...quiet(deps),
+      node,
+      cluster,
+      monNodes: [],
+      bootstrap: null,
+      monDisk: undefined,
+      quorum: false,
+      bootstrapKeys: false,
+      adminKeyImported: false,
+      importRun: null,
+      gatherEndsAt: null,
+      createRun: null,
+      restartRun: null,
+      removal: NO_REMOVAL,
+    };
   }
   const nodes = await deps.store.list<NodeSpec, NodeStatusFields>(Kind.Node);
   const diskId = node.spec.daemons.mon?.diskId;
@@ -87,7 +109,10 @@ async function observe(deps: MonLoopDeps, id: string): Promise<MonObserved | und
     deps.tasks.latestFor(Kind.Node, id, MonTask['import-admin-key']),
   ]);
   const monNodes = nodes.filter((n) => n.spec.daemons.mon !== undefined);
-  const bootstraps = await bootstrapRuns(deps, nodes.filter((n) => n.id === id || n.spec.daemons.mon || n.status.ceph?.mon));
+  const bootstraps = await bootstrapRuns(
+    deps,
+    nodes.filter((n) => n.id === id || n.spec.daemons.mon || n.status.ceph?.mon),
+  );
   const bootstrap = bootstraps.find((b) => b.node.id === id)?.run;
   const removal = node.spec.daemons.mon ? NO_REMOVAL : await observeRemoval(deps, node, nodes, bootstraps);
   return {
@@ -126,9 +151,13 @@ async function observeRemoval(deps: MonLoopDeps, node: NodeDoc, nodes: NodeDoc[]
   } catch (err) {
     monmap = { error: err instanceof Error ? err.message : String(err) };
   }
-  const othersRemoving = nodes.filter((n) => n.id !== node.id && n.status.ceph?.mon?.reason === REMOVING_FROM_MONMAP).map((n) => n.spec.hostname);
+  const othersRemoving = nodes
+    .filter((n) => n.id !== node.id && n.status.ceph?.mon?.reason === REMOVING_FROM_MONMAP)
+    .map((n) => n.spec.hostname);
   // Another node's bootstrap run named this one in the first monmap.
-  const inFirstMonmap = bootstraps.some((b) => b.node.id !== node.id && b.run.status.state !== 'canceled' && initialMembers(b.run.spec.args)?.some((m) => m.nodeId === node.id));
+  const inFirstMonmap = bootstraps.some(
+    (b) => b.node.id !== node.id && b.run.status.state !== 'canceled' && initialMembers(b.run.spec.args)?.some((m) => m.nodeId === node.id),
+  );
   return { monmap, othersRemoving, monmapRun: runInfo(monmapRun), nodeRun: runInfo(nodeRun), inFirstMonmap };
 }
 
@@ -162,7 +191,11 @@ function bootstrapView(bootstraps: NodeBootstrap[]): BootstrapView | null {
   if (!owner) return null;
   const info = runInfo(owner.run)!;
   const { monName, addr } = info.args;
-  const self = { nodeId: owner.node.id, name: typeof monName === 'string' ? monName : owner.node.spec.hostname, addr: typeof addr === 'string' ? addr : '' };
+  const self = {
+    nodeId: owner.node.id,
+    name: typeof monName === 'string' ? monName : owner.node.spec.hostname,
+    addr: typeof addr === 'string' ? addr : '',
+  };
   return { owner: owner.node, run: info, members: initialMembers(info.args) ?? [self] };
 }
 

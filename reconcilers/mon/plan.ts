@@ -73,12 +73,21 @@ export interface MonObserved extends RemovalInput {
 
 export type MonStep =
   | { kind: 'bootstrap-keys' }
-  | { kind: 'bootstrap' | 'join' | 'restart' | 'monmap-remove' | 'remove' | 'import-admin-key'; attempt: number; args: Record<string, unknown> };
+  | {
+      kind: 'bootstrap' | 'join' | 'restart' | 'monmap-remove' | 'remove' | 'import-admin-key';
+      attempt: number;
+      args: Record<string, unknown>;
+    };
 
 /** The node's status.ceph.mon entry this loop owns, the step, a wait, a gate. */
 export type MonPlan = LoopPlan<DaemonState | undefined, MonStep>;
 
-const plan = (s: DaemonState | undefined, step: MonStep | null = null, requeueAfterMs: number | null = null): MonPlan => ({ status: s, step, requeueAfterMs, gate: null });
+const plan = (s: DaemonState | undefined, step: MonStep | null = null, requeueAfterMs: number | null = null): MonPlan => ({
+  status: s,
+  step,
+  requeueAfterMs,
+  gate: null,
+});
 const gate = (reason: string, message: string): MonPlan => ({ ...plan(state('blocked', reason, message)), gate: gateOf(reason, message) });
 
 /** The one node that creates the cluster: the first by hostname among active monitor nodes. */
@@ -95,8 +104,10 @@ export function planMon(o: MonObserved): MonPlan {
   const importing = o.openedCluster === true && o.adminKeyImported === false;
   if (!desired) return importing ? importPlan(o, 'orphaned') : planRemoval(o);
   if (running) return importing ? importPlan(o, 'running') : plan(state('running', 'Running', 'the monitor runs'));
-  if (o.node.status.phase !== 'active') return gate('NodeNotActive', `the node is ${o.node.status.phase ?? 'discovered'}; nothing is done to it until it is active`);
-  if (!o.monDisk || o.monDisk.status.present === false) return gate('MonitorDiskMissing', 'the disk chosen for the monitor store is not present');
+  if (o.node.status.phase !== 'active')
+    return gate('NodeNotActive', `the node is ${o.node.status.phase ?? 'discovered'}; nothing is done to it until it is active`);
+  if (!o.monDisk || o.monDisk.status.present === false)
+    return gate('MonitorDiskMissing', 'the disk chosen for the monitor store is not present');
   const created = o.createRun?.state === 'completed';
   if (created) {
     const restart = restartPlan(o);
@@ -105,7 +116,8 @@ export function planMon(o: MonObserved): MonPlan {
   }
   const boot = o.bootstrap;
   if (boot && boot.owner.id !== o.node.id && boot.members.some((m) => m.nodeId === o.node.id)) {
-    if (boot.run.state !== 'completed') return gate('WaitingForFirstMonitor', `${boot.owner.spec.hostname} starts the first monitor; this one follows it`);
+    if (boot.run.state !== 'completed')
+      return gate('WaitingForFirstMonitor', `${boot.owner.spec.hostname} starts the first monitor; this one follows it`);
     return runPlan(o, 'bootstrap', o.createRun, 'creating this monitor from the first monmap', boot.members);
   }
   const bootstrapped = o.cluster.status.bootstrapped === true || o.monNodes.some((n) => n.status.daemons?.mon === true);
@@ -119,7 +131,11 @@ export function planMon(o: MonObserved): MonPlan {
   // A retry keeps the monmap its first attempt may have made a store from.
   const kept = initialMembers(o.createRun?.args);
   if (!kept && o.gatherEndsAt !== null && o.now < o.gatherEndsAt) {
-    return plan(state('starting', 'GatheringMonitors', 'waiting a moment for the other monitors declared with this one'), null, o.gatherEndsAt - o.now);
+    return plan(
+      state('starting', 'GatheringMonitors', 'waiting a moment for the other monitors declared with this one'),
+      null,
+      o.gatherEndsAt - o.now,
+    );
   }
   return runPlan(o, 'bootstrap', o.createRun, 'creating the cluster with this monitor', kept ?? firstMonmap(o));
 }
@@ -160,11 +176,18 @@ function restartPlan(o: MonObserved): MonPlan {
   const last = o.restartRun && (o.restartRun.completedAt ?? o.now) >= (created.completedAt ?? 0) ? o.restartRun : null;
   const since = Math.max(created.completedAt ?? 0, completedAt(last) ?? 0);
   const wait = isActive(last) ? null : graceWait(since, o.now, o.startGraceMs);
-  if (wait !== null) return plan(state('starting', 'WaitingForAgent', 'started; waiting for the agent to report the monitor running'), null, wait);
+  if (wait !== null)
+    return plan(state('starting', 'WaitingForAgent', 'started; waiting for the agent to report the monitor running'), null, wait);
   return runPlan(o, 'restart', last?.state === 'completed' ? null : last, 'the monitor is not running; starting it again');
 }
 
-function runPlan(o: MonObserved, kind: 'bootstrap' | 'join' | 'restart', last: RunInfo | null, message: string, members?: InitialMon[]): MonPlan {
+function runPlan(
+  o: MonObserved,
+  kind: 'bootstrap' | 'join' | 'restart',
+  last: RunInfo | null,
+  message: string,
+  members?: InitialMon[],
+): MonPlan {
   const next = nextAttempt(last, o.now, o.retryBaseMs, message);
   if (next.kind === 'busy') return plan(state('starting', 'Starting', message));
   const s = state(next.failed ? 'failed' : 'starting', next.reason, next.message);

@@ -42,10 +42,21 @@ export interface RemovalInput {
 }
 
 /** A MonPlan whose step, if any, is one of the two removal steps. */
-export type RemovalPlan = LoopPlan<DaemonState | undefined, { kind: 'monmap-remove' | 'remove'; attempt: number; args: Record<string, unknown> }>;
+export type RemovalPlan = LoopPlan<
+  DaemonState | undefined,
+  { kind: 'monmap-remove' | 'remove'; attempt: number; args: Record<string, unknown> }
+>;
 
-const plan = (s: RemovalPlan['status'], step: RemovalPlan['step'] = null, requeueAfterMs: number | null = null): RemovalPlan => ({ status: s, step, requeueAfterMs, gate: null });
-const gate = (reason: string, message: string): RemovalPlan => ({ ...plan(state('blocked', reason, message)), gate: gateOf(reason, message) });
+const plan = (s: RemovalPlan['status'], step: RemovalPlan['step'] = null, requeueAfterMs: number | null = null): RemovalPlan => ({
+  status: s,
+  step,
+  requeueAfterMs,
+  gate: null,
+});
+const gate = (reason: string, message: string): RemovalPlan => ({
+  ...plan(state('blocked', reason, message)),
+  gate: gateOf(reason, message),
+});
 
 /** Whether removing `name` leaves a strict majority of the smaller monmap up (in quorum). */
 export function quorumAfterRemoval(names: string[], quorum: string[], name: string): { ok: boolean; up: number; left: number } {
@@ -61,7 +72,11 @@ export function planRemoval(o: RemovalInput): RemovalPlan {
   if (!running && o.createRun === null && o.removal.nodeRun === null && !o.removal.inFirstMonmap) return plan(undefined);
   const name = o.node.spec.hostname;
   const map = o.removal.monmap;
-  if (!map || 'error' in map) return gate('MonmapUnknown', `mon.${name} is no longer desired, but Ceph cannot say who is in the monmap: ${map?.error ?? 'not asked'}`);
+  if (!map || 'error' in map)
+    return gate(
+      'MonmapUnknown',
+      `mon.${name} is no longer desired, but Ceph cannot say who is in the monmap: ${map?.error ?? 'not asked'}`,
+    );
   if (map.names.includes(name)) return fromMonmap(o, name, map);
   return fromNode(o, name, running);
 }
@@ -74,7 +89,10 @@ function fromMonmap(o: RemovalInput, name: string, map: { names: string[]; quoru
     if (map.names.length <= 1) return gate('LastMonitor', `mon.${name} is the last monitor; the cluster cannot lose it`);
     const q = quorumAfterRemoval(map.names, map.quorum, name);
     if (!q.ok) {
-      return gate('QuorumWouldBreak', `removing mon.${name} would leave ${q.up} of ${q.left} monitors up, no majority; start the others first`);
+      return gate(
+        'QuorumWouldBreak',
+        `removing mon.${name} would leave ${q.up} of ${q.left} monitors up, no majority; start the others first`,
+      );
     }
   }
   const what = `taking mon.${name} out of the monmap (${map.names.length - 1} monitors will remain)`;
@@ -91,9 +109,13 @@ function fromNode(o: RemovalInput, name: string, running: boolean): RemovalPlan 
   const cleaned = run?.state === 'completed' && (run.completedAt ?? 0) >= made;
   if (cleaned && !running) return plan(undefined);
   const wait = cleaned ? graceWait(run.completedAt ?? 0, o.now, o.startGraceMs) : null;
-  if (wait !== null) return plan(state('orphaned', 'WaitingForAgent', `mon.${name} removed; waiting for the agent to report it gone`), null, wait);
+  if (wait !== null)
+    return plan(state('orphaned', 'WaitingForAgent', `mon.${name} removed; waiting for the agent to report it gone`), null, wait);
   if (o.node.status.phase !== 'active') {
-    return gate('NodeNotActive', `mon.${name} is out of the monmap; its daemon and store are removed once the node is active (it is ${o.node.status.phase ?? 'discovered'})`);
+    return gate(
+      'NodeNotActive',
+      `mon.${name} is out of the monmap; its daemon and store are removed once the node is active (it is ${o.node.status.phase ?? 'discovered'})`,
+    );
   }
   const what = `stopping mon.${name} and removing its store`;
   const next = nextAttempt(cleaned || run?.state === 'completed' ? null : run, o.now, o.retryBaseMs, what);

@@ -70,7 +70,14 @@ async function observe(deps: NetworkLoopDeps, id: string): Promise<NetworkObserv
     }
   }
   return {
-    id, network, nic, interfacesError, port, desired, renderError, run,
+    id,
+    network,
+    nic,
+    interfacesError,
+    port,
+    desired,
+    renderError,
+    run,
     running: deps.host.dhcp.running(id),
     lastExit: deps.host.dhcp.lastExit(id),
     now: deps.clock.now(),
@@ -80,7 +87,12 @@ async function observe(deps: NetworkLoopDeps, id: string): Promise<NetworkObserv
   };
 }
 
-async function render(deps: NetworkLoopDeps, network: Doc<NetworkSpec, NetworkStatus>, nic: MasterInterface, port: number): Promise<Desired> {
+async function render(
+  deps: NetworkLoopDeps,
+  network: Doc<NetworkSpec, NetworkStatus>,
+  nic: MasterInterface,
+  port: number,
+): Promise<Desired> {
   const cidr = parseCidr(network.spec.cidr);
   if ('error' in cidr) throw new Error(`cidr ${network.spec.cidr} ${cidr.error}`);
   const bootUrl = bootUrlOf(nic, port);
@@ -100,15 +112,19 @@ async function render(deps: NetworkLoopDeps, network: Doc<NetworkSpec, NetworkSt
 export const NETWORK_STATUS: StatusOwner = { loop: 'network', kind: NetworkKind.Network, fields: 'all' };
 
 function apply(deps: NetworkLoopDeps, o: NetworkObserved, p: NetworkPlan): Promise<Result> {
-  return applyPlan({
-    write: async (obs: NetworkObserved, status: NetworkStatus | null) => {
-      if (status && obs.network) await writeOwned(deps.store, NETWORK_STATUS, obs.id, status);
-      return undefined;
+  return applyPlan(
+    {
+      write: async (obs: NetworkObserved, status: NetworkStatus | null) => {
+        if (status && obs.network) await writeOwned(deps.store, NETWORK_STATUS, obs.id, status);
+        return undefined;
+      },
+      act: (obs, step) => act(deps, obs, step),
+      start: (req) => deps.tasks.start(req),
+      recheckMs: 0, // no gate in this loop
     },
-    act: (obs, step) => act(deps, obs, step),
-    start: (req) => deps.tasks.start(req),
-    recheckMs: 0, // no gate in this loop
-  }, o, p);
+    o,
+    p,
+  );
 }
 
 /** A stop is done here, at once (the server is this process's child); a start is a run. */
@@ -126,8 +142,13 @@ async function act(deps: NetworkLoopDeps, o: NetworkObserved, step: NetworkStep)
     timeoutMs: deps.runTimeoutMs,
     args: { nic: nic.name, configHash: desired.hash, crashes: step.crashes },
     script: async (ctx) => {
-      ctx.log('info', `${o.running ? 'restarting' : 'starting'} dnsmasq for ${o.network!.spec.cidr} on ${nic.name}, configuration ${desired.hash.slice(0, 12)}`);
-      const state = await deps.host.dhcp.start(o.id, { nic: nic.name, config: desired.config, configHash: desired.hash }, (line) => ctx.log('info', line));
+      ctx.log(
+        'info',
+        `${o.running ? 'restarting' : 'starting'} dnsmasq for ${o.network!.spec.cidr} on ${nic.name}, configuration ${desired.hash.slice(0, 12)}`,
+      );
+      const state = await deps.host.dhcp.start(o.id, { nic: nic.name, config: desired.config, configHash: desired.hash }, (line) =>
+        ctx.log('info', line),
+      );
       return { pid: state.pid };
     },
   };

@@ -63,17 +63,37 @@ export function planNetwork(o: NetworkObserved): NetworkPlan {
 
 function decide(o: NetworkObserved, net: Doc<NetworkSpec, NetworkStatus>): Outcome {
   const stopIfRunning = o.running ? { step: { kind: 'stop' } as const } : {};
-  const degraded = (reason: string, message: string, stop = true): Outcome => ({ phase: 'degraded', reason, message, requeueAfterMs: o.pollMs, ...(stop ? stopIfRunning : {}) });
-  if (o.port === null) return { phase: 'pending', reason: 'WaitingForApi', message: "waiting for Quarry's API to listen: machines are sent to it", requeueAfterMs: 100 };
-  if (o.interfacesError !== null) return degraded('InterfacesUnreadable', `the master's interfaces could not be read: ${o.interfacesError}`, false);
+  const degraded = (reason: string, message: string, stop = true): Outcome => ({
+    phase: 'degraded',
+    reason,
+    message,
+    requeueAfterMs: o.pollMs,
+    ...(stop ? stopIfRunning : {}),
+  });
+  if (o.port === null)
+    return {
+      phase: 'pending',
+      reason: 'WaitingForApi',
+      message: "waiting for Quarry's API to listen: machines are sent to it",
+      requeueAfterMs: 100,
+    };
+  if (o.interfacesError !== null)
+    return degraded('InterfacesUnreadable', `the master's interfaces could not be read: ${o.interfacesError}`, false);
   if (!o.nic) return degraded('NicMissing', `the master has no interface ${net.spec.nicId}`);
   if (o.nic.ip === '') return degraded('NicNoAddress', `interface ${o.nic.name} has no IPv4 address: machines could not reach Quarry`);
   const cidr = parseCidr(net.spec.cidr);
-  if ('error' in cidr || !contains(cidr, o.nic.ip)) return degraded('NicOutsideNetwork', `interface ${o.nic.name} has ${o.nic.ip}, outside ${net.spec.cidr}`);
+  if ('error' in cidr || !contains(cidr, o.nic.ip))
+    return degraded('NicOutsideNetwork', `interface ${o.nic.name} has ${o.nic.ip}, outside ${net.spec.cidr}`);
   if (!o.desired) return degraded('RenderFailed', `templates/dnsmasq.conf.ejs did not render: ${o.renderError ?? 'unknown error'}`, false);
   const crashes = net.status.crashes ?? 0;
   if (o.running && o.running.configHash === o.desired.hash && o.running.nic === o.nic.name) {
-    return { phase: 'running', reason: 'Serving', message: `dnsmasq pid ${o.running.pid} serves ${net.spec.rangeStart}-${net.spec.rangeEnd} on ${o.nic.name}`, requeueAfterMs: o.pollMs, crashes };
+    return {
+      phase: 'running',
+      reason: 'Serving',
+      message: `dnsmasq pid ${o.running.pid} serves ${net.spec.rangeStart}-${net.spec.rangeEnd} on ${o.nic.name}`,
+      requeueAfterMs: o.pollMs,
+      crashes,
+    };
   }
   const what = o.running ? `restarting dnsmasq on ${o.nic.name} with a new configuration` : `starting dnsmasq on ${o.nic.name}`;
   if (isActive(o.run)) return { phase: 'starting', reason: 'Starting', message: `${what} (run ${o.run!.id})`, requeueAfterMs: null };
@@ -87,17 +107,53 @@ function restart(o: NetworkObserved, desired: Desired, what: string, crashes: nu
   const sameRun = o.run && o.run.args.configHash === desired.hash ? o.run : null;
   if (exit && exit.reason !== 'Exited' && sameRun && sameRun.state === 'failed') {
     const next = nextAttempt(sameRun, o.now, o.retryBaseMs, what);
-    if (next.kind === 'wait') return { phase: 'degraded', reason: exit.reason, message: `${exit.message}; trying again in ${Math.ceil(next.waitMs / 1000)} s`, requeueAfterMs: next.waitMs, crashes };
-    if (next.kind === 'start') return { phase: 'degraded', reason: exit.reason, message: exit.message, step: { kind: 'start', attempt: next.attempt, crashes }, requeueAfterMs: null, crashes };
+    if (next.kind === 'wait')
+      return {
+        phase: 'degraded',
+        reason: exit.reason,
+        message: `${exit.message}; trying again in ${Math.ceil(next.waitMs / 1000)} s`,
+        requeueAfterMs: next.waitMs,
+        crashes,
+      };
+    if (next.kind === 'start')
+      return {
+        phase: 'degraded',
+        reason: exit.reason,
+        message: exit.message,
+        step: { kind: 'start', attempt: next.attempt, crashes },
+        requeueAfterMs: null,
+        crashes,
+      };
   }
   if (exit && exit.reason === 'Exited') {
     const due = exit.at + Math.min(RETRY_CAP_MS, o.retryBaseMs * 2 ** crashes);
-    if (o.now < due) return { phase: 'degraded', reason: 'Exited', message: `${exit.message}; restarting in ${Math.ceil((due - o.now) / 1000)} s`, requeueAfterMs: due - o.now, crashes };
-    return { phase: 'degraded', reason: 'Exited', message: exit.message, step: { kind: 'start', attempt: 1, crashes: crashes + 1 }, requeueAfterMs: null, crashes: crashes + 1 };
+    if (o.now < due)
+      return {
+        phase: 'degraded',
+        reason: 'Exited',
+        message: `${exit.message}; restarting in ${Math.ceil((due - o.now) / 1000)} s`,
+        requeueAfterMs: due - o.now,
+        crashes,
+      };
+    return {
+      phase: 'degraded',
+      reason: 'Exited',
+      message: exit.message,
+      step: { kind: 'start', attempt: 1, crashes: crashes + 1 },
+      requeueAfterMs: null,
+      crashes: crashes + 1,
+    };
   }
   // A new configuration (or the first start): the count of deaths starts over.
   const fresh = o.running !== null || !exit ? 0 : crashes;
-  return { phase: 'starting', reason: 'Starting', message: what, step: { kind: 'start', attempt: 1, crashes: fresh }, requeueAfterMs: null, crashes: fresh };
+  return {
+    phase: 'starting',
+    reason: 'Starting',
+    message: what,
+    step: { kind: 'start', attempt: 1, crashes: fresh },
+    requeueAfterMs: null,
+    crashes: fresh,
+  };
 }
 
 function statusOf(o: NetworkObserved, net: Doc<NetworkSpec, NetworkStatus>, out: Outcome): NetworkStatus {
@@ -118,7 +174,12 @@ function statusOf(o: NetworkObserved, net: Doc<NetworkSpec, NetworkStatus>, out:
       net.status.conditions,
       [
         { type: 'Ready', status: ready ? 'True' : 'False', reason: out.reason, message: out.message },
-        { type: 'Progressing', status: out.phase === 'starting' ? 'True' : 'False', reason: out.phase === 'starting' ? out.reason : 'Idle', message: out.phase === 'starting' ? out.message : '' },
+        {
+          type: 'Progressing',
+          status: out.phase === 'starting' ? 'True' : 'False',
+          reason: out.phase === 'starting' ? out.reason : 'Idle',
+          message: out.phase === 'starting' ? out.message : '',
+        },
         { type: 'Degraded', status: bad ? 'True' : 'False', reason: bad ? out.reason : 'NotDegraded', message: bad ? out.message : '' },
       ],
       gen,

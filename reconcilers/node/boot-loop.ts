@@ -32,7 +32,8 @@ export function countedBoots(obs: Observation, status: NodeStatusFields, now: nu
 
 export function bootLoop(spec: NodeSpec, status: NodeStatusFields, obs: Observation, now: number, limits: BootLoopLimits): BootLoopVerdict {
   if (inBootLoop(status)) {
-    if (spec.restartGeneration > (status.observedRestartGeneration ?? 0)) return { state: 'reset', restartGeneration: spec.restartGeneration };
+    if (spec.restartGeneration > (status.observedRestartGeneration ?? 0))
+      return { state: 'reset', restartGeneration: spec.restartGeneration };
     const held = status.conditions?.find((c) => c.type === 'BootLoop');
     return { state: 'held', message: held?.message ?? 'boot loop' };
   }

@@ -6,7 +6,14 @@ import { ConflictError, NotFoundError } from '../../src/errors.js';
 import type { Clock } from '../../src/model/clock.js';
 import type { Doc } from '../../src/model/document.js';
 import { diskIdsOf } from './disks.js';
-import { Kind, type AgentCredentialSpec, type DiskSpec, type DiskStatusFields, type NodeSpec, type NodeStatusFields } from '../../src/model/kinds.js';
+import {
+  Kind,
+  type AgentCredentialSpec,
+  type DiskSpec,
+  type DiskStatusFields,
+  type NodeSpec,
+  type NodeStatusFields,
+} from '../../src/model/kinds.js';
 import type { Fleet } from '../../src/fleet/fleet.js';
 import type { Store } from '../../src/store/types.js';
 import type { StartRequest, TaskRun } from '../../src/tasks/types.js';
@@ -114,14 +121,40 @@ function runView(run: TaskRun | undefined): RunView | null {
 export const NODE_STATUS: StatusOwner = {
   loop: 'node',
   kind: Kind.Node,
-  fields: ['phase', 'conditions', 'observedGeneration', 'ip', 'observedRestartGeneration', 'observedShutdownGeneration', 'bootCount', 'bootAddress', 'bootLoopResetAt', 'bootId', 'diskIds', 'nics', 'daemons'],
+  fields: [
+    'phase',
+    'conditions',
+    'observedGeneration',
+    'ip',
+    'observedRestartGeneration',
+    'observedShutdownGeneration',
+    'bootCount',
+    'bootAddress',
+    'bootLoopResetAt',
+    'bootId',
+    'diskIds',
+    'nics',
+    'daemons',
+  ],
 };
 
 /** The hardware fields of a Disk, from the agent's inventory; the osd loop owns the rest. */
 export const DISK_HARDWARE_STATUS: StatusOwner = {
   loop: 'node',
   kind: Kind.Disk,
-  fields: ['devicePath', 'capacityBytes', 'rotational', 'interface', 'model', 'vendor', 'isSystem', 'hasFilesystem', 'present', 'eligible', 'reasons'],
+  fields: [
+    'devicePath',
+    'capacityBytes',
+    'rotational',
+    'interface',
+    'model',
+    'vendor',
+    'isSystem',
+    'hasFilesystem',
+    'present',
+    'eligible',
+    'reasons',
+  ],
 };
 
 async function apply(deps: NodeLoopDeps, o: NodeObserved, plan: NodePlan): Promise<Result> {
@@ -139,22 +172,26 @@ async function apply(deps: NodeLoopDeps, o: NodeObserved, plan: NodePlan): Promi
     if (err instanceof ConflictError) return requeueAfter(0);
     throw err;
   }
-  return applyPlan({
-    // The run goes out before its request is acknowledged in status: a crash in between sends
-    // it again rather than losing the request.
-    stepFirst: true,
-    act: (obs, step): StartRequest => ({
-      taskName: step.taskName,
-      target: { kind: Kind.Node, id: obs.node.id, generation: obs.node.metadata.generation },
-      node: { id: obs.node.id, hostname: obs.node.spec.hostname },
-      args: { request: step.request, bootId: step.bootId },
-      attempt: step.attempt,
-      timeoutMs: deps.runTimeoutMs,
-    }),
-    start: (req) => deps.tasks.start(req),
-    write: (obs, status) => writeNode(deps, obs, plan, status),
-    recheckMs: deps.heartbeatTimeoutMs,
-  }, o, plan);
+  return applyPlan(
+    {
+      // The run goes out before its request is acknowledged in status: a crash in between sends
+      // it again rather than losing the request.
+      stepFirst: true,
+      act: (obs, step): StartRequest => ({
+        taskName: step.taskName,
+        target: { kind: Kind.Node, id: obs.node.id, generation: obs.node.metadata.generation },
+        node: { id: obs.node.id, hostname: obs.node.spec.hostname },
+        args: { request: step.request, bootId: step.bootId },
+        attempt: step.attempt,
+        timeoutMs: deps.runTimeoutMs,
+      }),
+      start: (req) => deps.tasks.start(req),
+      write: (obs, status) => writeNode(deps, obs, plan, status),
+      recheckMs: deps.heartbeatTimeoutMs,
+    },
+    o,
+    plan,
+  );
 }
 
 /** The node's fields, then what operators are told (only once the write went through). */

@@ -68,7 +68,6 @@ export interface StartRun {
   bootId: string | null;
 }
 
-
 /** The node's status (the fields the node loop owns; docs/status-ownership.md), the restart or
  * shutdown run to start, a wait (staleness, backoff), a gate; and the node loop's extras. */
 export interface NodePlan extends LoopPlan<NodeStatusFields, StartRun> {
@@ -104,7 +103,8 @@ export function planNode(o: NodeObserved): NodePlan {
     status,
     disks: planDisks(o.node.id, o.node.status.diskIds ?? [], o.obs.report, o.disks),
     step: d.run ?? null,
-    requeueAfterMs: d.requeueAfterMs ?? untilStale(o) ?? (isNodeApproved(o.node) || o.unapprovedTtlMs === undefined ? null : o.unapprovedTtlMs),
+    requeueAfterMs:
+      d.requeueAfterMs ?? untilStale(o) ?? (isNodeApproved(o.node) || o.unapprovedTtlMs === undefined ? null : o.unapprovedTtlMs),
     gate: d.blocked ?? null,
     forget,
     announce: !forget && !wasWaiting && !isNodeApproved(o.node) && !o.credentialConflict,
@@ -114,14 +114,24 @@ export function planNode(o: NodeObserved): NodePlan {
 /** A conflict over the node's credential, or a node nobody approved yet: nothing else is
  * decided for it (its agent, if any, is cut off with the revoked credential). */
 function enrollment(o: NodeObserved): Decision | null {
-  if (o.credentialConflict) return { phase: 'error', reason: CREDENTIAL_CONFLICT, message: `${o.credentialConflict}; approve the node again (node.approve) to reinstall it with a new credential` };
+  if (o.credentialConflict)
+    return {
+      phase: 'error',
+      reason: CREDENTIAL_CONFLICT,
+      message: `${o.credentialConflict}; approve the node again (node.approve) to reinstall it with a new credential`,
+    };
   if (isNodeApproved(o.node) || isFresh(o)) return null;
-  return { phase: 'discovered', reason: 'AwaitingApproval', message: 'found by network boot; waiting for an admin to approve it (node.approve)' };
+  return {
+    phase: 'discovered',
+    reason: 'AwaitingApproval',
+    message: 'found by network boot; waiting for an admin to approve it (node.approve)',
+  };
 }
 
 function forgettable(o: NodeObserved): boolean {
   const n = o.node;
-  if (o.unapprovedTtlMs === undefined || isNodeApproved(n) || o.credentialConflict || n.status.bootId !== undefined || o.obs.report) return false;
+  if (o.unapprovedTtlMs === undefined || isNodeApproved(n) || o.credentialConflict || n.status.bootId !== undefined || o.obs.report)
+    return false;
   if (n.metadata.source) return false;
   const last = Math.max(o.obs.seenAt ?? 0, Date.parse(n.metadata.createdAt) || 0, o.startedAt);
   return o.now - last > o.unapprovedTtlMs;
@@ -161,7 +171,8 @@ function decide(o: NodeObserved): Decision {
   // Before any request: a looping machine has no agent to send a run to, and the restart
   // request that resets the loop is acknowledged here without one.
   const loop = bootLoop(spec, status, o.obs, o.now, o.bootLoop ?? defaultBootLoopLimits);
-  if (loop.state === 'detected' || loop.state === 'held') return { phase: 'error', reason: BOOT_LOOP, message: loop.message, bootLoop: 'on' };
+  if (loop.state === 'detected' || loop.state === 'held')
+    return { phase: 'error', reason: BOOT_LOOP, message: loop.message, bootLoop: 'on' };
   if (loop.state === 'reset') return { ...steady(o), ack: { observedRestartGeneration: loop.restartGeneration }, bootLoop: 'reset' };
   if (spec.shutdownGeneration > (status.observedShutdownGeneration ?? 0)) {
     const d = request(o, NodeTask.shutdown, spec.shutdownGeneration);
@@ -219,7 +230,10 @@ function request(o: NodeObserved, task: NodeTask, gen: number): Decision {
   }
   if (run && run.state === 'completed') return confirm(o, task, gen, run, busy);
   if (!isFresh(o)) {
-    const blocked = { reason: 'NodeOffline', message: `${verb} requested but the node is offline; nothing is done to it until it reports again` };
+    const blocked = {
+      reason: 'NodeOffline',
+      message: `${verb} requested but the node is offline; nothing is done to it until it reports again`,
+    };
     return { ...steady(o), blocked };
   }
   const attempt = run ? run.attempt + 1 : 1;
@@ -246,10 +260,20 @@ function confirm(o: NodeObserved, task: NodeTask, gen: number, run: RunView, bus
     if (isFresh(o) && report && report.bootId !== run.bootId) {
       return { phase: 'active', reason: 'Restarted', message: 'restarted', ack: { observedRestartGeneration: gen } };
     }
-    return { phase: busy, reason: 'WaitingForAgent', message: 'restart sent; waiting for the agent to report from the new boot', requeueAfterMs: o.heartbeatTimeoutMs };
+    return {
+      phase: busy,
+      reason: 'WaitingForAgent',
+      message: 'restart sent; waiting for the agent to report from the new boot',
+      requeueAfterMs: o.heartbeatTimeoutMs,
+    };
   }
   if (isFresh(o) && (o.obs.lastReportAt ?? 0) > (run.completedAt ?? 0) && report?.bootId === run.bootId) {
-    return { phase: busy, reason: 'WaitingForPowerOff', message: 'shutdown sent; the agent still reports', requeueAfterMs: o.heartbeatTimeoutMs };
+    return {
+      phase: busy,
+      reason: 'WaitingForPowerOff',
+      message: 'shutdown sent; the agent still reports',
+      requeueAfterMs: o.heartbeatTimeoutMs,
+    };
   }
   return { phase: 'offline', reason: 'PoweredOff', message: 'shut down on request', ack: { observedShutdownGeneration: gen } };
 }
@@ -270,10 +294,16 @@ function buildStatus(o: NodeObserved, d: Decision): NodeStatusFields {
   if (d.bootLoop === 'on') set(BOOT_LOOP, true, 'TooManyBoots', d.message);
   else if (d.bootLoop === 'reset') set(BOOT_LOOP, false, 'ResetByRestart', 'reset by a restart request');
   const approved = isNodeApproved(o.node);
-  set(APPROVED, approved, approved ? 'Approved' : 'AwaitingApproval', approved ? '' : 'found by network boot; waiting for an admin to approve it (node.approve)');
+  set(
+    APPROVED,
+    approved,
+    approved ? 'Approved' : 'AwaitingApproval',
+    approved ? '' : 'found by network boot; waiting for an admin to approve it (node.approve)',
+  );
   // Only nodes that ever had a conflict carry the condition.
   if (o.credentialConflict) set(CREDENTIAL_CONFLICT, true, 'SecondParty', o.credentialConflict);
-  else if (conditions.some((c) => c.type === CREDENTIAL_CONFLICT && c.status === 'True')) set(CREDENTIAL_CONFLICT, false, 'Reapproved', 'approved again by an admin');
+  else if (conditions.some((c) => c.type === CREDENTIAL_CONFLICT && c.status === 'True'))
+    set(CREDENTIAL_CONFLICT, false, 'Reapproved', 'approved again by an admin');
   const report = o.obs.report;
   const next: NodeStatusFields = {
     ...cur,

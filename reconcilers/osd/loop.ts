@@ -70,23 +70,39 @@ async function observe(deps: CephLoopDeps, id: string): Promise<DiskObserved | u
   ]);
   const latest = (task: string) => deps.tasks.latestFor(Kind.Disk, id, task).then(runInfo);
   const [newRun, createRun, restartRun, confirmRun, wipeRun] = await Promise.all([
-    latest(OsdTask.new), latest(OsdTask.create), latest(OsdTask.restart), latest(WipeTask.confirm), latest(WipeTask.wipe),
+    latest(OsdTask.new),
+    latest(OsdTask.create),
+    latest(OsdTask.restart),
+    latest(WipeTask.confirm),
+    latest(WipeTask.wipe),
   ]);
   return {
-    disk, node, quorum: hasQuorum(cluster),
-    newRun, createRun, restartRun, confirmRun, wipeRun,
-    now: deps.clock.now(), nowIso: deps.clock.iso(),
-    retryBaseMs: deps.retryBaseMs, startGraceMs: deps.startGraceMs,
+    disk,
+    node,
+    quorum: hasQuorum(cluster),
+    newRun,
+    createRun,
+    restartRun,
+    confirmRun,
+    wipeRun,
+    now: deps.clock.now(),
+    nowIso: deps.clock.iso(),
+    retryBaseMs: deps.retryBaseMs,
+    startGraceMs: deps.startGraceMs,
   };
 }
 
 function apply(deps: CephLoopDeps, o: DiskObserved, p: DiskPlan): Promise<Result> {
-  return applyPlan<DiskObserved, OwnedStatus, DiskStep>({
-    write: (obs, status) => writeOwned<DiskStatusFields>(deps.store, DISK_OSD_STATUS, obs.disk.id, status).then(() => undefined),
-    act: (obs, step) => act(deps, obs, step),
-    start: (req) => deps.tasks.start(req),
-    recheckMs: deps.blockedRecheckMs,
-  }, o, p);
+  return applyPlan<DiskObserved, OwnedStatus, DiskStep>(
+    {
+      write: (obs, status) => writeOwned<DiskStatusFields>(deps.store, DISK_OSD_STATUS, obs.disk.id, status).then(() => undefined),
+      act: (obs, step) => act(deps, obs, step),
+      start: (req) => deps.tasks.start(req),
+      recheckMs: deps.blockedRecheckMs,
+    },
+    o,
+    p,
+  );
 }
 
 async function act(deps: CephLoopDeps, o: DiskObserved, step: DiskStep): Promise<StartRequest[] | Result> {
@@ -102,7 +118,12 @@ async function act(deps: CephLoopDeps, o: DiskObserved, step: DiskStep): Promise
 }
 
 function base(deps: CephLoopDeps, o: DiskObserved, taskName: string, attempt: number): StartRequest {
-  return { taskName, target: { kind: Kind.Disk, id: o.disk.id, generation: o.disk.metadata.generation }, attempt, timeoutMs: deps.runTimeoutMs };
+  return {
+    taskName,
+    target: { kind: Kind.Disk, id: o.disk.id, generation: o.disk.metadata.generation },
+    attempt,
+    timeoutMs: deps.runTimeoutMs,
+  };
 }
 
 function nodeRef(o: DiskObserved): { id: string; hostname: string } {

@@ -29,7 +29,13 @@ export interface OsdObserved {
   startGraceMs: number;
 }
 
-export interface CreateArgs { osdId: number; uuid: string; devicePath: string; sizeBytes: number; deviceClass: DeviceClass }
+export interface CreateArgs {
+  osdId: number;
+  uuid: string;
+  devicePath: string;
+  sizeBytes: number;
+  deviceClass: DeviceClass;
+}
 
 export type OsdStep =
   | { kind: 'assign-uuid' }
@@ -62,8 +68,7 @@ export function osdIdOf(o: Pick<OsdObserved, 'disk' | 'newRun'>): number | null 
 }
 
 /** Why the disk cannot take this OSD. `holds-osd` is this very request (spec.osd), not a reason. */
-export const creationReasons = (d: DiskDoc, n: NodeDoc | undefined): string[] =>
-  diskReasons(d, n).filter((r) => r !== DiskReason.holdsOsd);
+export const creationReasons = (d: DiskDoc, n: NodeDoc | undefined): string[] => diskReasons(d, n).filter((r) => r !== DiskReason.holdsOsd);
 
 const createdBy = (run: RunInfo | null, id: number): boolean => run?.state === 'completed' && run.args.osdId === id;
 
@@ -72,11 +77,15 @@ export function planOsd(o: OsdObserved): OsdPlan {
   const recorded = disk.status.osdId ?? null;
   const keep = { osdId: recorded };
   if (!disk.spec.osd) {
-    const orphan = recorded === null ? undefined : state('orphaned', 'NotDesired', `osd.${recorded} is on this disk but no longer desired; removal is not automatic`);
+    const orphan =
+      recorded === null
+        ? undefined
+        : state('orphaned', 'NotDesired', `osd.${recorded} is on this disk but no longer desired; removal is not automatic`);
     return { ...keep, status: orphan, step: null, requeueAfterMs: null, gate: null };
   }
   const phase = node?.status.phase ?? 'discovered';
-  if (phase !== 'active') return gate(recorded, 'NodeNotActive', `the node is ${node ? phase : 'unknown'}; nothing is done to it until it is active`);
+  if (phase !== 'active')
+    return gate(recorded, 'NodeNotActive', `the node is ${node ? phase : 'unknown'}; nothing is done to it until it is active`);
   if (disk.status.present === false) return gate(recorded, 'DiskAbsent', `the disk ${disk.spec.serial} is not present on the node`);
   const id = osdIdOf(o);
   if (id !== null && (node?.status.daemons?.osds ?? []).includes(id)) {
@@ -87,7 +96,14 @@ export function planOsd(o: OsdObserved): OsdPlan {
   const reasons = creationReasons(disk, node);
   if (reasons.length > 0) return gate(recorded, 'DiskNotEligible', `the disk cannot take an OSD: ${reasons.join(', ')}`);
   const uuid = disk.status.osdUuid;
-  if (!uuid) return { ...keep, status: state('starting', 'Registering', 'choosing the OSD uuid'), step: { kind: 'assign-uuid' }, requeueAfterMs: null, gate: null };
+  if (!uuid)
+    return {
+      ...keep,
+      status: state('starting', 'Registering', 'choosing the OSD uuid'),
+      step: { kind: 'assign-uuid' },
+      requeueAfterMs: null,
+      gate: null,
+    };
   if (id === null) {
     const last = o.newRun?.args.uuid === uuid ? o.newRun : null;
     return runPlan(o, 'new', last, 'registering the OSD with the monitors (osd new)', { uuid });
@@ -103,7 +119,13 @@ function restartPlan(o: OsdObserved, id: number): OsdPlan {
   // Its creation still runs (a pid file seen during mkfs may have recorded the id): the create
   // step starts the OSD itself; a restart now would kill it while it boots.
   if (isActive(o.createRun) && o.createRun?.args.osdId === id) {
-    return { osdId: o.disk.status.osdId ?? null, status: state('starting', 'Starting', `creating osd.${id} (run ${o.createRun.id})`), step: null, requeueAfterMs: null, gate: null };
+    return {
+      osdId: o.disk.status.osdId ?? null,
+      status: state('starting', 'Starting', `creating osd.${id} (run ${o.createRun.id})`),
+      step: null,
+      requeueAfterMs: null,
+      gate: null,
+    };
   }
   const createdAt = createdBy(o.createRun, id) ? (o.createRun?.completedAt ?? 0) : 0;
   const r = o.restartRun;
@@ -114,13 +136,23 @@ function restartPlan(o: OsdObserved, id: number): OsdPlan {
     const s = state('starting', 'WaitingForAgent', `started; waiting for the agent to report osd.${id} running`);
     return { osdId: o.disk.status.osdId ?? null, status: s, step: null, requeueAfterMs: wait, gate: null };
   }
-  return runPlan(o, 'restart', last?.state === 'completed' ? null : last, `osd.${id} is not running; starting it again`, { daemon: Daemon.osd, id });
+  return runPlan(o, 'restart', last?.state === 'completed' ? null : last, `osd.${id} is not running; starting it again`, {
+    daemon: Daemon.osd,
+    id,
+  });
 }
 
-function runPlan<K extends 'new' | 'create' | 'restart'>(o: OsdObserved, kind: K, last: RunInfo | null, message: string, args: Extract<OsdStep, { kind: K }>['args']): OsdPlan {
+function runPlan<K extends 'new' | 'create' | 'restart'>(
+  o: OsdObserved,
+  kind: K,
+  last: RunInfo | null,
+  message: string,
+  args: Extract<OsdStep, { kind: K }>['args'],
+): OsdPlan {
   const base = { osdId: o.disk.status.osdId ?? null, gate: null };
   const next = nextAttempt(last, o.now, o.retryBaseMs, message);
-  if (next.kind === 'busy') return { ...base, status: state('starting', 'Starting', `${message} (run ${last!.id})`), step: null, requeueAfterMs: null };
+  if (next.kind === 'busy')
+    return { ...base, status: state('starting', 'Starting', `${message} (run ${last!.id})`), step: null, requeueAfterMs: null };
   const s = state(next.failed ? 'failed' : 'starting', next.reason, next.message);
   if (next.kind === 'wait') return { ...base, status: s, step: null, requeueAfterMs: next.waitMs };
   return { ...base, status: s, step: { kind, attempt: next.attempt, args } as OsdStep, requeueAfterMs: null };

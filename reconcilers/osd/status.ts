@@ -33,7 +33,12 @@ export function ownedStatus(disk: DiskDoc, osd: OsdPlan, wipe: WipePlan, nowIso:
     { type: 'Degraded', status: failing ? 'True' : 'False', reason: failing ? 'Failing' : 'Healthy', message: failing ?? '' },
   ];
   if (wipe.condition) inputs.push(wipe.condition);
-  const owned: OwnedStatus = withOrphaned({ conditions: setConditions(cur.conditions, inputs, disk.metadata.generation, nowIso) }, disk.metadata.source, disk.metadata.generation, nowIso);
+  const owned: OwnedStatus = withOrphaned(
+    { conditions: setConditions(cur.conditions, inputs, disk.metadata.generation, nowIso) },
+    disk.metadata.source,
+    disk.metadata.generation,
+    nowIso,
+  );
   if (osd.status) owned.osd = osd.status;
   // Chosen once by the loop's assign-uuid step (its own write), then carried as it is.
   if (cur.osdUuid !== undefined) owned.osdUuid = cur.osdUuid;

@@ -41,11 +41,21 @@ export interface WipePlan {
 }
 
 const IDLE: WipePlan = { condition: null, ack: null, step: null, requeueAfterMs: null, gate: null, failing: null };
-const wiped = (status: boolean, reason: string, message: string): ConditionInput => ({ type: 'Wiped', status: status ? 'True' : 'False', reason, message });
-const progress = (reason: string, message: string, over: Partial<WipePlan> = {}): WipePlan => ({ ...IDLE, condition: wiped(false, reason, message), ...over });
+const wiped = (status: boolean, reason: string, message: string): ConditionInput => ({
+  type: 'Wiped',
+  status: status ? 'True' : 'False',
+  reason,
+  message,
+});
+const progress = (reason: string, message: string, over: Partial<WipePlan> = {}): WipePlan => ({
+  ...IDLE,
+  condition: wiped(false, reason, message),
+  ...over,
+});
 
 /** Data an operator must agree to lose: a filesystem, or what an OSD once left there. */
-export const holdsData = (d: DiskDoc): boolean => d.status.hasFilesystem === true || d.status.osdUuid !== undefined || (d.status.osdId ?? null) !== null;
+export const holdsData = (d: DiskDoc): boolean =>
+  d.status.hasFilesystem === true || d.status.osdUuid !== undefined || (d.status.osdId ?? null) !== null;
 
 /** Why this disk is never wiped; null when it may be. */
 export function wipeRefusal(d: DiskDoc, n: NodeDoc | undefined): string | null {
@@ -56,10 +66,12 @@ export function wipeRefusal(d: DiskDoc, n: NodeDoc | undefined): string | null {
 }
 
 export function wipePrompt(d: DiskDoc, n: NodeDoc | undefined): string {
-  const what = d.status.hasFilesystem ? 'a filesystem' : "the data of an OSD";
+  const what = d.status.hasFilesystem ? 'a filesystem' : 'the data of an OSD';
   const model = [d.status.vendor, d.status.model].filter(Boolean).join(' ');
-  return `Wipe ${d.status.devicePath ?? '?'} on ${n?.spec.hostname ?? d.spec.nodeId} (serial ${d.spec.serial}${model ? `, ${model}` : ''})? ` +
-    `It holds ${what}; everything on it will be lost.`;
+  return (
+    `Wipe ${d.status.devicePath ?? '?'} on ${n?.spec.hostname ?? d.spec.nodeId} (serial ${d.spec.serial}${model ? `, ${model}` : ''})? ` +
+    `It holds ${what}; everything on it will be lost.`
+  );
 }
 
 export function planWipe(o: WipeObserved): WipePlan {
@@ -70,7 +82,8 @@ export function planWipe(o: WipeObserved): WipePlan {
   const refusal = wipeRefusal(disk, node);
   if (refusal) return gate('WipeRefused', `wipe requested, but ${refusal}; Quarry never wipes it`);
   const phase = node?.status.phase ?? 'discovered';
-  if (phase !== 'active') return gate('NodeNotActive', `wipe requested, but the node is ${node ? phase : 'unknown'}; nothing is done to it until it is active`);
+  if (phase !== 'active')
+    return gate('NodeNotActive', `wipe requested, but the node is ${node ? phase : 'unknown'}; nothing is done to it until it is active`);
   if (disk.status.present === false) return gate('DiskAbsent', `wipe requested, but the disk ${disk.spec.serial} is not present`);
   const wipeRun = mine(o.wipeRun);
   // Once a wipe of this request ran, the answer was yes (or no question was needed): never ask again.
@@ -80,27 +93,43 @@ export function planWipe(o: WipeObserved): WipePlan {
   if (confirm?.state === 'completed') {
     const answer = confirm.result?.answer;
     if (answer === 'yes') return wipePlan(o, gen, null);
-    return { ...IDLE, ack: gen, condition: wiped(false, 'Declined', `the operator declined to wipe ${disk.status.devicePath ?? 'the disk'}; it was left untouched`) };
+    return {
+      ...IDLE,
+      ack: gen,
+      condition: wiped(false, 'Declined', `the operator declined to wipe ${disk.status.devicePath ?? 'the disk'}; it was left untouched`),
+    };
   }
-  if (confirm?.state === 'canceled') return { ...IDLE, ack: gen, condition: wiped(false, 'Canceled', 'the wipe question was canceled; the disk was left untouched') };
+  if (confirm?.state === 'canceled')
+    return { ...IDLE, ack: gen, condition: wiped(false, 'Canceled', 'the wipe question was canceled; the disk was left untouched') };
   return runStep(o, 'confirm', confirm, 'asking before wiping a disk that holds data', { request: gen, prompt: wipePrompt(disk, node) });
 }
 
 /** The node-level wipe; done when the agent reports the disk without a filesystem. */
 function wipePlan(o: WipeObserved, gen: number, run: RunInfo | null): WipePlan {
   const devicePath = o.disk.status.devicePath ?? '';
-  if (run?.state === 'canceled') return { ...IDLE, ack: gen, condition: wiped(false, 'Canceled', `the wipe run was canceled; ${devicePath} may be partly wiped`) };
+  if (run?.state === 'canceled')
+    return { ...IDLE, ack: gen, condition: wiped(false, 'Canceled', `the wipe run was canceled; ${devicePath} may be partly wiped`) };
   if (run?.state === 'completed') {
     if (o.disk.status.hasFilesystem === false) return { ...IDLE, ack: gen, condition: wiped(true, 'Wiped', `${devicePath} was wiped`) };
     const wait = graceWait(run.completedAt ?? o.now, o.now, o.startGraceMs);
-    if (wait !== null) return progress('WaitingForAgent', `wiped; waiting for the agent to report ${devicePath} empty`, { requeueAfterMs: wait });
+    if (wait !== null)
+      return progress('WaitingForAgent', `wiped; waiting for the agent to report ${devicePath} empty`, { requeueAfterMs: wait });
     // The agent still sees a filesystem after its grace: the wipe did not take; wipe again.
-    return { ...progress('Wiping', `the agent still reports a filesystem on ${devicePath}; wiping again`), step: { kind: 'wipe', attempt: run.attempt + 1, args: { request: gen, devicePath } } };
+    return {
+      ...progress('Wiping', `the agent still reports a filesystem on ${devicePath}; wiping again`),
+      step: { kind: 'wipe', attempt: run.attempt + 1, args: { request: gen, devicePath } },
+    };
   }
   return runStep(o, 'wipe', run, `wiping ${devicePath}`, { request: gen, devicePath });
 }
 
-function runStep<K extends WipeStep['kind']>(o: WipeObserved, kind: K, last: RunInfo | null, message: string, args: Extract<WipeStep, { kind: K }>['args']): WipePlan {
+function runStep<K extends WipeStep['kind']>(
+  o: WipeObserved,
+  kind: K,
+  last: RunInfo | null,
+  message: string,
+  args: Extract<WipeStep, { kind: K }>['args'],
+): WipePlan {
   const reason = kind === 'confirm' ? 'Asking' : 'Wiping';
   if (isActive(last)) return progress(reason, `${message} (run ${last!.id})`);
   const r = retry(last, o.now, o.retryBaseMs);

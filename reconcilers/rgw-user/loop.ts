@@ -9,7 +9,13 @@ import { ConflictError } from '../../src/errors.js';
 import { CLUSTER_ID, CephKind, type ClusterSpec, type ClusterStatus } from '../../src/model/ceph-kinds.js';
 import type { Clock } from '../../src/model/clock.js';
 import { Kind, type NodeSpec, type NodeStatusFields } from '../../src/model/kinds.js';
-import { StorageKind, type RgwUserSecretSpec, type RgwUserSecretStatus, type RgwUserSpec, type RgwUserStatus } from '../../src/model/storage-kinds.js';
+import {
+  StorageKind,
+  type RgwUserSecretSpec,
+  type RgwUserSecretStatus,
+  type RgwUserSpec,
+  type RgwUserStatus,
+} from '../../src/model/storage-kinds.js';
 import type { Store } from '../../src/store/types.js';
 import type { Reconciler, Result } from '../../src/runtime/types.js';
 import { applyPlan, writeOwned, type StatusOwner } from '../../src/runtime/loop-kit/index.js';
@@ -64,12 +70,22 @@ async function observe(deps: RgwUserLoopDeps, id: string): Promise<RgwUserObserv
 export const RGW_USER_STATUS: StatusOwner = { loop: 'rgw-user', kind: StorageKind.RgwUser, fields: 'all' };
 
 function apply(deps: RgwUserLoopDeps, o: RgwUserObserved, p: RgwUserPlan): Promise<Result> {
-  return applyPlan({
-    write: (obs: RgwUserObserved, status: RgwUserStatus) => writeOwned(deps.store, RGW_USER_STATUS, obs.user.id, withOrphaned(status, obs.user.metadata.source, obs.user.metadata.generation, obs.nowIso)).then(() => undefined),
-    act: (obs, step) => createRun(deps, obs, step.attempt),
-    start: (req) => deps.tasks.start(req),
-    recheckMs: deps.blockedRecheckMs,
-  }, o, p);
+  return applyPlan(
+    {
+      write: (obs: RgwUserObserved, status: RgwUserStatus) =>
+        writeOwned(
+          deps.store,
+          RGW_USER_STATUS,
+          obs.user.id,
+          withOrphaned(status, obs.user.metadata.source, obs.user.metadata.generation, obs.nowIso),
+        ).then(() => undefined),
+      act: (obs, step) => createRun(deps, obs, step.attempt),
+      start: (req) => deps.tasks.start(req),
+      recheckMs: deps.blockedRecheckMs,
+    },
+    o,
+    p,
+  );
 }
 
 /** The master-level run that takes the user from RGW, or creates it, and stores its key pair. */
@@ -86,7 +102,10 @@ function createRun(deps: RgwUserLoopDeps, o: RgwUserObserved, attempt: number): 
       let user: RgwUser | undefined = await deps.rgw.userInfo(spec.userId, call);
       if (user) ctx.log('info', `RGW user ${spec.userId} exists already; Quarry keeps its keys`);
       else {
-        user = await deps.rgw.userCreate({ uid: spec.userId, displayName: spec.displayName, ...(spec.email ? { email: spec.email } : {}) }, call);
+        user = await deps.rgw.userCreate(
+          { uid: spec.userId, displayName: spec.displayName, ...(spec.email ? { email: spec.email } : {}) },
+          call,
+        );
         ctx.log('info', `RGW user ${spec.userId} created`);
       }
       const key = user.keys.find((k) => k.user === spec.userId);
@@ -109,5 +128,10 @@ async function saveSecret(store: Store, id: string, spec: RgwUserSecretSpec, sec
   const known = await store.mustGet<RgwUserSecretSpec, RgwUserSecretStatus>(StorageKind.RgwUserSecret, id);
   if (known.spec.accessKey === spec.accessKey && known.status.secretKey === secretKey) return;
   const updated = await store.updateSpec(StorageKind.RgwUserSecret, id, spec, { resourceVersion: known.metadata.resourceVersion });
-  await store.updateStatus(StorageKind.RgwUserSecret, id, { secretKey, shownAt: null }, { resourceVersion: updated.metadata.resourceVersion });
+  await store.updateStatus(
+    StorageKind.RgwUserSecret,
+    id,
+    { secretKey, shownAt: null },
+    { resourceVersion: updated.metadata.resourceVersion },
+  );
 }

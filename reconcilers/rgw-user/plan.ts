@@ -42,11 +42,26 @@ export function planRgwUser(o: RgwUserObserved): RgwUserPlan {
     ...rest,
     phase: out.phase,
     ...(o.issued ? { accessKey: o.issued } : {}),
-    conditions: setConditions(o.user.status.conditions, [
-      { type: 'Ready', status: out.phase === 'ready' ? 'True' : 'False', reason: out.reason, message: out.message },
-      { type: 'Progressing', status: out.phase === 'creating' ? 'True' : 'False', reason: out.reason, message: out.phase === 'creating' ? out.message : '' },
-      { type: 'Blocked', status: out.phase === 'blocked' ? 'True' : 'False', reason: out.phase === 'blocked' ? out.reason : 'NotBlocked', message: out.phase === 'blocked' ? out.message : '' },
-    ], gen, o.nowIso),
+    conditions: setConditions(
+      o.user.status.conditions,
+      [
+        { type: 'Ready', status: out.phase === 'ready' ? 'True' : 'False', reason: out.reason, message: out.message },
+        {
+          type: 'Progressing',
+          status: out.phase === 'creating' ? 'True' : 'False',
+          reason: out.reason,
+          message: out.phase === 'creating' ? out.message : '',
+        },
+        {
+          type: 'Blocked',
+          status: out.phase === 'blocked' ? 'True' : 'False',
+          reason: out.phase === 'blocked' ? out.reason : 'NotBlocked',
+          message: out.phase === 'blocked' ? out.message : '',
+        },
+      ],
+      gen,
+      o.nowIso,
+    ),
     observedGeneration: gen,
   };
   const gate = out.phase === 'blocked' ? gateOf(out.reason, out.message) : null;
@@ -57,7 +72,11 @@ function decide(o: RgwUserObserved): Outcome {
   if (o.issued) return { phase: 'ready', reason: 'KeysIssued', message: `access key ${o.issued} issued` };
   if (!o.quorum) return { phase: 'blocked', reason: 'WaitingForQuorum', message: 'waiting for monitor quorum' };
   if (!o.gatewayRunning) {
-    return { phase: 'blocked', reason: 'WaitingForGateway', message: 'RGW users need the RGW pools: deploy a gateway first (POST /gateways/rgw/deploy)' };
+    return {
+      phase: 'blocked',
+      reason: 'WaitingForGateway',
+      message: 'RGW users need the RGW pools: deploy a gateway first (POST /gateways/rgw/deploy)',
+    };
   }
   const what = `creating RGW user ${o.user.spec.userId}`;
   // A completed run without stored keys: the secret document is gone; the run takes the

@@ -26,4 +26,5 @@ export interface CephLoopDeps {
 }
 
 /** The monitors have quorum: the cluster loop saw `ceph status` answer. */
-export const hasQuorum = (c: Doc<ClusterSpec, ClusterStatus> | undefined): boolean => (c?.status.quorum?.length ?? 0) > 0 && c?.status.phase === 'ready';
+export const hasQuorum = (c: Doc<ClusterSpec, ClusterStatus> | undefined): boolean =>
+  (c?.status.quorum?.length ?? 0) > 0 && c?.status.phase === 'ready';

@@ -31,7 +31,11 @@ export function okToStopAnswer(ids: number[], r: OkToStop | { error: string }): 
 export function okToStopGate(action: string, running: number[], answer: OkToStopAnswer | null | undefined): GateVerdict {
   if (running.length === 0) return { ok: true };
   if (answer?.ok && sameIds(answer.osds, running)) return { ok: true };
-  const why = !answer ? 'Ceph has not been asked yet' : !sameIds(answer.osds, running) ? 'the node runs other OSDs than Ceph was asked about' : answer.reason;
+  const why = !answer
+    ? 'Ceph has not been asked yet'
+    : !sameIds(answer.osds, running)
+      ? 'the node runs other OSDs than Ceph was asked about'
+      : answer.reason;
   return { ok: false, reason: 'OsdNotOkToStop', message: `${action} would stop ${names(running)}: ${why}; nothing was sent` };
 }
 
@@ -43,7 +47,11 @@ export function okToStopGate(action: string, running: number[], answer: OkToStop
  */
 export function safeToDestroyGate(ids: number[], answer: SafeToDestroy | { error: string } | null | undefined): GateVerdict {
   if (ids.length === 0) return { ok: true };
-  const fail = (why: string): GateVerdict => ({ ok: false, reason: 'OsdNotSafeToDestroy', message: `${names(ids)} cannot be destroyed: ${why}` });
+  const fail = (why: string): GateVerdict => ({
+    ok: false,
+    reason: 'OsdNotSafeToDestroy',
+    message: `${names(ids)} cannot be destroyed: ${why}`,
+  });
   if (!answer) return fail('Ceph has not been asked yet');
   if ('error' in answer) return fail(`Ceph did not answer safe-to-destroy: ${answer.error}`);
   if (answer.safe && ids.every((id) => answer.safeIds.includes(id))) return { ok: true };

@@ -49,7 +49,14 @@ export function retry(last: RunInfo | null, now: number, baseMs: number): RetryD
  */
 export type NextAttempt =
   | { kind: 'busy'; message: string }
-  | { kind: 'wait' | 'start'; attempt: number; failed: boolean; reason: 'RetryBackoff' | 'Retrying' | 'Starting'; message: string; waitMs: number };
+  | {
+      kind: 'wait' | 'start';
+      attempt: number;
+      failed: boolean;
+      reason: 'RetryBackoff' | 'Retrying' | 'Starting';
+      message: string;
+      waitMs: number;
+    };
 
 export function nextAttempt(last: RunInfo | null, now: number, baseMs: number, what: string): NextAttempt {
   if (isActive(last)) return { kind: 'busy', message: what };
@@ -76,5 +83,10 @@ export function createAttempt(last: RunInfo | null, now: number, baseMs: number,
   if (next.kind === 'busy') return { phase: 'creating', reason: 'Creating', message: `${what} (run ${last!.id})` };
   const phase = next.failed ? 'failed' : 'creating';
   if (next.kind === 'wait') return { phase, reason: next.reason, message: next.message, requeueAfterMs: next.waitMs };
-  return { phase, reason: next.reason === 'Starting' ? 'Creating' : next.reason, message: next.message, step: { kind: 'create', attempt: next.attempt } };
+  return {
+    phase,
+    reason: next.reason === 'Starting' ? 'Creating' : next.reason,
+    message: next.message,
+    step: { kind: 'create', attempt: next.attempt },
+  };
 }

@@ -55,10 +55,19 @@ export class Agent {
    * ceph.conf follows the master's: a monitor added, gone or moved changes it, and a daemon
    * that restarts must find the monitors that are there now. */
   async heartbeat(): Promise<void> {
-    await this.followConf().catch((err: unknown) => this.d.log('warn', "comparing ceph.conf with the master's failed", { error: String(err) }));
+    await this.followConf().catch((err: unknown) =>
+      this.d.log('warn', "comparing ceph.conf with the master's failed", { error: String(err) }),
+    );
     const [{ disks, nics }, daemons] = await Promise.all([this.d.inventory(), this.d.host.report()]);
     const ip = this.d.identity.ip ?? nics.find((n) => n.connected && n.ip)?.ip ?? '';
-    const report: AgentReport = { bootId: this.d.identity.bootId, hostname: this.d.identity.hostname, ip, disks, nics, daemons: daemons satisfies DaemonReport };
+    const report: AgentReport = {
+      bootId: this.d.identity.bootId,
+      hostname: this.d.identity.hostname,
+      ip,
+      disks,
+      nics,
+      daemons: daemons satisfies DaemonReport,
+    };
     await this.d.session.call('POST', '/node/hardware', report);
   }
 
@@ -106,7 +115,10 @@ export class Agent {
     const onStop = (): void => abort.abort();
     this.stopping.signal.addEventListener('abort', onStop, { once: true });
     const timers = [
-      setInterval(() => void flush().catch((err: unknown) => this.d.log('warn', 'sending run logs failed', { runId: run.id, error: String(err) })), LOG_FLUSH_MS),
+      setInterval(
+        () => void flush().catch((err: unknown) => this.d.log('warn', 'sending run logs failed', { runId: run.id, error: String(err) })),
+        LOG_FLUSH_MS,
+      ),
       setInterval(() => this.watchCancel(run.id, abort), this.d.cancelPollMs ?? 5_000),
     ];
     let result: AgentResult;
@@ -114,7 +126,14 @@ export class Agent {
       const step = this.d.steps.get(run.taskName);
       if (!step) throw new Error(`this agent has no step ${run.taskName}`);
       log('info', `${run.taskName} started`);
-      const out = await step({ args: run.args, signal: abort.signal, log, runner: streamed(this.d.runner, log), host: this.d.host, master: this.d.master });
+      const out = await step({
+        args: run.args,
+        signal: abort.signal,
+        log,
+        runner: streamed(this.d.runner, log),
+        host: this.d.host,
+        master: this.d.master,
+      });
       result = { ok: true, ...(out ? { result: out } : {}) };
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);

@@ -19,7 +19,7 @@ export function localConf(masterConf: string, p: CephPaths): string {
   const d = p.dataDir;
   const lines = [
     '',
-    '# This node: written by the Quarry agent after the master\'s conf above.',
+    "# This node: written by the Quarry agent after the master's conf above.",
     '[global]',
     `run_dir = ${p.runDir}`,
     `pid_file = ${p.runDir}/$cluster-$name.pid`,

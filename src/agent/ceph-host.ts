@@ -8,7 +8,16 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DAEMONS, Daemon, DATA_DAEMON_TYPES, DISK_DAEMON_TYPE, NODE_DAEMON_TYPES, daemonOfEntity, type DaemonType, type DataDaemonType } from '../catalogue/index.js';
+import {
+  DAEMONS,
+  Daemon,
+  DATA_DAEMON_TYPES,
+  DISK_DAEMON_TYPE,
+  NODE_DAEMON_TYPES,
+  daemonOfEntity,
+  type DaemonType,
+  type DataDaemonType,
+} from '../catalogue/index.js';
 import { CommandError } from '../errors.js';
 import type { DaemonReport } from '../fleet/types.js';
 import type { Runner } from '../exec/runner.js';
@@ -70,7 +79,11 @@ export class CephHost {
    * place: a daemon starting meanwhile reads the old file or the new one, never half of one),
    * and the SHA-256 of the master's part, to compare with GET /ceph/cluster/config/hash. */
   async writeConf(masterConf: string): Promise<void> {
-    const dirs = [this.opts.runDir, this.opts.logDir, ...['keyring', 'crash', ...DATA_DAEMON_TYPES, 'radosgw'].map((d) => join(this.opts.dataDir, d))];
+    const dirs = [
+      this.opts.runDir,
+      this.opts.logDir,
+      ...['keyring', 'crash', ...DATA_DAEMON_TYPES, 'radosgw'].map((d) => join(this.opts.dataDir, d)),
+    ];
     await Promise.all(dirs.map((d) => mkdir(d, { recursive: true, mode: 0o750 })));
     // Steps run at once may write it together: each through its own temporary file.
     const tmp = `${this.conf}.${randomBytes(6).toString('hex')}.tmp`;
@@ -168,7 +181,8 @@ export class CephHost {
   /** How the daemon is named on its command line: Ceph's take the conf and their id; nfs-ganesha
    * its config, pid file and log (the pid file where pidOf looks, as for the others). */
   private argsOf(type: DaemonType, id: string): string[] {
-    if (type === Daemon.nfs) return ['-f', this.ganeshaConfOf(id), '-p', this.pidFileOf(type, id), '-L', this.ganeshaLogOf(id), '-N', 'NIV_EVENT'];
+    if (type === Daemon.nfs)
+      return ['-f', this.ganeshaConfOf(id), '-p', this.pidFileOf(type, id), '-L', this.ganeshaLogOf(id), '-N', 'NIV_EVENT'];
     return ['-c', this.conf, ...(DAEMONS[type].byEntity ? ['-n', entityOf(type, id)] : ['-i', id])];
   }
 

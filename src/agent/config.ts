@@ -28,7 +28,8 @@ export function loadAgentConfig(env: Env): Readonly<AgentConfig> {
   if (!/^https?:\/\/[^/]+/.test(masterUrl)) throw new InputError(`MASTER_URL must be the master's http(s) address, got "${masterUrl}"`);
   const portMin = int(env, 'CEPH_PORT_MIN', 0, 0, 65535);
   const portMax = int(env, 'CEPH_PORT_MAX', 0, 0, 65535);
-  if ((portMin === 0) !== (portMax === 0) || portMin > portMax) throw new InputError('CEPH_PORT_MIN and CEPH_PORT_MAX go together, the minimum first');
+  if ((portMin === 0) !== (portMax === 0) || portMin > portMax)
+    throw new InputError('CEPH_PORT_MIN and CEPH_PORT_MAX go together, the minimum first');
   return Object.freeze({
     masterUrl,
     credentialFile: env.CREDENTIAL_FILE || '/var/lib/quarry-agent/credential.json',
@@ -39,7 +40,11 @@ export function loadAgentConfig(env: Env): Readonly<AgentConfig> {
     portRange: portMin ? { min: portMin, max: portMax } : null,
     extraConf: env.CEPH_EXTRA_CONF ? readFileSync(env.CEPH_EXTRA_CONF, 'utf8') : '',
     hostname: env.NODE_HOSTNAME || hostname(),
-    disks: env.DISKS ? env.DISKS.split(',').map((d) => d.trim()).filter(Boolean) : null,
+    disks: env.DISKS
+      ? env.DISKS.split(',')
+          .map((d) => d.trim())
+          .filter(Boolean)
+      : null,
     heartbeatMs: int(env, 'HEARTBEAT_MS', 5_000, 10, 600_000),
     claimWaitMs: int(env, 'CLAIM_WAIT_MS', 25_000, 0, 30_000),
     parallelSteps: int(env, 'PARALLEL_STEPS', 4, 1, 16),

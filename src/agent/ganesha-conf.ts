@@ -40,7 +40,10 @@ export function checkExport(e: GaneshaExport): void {
   }
   if (!Number.isInteger(e.port) || e.port < 1 || e.port > 65535) throw new Error(`port ${e.port} is not a TCP port`);
   if (isIP(e.bindAddr) === 0) throw new Error(`bind address '${shown(e.bindAddr)}' is not an IP address`);
-  for (const [what, p] of [['ceph.conf', e.cephConf], ['recovery root', e.recoveryRoot]] as const) {
+  for (const [what, p] of [
+    ['ceph.conf', e.cephConf],
+    ['recovery root', e.recoveryRoot],
+  ] as const) {
     if (!LOCAL_PATH.test(p)) throw new Error(`${what} path '${shown(p)}' cannot be written into ganesha.conf`);
   }
 }

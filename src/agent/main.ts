@@ -33,7 +33,10 @@ export async function startAgent(config: Readonly<AgentConfig>, log: Logger): Pr
   const host = new CephHost({ runner, ...config });
   const bootId = (await readFile('/proc/sys/kernel/random/boot_id', 'utf8').catch(() => `pid-${process.pid}`)).trim();
   const agent = new Agent({
-    session, host, runner, log,
+    session,
+    host,
+    runner,
+    log,
     steps: agentSteps(),
     master: new HttpMasterFiles(session, nodeId),
     inventory: async () => {
@@ -55,7 +58,10 @@ async function main(): Promise<void> {
   const agent = await startAgent(loadAgentConfig(envFromArgs(process.argv.slice(2), process.env)), log);
   const stop = (signal: string): void => {
     log('info', 'agent stopping; its daemons keep running', { signal });
-    agent.stop().then(() => process.exit(0), () => process.exit(1));
+    agent.stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
   };
   process.once('SIGINT', () => stop('SIGINT'));
   process.once('SIGTERM', () => stop('SIGTERM'));

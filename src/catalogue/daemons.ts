@@ -122,7 +122,11 @@ export const DAEMONS = {
     // (docs/real-components.md, "NFS gateway").
     capsFor: (p: Readonly<Record<string, unknown>>) => {
       const [fs, path] = [String(p.export), typeof p.path === 'string' ? p.path : '/'];
-      return { mon: `allow r fsname=${fs}`, mds: `allow rw fsname=${fs}${path === '/' ? '' : ` path=${path}`}`, osd: `allow rw tag cephfs data=${fs}` };
+      return {
+        mon: `allow r fsname=${fs}`,
+        mds: `allow rw fsname=${fs}${path === '/' ? '' : ` path=${path}`}`,
+        osd: `allow rw tag cephfs data=${fs}`,
+      };
     },
     holdsData: false,
     // Its exports are CephFS: one no longer desired is simply stopped.
@@ -130,7 +134,13 @@ export const DAEMONS = {
     needsDisk: false,
     params: {
       export: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$', description: 'the CephFS filesystem it exports' },
-      path: { type: 'string', pattern: '^/([A-Za-z0-9_+:@-][A-Za-z0-9._+:@-]*(/[A-Za-z0-9_+:@-][A-Za-z0-9._+:@-]*)*)?$', maxLength: 1024, default: '/', description: 'the directory of the filesystem it exports' },
+      path: {
+        type: 'string',
+        pattern: '^/([A-Za-z0-9_+:@-][A-Za-z0-9._+:@-]*(/[A-Za-z0-9_+:@-][A-Za-z0-9._+:@-]*)*)?$',
+        maxLength: 1024,
+        default: '/',
+        description: 'the directory of the filesystem it exports',
+      },
     },
     required: ['export'],
     operation: 'ceph.create-nfs',
@@ -166,8 +176,12 @@ const entries = Object.entries(DAEMONS) as Array<[DaemonType, DaemonEntry]>;
 export const DAEMON_TYPES: readonly DaemonType[] = entries.map(([t]) => t);
 /** Each daemon type as a value (`Daemon.mgr`): how code outside the catalogue names one. */
 export const Daemon = Object.fromEntries(DAEMON_TYPES.map((t) => [t, t])) as { readonly [T in DaemonType]: T };
-export const NODE_DAEMON_TYPES: readonly NodeDaemonType[] = entries.filter(([, d]) => d.placement === 'node').map(([t]) => t as NodeDaemonType);
-export const KEYED_DAEMON_TYPES: readonly KeyedDaemonType[] = entries.filter(([, d]) => d.steps.key !== undefined).map(([t]) => t as KeyedDaemonType);
+export const NODE_DAEMON_TYPES: readonly NodeDaemonType[] = entries
+  .filter(([, d]) => d.placement === 'node')
+  .map(([t]) => t as NodeDaemonType);
+export const KEYED_DAEMON_TYPES: readonly KeyedDaemonType[] = entries
+  .filter(([, d]) => d.steps.key !== undefined)
+  .map(([t]) => t as KeyedDaemonType);
 /** The disk-placed daemon (OSDs): one, which this names without spelling it elsewhere. */
 export const DISK_DAEMON_TYPE = entries.find(([, d]) => d.placement === 'disk')![0] as Exclude<DaemonType, NodeDaemonType>;
 

@@ -25,7 +25,9 @@ export type NodeOperation = DaemonOperation<NodeDaemonType> | (typeof NodeOperat
 export const DiskOperation = { createOsd: DAEMONS.osd.operation, wipe: 'disk.wipe' } as const;
 export type DiskOperation = (typeof DiskOperation)[keyof typeof DiskOperation];
 
-export const NODE_OPERATIONS: readonly NodeOperation[] = [...new Set<NodeOperation>([...Object.values(NODE_DAEMON_OPERATIONS), ...Object.values(NodeOperation)])];
+export const NODE_OPERATIONS: readonly NodeOperation[] = [
+  ...new Set<NodeOperation>([...Object.values(NODE_DAEMON_OPERATIONS), ...Object.values(NodeOperation)]),
+];
 export const DISK_OPERATIONS: readonly DiskOperation[] = Object.values(DiskOperation);
 
 /** The node daemon an operation creates, if it creates one. */

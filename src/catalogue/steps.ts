@@ -16,7 +16,12 @@ const port = { type: 'integer', minimum: 1, maximum: 65535, description: 'a TCP 
 const count = { type: 'integer', minimum: 0, maximum: 2 ** 53 - 1, description: 'a non-negative integer' } as const;
 const uuid = { type: 'string', format: 'uuid', description: 'a UUID' } as const;
 /** A block device (or, in tests, a file standing in for one): absolute, no `..`, no blanks. */
-const devicePath = { type: 'string', pattern: '^(/[A-Za-z0-9_+:@-][A-Za-z0-9._+:@-]*)+$', maxLength: 4096, description: 'an absolute device path' } as const;
+const devicePath = {
+  type: 'string',
+  pattern: '^(/[A-Za-z0-9_+:@-][A-Za-z0-9._+:@-]*)+$',
+  maxLength: 4096,
+  description: 'an absolute device path',
+} as const;
 const entity = { type: 'string', pattern: '^[a-z]+(\\.[A-Za-z0-9_-]+)+$', maxLength: 256, description: 'a Ceph entity name' } as const;
 const name = { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$', description: 'a name' } as const;
 const none = { type: 'object', additionalProperties: false, properties: {} } as const;
@@ -25,14 +30,20 @@ const obj = <const P extends Record<string, unknown>, const R extends readonly s
 
 /** The monitors of a first monmap, each by name and address (and the node it is on). */
 const initialMembers = {
-  type: 'array', minItems: 1, maxItems: 16, description: 'a non-empty list of { name, addr }',
+  type: 'array',
+  minItems: 1,
+  maxItems: 16,
+  description: 'a non-empty list of { name, addr }',
   items: obj({ nodeId: { type: 'string', maxLength: 64 }, name: hostname, addr: ipv4 }, ['name', 'addr']),
 } as const;
 
 /** What the monitor loop passes to a bootstrap or join (the same for both). `addr` and
  * `devicePath` may be empty while the node has not reported them; the agent then refuses. */
 const monArgs = {
-  fsid, monName: hostname, addr: ipv4, monPort: port,
+  fsid,
+  monName: hostname,
+  addr: ipv4,
+  monPort: port,
   devicePath: { type: 'string', pattern: '^((/[A-Za-z0-9_+:@-][A-Za-z0-9._+:@-]*)+)?$', maxLength: 4096 },
   initialMembers,
 } as const;
@@ -54,96 +65,156 @@ export interface StepEntry {
 
 export const STEPS = {
   'network.dhcp.start': {
-    level: 'master', loop: 'network',
-    args: obj({ nic: { type: 'string', pattern: '^[A-Za-z0-9_.:@-]{1,15}$' }, configHash: { type: 'string', pattern: '^[A-Za-z0-9+/=_-]{1,128}$' }, crashes: count }, ['nic', 'configHash']),
+    level: 'master',
+    loop: 'network',
+    args: obj(
+      {
+        nic: { type: 'string', pattern: '^[A-Za-z0-9_.:@-]{1,15}$' },
+        configHash: { type: 'string', pattern: '^[A-Za-z0-9+/=_-]{1,128}$' },
+        crashes: count,
+      },
+      ['nic', 'configHash'],
+    ),
     result: none,
   },
   'image.download': {
-    level: 'master', loop: 'image',
-    args: obj({ name: { type: 'string', minLength: 1, maxLength: 256 }, files: { type: 'array', maxItems: 64, items: { type: 'string', minLength: 1, maxLength: 256 } } }, ['name', 'files']),
+    level: 'master',
+    loop: 'image',
+    args: obj(
+      {
+        name: { type: 'string', minLength: 1, maxLength: 256 },
+        files: { type: 'array', maxItems: 64, items: { type: 'string', minLength: 1, maxLength: 256 } },
+      },
+      ['name', 'files'],
+    ),
     result: none,
   },
   'image.remove': {
-    level: 'master', loop: 'image', destroys: "the image's downloaded files",
+    level: 'master',
+    loop: 'image',
+    destroys: "the image's downloaded files",
     args: obj({ name: { type: 'string', minLength: 1, maxLength: 256 } }, ['name']),
     result: none,
   },
   'node.restart': { level: 'node', loop: 'node', power: 'reboot', args: nodeRequest, result: none },
   'node.shutdown': { level: 'node', loop: 'node', power: 'poweroff', args: nodeRequest, result: none },
   'ceph.mon.bootstrap': {
-    level: 'node', loop: 'mon',
+    level: 'node',
+    loop: 'mon',
     // monPort: the lab's monitors take the default; the real agent requires it.
     args: obj(monArgs, ['fsid', 'monName', 'addr']),
-    result: obj({ fsid, monName: hostname, addr: { type: 'string' }, initialMembers: { type: 'array', items: hostname }, monmapEpoch: count }, []),
+    result: obj(
+      { fsid, monName: hostname, addr: { type: 'string' }, initialMembers: { type: 'array', items: hostname }, monmapEpoch: count },
+      [],
+    ),
   },
   'ceph.mon.join': {
-    level: 'node', loop: 'mon',
+    level: 'node',
+    loop: 'mon',
     args: obj(monArgs, ['monName', 'addr']),
     result: obj({ monName: hostname, addr: { type: 'string' }, monmapEpoch: count }, []),
   },
   'ceph.mon.remove': {
-    level: 'node', loop: 'mon', destroys: "the monitor's store",
+    level: 'node',
+    loop: 'mon',
+    destroys: "the monitor's store",
     args: obj({ monName: hostname }, ['monName']),
     result: obj({ monName: hostname, inMonmap: { type: 'boolean' }, storeRemoved: { type: 'boolean' } }, ['monName']),
   },
   'ceph.mon.monmap-remove': {
-    level: 'master', loop: 'mon', destroys: "the monitor's place in the monmap",
+    level: 'master',
+    loop: 'mon',
+    destroys: "the monitor's place in the monmap",
     args: obj({ monName: hostname }, ['monName']),
     result: none,
   },
   'ceph.mon.import-admin-key': { level: 'master', loop: 'mon', args: none, result: none },
   'ceph.mgr.key': { level: 'master', loop: 'mgr', args: obj({ entity }, ['entity']), result: none },
   'ceph.mgr.start': {
-    level: 'node', loop: 'mgr',
+    level: 'node',
+    loop: 'mgr',
     args: obj({ name: hostname, fsid }, ['name']),
     result: obj({ name: hostname }, []),
   },
   'ceph.mds.key': { level: 'master', loop: 'mds', args: obj({ entity }, ['entity']), result: none },
   'ceph.mds.start': {
-    level: 'node', loop: 'mds',
+    level: 'node',
+    loop: 'mds',
     args: obj({ name: hostname, fsid }, ['name']),
     result: obj({ name: hostname }, []),
   },
   'ceph.rgw.key': { level: 'master', loop: 'rgw', args: obj({ entity }, ['entity']), result: none },
   'ceph.rgw.start': {
-    level: 'node', loop: 'rgw',
+    level: 'node',
+    loop: 'rgw',
     args: obj({ name: hostname, fsid, port }, ['name', 'port']),
     result: obj({ name: hostname, endpoint: { type: 'string' } }, []),
   },
   'ceph.rgw.stop': {
-    level: 'node', loop: 'rgw',
+    level: 'node',
+    loop: 'rgw',
     args: obj({ name: hostname }, ['name']),
     result: obj({ name: hostname }, []),
   },
   'ceph.nfs.key': { level: 'master', loop: 'nfs', args: obj({ entity }, ['entity']), result: none },
   'ceph.nfs.start': {
-    level: 'node', loop: 'nfs',
-    args: obj({ name: hostname, fsid, export: DAEMONS.nfs.params.export, path: { type: 'string', pattern: DAEMONS.nfs.params.path.pattern, maxLength: 1024, description: 'an absolute path of plain segments' }, port }, ['name', 'export']),
-    result: obj({ name: hostname, export: { type: 'string' }, path: { type: 'string' }, pseudo: { type: 'string' }, endpoint: { type: 'string' } }, []),
+    level: 'node',
+    loop: 'nfs',
+    args: obj(
+      {
+        name: hostname,
+        fsid,
+        export: DAEMONS.nfs.params.export,
+        path: {
+          type: 'string',
+          pattern: DAEMONS.nfs.params.path.pattern,
+          maxLength: 1024,
+          description: 'an absolute path of plain segments',
+        },
+        port,
+      },
+      ['name', 'export'],
+    ),
+    result: obj(
+      { name: hostname, export: { type: 'string' }, path: { type: 'string' }, pseudo: { type: 'string' }, endpoint: { type: 'string' } },
+      [],
+    ),
   },
   'ceph.nfs.stop': {
-    level: 'node', loop: 'nfs',
+    level: 'node',
+    loop: 'nfs',
     args: obj({ name: hostname }, ['name']),
     result: obj({ name: hostname }, []),
   },
   'ceph.osd.new': { level: 'master', loop: 'osd', args: obj({ uuid }, ['uuid']), result: none },
   'ceph.osd.create': {
-    level: 'node', loop: 'osd', destroys: 'whatever the disk holds (BlueStore is made on the whole device)',
-    args: obj({ osdId: count, uuid, devicePath, sizeBytes: count, deviceClass: { enum: ['hdd', 'ssd', 'nvme'], description: 'device class' } }, ['osdId', 'uuid', 'devicePath']),
+    level: 'node',
+    loop: 'osd',
+    destroys: 'whatever the disk holds (BlueStore is made on the whole device)',
+    args: obj(
+      { osdId: count, uuid, devicePath, sizeBytes: count, deviceClass: { enum: ['hdd', 'ssd', 'nvme'], description: 'device class' } },
+      ['osdId', 'uuid', 'devicePath'],
+    ),
     result: obj({ osdId: count, devicePath, host: hostname }, ['osdId']),
   },
   'ceph.daemon.restart': {
-    level: 'node', loop: ['mon', 'osd'],
-    args: obj({ daemon: { enum: Object.keys(DAEMONS) as Array<keyof typeof DAEMONS>, description: 'daemon type' }, name, id: count }, ['daemon']),
+    level: 'node',
+    loop: ['mon', 'osd'],
+    args: obj({ daemon: { enum: Object.keys(DAEMONS) as Array<keyof typeof DAEMONS>, description: 'daemon type' }, name, id: count }, [
+      'daemon',
+    ]),
     result: obj({ daemon: { type: 'string' }, name: { type: 'string' } }, []),
   },
   'disk.wipe.confirm': {
-    level: 'master', loop: 'osd',
+    level: 'master',
+    loop: 'osd',
     args: obj({ request: count, prompt: { type: 'string', maxLength: 4096 } }, ['request', 'prompt']),
     result: none,
   },
   'disk.wipe': {
-    level: 'node', loop: 'osd', destroys: "the disk's data (signatures erased, the head zeroed)",
+    level: 'node',
+    loop: 'osd',
+    destroys: "the disk's data (signatures erased, the head zeroed)",
     args: obj({ request: count, devicePath }, ['devicePath']),
     result: obj({ devicePath }, ['devicePath']),
   },

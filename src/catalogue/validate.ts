@@ -51,7 +51,10 @@ function describe(step: StepName, e: ErrorObject): { field: string; message: str
     return { field, message: `unknown ${schema?.description ?? field} '${e.data}'` };
   }
   if (!field) return { field: '/', message: `the arguments of ${step} must be an object` };
-  return { field, message: `argument ${field} must be ${schema?.description ?? 'valid'}${e.instancePath !== `/${field}` ? ` (${e.instancePath.slice(field.length + 2)} ${e.message ?? 'is invalid'})` : ''}` };
+  return {
+    field,
+    message: `argument ${field} must be ${schema?.description ?? 'valid'}${e.instancePath !== `/${field}` ? ` (${e.instancePath.slice(field.length + 2)} ${e.message ?? 'is invalid'})` : ''}`,
+  };
 }
 
 /** The first problem of a run's arguments, or null when they match the step's schema. */

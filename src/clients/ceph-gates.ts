@@ -20,7 +20,10 @@ export function gateRefusal(err: unknown): string | undefined {
 
 /** The last non-empty stderr line without its "Error EBUSY: " prefix. */
 export function cephMessage(stderr: string): string {
-  const lines = stderr.split('\n').map((l) => l.trim()).filter((l) => l !== '');
+  const lines = stderr
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '');
   return (lines[lines.length - 1] ?? '').replace(/^Error E[A-Z]+: /, '');
 }
 

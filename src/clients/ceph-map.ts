@@ -1,13 +1,5 @@
 // Raw Ceph JSON (checked by the schemas) → the typed values CephClient returns. Pure.
-import type {
-  RawFsMap,
-  RawFsStatus,
-  RawMdsInfo,
-  RawOsdDump,
-  RawOsdTree,
-  RawPoolDetail,
-  RawTreeNode,
-} from './ceph-schemas-osd.js';
+import type { RawFsMap, RawFsStatus, RawMdsInfo, RawOsdDump, RawOsdTree, RawPoolDetail, RawTreeNode } from './ceph-schemas-osd.js';
 import type { RawDf, RawHealth, RawMonDump, RawQuorumStatus, RawStatus, RawVersions } from './ceph-schemas.js';
 import type {
   CephDf,
@@ -168,9 +160,7 @@ export const toMdsStat = (raw: RawFsMap): MdsStat => ({
 
 export const toFsStatus = (raw: RawFsStatus): FsStatus => ({
   clients: raw.clients.map((c) => ({ fs: c.fs, clients: c.clients })),
-  mds: raw.mdsmap.map((m) =>
-    m.rank === undefined ? { name: m.name, state: m.state } : { name: m.name, rank: m.rank, state: m.state },
-  ),
+  mds: raw.mdsmap.map((m) => (m.rank === undefined ? { name: m.name, state: m.state } : { name: m.name, rank: m.rank, state: m.state })),
   pools: raw.pools.map((p) => ({ id: p.id, name: p.name, type: p.type, usedBytes: p.used, availableBytes: p.avail })),
 });
 

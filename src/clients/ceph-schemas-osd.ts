@@ -81,10 +81,7 @@ export const osdDumpShape = shape<RawOsdDump>(
 );
 
 export type RawPoolDetail = RawPoolCommon & { pool_id: number; pg_autoscale_mode: string };
-export const poolLsShape = shape<RawPoolDetail[]>(
-  'osd-pool-ls-detail',
-  arr(obj({ pool_id: int, ...poolCommon, pg_autoscale_mode: str })),
-);
+export const poolLsShape = shape<RawPoolDetail[]>('osd-pool-ls-detail', arr(obj({ pool_id: int, ...poolCommon, pg_autoscale_mode: str })));
 
 export interface RawOkToStop {
   ok_to_stop: boolean;
@@ -165,10 +162,7 @@ export interface RawAuthEntity {
   caps: Record<string, string>;
 }
 /** `auth get` and `auth get-or-create` both answer a one-element array. */
-export const authShape = shape<RawAuthEntity[]>(
-  'auth',
-  { ...arr(obj({ entity: str, key: str, caps: mapOf(str) })), minItems: 1 },
-);
+export const authShape = shape<RawAuthEntity[]>('auth', { ...arr(obj({ entity: str, key: str, caps: mapOf(str) })), minItems: 1 });
 
 /** `fs status` comes from the mgr's status module (Python): a different style again. */
 export interface RawFsStatus {

@@ -174,7 +174,4 @@ export interface RawMgrStat {
   active_name: string;
   num_standby: number;
 }
-export const mgrStatShape = shape<RawMgrStat>(
-  'mgr-stat',
-  obj({ epoch: int, available: bool, active_name: str, num_standby: int }),
-);
+export const mgrStatShape = shape<RawMgrStat>('mgr-stat', obj({ epoch: int, available: bool, active_name: str, num_standby: int }));

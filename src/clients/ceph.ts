@@ -61,8 +61,7 @@ export class CephClient {
 
   /** The full argument array for a verb: global flags first, then the verb. */
   args(verb: string[], timeoutMs = this.timeoutMs, as?: CallAs): string[] {
-    const connect =
-      this.opts.connectTimeoutSec ?? Math.max(1, Math.min(DEFAULT_CONNECT_TIMEOUT_SEC, Math.floor(timeoutMs / 1000) - 1));
+    const connect = this.opts.connectTimeoutSec ?? Math.max(1, Math.min(DEFAULT_CONNECT_TIMEOUT_SEC, Math.floor(timeoutMs / 1000) - 1));
     const out = ['-c', this.opts.conf, '--connect-timeout', String(connect)];
     const [name, keyring] = as ? [as.name, as.keyring] : [this.opts.name, this.opts.keyring];
     if (name !== undefined) out.push('-n', name);
@@ -73,37 +72,49 @@ export class CephClient {
   // ---- cluster ------------------------------------------------------------------------------
   status = (call?: CallOptions): Promise<T.CephStatus> => this.query(['status'], S.statusShape, M.toStatus, call);
   /** `health detail`: the checks with their per-item lines. */
-  health = (call?: CallOptions): Promise<T.CephHealth> =>
-    this.query(['health', 'detail'], S.healthShape, M.toHealth, call);
+  health = (call?: CallOptions): Promise<T.CephHealth> => this.query(['health', 'detail'], S.healthShape, M.toHealth, call);
   df = (call?: CallOptions): Promise<T.CephDf> => this.query(['df'], S.dfShape, M.toDf, call);
   pgStat = (call?: CallOptions): Promise<T.PgStat> =>
-    this.query(['pg', 'stat'], S.pgStatShape, (r) => ({
-      ready: r.pg_ready,
-      numPgs: r.pg_summary.num_pgs,
-      pgStates: r.pg_summary.num_pg_by_state.map((s) => ({ state: s.name, count: s.num })),
-    }), call);
-  versions = (call?: CallOptions): Promise<T.CephVersions> =>
-    this.query(['versions'], S.versionsShape, M.toVersions, call);
+    this.query(
+      ['pg', 'stat'],
+      S.pgStatShape,
+      (r) => ({
+        ready: r.pg_ready,
+        numPgs: r.pg_summary.num_pgs,
+        pgStates: r.pg_summary.num_pg_by_state.map((s) => ({ state: s.name, count: s.num })),
+      }),
+      call,
+    );
+  versions = (call?: CallOptions): Promise<T.CephVersions> => this.query(['versions'], S.versionsShape, M.toVersions, call);
 
   // ---- mon / mgr ----------------------------------------------------------------------------
-  monDump = (call?: CallOptions): Promise<T.MonDump> =>
-    this.query(['mon', 'dump'], S.monDumpShape, M.toMonDump, call);
+  monDump = (call?: CallOptions): Promise<T.MonDump> => this.query(['mon', 'dump'], S.monDumpShape, M.toMonDump, call);
   monStat = (call?: CallOptions): Promise<T.MonStat> =>
-    this.query(['mon', 'stat'], S.monStatShape, (r) => ({
-      epoch: r.epoch,
-      numMons: r.num_mons,
-      leader: r.leader,
-      quorum: r.quorum.map((q) => ({ rank: q.rank, name: q.name })),
-    }), call);
+    this.query(
+      ['mon', 'stat'],
+      S.monStatShape,
+      (r) => ({
+        epoch: r.epoch,
+        numMons: r.num_mons,
+        leader: r.leader,
+        quorum: r.quorum.map((q) => ({ rank: q.rank, name: q.name })),
+      }),
+      call,
+    );
   quorumStatus = (call?: CallOptions): Promise<T.QuorumStatus> =>
     this.query(['quorum_status'], S.quorumStatusShape, M.toQuorumStatus, call);
   mgrStat = (call?: CallOptions): Promise<T.MgrStat> =>
-    this.query(['mgr', 'stat'], S.mgrStatShape, (r) => ({
-      epoch: r.epoch,
-      available: r.available,
-      activeName: r.active_name,
-      numStandby: r.num_standby,
-    }), call);
+    this.query(
+      ['mgr', 'stat'],
+      S.mgrStatShape,
+      (r) => ({
+        epoch: r.epoch,
+        available: r.available,
+        activeName: r.active_name,
+        numStandby: r.num_standby,
+      }),
+      call,
+    );
 
   /** Removes a monitor from the monmap. One that is not in it is success (`removed: false`),
    * as Ceph answers (exit 0, a note on stderr; a removal says nothing); the last monitor is
@@ -121,18 +132,21 @@ export class CephClient {
   }
 
   // ---- OSDs and pools -----------------------------------------------------------------------
-  osdTree = (call?: CallOptions): Promise<T.OsdTree> =>
-    this.query(['osd', 'tree'], O.osdTreeShape, M.toOsdTree, call);
+  osdTree = (call?: CallOptions): Promise<T.OsdTree> => this.query(['osd', 'tree'], O.osdTreeShape, M.toOsdTree, call);
   osdStat = (call?: CallOptions): Promise<T.OsdStat> =>
-    this.query(['osd', 'stat'], O.osdStatShape, (r) => ({
-      epoch: r.epoch,
-      numOsds: r.num_osds,
-      numUpOsds: r.num_up_osds,
-      numInOsds: r.num_in_osds,
-      numRemappedPgs: r.num_remapped_pgs,
-    }), call);
-  osdDump = (call?: CallOptions): Promise<T.OsdDump> =>
-    this.query(['osd', 'dump'], O.osdDumpShape, M.toOsdDump, call);
+    this.query(
+      ['osd', 'stat'],
+      O.osdStatShape,
+      (r) => ({
+        epoch: r.epoch,
+        numOsds: r.num_osds,
+        numUpOsds: r.num_up_osds,
+        numInOsds: r.num_in_osds,
+        numRemappedPgs: r.num_remapped_pgs,
+      }),
+      call,
+    );
+  osdDump = (call?: CallOptions): Promise<T.OsdDump> => this.query(['osd', 'dump'], O.osdDumpShape, M.toOsdDump, call);
   poolList = (call?: CallOptions): Promise<T.Pool[]> =>
     this.query(['osd', 'pool', 'ls', 'detail'], O.poolLsShape, (r) => r.map(M.toPool), call);
 
@@ -185,18 +199,22 @@ export class CephClient {
     return { created: !/already exists/.test(stderr) };
   }
   fsList = (call?: CallOptions): Promise<T.FsListEntry[]> =>
-    this.query(['fs', 'ls'], O.fsLsShape, (r) => r.map((f) => ({
-      name: f.name,
-      metadataPool: f.metadata_pool,
-      metadataPoolId: f.metadata_pool_id,
-      dataPools: f.data_pools,
-      dataPoolIds: f.data_pool_ids,
-    })), call);
-  mdsStat = (call?: CallOptions): Promise<T.MdsStat> =>
-    this.query(['mds', 'stat'], O.mdsStatShape, (r) => M.toMdsStat(r.fsmap), call);
+    this.query(
+      ['fs', 'ls'],
+      O.fsLsShape,
+      (r) =>
+        r.map((f) => ({
+          name: f.name,
+          metadataPool: f.metadata_pool,
+          metadataPoolId: f.metadata_pool_id,
+          dataPools: f.data_pools,
+          dataPoolIds: f.data_pool_ids,
+        })),
+      call,
+    );
+  mdsStat = (call?: CallOptions): Promise<T.MdsStat> => this.query(['mds', 'stat'], O.mdsStatShape, (r) => M.toMdsStat(r.fsmap), call);
   fsDump = (call?: CallOptions): Promise<T.MdsStat> => this.query(['fs', 'dump'], O.fsDumpShape, M.toMdsStat, call);
-  fsStatus = (call?: CallOptions): Promise<M.FsStatus> =>
-    this.query(['fs', 'status'], O.fsStatusShape, M.toFsStatus, call);
+  fsStatus = (call?: CallOptions): Promise<M.FsStatus> => this.query(['fs', 'status'], O.fsStatusShape, M.toFsStatus, call);
 
   // ---- auth ---------------------------------------------------------------------------------
   /** The entity's key, created with `caps` if missing. Existing with other caps is an
@@ -255,4 +273,3 @@ export class CephClient {
     });
   }
 }
-

@@ -83,7 +83,15 @@ export function parseDnsmasqLeases(text: string): DhcpLease[] {
   const out: DhcpLease[] = [];
   for (const line of text.split('\n')) {
     const [exp, mac, address] = line.trim().split(/\s+/);
-    if (!exp || !mac || !address || !/^\d+$/.test(exp) || !/^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/i.test(mac) || !/^\d{1,3}(\.\d{1,3}){3}$/.test(address)) continue;
+    if (
+      !exp ||
+      !mac ||
+      !address ||
+      !/^\d+$/.test(exp) ||
+      !/^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/i.test(mac) ||
+      !/^\d{1,3}(\.\d{1,3}){3}$/.test(address)
+    )
+      continue;
     out.push({ expires: Number(exp), mac: mac.toLowerCase(), address });
   }
   return out;
@@ -149,7 +157,11 @@ export function classifyDnsmasqError(lines: readonly string[]): { reason: DhcpFa
   const nic = /unknown interface (\S+)/.exec(text);
   if (nic) return { reason: DhcpFailureReason.NicMissing, message: `interface ${nic[1]} does not exist` };
   const busy = /^.*Address (?:already )?in use.*$/m.exec(text);
-  if (busy) return { reason: DhcpFailureReason.PortBusy, message: `the DHCP port is taken by another server: ${busy[0].replace(/^dnsmasq(?:-dhcp)?(?:\[\d+\])?: /, '')}` };
+  if (busy)
+    return {
+      reason: DhcpFailureReason.PortBusy,
+      message: `the DHCP port is taken by another server: ${busy[0].replace(/^dnsmasq(?:-dhcp)?(?:\[\d+\])?: /, '')}`,
+    };
   const last = [...lines].reverse().find((l) => l.trim() !== '') ?? 'no output';
   return { reason: DhcpFailureReason.StartFailed, message: last.replace(/^dnsmasq(?:-dhcp)?(?:\[\d+\])?: /, '') };
 }

@@ -3,7 +3,16 @@
 // other main settings, and crashes Debian 12's dnsmasq with tagged host entries.
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import type { ProcessSupervisor, Supervised } from '../exec/supervisor.js';
-import { DhcpFailureReason, DhcpServerBook, DhcpStartError, classifyDnsmasqError, type DhcpFiles, type DhcpServerState, type DhcpServers, type DhcpStartRequest } from './dhcp.js';
+import {
+  DhcpFailureReason,
+  DhcpServerBook,
+  DhcpStartError,
+  classifyDnsmasqError,
+  type DhcpFiles,
+  type DhcpServerState,
+  type DhcpServers,
+  type DhcpStartRequest,
+} from './dhcp.js';
 
 export interface DnsmasqOptions {
   supervisor: ProcessSupervisor;
@@ -59,13 +68,21 @@ export class DnsmasqServers extends DhcpServerBook<Server> implements DhcpServer
         if (STARTED.test(line)) onStarted();
       },
     });
-    const server: Server = { proc, tail, stopping: false, state: { pid: proc.pid, configHash: req.configHash, nic: req.nic, startedAt: this.now() } };
+    const server: Server = {
+      proc,
+      tail,
+      stopping: false,
+      state: { pid: proc.pid, configHash: req.configHash, nic: req.nic, startedAt: this.now() },
+    };
     log(`dnsmasq pid ${proc.pid} on ${req.nic}`);
     const timeout = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), this.opts.startTimeoutMs ?? 10_000).unref());
     const first = await Promise.race([started.then(() => 'started' as const), proc.exited, timeout]);
     if (first !== 'started') {
       await proc.stop(this.opts.stopGraceMs ?? 2_000);
-      const why = first === 'timeout' ? { reason: DhcpFailureReason.StartFailed, message: 'dnsmasq did not report that it started' } : failure(first.error, tail);
+      const why =
+        first === 'timeout'
+          ? { reason: DhcpFailureReason.StartFailed, message: 'dnsmasq did not report that it started' }
+          : failure(first.error, tail);
       tail.forEach((l) => log(l));
       this.exits.set(networkId, { at: this.now(), configHash: req.configHash, ...why });
       throw new DhcpStartError(why.reason, why.message);
@@ -91,7 +108,12 @@ export class DnsmasqServers extends DhcpServerBook<Server> implements DhcpServer
     if (server.stopping) return;
     if (this.servers.get(networkId) === server) this.servers.delete(networkId);
     const last = server.tail.slice(-3).join(' / ') || 'no output';
-    this.ended(networkId, { at: this.now(), configHash: server.state.configHash, reason: DhcpFailureReason.Exited, message: `dnsmasq pid ${server.state.pid} exited: ${last}` });
+    this.ended(networkId, {
+      at: this.now(),
+      configHash: server.state.configHash,
+      reason: DhcpFailureReason.Exited,
+      message: `dnsmasq pid ${server.state.pid} exited: ${last}`,
+    });
   }
 
   private command(conf: string): [string, string[]] {
@@ -111,7 +133,8 @@ export class DnsmasqServers extends DhcpServerBook<Server> implements DhcpServer
     } catch {
       return;
     }
-    for (let i = 0; i < 50 && (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')) !== ''; i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 50 && (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')) !== ''; i++)
+      await new Promise((r) => setTimeout(r, 20));
   }
 }
 

@@ -21,8 +21,10 @@ const MAX_CATALOG_BYTES = 16 * 1024 * 1024;
 const MAX_REDIRECTS = 5;
 const validate = createAjv().compile(catalogSchema);
 
-const unreachable = (why: string): ServiceUnavailableError => new ServiceUnavailableError(`the image registry did not answer: ${why}`, 'REGISTRY_UNREACHABLE');
-const invalid = (why: string): ServiceUnavailableError => new ServiceUnavailableError(`the image registry's catalog is not valid: ${why}`, 'REGISTRY_INVALID');
+const unreachable = (why: string): ServiceUnavailableError =>
+  new ServiceUnavailableError(`the image registry did not answer: ${why}`, 'REGISTRY_UNREACHABLE');
+const invalid = (why: string): ServiceUnavailableError =>
+  new ServiceUnavailableError(`the image registry's catalog is not valid: ${why}`, 'REGISTRY_INVALID');
 
 export interface HttpImageRegistryOptions {
   url: string;
@@ -162,7 +164,12 @@ export function parseCatalog(raw: unknown, base: string): CatalogEntry[] {
     seen.add(id);
     const names = new Set(e.files.map((f) => f.name));
     if (names.size !== e.files.length) throw invalid(`/${i}/files name the same file twice`);
-    const files = e.files.map((f, j) => ({ name: f.name, url: resolveUrl(f.url, base, `/${i}/files/${j}/url`), size: f.size, sha256: f.sha256.toLowerCase() }));
+    const files = e.files.map((f, j) => ({
+      name: f.name,
+      url: resolveUrl(f.url, base, `/${i}/files/${j}/url`),
+      size: f.size,
+      sha256: f.sha256.toLowerCase(),
+    }));
     return { id, name: e.name, distro: e.distro, version: e.version, arch: e.arch, files };
   });
 }

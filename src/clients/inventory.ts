@@ -25,11 +25,26 @@ export interface RawBlockDevice {
   children?: RawBlockDevice[];
 }
 const deviceProps: Record<string, Schema> = {
-  name: str, path: str, type: str, size: nullable(int), rota: bool, ro: bool, serial: nstr, wwn: nstr, model: nstr, vendor: nstr,
-  tran: nstr, subsystems: nstr, fstype: nstr, mountpoints: arr(nstr),
+  name: str,
+  path: str,
+  type: str,
+  size: nullable(int),
+  rota: bool,
+  ro: bool,
+  serial: nstr,
+  wwn: nstr,
+  model: nstr,
+  vendor: nstr,
+  tran: nstr,
+  subsystems: nstr,
+  fstype: nstr,
+  mountpoints: arr(nstr),
 };
 // Children have the same shape; one level of recursion by reference keeps ajv's compile simple.
-const deviceSchema: Schema = { $id: 'blockdev', ...obj({ ...deviceProps, children: { type: 'array', items: { $ref: 'blockdev' } } }, ['children']) };
+const deviceSchema: Schema = {
+  $id: 'blockdev',
+  ...obj({ ...deviceProps, children: { type: 'array', items: { $ref: 'blockdev' } } }, ['children']),
+};
 const lsblkShape = shape<{ blockdevices: RawBlockDevice[] }>('lsblk', obj({ blockdevices: arr(deviceSchema) }));
 
 export interface RawInterface {
@@ -41,9 +56,23 @@ export interface RawInterface {
   link_type: string;
   addr_info: Array<{ family: string; local: string }>;
 }
-const ipShape = shape<RawInterface[]>('ip-addr', arr(obj({
-  ifname: str, address: str, mtu: int, operstate: str, flags: arr(str), link_type: str, addr_info: arr(obj({ family: str, local: str })),
-}, ['address'])));
+const ipShape = shape<RawInterface[]>(
+  'ip-addr',
+  arr(
+    obj(
+      {
+        ifname: str,
+        address: str,
+        mtu: int,
+        operstate: str,
+        flags: arr(str),
+        link_type: str,
+        addr_info: arr(obj({ family: str, local: str })),
+      },
+      ['address'],
+    ),
+  ),
+);
 
 const parser = new OutputParser();
 export const parseLsblk = (stdout: string): RawBlockDevice[] => parser.parse('lsblk -J -b -O', stdout, lsblkShape).blockdevices;

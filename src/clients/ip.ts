@@ -30,7 +30,10 @@ export function parseIpAddr(json: string): MasterInterface[] {
   const links = JSON.parse(json) as unknown;
   if (!Array.isArray(links)) throw new Error('ip -j addr: expected a JSON array');
   return (links as IpLink[])
-    .filter((l) => l.link_type === 'ether' && typeof l.ifname === 'string' && typeof l.address === 'string' && !(l.flags ?? []).includes('LOOPBACK'))
+    .filter(
+      (l) =>
+        l.link_type === 'ether' && typeof l.ifname === 'string' && typeof l.address === 'string' && !(l.flags ?? []).includes('LOOPBACK'),
+    )
     .map((l) => {
       const mac = (l.address ?? '').toLowerCase();
       const v4 = (l.addr_info ?? []).find((a) => a.family === 'inet' && typeof a.local === 'string');

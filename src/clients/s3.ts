@@ -65,7 +65,9 @@ export function s3Failure(err: unknown, what: string, where: string, ServiceExce
     case 'BucketAlreadyOwnedByYou':
       return new ConflictError(`the bucket name is taken: ${what}`, 'BUCKET_EXISTS');
     case 'InvalidBucketName':
-      return new InputError(`the RADOS gateway refused the bucket name: ${what}`, [{ path: '/body/name', message: 'not a valid bucket name' }]);
+      return new InputError(`the RADOS gateway refused the bucket name: ${what}`, [
+        { path: '/body/name', message: 'not a valid bucket name' },
+      ]);
     default: {
       const status = err.$metadata.httpStatusCode ?? 500;
       if (status >= 400 && status < 500) return new QuarryError(`the RADOS gateway refused to ${what} (${code})`, status, 'S3_REFUSED');
@@ -104,14 +106,21 @@ export class SdkS3Session implements S3Session {
     const out = await this.send(`list the objects of bucket ${bucket}`, (c, m) => c.send(new m.ListObjectsV2Command(input), this.call()));
     const truncated = out.IsTruncated === true;
     return {
-      objects: (out.Contents ?? []).map((o) => ({ key: o.Key ?? '', size: o.Size ?? 0, lastModified: iso(o.LastModified), etag: unquote(o.ETag) })),
+      objects: (out.Contents ?? []).map((o) => ({
+        key: o.Key ?? '',
+        size: o.Size ?? 0,
+        lastModified: iso(o.LastModified),
+        etag: unquote(o.ETag),
+      })),
       isTruncated: truncated,
       continuationToken: truncated ? (out.NextContinuationToken ?? null) : null,
     };
   }
 
   async deleteObject(bucket: string, key: string): Promise<void> {
-    await this.send(`delete an object of bucket ${bucket}`, (c, m) => c.send(new m.DeleteObjectCommand({ Bucket: bucket, Key: key }), this.call()));
+    await this.send(`delete an object of bucket ${bucket}`, (c, m) =>
+      c.send(new m.DeleteObjectCommand({ Bucket: bucket, Key: key }), this.call()),
+    );
   }
 
   private call(): { abortSignal: AbortSignal } {
@@ -132,4 +141,7 @@ export class SdkS3Session implements S3Session {
   }
 }
 
-export const connectS3 = (opts: S3ClientOptions = {}) => (endpoint: string, credentials: S3Credentials): S3Session => new SdkS3Session(endpoint, credentials, opts);
+export const connectS3 =
+  (opts: S3ClientOptions = {}) =>
+  (endpoint: string, credentials: S3Credentials): S3Session =>
+    new SdkS3Session(endpoint, credentials, opts);

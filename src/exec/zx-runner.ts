@@ -178,13 +178,7 @@ function result(shown: string, out: ProcessOutput, killer: Killer, mask: (s: str
   return { stdout: out.stdout, stderr: out.stderr, exitCode: 0 };
 }
 
-function stoppedError(
-  shown: string,
-  reason: StopReason,
-  exitCode: number | null,
-  signal: string | null,
-  stderr: string,
-): CommandError {
+function stoppedError(shown: string, reason: StopReason, exitCode: number | null, signal: string | null, stderr: string): CommandError {
   const err = new CommandError(shown, exitCode, stderr, signal ?? 'SIGTERM');
   const why = reason.kind === 'timeout' ? `timed out after ${reason.ms} ms` : 'aborted';
   // The class builds "killed by X"; the operator also needs to know why it was killed.

@@ -64,7 +64,8 @@ export class AgentSession {
       await this.renew();
       answer = await this.send(method, path, body, signal);
     }
-    if (answer.status >= 300) throw new AgentHttpError(answer.status, `${method} ${path}`, (answer.json as { code?: unknown } | undefined)?.code);
+    if (answer.status >= 300)
+      throw new AgentHttpError(answer.status, `${method} ${path}`, (answer.json as { code?: unknown } | undefined)?.code);
     return answer;
   }
 
@@ -86,7 +87,8 @@ export class AgentSession {
     if (own.rotated) return;
     const rotated = await this.send('POST', '/node/credential');
     const fresh = rotated.json as { username?: unknown; secret?: unknown } | undefined;
-    if (rotated.status !== 200 || typeof fresh?.secret !== 'string') throw new AgentHttpError(rotated.status, 'credential rotation', undefined);
+    if (rotated.status !== 200 || typeof fresh?.secret !== 'string')
+      throw new AgentHttpError(rotated.status, 'credential rotation', undefined);
     this.disk.saveAgentSecret({ username: own.username, secret: fresh.secret, rotated: true });
   }
 
@@ -107,10 +109,16 @@ export class AgentSession {
     const headers: Record<string, string> = {};
     if (this.cookies.size) headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const res = await this.fetchFn(new URL(path, this.base), { method, headers, body: body === undefined ? undefined : JSON.stringify(body), ...(signal ? { signal } : {}) });
+    const res = await this.fetchFn(new URL(path, this.base), {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      ...(signal ? { signal } : {}),
+    });
     for (const line of res.headers.getSetCookie()) this.keep(line);
     const bytes = Buffer.from(await res.arrayBuffer());
-    const json = bytes.length && /json/.test(res.headers.get('content-type') ?? '') ? (JSON.parse(bytes.toString('utf8')) as unknown) : undefined;
+    const json =
+      bytes.length && /json/.test(res.headers.get('content-type') ?? '') ? (JSON.parse(bytes.toString('utf8')) as unknown) : undefined;
     return { status: res.status, json, bytes };
   }
 

@@ -19,17 +19,24 @@ export interface BootDecision {
   retrySeconds?: number;
 }
 
-export const inBootLoop = (status: NodeStatusFields): boolean => (status.conditions ?? []).some((c) => c.type === BOOT_LOOP && c.status === 'True');
+export const inBootLoop = (status: NodeStatusFields): boolean =>
+  (status.conditions ?? []).some((c) => c.type === BOOT_LOOP && c.status === 'True');
 
 /** `credential`: the node's install credential when the caller knows it (the boot route does);
  * an installed node whose credential was revoked must install again. Approval is decided before
  * (enrollment.ts): this is the decision for a machine that may boot. */
-export function decideBoot(node: Doc<NodeSpec, NodeStatusFields>, imageAvailable: boolean, credential?: CredentialView | null): BootDecision {
+export function decideBoot(
+  node: Doc<NodeSpec, NodeStatusFields>,
+  imageAvailable: boolean,
+  credential?: CredentialView | null,
+): BootDecision {
   const { status } = node;
   // Reasons go into iPXE `echo` lines: plain words only.
-  if (inBootLoop(status)) return { action: 'bootloop', reason: 'in a boot loop, booting the local disk (an operator resets it with node.restart)' };
+  if (inBootLoop(status))
+    return { action: 'bootloop', reason: 'in a boot loop, booting the local disk (an operator resets it with node.restart)' };
   // A node whose agent has reported once has an installed system to boot.
-  if (status.bootId && (credential === undefined || hasUsableCredential(credential))) return { action: 'local', reason: 'installed: booting from the local disk' };
+  if (status.bootId && (credential === undefined || hasUsableCredential(credential)))
+    return { action: 'local', reason: 'installed: booting from the local disk' };
   if (!imageAvailable) return { action: 'wait', reason: 'no boot image is available yet' };
   return { action: 'install', reason: node.spec.image ? `installing image ${node.spec.image}` : 'installing the default image' };
 }

@@ -5,7 +5,10 @@
 // undici (the library Node's fetch is built on) can, through its Agent's localAddress.
 import { Agent, fetch as undiciFetch } from 'undici';
 
-export type FetchLike = (url: URL | string, init?: { method?: string; headers?: Record<string, string>; body?: string; signal?: AbortSignal }) => Promise<Response>;
+export type FetchLike = (
+  url: URL | string,
+  init?: { method?: string; headers?: Record<string, string>; body?: string; signal?: AbortSignal },
+) => Promise<Response>;
 
 export function boundFetch(localAddress: string): FetchLike {
   // One agent per machine: its connections are kept alive, as fetch keeps them (a machine

@@ -29,7 +29,9 @@ export class CredentialFile implements CredentialStore {
 function readSecret(file: string): AgentSecret | null {
   try {
     const v = JSON.parse(readFileSync(file, 'utf8')) as Partial<AgentSecret>;
-    return typeof v.username === 'string' && typeof v.secret === 'string' ? { username: v.username, secret: v.secret, rotated: v.rotated === true } : null;
+    return typeof v.username === 'string' && typeof v.secret === 'string'
+      ? { username: v.username, secret: v.secret, rotated: v.rotated === true }
+      : null;
   } catch {
     return null; // no file yet: a machine that was never installed
   }

@@ -122,7 +122,12 @@ export class AgentCredentials {
     if (!doc) return null;
     const s = doc.spec;
     const state = s.conflict ? 'revoked' : s.firstUsedAt === null ? 'pending' : 'claimed';
-    return { state, boundAddress: s.boundAddress ?? null, claimedBy: s.claimedBy ?? null, expired: state === 'pending' && this.expired(doc) };
+    return {
+      state,
+      boundAddress: s.boundAddress ?? null,
+      claimedBy: s.claimedBy ?? null,
+      expired: state === 'pending' && this.expired(doc),
+    };
   }
 
   /** Null for no credential or a revoked one: its sessions end with it. */
@@ -146,7 +151,10 @@ export class AgentCredentials {
       // itself retrying with what its disk held, a plain 401.)
       const elsewhere = address !== undefined && (s.claimedBy ?? null) !== null && address !== s.claimedBy;
       if (elsewhere && s.installHash && s.installHash !== s.secretHash && sameHash(d, s.installHash)) {
-        await this.conflict(nodeId, `the install secret was presented again${address ? ` from ${address}` : ''} after the node's agent replaced it`);
+        await this.conflict(
+          nodeId,
+          `the install secret was presented again${address ? ` from ${address}` : ''} after the node's agent replaced it`,
+        );
       }
       return null;
     }
@@ -195,9 +203,13 @@ export class AgentCredentials {
   async conflict(nodeId: string, message: string): Promise<void> {
     const at = this.clock.iso();
     await this.store
-      .mutateSpec<AgentCredentialSpec>(Kind.AgentCredential, nodeId, (d) => (d.spec.conflict ? undefined : { ...d.spec, initialSecret: null, conflict: { at, message } }))
+      .mutateSpec<AgentCredentialSpec>(Kind.AgentCredential, nodeId, (d) =>
+        d.spec.conflict ? undefined : { ...d.spec, initialSecret: null, conflict: { at, message } },
+      )
       .catch(ignoreMissing);
-    await this.store.mutateSpec<NodeSpec>(Kind.Node, nodeId, (d) => (d.spec.approved === false ? undefined : { ...d.spec, approved: false })).catch(ignoreMissing);
+    await this.store
+      .mutateSpec<NodeSpec>(Kind.Node, nodeId, (d) => (d.spec.approved === false ? undefined : { ...d.spec, approved: false }))
+      .catch(ignoreMissing);
     this.opts.onConflict?.(nodeId, message);
   }
 
@@ -211,7 +223,9 @@ export class AgentCredentials {
     let n = 0;
     for (const doc of (await this.store.list<AgentCredentialSpec>(Kind.AgentCredential)) as CredDoc[]) {
       if (!this.pending(doc) || !this.expired(doc)) continue;
-      await this.store.delete(Kind.AgentCredential, doc.id, { resourceVersion: doc.metadata.resourceVersion }).then(() => n++, ignoreConflict);
+      await this.store
+        .delete(Kind.AgentCredential, doc.id, { resourceVersion: doc.metadata.resourceVersion })
+        .then(() => n++, ignoreConflict);
     }
     return n;
   }

@@ -23,7 +23,12 @@ export interface Bucket {
 }
 
 /** Takes one token from the bucket refilled since `at`; pure. */
-export function takeToken(b: Bucket | undefined, now: number, burst: number, perMinute: number): { ok: boolean; bucket: Bucket; retryAfterMs: number } {
+export function takeToken(
+  b: Bucket | undefined,
+  now: number,
+  burst: number,
+  perMinute: number,
+): { ok: boolean; bucket: Bucket; retryAfterMs: number } {
   const refill = perMinute / 60_000;
   const tokens = b ? Math.min(burst, b.tokens + Math.max(0, now - b.at) * refill) : burst;
   if (tokens >= 1) return { ok: true, bucket: { tokens: tokens - 1, at: now }, retryAfterMs: 0 };
@@ -53,7 +58,8 @@ export class DiscoveryGuard {
     this.buckets.delete(address); // re-inserted last: the map stays in least-recent order
     this.buckets.set(address, r.bucket);
     this.prune(now);
-    if (!r.ok) throw new RateLimitedError(Math.max(1, Math.ceil(r.retryAfterMs / 1000)), 'too many new machines from this address; ask again later');
+    if (!r.ok)
+      throw new RateLimitedError(Math.max(1, Math.ceil(r.retryAfterMs / 1000)), 'too many new machines from this address; ask again later');
   }
 
   /** The token back: the MAC was a known node's after all (one of its further NICs). */
@@ -67,7 +73,10 @@ export class DiscoveryGuard {
    * or when the request fails), so requests made together cannot all pass on one count. */
   reserve(unapproved: number): () => void {
     if (unapproved + this.reserved >= this.limits.maxUnapproved) {
-      throw new RateLimitedError(60, `${unapproved + this.reserved} discovered machines wait for approval already (MAX_UNAPPROVED_NODES); approve or remove some`);
+      throw new RateLimitedError(
+        60,
+        `${unapproved + this.reserved} discovered machines wait for approval already (MAX_UNAPPROVED_NODES); approve or remove some`,
+      );
     }
     this.reserved++;
     let held = true;

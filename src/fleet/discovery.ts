@@ -63,7 +63,13 @@ export async function findNodeByMac(store: Store, mac: string): Promise<Doc<Node
 /** Records a network boot of `rawMac` (unless `record` is false), creating the node when the
  * MAC is new: approved only for the in-process lab link (`approved`), which no network reaches;
  * the HTTP boot route enrolls through enrollment.ts instead. */
-export async function discoverNode(store: Store, fleet: Fleet, rawMac: string, record = true, approved = false): Promise<{ node: Doc<NodeSpec>; created: boolean }> {
+export async function discoverNode(
+  store: Store,
+  fleet: Fleet,
+  rawMac: string,
+  record = true,
+  approved = false,
+): Promise<{ node: Doc<NodeSpec>; created: boolean }> {
   const mac = normaliseMac(rawMac);
   let node = await findNodeByMac(store, mac);
   let created = false;

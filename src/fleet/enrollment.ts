@@ -58,16 +58,19 @@ export function enrollmentVerdict(node: NodeDoc, f: BootFacts): EnrollmentVerdic
   const fromLease = f.lease !== null && f.address === f.lease;
   let approve = false;
   if (!isApproved(node)) {
-    if (!(f.autoApproveDeclared && declaredBySpec(node) && fromLease)) return { kind: 'unapproved', reason: 'waiting for approval by an admin' };
+    if (!(f.autoApproveDeclared && declaredBySpec(node) && fromLease))
+      return { kind: 'unapproved', reason: 'waiting for approval by an admin' };
     approve = true;
   }
   // Where Quarry's DHCP server leased this MAC an address, only that address speaks for it.
-  if (f.lease !== null && !fromLease) return { kind: 'refused', reason: 'this boot request did not come from the address leased to this MAC' };
+  if (f.lease !== null && !fromLease)
+    return { kind: 'refused', reason: 'this boot request did not come from the address leased to this MAC' };
   const c = f.credential;
   if (c?.state === 'claimed' && c.claimedBy !== null && c.claimedBy !== f.address) {
     // Without a lease book, a boot from anywhere must not flag an installed node that reports:
     // only a machine still being installed (or one proven by its lease) raises the conflict.
-    if (node.status.bootId === undefined || fromLease) return { kind: 'conflict', reason: 'the install credential of this node was claimed from another address' };
+    if (node.status.bootId === undefined || fromLease)
+      return { kind: 'conflict', reason: 'the install credential of this node was claimed from another address' };
   }
   if (c?.state === 'pending' && !c.expired && c.boundAddress !== null && c.boundAddress !== f.address) {
     return { kind: 'refused', reason: 'an install credential is bound to another address until it expires' };

@@ -11,17 +11,35 @@ async function write(store: Store, c: Change): Promise<Undo> {
   const { kind, id } = c;
   if (c.action === 'create') {
     const a = c.after!;
-    const doc = await store.create({ kind, id, name: c.name, spec: a.spec, status: a.status, labels: a.labels, source: a.source as Source | null });
+    const doc = await store.create({
+      kind,
+      id,
+      name: c.name,
+      spec: a.spec,
+      status: a.status,
+      labels: a.labels,
+      source: a.source as Source | null,
+    });
     return () => store.delete(kind, id, { resourceVersion: doc.metadata.resourceVersion });
   }
   const b = c.before!;
   if (c.action === 'delete') {
     await store.delete(kind, id, { resourceVersion: b.resourceVersion });
-    return () => store.create({ kind, id, name: b.name, spec: b.spec, status: b.status, labels: b.labels, source: b.source as Source | null });
+    return () =>
+      store.create({ kind, id, name: b.name, spec: b.spec, status: b.status, labels: b.labels, source: b.source as Source | null });
   }
   const a = c.after!;
-  const doc = await store.updateSpec(kind, id, a.spec, { resourceVersion: b.resourceVersion, source: a.source as Source | null, labels: a.labels });
-  return () => store.updateSpec(kind, id, b.spec, { resourceVersion: doc.metadata.resourceVersion, source: b.source as Source | null, labels: b.labels });
+  const doc = await store.updateSpec(kind, id, a.spec, {
+    resourceVersion: b.resourceVersion,
+    source: a.source as Source | null,
+    labels: a.labels,
+  });
+  return () =>
+    store.updateSpec(kind, id, b.spec, {
+      resourceVersion: doc.metadata.resourceVersion,
+      source: b.source as Source | null,
+      labels: b.labels,
+    });
 }
 
 /** Writes every change in order; on a failure, undoes the writes made and rethrows. Undo

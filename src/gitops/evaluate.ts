@@ -44,7 +44,14 @@ type Validators = ReturnType<typeof specValidators>;
 /** `text` null: the file is gone, and everything it owned is pruned or orphaned. `isLive`
  * says whether another file that owns an object still exists (a renamed file's objects pass
  * to the new name). */
-export async function evaluate(file: string, text: string | null, load: (catalog: boolean) => Promise<World>, v: Validators, isLive: (file: string) => boolean, limits: SpecLimits = DEFAULT_LIMITS): Promise<Evaluation> {
+export async function evaluate(
+  file: string,
+  text: string | null,
+  load: (catalog: boolean) => Promise<World>,
+  v: Validators,
+  isLive: (file: string) => boolean,
+  limits: SpecLimits = DEFAULT_LIMITS,
+): Promise<Evaluation> {
   const parsed = text === null ? { docs: [], errors: [] } : parseSpecText(file, text, v, limits);
   const empty = { file, documents: parsed.docs.length, changes: [], pending: [], tasks: [] };
   if (parsed.errors.length) return { ...empty, errors: parsed.errors };
@@ -55,7 +62,14 @@ export async function evaluate(file: string, text: string | null, load: (catalog
   return { file, documents: parsed.docs.length, errors: [], changes, pending: res.pending, tasks: plannedTasks(changes, world) };
 }
 
-const view = (c: Change): ChangeView => ({ kind: c.kind, id: c.id, name: c.name, document: c.document, fields: c.fields, ...(c.reason ? { reason: c.reason } : {}) });
+const view = (c: Change): ChangeView => ({
+  kind: c.kind,
+  id: c.id,
+  name: c.name,
+  document: c.document,
+  fields: c.fields,
+  ...(c.reason ? { reason: c.reason } : {}),
+});
 const isPrune = (c: Change): boolean => c.action === 'delete' || (c.action === 'update' && c.document === null);
 
 export function planView(e: Evaluation): PlanView {

@@ -9,7 +9,12 @@ import { DEFAULT_LIMITS, specValidators, type SpecError, type SpecLimits } from 
 import type { Pending } from './types.js';
 import { OWNED_KINDS, allDocs, fileSource, loadWorld, type World, type WorldSources } from './world.js';
 
-export interface ObjectRef { kind: string; id: string; name: string; document: number | null }
+export interface ObjectRef {
+  kind: string;
+  id: string;
+  name: string;
+  document: number | null;
+}
 
 export interface FileStatus {
   file: string;
@@ -78,13 +83,21 @@ export class SpecsFolder {
   /** Files that owned objects but are no longer in the folder (removed while Quarry was down). */
   private async forgetMissing(): Promise<void> {
     const world = await loadWorld(this.opts.store, this.opts.sources);
-    const owners = new Set(allDocs(world).map((d) => d.metadata.source).filter(fileSource).filter((s) => !s.orphaned).map((s) => s.file));
+    const owners = new Set(
+      allDocs(world)
+        .map((d) => d.metadata.source)
+        .filter(fileSource)
+        .filter((s) => !s.orphaned)
+        .map((s) => s.file),
+    );
     for (const f of owners) if (!this.texts.has(f)) await this.fileChanged(f, null);
   }
 
   /** What applying `text` as `file` would change, without changing anything. */
   async plan(file: string, text: string): Promise<PlanView> {
-    return this.serially(async () => planView(await evaluate(file, text, this.load, this.v, (f) => this.isLive(f, file), this.opts.limits)));
+    return this.serially(async () =>
+      planView(await evaluate(file, text, this.load, this.v, (f) => this.isLive(f, file), this.opts.limits)),
+    );
   }
 
   status(): FileStatus[] {
@@ -131,8 +144,16 @@ export class SpecsFolder {
         objects: after.owned.map((d) => ({ kind: d.kind, id: d.id, name: d.name, document: d.metadata.source?.document ?? null })),
         pending: e.pending,
         orphans: after.orphans.map((d) => ({
-          kind: d.kind, id: d.id, name: d.name, document: null,
-          condition: { type: 'Orphaned', status: 'True', reason: 'RemovedFromSpec', message: `${file} no longer declares this ${d.kind}; it holds data, so it was kept. Declare it with state: absent to remove it.` },
+          kind: d.kind,
+          id: d.id,
+          name: d.name,
+          document: null,
+          condition: {
+            type: 'Orphaned',
+            status: 'True',
+            reason: 'RemovedFromSpec',
+            message: `${file} no longer declares this ${d.kind}; it holds data, so it was kept. Declare it with state: absent to remove it.`,
+          },
         })),
       });
       if (text === null && after.orphans.length === 0) this.states.delete(file);
@@ -143,10 +164,16 @@ export class SpecsFolder {
 
   private failed(file: string, documents: number, message: string, errors: SpecError[]): FileStatus {
     const prev = this.states.get(file);
-    const same = prev?.state === 'failed' && prev.lastError?.message === message && JSON.stringify(prev.lastError.errors) === JSON.stringify(errors);
+    const same =
+      prev?.state === 'failed' && prev.lastError?.message === message && JSON.stringify(prev.lastError.errors) === JSON.stringify(errors);
     const status = this.record(file, {
-      state: 'failed', documents, appliedAt: prev?.appliedAt ?? null, lastError: { message, errors },
-      objects: prev?.objects ?? [], pending: prev?.pending ?? [], orphans: prev?.orphans ?? [],
+      state: 'failed',
+      documents,
+      appliedAt: prev?.appliedAt ?? null,
+      lastError: { message, errors },
+      objects: prev?.objects ?? [],
+      pending: prev?.pending ?? [],
+      orphans: prev?.orphans ?? [],
     });
     // A file that fails again the same way (re-checked after a world change) is said once.
     if (!same) this.opts.publish('specs.failed', { file, message, errors });

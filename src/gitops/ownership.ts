@@ -21,7 +21,10 @@ export function ownedChange(doc: AnyDoc, next: unknown): { file: string; documen
 }
 
 function refuse(doc: AnyDoc, o: { file: string; document: number; fields: string[] }): never {
-  throw new ConflictError(`${doc.kind} ${doc.name}: ${o.fields.join(', ')} ${o.fields.length > 1 ? 'are' : 'is'} owned by the specs file ${o.file} (document ${o.document}); change the file instead`, SPEC_OWNED);
+  throw new ConflictError(
+    `${doc.kind} ${doc.name}: ${o.fields.join(', ')} ${o.fields.length > 1 ? 'are' : 'is'} owned by the specs file ${o.file} (document ${o.document}); change the file instead`,
+    SPEC_OWNED,
+  );
 }
 
 export function guardOwnership(store: Store): Store {

@@ -57,12 +57,22 @@ export function specValidators(): Validators {
   };
 }
 
-const whole = (file: string, message: string, line = 1, column = 1): SpecError => ({ file, document: null, line, column, field: '', message });
+const whole = (file: string, message: string, line = 1, column = 1): SpecError => ({
+  file,
+  document: null,
+  line,
+  column,
+  field: '',
+  message,
+});
 
 function positions(file: string, index: number, doc: Document.Parsed, lines: LineCounter) {
   return (errors: FieldError[]): SpecError[] =>
     errors.map((e) => {
-      const parts = e.path.split('/').slice(1).map((p) => (/^\d+$/.test(p) ? Number(p) : p));
+      const parts = e.path
+        .split('/')
+        .slice(1)
+        .map((p) => (/^\d+$/.test(p) ? Number(p) : p));
       // The deepest node that exists: a missing field is reported where its parent is.
       let node: unknown;
       for (let n = parts.length; n >= 0 && !node; n--) node = n === 0 ? doc.contents : doc.getIn(parts.slice(0, n), true);
@@ -73,12 +83,14 @@ function positions(file: string, index: number, doc: Document.Parsed, lines: Lin
 }
 
 export function parseSpecText(file: string, text: string, v: Validators, limits: SpecLimits = DEFAULT_LIMITS): ParsedFile {
-  if (Buffer.byteLength(text) > limits.maxBytes) return { docs: [], errors: [whole(file, `the file is larger than ${limits.maxBytes} bytes`)] };
+  if (Buffer.byteLength(text) > limits.maxBytes)
+    return { docs: [], errors: [whole(file, `the file is larger than ${limits.maxBytes} bytes`)] };
   const lines = new LineCounter();
   // Composed one document at a time, so a file of too many documents stops being read there.
   const all: Document.Parsed[] = [];
   for (const doc of new Composer({ uniqueKeys: true }).compose(new Parser(lines.addNewLine).parse(text))) {
-    if (all.push(doc) > limits.maxDocuments) return { docs: [], errors: [whole(file, `the file holds more than ${limits.maxDocuments} documents`)] };
+    if (all.push(doc) > limits.maxDocuments)
+      return { docs: [], errors: [whole(file, `the file holds more than ${limits.maxDocuments} documents`)] };
   }
   const docs: SpecDoc[] = [];
   const errors: SpecError[] = [];
@@ -104,9 +116,19 @@ export function parseSpecText(file: string, text: string, v: Validators, limits:
   return { docs, errors };
 }
 
-function validate(file: string, index: number, value: unknown, v: Validators, errorAt: SpecDoc['errorAt']): SpecDoc | { errors: SpecError[] } {
+function validate(
+  file: string,
+  index: number,
+  value: unknown,
+  v: Validators,
+  errorAt: SpecDoc['errorAt'],
+): SpecDoc | { errors: SpecError[] } {
   if (!v.envelope(value)) return { errors: errorAt(toFieldErrors(v.envelope.errors)) };
-  const env = value as { kind: SpecKind; metadata: { name: string; labels?: Record<string, string> }; spec: Record<string, unknown> & { state: 'present' | 'absent' } };
+  const env = value as {
+    kind: SpecKind;
+    metadata: { name: string; labels?: Record<string, string> };
+    spec: Record<string, unknown> & { state: 'present' | 'absent' };
+  };
   const { state, ...spec } = env.spec;
   const check = v.kinds.get(env.kind)!;
   if (!check(spec)) return { errors: errorAt(toFieldErrors(check.errors, '/spec')) };

@@ -20,22 +20,67 @@ function changedFields(a: unknown, b: unknown): string[] {
 }
 
 const before = (d: AnyDoc): NonNullable<Change['before']> => ({
-  spec: d.spec, resourceVersion: d.metadata.resourceVersion, source: d.metadata.source, labels: d.metadata.labels, name: d.name, status: d.status,
+  spec: d.spec,
+  resourceVersion: d.metadata.resourceVersion,
+  source: d.metadata.source,
+  labels: d.metadata.labels,
+  name: d.name,
+  status: d.status,
 });
 
-function change(action: ChangeAction, cur: AnyDoc, spec: unknown, source: Source | null, document: number | null, labels = cur.metadata.labels, reason?: string): Change | null {
+function change(
+  action: ChangeAction,
+  cur: AnyDoc,
+  spec: unknown,
+  source: Source | null,
+  document: number | null,
+  labels = cur.metadata.labels,
+  reason?: string,
+): Change | null {
   const fields = changedFields(cur.spec, spec);
   if (fields.length === 0 && isDeepStrictEqual(source, cur.metadata.source) && isDeepStrictEqual(labels, cur.metadata.labels)) return null;
-  return { action, kind: cur.kind, id: cur.id, name: cur.name, document, fields, before: before(cur), after: { spec, source, labels }, ...(reason ? { reason } : {}) };
+  return {
+    action,
+    kind: cur.kind,
+    id: cur.id,
+    name: cur.name,
+    document,
+    fields,
+    before: before(cur),
+    after: { spec, source, labels },
+    ...(reason ? { reason } : {}),
+  };
 }
 
 function wanted(file: string, d: Desired, cur: AnyDoc | undefined): Change | null {
-  const source: Source | null = d.fields === null ? (cur?.metadata.source ?? null) : { type: 'file', file, document: d.document, fields: d.fields };
+  const source: Source | null =
+    d.fields === null ? (cur?.metadata.source ?? null) : { type: 'file', file, document: d.document, fields: d.fields };
   if (d.absent) {
-    return cur ? { action: 'delete', kind: d.kind, id: d.id, name: cur.name, document: d.document, fields: [], before: before(cur), after: null, reason: 'state: absent' } : null;
+    return cur
+      ? {
+          action: 'delete',
+          kind: d.kind,
+          id: d.id,
+          name: cur.name,
+          document: d.document,
+          fields: [],
+          before: before(cur),
+          after: null,
+          reason: 'state: absent',
+        }
+      : null;
   }
   if (!cur) {
-    return { action: 'create', kind: d.kind, id: d.id, name: d.name, document: d.document, fields: Object.keys(d.spec as object).sort(), before: null, after: { spec: d.spec, source, labels: d.labels ?? {}, status: d.createStatus ?? {} } };
+    return {
+      action: 'create',
+      kind: d.kind,
+      id: d.id,
+      name: d.name,
+      document: d.document,
+      fields: Object.keys(d.spec as object).sort(),
+      before: null,
+      after: { spec: d.spec, source, labels: d.labels ?? {}, status: d.createStatus ?? {} },
+    };
   }
   return change('update', cur, d.spec, source, d.document, d.labels ?? cur.metadata.labels);
 }
@@ -47,7 +92,17 @@ function prune(cur: AnyDoc): Change | null {
   const gone = 'no longer in the file';
   switch (cur.kind) {
     case NetworkKind.Network:
-      return { action: 'delete', kind: cur.kind, id: cur.id, name: cur.name, document: null, fields: [], before: before(cur), after: null, reason: gone };
+      return {
+        action: 'delete',
+        kind: cur.kind,
+        id: cur.id,
+        name: cur.name,
+        document: null,
+        fields: [],
+        before: before(cur),
+        after: null,
+        reason: gone,
+      };
     case ImageKind.Image:
       return change('update', cur, { ...(cur.spec as ImageSpec), downloaded: false, default: false }, null, null, undefined, gone);
     case Kind.Node: {
@@ -56,11 +111,21 @@ function prune(cur: AnyDoc): Change | null {
       const spec = cur.metadata.source?.fields?.includes('adminKeyring') ? unprivileged : (cur.spec as NodeSpec);
       const daemons = spec.daemons.mon ? { mon: spec.daemons.mon } : {};
       return spec.daemons.mon
-        ? change('orphan', cur, { ...spec, daemons }, orphaned, null, undefined, 'its monitor holds data: it stays until a file says state: absent')
+        ? change(
+            'orphan',
+            cur,
+            { ...spec, daemons },
+            orphaned,
+            null,
+            undefined,
+            'its monitor holds data: it stays until a file says state: absent',
+          )
         : change('update', cur, { ...spec, daemons }, null, null, undefined, gone);
     }
     case Kind.Disk:
-      return (cur.spec as DiskSpec).osd ? change('orphan', cur, cur.spec, orphaned, null, undefined, 'its OSD holds data: it stays until a file says state: absent') : change('update', cur, cur.spec, null, null, undefined, gone);
+      return (cur.spec as DiskSpec).osd
+        ? change('orphan', cur, cur.spec, orphaned, null, undefined, 'its OSD holds data: it stays until a file says state: absent')
+        : change('update', cur, cur.spec, null, null, undefined, gone);
     case StorageKind.Filesystem:
     case StorageKind.RgwUser:
       return change('orphan', cur, cur.spec, orphaned, null, undefined, 'it holds data: it stays until a file says state: absent');

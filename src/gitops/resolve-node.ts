@@ -12,7 +12,8 @@ import type { World } from './world.js';
 
 type Present = { state: 'present' | 'absent' };
 type DiskRef = { serial?: string; path?: string };
-type Selector = DiskRef & Present & { all?: true; rotational?: boolean; interface?: string; minSize?: number | string; maxSize?: number | string };
+type Selector = DiskRef &
+  Present & { all?: true; rotational?: boolean; interface?: string; minSize?: number | string; maxSize?: number | string };
 interface NodeInput {
   match: { mac?: string; hostname?: string };
   role: NodeSpec['role'];
@@ -35,7 +36,8 @@ export function findNode(world: World, match: NodeInput['match']): NodeDoc | und
   return world.nodes.find((n) => (mac ? n.spec.macs.includes(mac) : n.spec.hostname === match.hostname));
 }
 
-const refMatches = (d: DiskDoc, r: DiskRef): boolean => (r.serial !== undefined ? d.spec.serial === r.serial : d.status.devicePath === r.path);
+const refMatches = (d: DiskDoc, r: DiskRef): boolean =>
+  r.serial !== undefined ? d.spec.serial === r.serial : d.status.devicePath === r.path;
 const refText = (r: DiskRef): string => (r.serial !== undefined ? `serial ${r.serial}` : `path ${r.path}`);
 
 function filtersMatch(d: DiskDoc, s: Selector): boolean {
@@ -54,12 +56,18 @@ export function resolveNode(doc: SpecDoc, world: World, imageId: (given: string)
   const wait = (reason: string, message: string) => pending.push({ document: doc.index, kind: 'Node', name: doc.name, reason, message });
   const node = findNode(world, input.match);
   if (!node) {
-    wait('NodeNotDiscovered', `no machine with ${input.match.mac ? `MAC ${input.match.mac}` : `hostname ${input.match.hostname}`} has booted yet`);
+    wait(
+      'NodeNotDiscovered',
+      `no machine with ${input.match.mac ? `MAC ${input.match.mac}` : `hostname ${input.match.hostname}`} has booted yet`,
+    );
     return { desired: [], pending, errors };
   }
   const image = input.image === null ? null : imageId(input.image);
-  if (input.image !== null && image === null) errors.push({ path: '/spec/image', message: `no image ${input.image} in the catalog or on the master` });
-  const disks = world.disks.filter((d) => d.spec.nodeId === node.id).sort((a, b) => (a.status.devicePath ?? '').localeCompare(b.status.devicePath ?? ''));
+  if (input.image !== null && image === null)
+    errors.push({ path: '/spec/image', message: `no image ${input.image} in the catalog or on the master` });
+  const disks = world.disks
+    .filter((d) => d.spec.nodeId === node.id)
+    .sort((a, b) => (a.status.devicePath ?? '').localeCompare(b.status.devicePath ?? ''));
   input.osds.forEach((s, i) => {
     const n = [s.serial, s.path, s.all].filter((x) => x !== undefined).length;
     if (n !== 1) errors.push({ path: `/spec/osds/${i}`, message: 'give exactly one of serial, path and all' });
@@ -85,7 +93,10 @@ export function resolveNode(doc: SpecDoc, world: World, imageId: (given: string)
     const hits = disks.filter((d) => (s.all ? filtersMatch(d, s) : refMatches(d, s)));
     if (!s.all && hits.length === 0) wait('DiskNotSeen', `node ${node.spec.hostname} has reported no disk with ${refText(s)}`);
     for (const d of hits) {
-      if (s.state === 'absent') { chosen.set(d.id, false); continue; }
+      if (s.state === 'absent') {
+        chosen.set(d.id, false);
+        continue;
+      }
       const blocking = diskReasons(d, probe).filter((r) => !(d.spec.osd && OWN.has(r)));
       if (blocking.length === 0) chosen.set(d.id, chosen.get(d.id) ?? true);
       else if (!s.all) wait('DiskNotEligible', `disk ${refText(s)} of ${node.spec.hostname} cannot take an OSD: ${blocking.join(', ')}`);
@@ -96,17 +107,30 @@ export function resolveNode(doc: SpecDoc, world: World, imageId: (given: string)
   let held = 0;
   for (const [id, osd] of chosen) {
     const d = disks.find((x) => x.id === id)!;
-    if (monStopping && osd && !d.spec.osd) { held++; continue; }
+    if (monStopping && osd && !d.spec.osd) {
+      held++;
+      continue;
+    }
     // catalogue-exempt: the field Disk.spec.osd, not the daemon type
     desired.push({ kind: d.kind, id, name: d.name, spec: { ...d.spec, osd }, document: doc.index, fields: ['osd'] });
   }
-  if (held) wait('MonitorStopping', `${held} new OSD(s) on ${node.spec.hostname} wait until its removed monitor has stopped: its store is on one of these disks`);
+  if (held)
+    wait(
+      'MonitorStopping',
+      `${held} new OSD(s) on ${node.spec.hostname} wait until its removed monitor has stopped: its store is on one of these disks`,
+    );
   return { desired, pending, errors };
 }
 
 /** The monitor the file wants: the one the node has (its store stays on its disk), a named
  * disk, or the smallest eligible one; undefined when none is wanted or no disk is ready yet. */
-function monitor(input: NodeInput, node: NodeDoc, disks: DiskDoc[], errors: FieldError[], wait: (r: string, m: string) => void): { diskId: string } | undefined {
+function monitor(
+  input: NodeInput,
+  node: NodeDoc,
+  disks: DiskDoc[],
+  errors: FieldError[],
+  wait: (r: string, m: string) => void,
+): { diskId: string } | undefined {
   const want = input.daemons.mon;
   const have = node.spec.daemons.mon;
   // Not named and not `absent`: a monitor holds data, so it stays (and is reported orphaned).
@@ -115,17 +139,30 @@ function monitor(input: NodeInput, node: NodeDoc, disks: DiskDoc[], errors: Fiel
   if (want.disk) {
     const d = disks.find((x) => refMatches(x, want.disk!));
     if (have) {
-      if (d && d.id !== have.diskId) errors.push({ path: '/spec/daemons/mon/disk', message: 'the monitor keeps its store on another disk; moving it is not supported (remove it with state: absent first)' });
+      if (d && d.id !== have.diskId)
+        errors.push({
+          path: '/spec/daemons/mon/disk',
+          message: 'the monitor keeps its store on another disk; moving it is not supported (remove it with state: absent first)',
+        });
       return have;
     }
-    if (!d) { wait('DiskNotSeen', `node ${node.spec.hostname} has reported no disk with ${refText(want.disk)} for its monitor`); return undefined; }
+    if (!d) {
+      wait('DiskNotSeen', `node ${node.spec.hostname} has reported no disk with ${refText(want.disk)} for its monitor`);
+      return undefined;
+    }
     const reasons = diskReasons(d, node);
-    if (reasons.length) { wait('DiskNotEligible', `the monitor disk ${refText(want.disk)} is not eligible: ${reasons.join(', ')}`); return undefined; }
+    if (reasons.length) {
+      wait('DiskNotEligible', `the monitor disk ${refText(want.disk)} is not eligible: ${reasons.join(', ')}`);
+      return undefined;
+    }
     return { diskId: d.id };
   }
   if (have) return have;
   const candidates = disks.filter((d) => !d.spec.osd && diskReasons(d, node).length === 0);
   candidates.sort((a, b) => (a.status.capacityBytes ?? 0) - (b.status.capacityBytes ?? 0));
-  if (!candidates[0]) { wait('NoMonitorDisk', `node ${node.spec.hostname} (${node.status.phase ?? 'discovered'}) has no eligible disk for its monitor yet`); return undefined; }
+  if (!candidates[0]) {
+    wait('NoMonitorDisk', `node ${node.spec.hostname} (${node.status.phase ?? 'discovered'}) has no eligible disk for its monitor yet`);
+    return undefined;
+  }
   return { diskId: candidates[0].id };
 }

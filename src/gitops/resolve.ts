@@ -34,13 +34,27 @@ function imageIdIn(world: World, given: string): string | null {
 function network(doc: SpecDoc, world: World, file: string): DocResolution {
   const input = doc.spec as unknown as NetworkInput;
   const nic = world.nics.find((n) => n.id === input.nicId);
-  if (!nic) return refused([{ path: '/spec/nicId', message: `the master has no interface ${input.nicId} (GET /networks/interfaces lists them)` }]);
+  if (!nic)
+    return refused([{ path: '/spec/nicId', message: `the master has no interface ${input.nicId} (GET /networks/interfaces lists them)` }]);
   try {
     const spec = networkSpecOf(input, nic, '/spec');
     const id = networkId(spec.cidr);
-    const clash = networkClash(spec, world.networks.filter((n) => n.id !== id && !ownedBy(n, file)), nic.name);
+    const clash = networkClash(
+      spec,
+      world.networks.filter((n) => n.id !== id && !ownedBy(n, file)),
+      nic.name,
+    );
     if (clash) return refused([{ path: '/spec/cidr', message: `${clash.code}: ${clash.message}` }]);
-    return one({ kind: NetworkKind.Network, id, name: spec.cidr, spec, document: doc.index, fields: Object.keys(spec), labels: doc.labels, createStatus: { phase: 'pending' } });
+    return one({
+      kind: NetworkKind.Network,
+      id,
+      name: spec.cidr,
+      spec,
+      document: doc.index,
+      fields: Object.keys(spec),
+      labels: doc.labels,
+      createStatus: { phase: 'pending' },
+    });
   } catch (err) {
     if (err instanceof InputError) return refused(err.errors);
     throw err;
@@ -49,19 +63,53 @@ function network(doc: SpecDoc, world: World, file: string): DocResolution {
 
 function image(doc: SpecDoc, world: World): DocResolution {
   const input = doc.spec as { id: string; downloaded: boolean; default: boolean };
-  if (world.catalog === null) return { desired: [], pending: [{ document: doc.index, kind: doc.kind, name: doc.name, reason: 'CatalogUnavailable', message: 'the image catalog cannot be read now' }], errors: [] };
+  if (world.catalog === null)
+    return {
+      desired: [],
+      pending: [
+        {
+          document: doc.index,
+          kind: doc.kind,
+          name: doc.name,
+          reason: 'CatalogUnavailable',
+          message: 'the image catalog cannot be read now',
+        },
+      ],
+      errors: [],
+    };
   const id = imageIdIn(world, input.id);
   const known = world.images.find((i) => i.id === id);
   const entry = world.catalog.find((e) => e.id === id);
-  if (!id || (!known && !entry)) return refused([{ path: '/spec/id', message: `no image ${input.id} in the catalog (GET /images/available), or the short id names several` }]);
+  if (!id || (!known && !entry))
+    return refused([
+      { path: '/spec/id', message: `no image ${input.id} in the catalog (GET /images/available), or the short id names several` },
+    ]);
   if (input.default && !input.downloaded) return refused([{ path: '/spec/default', message: 'the default boot image must be downloaded' }]);
   // Files already wanted stay as they were asked for, as with GET /images/{id}/download.
   const base = known?.spec.downloaded ? known.spec : (entry ?? known!.spec);
   const spec: ImageSpec = { ...base, downloaded: input.downloaded, default: input.default };
-  const desired: Desired[] = [{ kind: ImageKind.Image, id, name: spec.name, spec, document: doc.index, fields: ['downloaded', 'default'], labels: doc.labels, createStatus: { phase: 'pending' } }];
+  const desired: Desired[] = [
+    {
+      kind: ImageKind.Image,
+      id,
+      name: spec.name,
+      spec,
+      document: doc.index,
+      fields: ['downloaded', 'default'],
+      labels: doc.labels,
+      createStatus: { phase: 'pending' },
+    },
+  ];
   if (input.default) {
     for (const other of world.images.filter((i) => i.id !== id && i.spec.default)) {
-      desired.push({ kind: ImageKind.Image, id: other.id, name: other.name, spec: { ...other.spec, default: false }, document: doc.index, fields: null });
+      desired.push({
+        kind: ImageKind.Image,
+        id: other.id,
+        name: other.name,
+        spec: { ...other.spec, default: false },
+        document: doc.index,
+        fields: null,
+      });
     }
   }
   return { desired, pending: [], errors: [] };
@@ -70,40 +118,86 @@ function image(doc: SpecDoc, world: World): DocResolution {
 function filesystem(doc: SpecDoc, world: World, file: string): DocResolution {
   const spec = doc.spec as unknown as FilesystemSpec;
   const errors = filesystemErrors(spec, '/spec');
-  const clash = poolClash(spec, world.filesystems.filter((f) => !ownedBy(f, file)));
+  const clash = poolClash(
+    spec,
+    world.filesystems.filter((f) => !ownedBy(f, file)),
+  );
   if (clash) errors.push({ path: '/spec/metadataPool', message: `POOL_IN_USE: ${clash}` });
   if (errors.length) return refused(errors);
-  return one({ kind: StorageKind.Filesystem, id: filesystemId(spec.name), name: spec.name, spec, document: doc.index, fields: Object.keys(spec), labels: doc.labels, absent: doc.state === 'absent', createStatus: { phase: 'pending' } });
+  return one({
+    kind: StorageKind.Filesystem,
+    id: filesystemId(spec.name),
+    name: spec.name,
+    spec,
+    document: doc.index,
+    fields: Object.keys(spec),
+    labels: doc.labels,
+    absent: doc.state === 'absent',
+    createStatus: { phase: 'pending' },
+  });
 }
 
 function rgwUser(doc: SpecDoc): DocResolution {
   const spec = doc.spec as unknown as RgwUserSpec;
-  return one({ kind: StorageKind.RgwUser, id: rgwUserId(spec.userId), name: spec.userId, spec, document: doc.index, fields: ['userId', 'displayName', 'email'], labels: doc.labels, absent: doc.state === 'absent', createStatus: { phase: 'pending' } });
+  return one({
+    kind: StorageKind.RgwUser,
+    id: rgwUserId(spec.userId),
+    name: spec.userId,
+    spec,
+    document: doc.index,
+    fields: ['userId', 'displayName', 'email'],
+    labels: doc.labels,
+    absent: doc.state === 'absent',
+    createStatus: { phase: 'pending' },
+  });
 }
 
 function cluster(doc: SpecDoc, world: World): DocResolution {
   if (!world.cluster) return refused([{ path: '', message: 'the cluster document does not exist yet' }]);
   const given = doc.spec as Partial<ClusterSpec>;
   const spec = { ...world.cluster.spec, ...given };
-  return one({ kind: CephKind.Cluster, id: CLUSTER_ID, name: world.cluster.name, spec, document: doc.index, fields: Object.keys(given), labels: doc.labels });
+  return one({
+    kind: CephKind.Cluster,
+    id: CLUSTER_ID,
+    name: world.cluster.name,
+    spec,
+    document: doc.index,
+    fields: Object.keys(given),
+    labels: doc.labels,
+  });
 }
 
 function template(doc: SpecDoc, world: World): DocResolution {
   const t = isTemplateName(doc.name) ? world.templates.find((x) => x.spec.name === doc.name) : undefined;
   if (!t) return refused([{ path: '/metadata/name', message: `no template ${doc.name} (GET /templates lists them)` }]);
   const given = doc.spec as { path?: string; postHook?: string };
-  return one({ kind: TemplateKind.Template, id: t.id, name: t.name, spec: { ...t.spec, ...given }, document: doc.index, fields: Object.keys(given), labels: doc.labels });
+  return one({
+    kind: TemplateKind.Template,
+    id: t.id,
+    name: t.name,
+    spec: { ...t.spec, ...given },
+    document: doc.index,
+    fields: Object.keys(given),
+    labels: doc.labels,
+  });
 }
 
 function resolveDoc(doc: SpecDoc, world: World, file: string): DocResolution {
   switch (doc.kind) {
-    case SpecKind.Network: return network(doc, world, file);
-    case SpecKind.Image: return image(doc, world);
-    case SpecKind.Filesystem: return filesystem(doc, world, file);
-    case SpecKind.RgwUser: return rgwUser(doc);
-    case SpecKind.Cluster: return cluster(doc, world);
-    case SpecKind.Template: return template(doc, world);
-    case SpecKind.Node: return resolveNode(doc, world, (given) => imageIdIn(world, given));
+    case SpecKind.Network:
+      return network(doc, world, file);
+    case SpecKind.Image:
+      return image(doc, world);
+    case SpecKind.Filesystem:
+      return filesystem(doc, world, file);
+    case SpecKind.RgwUser:
+      return rgwUser(doc);
+    case SpecKind.Cluster:
+      return cluster(doc, world);
+    case SpecKind.Template:
+      return template(doc, world);
+    case SpecKind.Node:
+      return resolveNode(doc, world, (given) => imageIdIn(world, given));
   }
 }
 
@@ -118,11 +212,16 @@ export function resolveFile(file: string, docs: SpecDoc[], world: World, isLive:
     for (const d of r.desired.filter((x) => x.fields !== null)) {
       const key = `${d.kind}/${d.id}`;
       const first = claimed.get(key);
-      if (first !== undefined) errors.push({ path: '', message: `${d.kind} ${d.name} is declared by document ${first} of this file already` });
+      if (first !== undefined)
+        errors.push({ path: '', message: `${d.kind} ${d.name} is declared by document ${first} of this file already` });
       const src = byKey.get(key)?.metadata.source;
-      if (fileSource(src) && !src.orphaned && src.file !== file && isLive(src.file)) errors.push({ path: '', message: `${d.kind} ${d.name} belongs to ${src.file} (document ${src.document ?? 0})` });
+      if (fileSource(src) && !src.orphaned && src.file !== file && isLive(src.file))
+        errors.push({ path: '', message: `${d.kind} ${d.name} belongs to ${src.file} (document ${src.document ?? 0})` });
     }
-    if (errors.length) { out.errors.push(...doc.errorAt(errors)); continue; }
+    if (errors.length) {
+      out.errors.push(...doc.errorAt(errors));
+      continue;
+    }
     for (const d of r.desired) if (d.fields !== null) claimed.set(`${d.kind}/${d.id}`, doc.index);
     out.desired.push(...r.desired);
     out.pending.push(...r.pending);

@@ -58,7 +58,10 @@ export function plannedTasks(changes: Change[], world: World): PlannedTask[] {
         monitors ||= b.mon !== undefined;
         for (const t of KEYED_DAEMON_TYPES) {
           const { key, start, stop } = daemon(t).steps;
-          if (!a[t] && b[t]) { if (key) add(key); if (start) add(start); }
+          if (!a[t] && b[t]) {
+            if (key) add(key);
+            if (start) add(start);
+          }
           if (a[t] && !b[t] && stop) add(stop);
         }
         break;
@@ -68,7 +71,7 @@ export function plannedTasks(changes: Change[], world: World): PlannedTask[] {
           const disk = world.disks.find((d) => d.id === c.id);
           const st: DiskStatusFields = disk?.status ?? {};
           add(TaskKind.osdNew);
-          add(TaskKind.osdCreate, `${st.devicePath ?? '?'} (${(disk?.spec.serial ?? c.name)})`);
+          add(TaskKind.osdCreate, `${st.devicePath ?? '?'} (${disk?.spec.serial ?? c.name})`);
         }
         break;
       case StorageKind.Filesystem:

@@ -38,8 +38,14 @@ export function watchSpecs(o: WatchOptions): FSWatcher {
   const read = (path: string): void => {
     const file = rel(path);
     const timer = removals.get(file);
-    if (timer) { clearTimeout(timer); removals.delete(file); }
-    readCapped(path, o.limits.maxBytes).then((text) => o.onFile(file, text), (err: unknown) => o.onError(err instanceof Error ? err : new Error(String(err))));
+    if (timer) {
+      clearTimeout(timer);
+      removals.delete(file);
+    }
+    readCapped(path, o.limits.maxBytes).then(
+      (text) => o.onFile(file, text),
+      (err: unknown) => o.onError(err instanceof Error ? err : new Error(String(err))),
+    );
   };
   const w = watch(o.dir, {
     ignoreInitial: false,
@@ -47,17 +53,30 @@ export function watchSpecs(o: WatchOptions): FSWatcher {
     depth: 16,
     awaitWriteFinish: { stabilityThreshold: stableMs, pollInterval: Math.max(10, Math.floor(stableMs / 5)) },
     // Directories pass; files must be specs, and hidden ones (editor droppings) never are.
-    ignored: (path, stats) => basename(path).startsWith('.') && path !== o.dir ? true : !!stats?.isFile() && !SPEC.test(path),
+    ignored: (path, stats) => (basename(path).startsWith('.') && path !== o.dir ? true : !!stats?.isFile() && !SPEC.test(path)),
   });
   w.on('add', read);
   w.on('change', read);
   w.on('unlink', (path) => {
     const file = rel(path);
-    removals.set(file, setTimeout(() => { removals.delete(file); o.onFile(file, null); }, stableMs * 2 + 200));
+    removals.set(
+      file,
+      setTimeout(
+        () => {
+          removals.delete(file);
+          o.onFile(file, null);
+        },
+        stableMs * 2 + 200,
+      ),
+    );
   });
   w.on('ready', () => o.onReady());
   w.on('error', (err) => o.onError(err as Error));
   const close = w.close.bind(w);
-  w.close = () => { for (const t of removals.values()) clearTimeout(t); removals.clear(); return close(); };
+  w.close = () => {
+    for (const t of removals.values()) clearTimeout(t);
+    removals.clear();
+    return close();
+  };
   return w;
 }

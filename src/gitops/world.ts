@@ -32,7 +32,16 @@ export interface WorldSources {
 }
 
 /** The kinds a file may own objects of. */
-export const OWNED_KINDS = [Kind.Node, Kind.Disk, NetworkKind.Network, ImageKind.Image, StorageKind.Filesystem, StorageKind.RgwUser, CephKind.Cluster, TemplateKind.Template] as const;
+export const OWNED_KINDS = [
+  Kind.Node,
+  Kind.Disk,
+  NetworkKind.Network,
+  ImageKind.Image,
+  StorageKind.Filesystem,
+  StorageKind.RgwUser,
+  CephKind.Cluster,
+  TemplateKind.Template,
+] as const;
 
 /** `catalog`: read the image catalog too (only files that declare images need it). */
 export async function loadWorld(store: Store, sources: WorldSources, catalog = false): Promise<World> {
@@ -52,10 +61,20 @@ export async function loadWorld(store: Store, sources: WorldSources, catalog = f
 }
 
 export function allDocs(w: World): AnyDoc[] {
-  return [...w.nodes, ...w.disks, ...w.networks, ...w.images, ...w.filesystems, ...w.rgwUsers, ...(w.cluster ? [w.cluster] : []), ...w.templates] as AnyDoc[];
+  return [
+    ...w.nodes,
+    ...w.disks,
+    ...w.networks,
+    ...w.images,
+    ...w.filesystems,
+    ...w.rgwUsers,
+    ...(w.cluster ? [w.cluster] : []),
+    ...w.templates,
+  ] as AnyDoc[];
 }
 
-export const fileSource = (s: Source | null | undefined): s is Source & { type: 'file'; file: string } => s?.type === 'file' && typeof s.file === 'string';
+export const fileSource = (s: Source | null | undefined): s is Source & { type: 'file'; file: string } =>
+  s?.type === 'file' && typeof s.file === 'string';
 
 /** Owned by a file right now (an orphan is owned by no one). */
 export const ownedBy = (d: AnyDoc, file?: string): boolean => {

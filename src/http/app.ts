@@ -40,7 +40,8 @@ export interface HttpDeps {
   store: Store;
   /** The trust settings (TRUST_PROXY, EXTERNAL_URL, ALLOWED_HOSTS, HOST) are optional: without
    * them no proxy is trusted, URLs follow the Host, and the default Host allowlist holds. */
-  config: Pick<Config, 'stateDir' | 'adminPassword'> & Partial<Pick<Config, 'host' | 'trustProxy' | 'externalUrl' | 'allowedHosts' | 'sseStreamsPerUser'>>;
+  config: Pick<Config, 'stateDir' | 'adminPassword'> &
+    Partial<Pick<Config, 'host' | 'trustProxy' | 'externalUrl' | 'allowedHosts' | 'sseStreamsPerUser'>>;
   logger: Logger;
   clock?: Clock;
   /** Reference ids of 500 answers. */
@@ -82,14 +83,20 @@ const DEFAULT_INFO: ApiInfo = {
     'Errors are RFC 9457 problem details (application/problem+json) with a stable `code`.',
     'POST, PUT, PATCH and DELETE bodies must be application/json (415 otherwise; text/plain where stated); a request whose Origin is another host, or with Sec-Fetch-Site: cross-site, is refused with 403.',
     'Bodies are limited to 1 MiB (413). Unknown fields and unknown query parameters are refused (400). A request line and headers over 16 KiB are refused with 431 before any operation sees them.',
-    'A request whose Host is not one of Quarry\'s names (ALLOWED_HOSTS) is refused with 421 HOST_NOT_ALLOWED, a malformed Host with 400.',
+    "A request whose Host is not one of Quarry's names (ALLOWED_HOSTS) is refused with 421 HOST_NOT_ALLOWED, a malformed Host with 400.",
     'Failed logins make that username wait from that address, with growing delays (429 RATE_LIMITED with Retry-After), never from other addresses.',
     "A node's agent logs in the same way with username agent:<nodeId> and its node's secret, must first replace the secret it was installed with (POST /node/credential), and may then call only the agent operations (/node/...), for its own node; users get 403 there and agents 403 everywhere else.",
   ].join(' '),
 };
 
 /** The contract's unauthenticated operations; a route table with another public route is refused. */
-export const PUBLIC_ROUTES = ['POST /user/login', 'POST /user/refresh', 'GET /boot/config', 'GET /boot/default', 'GET /templates/rendered/{}'];
+export const PUBLIC_ROUTES = [
+  'POST /user/login',
+  'POST /user/refresh',
+  'GET /boot/config',
+  'GET /boot/default',
+  'GET /templates/rendered/{}',
+];
 
 const routeKey = (r: AnyRoute): string => `${r.method} ${r.path.replace(/\{[^}]*\}/g, '{}')}`;
 
@@ -113,10 +120,28 @@ function fallback(router: Router): Middleware {
 }
 
 function bodyParsers(): Pick<RouteEnv, 'parseJson' | 'parseText'> {
-  const common = { multipart: false, urlencoded: false, patchNode: false, parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE] };
+  const common = {
+    multipart: false,
+    urlencoded: false,
+    patchNode: false,
+    parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
+  };
   return {
-    parseJson: koaBody({ ...common, json: true, text: false, jsonLimit: 1024 * 1024, jsonStrict: true, jsonTypes: ['application/json', 'application/*+json'] }),
-    parseText: koaBody({ ...common, json: false, text: true, textLimit: 1024 * 1024, textTypes: ['text/plain', 'application/yaml', 'application/x-yaml', 'text/yaml'] }),
+    parseJson: koaBody({
+      ...common,
+      json: true,
+      text: false,
+      jsonLimit: 1024 * 1024,
+      jsonStrict: true,
+      jsonTypes: ['application/json', 'application/*+json'],
+    }),
+    parseText: koaBody({
+      ...common,
+      json: false,
+      text: true,
+      textLimit: 1024 * 1024,
+      textTypes: ['text/plain', 'application/yaml', 'application/x-yaml', 'text/yaml'],
+    }),
   };
 }
 
@@ -156,7 +181,13 @@ export async function createHttpApp(deps: HttpDeps): Promise<HttpApp> {
   });
   // Before anything reads ctx.ip or the cookies, and before any work: who calls, under which name.
   app.use(clientAddress(deps.trustProxy ?? deps.config.trustProxy ?? false));
-  app.use(hostGuard({ allowedHosts: deps.config.allowedHosts ?? null, externalUrl: deps.config.externalUrl ?? null, ...(deps.config.host ? { listenHost: deps.config.host } : {}) }));
+  app.use(
+    hostGuard({
+      allowedHosts: deps.config.allowedHosts ?? null,
+      externalUrl: deps.config.externalUrl ?? null,
+      ...(deps.config.host ? { listenHost: deps.config.host } : {}),
+    }),
+  );
   app.use(pinBaseUrl(deps.config.externalUrl));
   app.use(crossSiteGuard());
   app.use(router.routes());

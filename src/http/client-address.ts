@@ -33,7 +33,11 @@ export function proxyTrust(trust: TrustProxy): (address: string) => boolean {
     const family = isIP(addr);
     const bits = prefix === undefined ? null : Number(prefix);
     const max = family === 4 ? 32 : 128;
-    if (family === 0 || extra !== undefined || (bits !== null && !(Number.isInteger(bits) && bits >= 0 && bits <= max && /^\d+$/.test(prefix ?? '')))) {
+    if (
+      family === 0 ||
+      extra !== undefined ||
+      (bits !== null && !(Number.isInteger(bits) && bits >= 0 && bits <= max && /^\d+$/.test(prefix ?? '')))
+    ) {
       throw new Error(`TRUST_PROXY: "${entry}" is not an address, a CIDR range or "loopback"`);
     }
     const type = family === 4 ? 'ipv4' : 'ipv6';

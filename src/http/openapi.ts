@@ -33,8 +33,9 @@ const problemSchema: JsonSchema = {
 
 /** What each problem status means here, with its codes. */
 const PROBLEM_NOTES: Record<number, string> = {
-  400: `VALIDATION_FAILED: a parameter or body fails its schema, or a query parameter the operation does not know; the first ${MAX_FIELD_ERRORS} failing fields are listed in errors, errorCount counts them all. `
-    + 'Also TOO_MANY_TARGETS (more than 100 nodeIds or diskIds), DISK_REQUIRED, TEMPLATE_INVALID where stated.',
+  400:
+    `VALIDATION_FAILED: a parameter or body fails its schema, or a query parameter the operation does not know; the first ${MAX_FIELD_ERRORS} failing fields are listed in errors, errorCount counts them all. ` +
+    'Also TOO_MANY_TARGETS (more than 100 nodeIds or diskIds), DISK_REQUIRED, TEMPLATE_INVALID where stated.',
   401: 'UNAUTHENTICATED: missing, invalid or expired credentials (session cookie, signed link or S3 key pair; a refused login or refresh).',
   403: 'FORBIDDEN: the caller may not do this (role, agent/user, a cross-site request).',
   404: 'NOT_FOUND: an unknown id or name.',
@@ -45,8 +46,9 @@ const PROBLEM_NOTES: Record<number, string> = {
   422: 'TEMPLATE_FAILED or TEMPLATE_TIMEOUT: the configuration (a template) needed to answer is broken.',
   429: 'RATE_LIMITED: too many failed attempts; Retry-After says when to try again.',
   500: 'INTERNAL: a server fault; the detail holds only a reference to the server log.',
-  503: 'What the request reads is not available yet, or a queue is full (TEMPLATE_BUSY, with Retry-After): CLUSTER_UNAVAILABLE (no monitor quorum, no monmap, no RADOS gateway running or answering), '
-    + 'REGISTRY_UNREACHABLE or REGISTRY_INVALID (the image catalog).',
+  503:
+    'What the request reads is not available yet, or a queue is full (TEMPLATE_BUSY, with Retry-After): CLUSTER_UNAVAILABLE (no monitor quorum, no monmap, no RADOS gateway running or answering), ' +
+    'REGISTRY_UNREACHABLE or REGISTRY_INVALID (the image catalog).',
 };
 
 /** The schema of a body that is not JSON, by media type. */
@@ -55,44 +57,74 @@ function rawSchema(contentType: string): JsonSchema {
   return { type: 'string' };
 }
 
-const responseName = (status: number): string => (STATUS_CODES[status] ?? `Status${status}`).replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase()).replace(/^./, (c) => c.toUpperCase());
+const responseName = (status: number): string =>
+  (STATUS_CODES[status] ?? `Status${status}`)
+    .replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase())
+    .replace(/^./, (c) => c.toUpperCase());
 
 function problemResponse(status: number): Record<string, unknown> {
-  const headers = status === 429 || status === 503 ? { 'Retry-After': { description: 'seconds to wait', schema: { type: 'integer', minimum: 1 } } } : undefined;
-  return { description: PROBLEM_NOTES[status] ?? STATUS_CODES[status] ?? 'Error', ...(headers ? { headers } : {}), content: { [PROBLEM_TYPE]: { schema: { $ref: '#/components/schemas/Problem' } } } };
+  const headers =
+    status === 429 || status === 503
+      ? { 'Retry-After': { description: 'seconds to wait', schema: { type: 'integer', minimum: 1 } } }
+      : undefined;
+  return {
+    description: PROBLEM_NOTES[status] ?? STATUS_CODES[status] ?? 'Error',
+    ...(headers ? { headers } : {}),
+    content: { [PROBLEM_TYPE]: { schema: { $ref: '#/components/schemas/Problem' } } },
+  };
 }
 
 function parameters(def: AnyRoute): Array<Record<string, unknown>> {
   const list = (schema: JsonSchema | undefined, where: 'path' | 'query') => {
     const props = (schema?.properties ?? {}) as Record<string, JsonSchema>;
     const required = (schema?.required ?? []) as string[];
-    return Object.entries(props).map(([name, s]) => ({ name, in: where, required: where === 'path' || required.includes(name), schema: s }));
+    return Object.entries(props).map(([name, s]) => ({
+      name,
+      in: where,
+      required: where === 'path' || required.includes(name),
+      schema: s,
+    }));
   };
   return [...list(paramsSchema(def), 'path'), ...list(def.query, 'query')];
 }
 
 function requestBody(def: AnyRoute): Record<string, unknown> | undefined {
-  if (def.bodyType === 'text') return { required: true, content: Object.fromEntries((def.textTypes ?? ['text/plain']).map((t) => [t, { schema: def.body ?? { type: 'string' } }])) };
+  if (def.bodyType === 'text')
+    return {
+      required: true,
+      content: Object.fromEntries((def.textTypes ?? ['text/plain']).map((t) => [t, { schema: def.body ?? { type: 'string' } }])),
+    };
   if (!def.body) return undefined;
   const required = Array.isArray(def.body.required) && def.body.required.length > 0;
   return { required, content: { 'application/json': { schema: def.body } } };
 }
 
 function operationId(def: AnyRoute): string {
-  const words = def.path.split('/').filter(Boolean).map((seg) => seg.replace(/^\{(.*)\}$/, 'by-$1'));
-  return [def.method.toLowerCase(), ...words.flatMap((w) => w.split(/[^A-Za-z0-9]+/))].map((w, i) => (i === 0 ? w : w.charAt(0).toUpperCase() + w.slice(1))).join('');
+  const words = def.path
+    .split('/')
+    .filter(Boolean)
+    .map((seg) => seg.replace(/^\{(.*)\}$/, 'by-$1'));
+  return [def.method.toLowerCase(), ...words.flatMap((w) => w.split(/[^A-Za-z0-9]+/))]
+    .map((w, i) => (i === 0 ? w : w.charAt(0).toUpperCase() + w.slice(1)))
+    .join('');
 }
 
 function callers(def: AnyRoute): string | undefined {
-  if (def.s3) return 'No session: an RGW user\'s key pair, in the headers X-S3-Access-Key and X-S3-Secret-Key or the query parameters accessKey and secretKey. Served by a running RADOS gateway, which checks the signature made with the pair: missing or wrong keys are 401, no gateway running is 503 CLUSTER_UNAVAILABLE.';
-  if (def.signed) return 'No session: the link itself is the credential (`expires` and `signature`, as handed out in boot scripts); a wrong or expired one is 401.';
-  if (def.agent === true) return "Node agents only (session of POST /user/login as `agent:<nodeId>`), each for its own node; users get 403.";
+  if (def.s3)
+    return "No session: an RGW user's key pair, in the headers X-S3-Access-Key and X-S3-Secret-Key or the query parameters accessKey and secretKey. Served by a running RADOS gateway, which checks the signature made with the pair: missing or wrong keys are 401, no gateway running is 503 CLUSTER_UNAVAILABLE.";
+  if (def.signed)
+    return 'No session: the link itself is the credential (`expires` and `signature`, as handed out in boot scripts); a wrong or expired one is 401.';
+  if (def.agent === true)
+    return 'Node agents only (session of POST /user/login as `agent:<nodeId>`), each for its own node; users get 403.';
   if (def.agent === 'also') return `${def.admin ? 'Admins' : 'Users'}, and the agent of the node concerned.`;
   return def.admin ? 'Admins only.' : undefined;
 }
 
 /** Key pair in headers, or key pair in the query. */
-const S3_SECURITY = [{ s3AccessKey: [], s3SecretKey: [] }, { s3AccessKeyQuery: [], s3SecretKeyQuery: [] }];
+const S3_SECURITY = [
+  { s3AccessKey: [], s3SecretKey: [] },
+  { s3AccessKeyQuery: [], s3SecretKeyQuery: [] },
+];
 
 function security(def: AnyRoute): unknown[] {
   if (def.s3) return S3_SECURITY;
@@ -106,7 +138,11 @@ function operation(def: AnyRoute): Record<string, unknown> {
   const ok = { description: response.description, content: { [contentType]: { schema: response.schema ?? rawSchema(contentType) } } };
   const responses: Record<string, unknown> = { [String(response.status ?? 200)]: ok };
   if (response.empty) responses[String(response.empty.status)] = { description: response.empty.description };
-  if (response.also) responses[String(response.also.status)] = { description: response.also.description, content: { 'application/json': { schema: response.also.schema } } };
+  if (response.also)
+    responses[String(response.also.status)] = {
+      description: response.also.description,
+      content: { 'application/json': { schema: response.also.schema } },
+    };
   for (const s of problemStatuses(def)) responses[String(s)] = { $ref: `#/components/responses/${responseName(s)}` };
   const params = parameters(def);
   const body = requestBody(def);
@@ -138,8 +174,18 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: ApiInfo): Record
       schemas: { Problem: problemSchema },
       responses,
       securitySchemes: {
-        sessionCookie: { type: 'apiKey', in: 'cookie', name: 'access_token', description: 'Set by POST /user/login; renewed by POST /user/refresh.' },
-        s3AccessKey: { type: 'apiKey', in: 'header', name: 'X-S3-Access-Key', description: "An RGW user's access key (the /s3 operations)." },
+        sessionCookie: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: 'access_token',
+          description: 'Set by POST /user/login; renewed by POST /user/refresh.',
+        },
+        s3AccessKey: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-S3-Access-Key',
+          description: "An RGW user's access key (the /s3 operations).",
+        },
         s3SecretKey: { type: 'apiKey', in: 'header', name: 'X-S3-Secret-Key', description: "That user's secret key." },
         s3AccessKeyQuery: { type: 'apiKey', in: 'query', name: 'accessKey', description: 'The access key, as a query parameter.' },
         s3SecretKeyQuery: { type: 'apiKey', in: 'query', name: 'secretKey', description: 'The secret key, as a query parameter.' },

@@ -66,7 +66,8 @@ const isParserError = (err: unknown): err is { status: number } => {
 };
 
 /** What was thrown, for a log line: anything may be thrown (null, a string), so nothing is assumed. */
-const thrown = (err: unknown): { message?: unknown; stack?: unknown } => (err as { message?: unknown; stack?: unknown } | null | undefined) ?? {};
+const thrown = (err: unknown): { message?: unknown; stack?: unknown } =>
+  (err as { message?: unknown; stack?: unknown } | null | undefined) ?? {};
 
 /** The client-facing form of an error, or null when it must be hidden (5xx). */
 export function classify(err: unknown): QuarryError | null {
@@ -100,7 +101,13 @@ export function errorMiddleware(logger: Logger, ids: IdGen): Middleware {
         return;
       }
       const reference = ids();
-      logger('error', 'request failed', { method: ctx.method, route: ctx.path, reference, error: String(thrown(err).message ?? err), stack: thrown(err).stack });
+      logger('error', 'request failed', {
+        method: ctx.method,
+        route: ctx.path,
+        reference,
+        error: String(thrown(err).message ?? err),
+        stack: thrown(err).stack,
+      });
       respond(ctx, problem(500, 'INTERNAL', `internal error; the server log has the details under reference ${reference}`));
     }
   };
@@ -113,11 +120,14 @@ export function clientErrorHandler(err: Error & { code?: string }, socket: Duple
     socket.destroy();
     return;
   }
-  const [status, code, detail] = err.code === 'HPE_HEADER_OVERFLOW'
-    ? [431, 'HEADERS_TOO_LARGE', 'the request line and headers are larger than 16 KiB']
-    : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-      ? [408, 'REQUEST_TIMEOUT', 'the request did not arrive in time']
-      : [400, 'BAD_REQUEST', 'the request is not valid HTTP'];
+  const [status, code, detail] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'HEADERS_TOO_LARGE', 'the request line and headers are larger than 16 KiB']
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'REQUEST_TIMEOUT', 'the request did not arrive in time']
+        : [400, 'BAD_REQUEST', 'the request is not valid HTTP'];
   const body = JSON.stringify(problem(status, code, detail));
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: ${PROBLEM_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: ${PROBLEM_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }

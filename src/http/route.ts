@@ -86,7 +86,9 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
 export type AnyRoute = RouteDef;
 
 /** Identity, for inference: `route<Body, Query, Params>({ ... })`. */
-export const route = <B = Record<string, never>, Q = Record<string, never>, P = Record<string, string>>(def: RouteDef<B, Q, P>): RouteDef<B, Q, P> => def;
+export const route = <B = Record<string, never>, Q = Record<string, never>, P = Record<string, string>>(
+  def: RouteDef<B, Q, P>,
+): RouteDef<B, Q, P> => def;
 
 export const pathParams = (path: string): string[] => [...path.matchAll(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g)].map((m) => m[1] ?? '');
 export const toKoaPath = (path: string): string => path.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, ':$1');
@@ -96,7 +98,12 @@ export function paramsSchema(def: AnyRoute): JsonSchema | undefined {
   const names = pathParams(def.path);
   if (def.params) return def.params;
   if (names.length === 0) return undefined;
-  return { type: 'object', required: names, additionalProperties: false, properties: Object.fromEntries(names.map((n) => [n, { type: 'string', minLength: 1 }])) };
+  return {
+    type: 'object',
+    required: names,
+    additionalProperties: false,
+    properties: Object.fromEntries(names.map((n) => [n, { type: 'string', minLength: 1 }])),
+  };
 }
 
 /** Every problem status a route can answer, for its OpenAPI entry: those the route layer adds by
@@ -123,7 +130,9 @@ export function problemStatuses(def: AnyRoute): number[] {
 function checkSegments(params: Record<string, string>): void {
   for (const [name, value] of Object.entries(params)) {
     if (/[/\\\0]/.test(value) || value === '.' || value === '..') {
-      throw new ValidationError('invalid request', [{ path: `/params/${name}`, message: 'must be one path segment (no /, \\, NUL, . or ..)' }]);
+      throw new ValidationError('invalid request', [
+        { path: `/params/${name}`, message: 'must be one path segment (no /, \\, NUL, . or ..)' },
+      ]);
     }
   }
 }

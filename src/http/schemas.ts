@@ -3,7 +3,11 @@ import type { JsonSchema } from '../model/schemas.js';
 import { MIN_PASSWORD_LENGTH } from './auth/index.js';
 
 export const uuidSchema: JsonSchema = { type: 'string', format: 'uuid' };
-export const macSchema: JsonSchema = { type: 'string', pattern: '^[0-9A-Fa-f]{2}([:-][0-9A-Fa-f]{2}){5}$', description: 'aa:bb:cc:dd:ee:ff (or with -)' };
+export const macSchema: JsonSchema = {
+  type: 'string',
+  pattern: '^[0-9A-Fa-f]{2}([:-][0-9A-Fa-f]{2}){5}$',
+  description: 'aa:bb:cc:dd:ee:ff (or with -)',
+};
 
 /** `{ "status": "<word>" }`, the answer of every operation without a natural body. */
 export const statusSchema = (word: string, withId = false): JsonSchema => ({
@@ -51,6 +55,13 @@ export const object = (properties: Record<string, JsonSchema>, required: string[
 
 /** A status condition as the API shows it (Ready, Degraded, ...). */
 export const conditionView: JsonSchema = object(
-  { type: { type: 'string' }, status: { enum: ['True', 'False', 'Unknown'] }, reason: { type: 'string' }, message: { type: 'string' }, lastTransitionTime: { type: 'string' }, observedGeneration: { type: 'integer' } },
+  {
+    type: { type: 'string' },
+    status: { enum: ['True', 'False', 'Unknown'] },
+    reason: { type: 'string' },
+    message: { type: 'string' },
+    lastTransitionTime: { type: 'string' },
+    observedGeneration: { type: 'integer' },
+  },
   ['type', 'status', 'reason', 'message', 'lastTransitionTime', 'observedGeneration'],
 );

@@ -33,7 +33,8 @@ export class SignedUrls {
   /** AuthError (401) for a missing, wrong or expired signature. */
   verify(path: string, q: Partial<SignedQuery>): void {
     const { expires, signature } = q;
-    if (typeof expires !== 'number' || typeof signature !== 'string') throw new AuthError('this link needs its expires and signature parameters');
+    if (typeof expires !== 'number' || typeof signature !== 'string')
+      throw new AuthError('this link needs its expires and signature parameters');
     const want = Buffer.from(this.mac(path, expires), 'hex');
     const got = Buffer.from(signature, 'hex');
     if (got.length !== want.length || !timingSafeEqual(got, want)) throw new AuthError('the link signature is not valid');

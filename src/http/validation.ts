@@ -41,7 +41,10 @@ export function overLimit(schema: JsonSchema | undefined, value: unknown, path: 
   if (Array.isArray(value)) {
     const max = schema.maxItems;
     if (typeof max === 'number' && value.length > max) {
-      return { error: { path, message: `must NOT have more than ${max} items (got ${value.length})` }, code: schema[LIMIT_CODE] as string | undefined };
+      return {
+        error: { path, message: `must NOT have more than ${max} items (got ${value.length})` },
+        code: schema[LIMIT_CODE] as string | undefined,
+      };
     }
     const items = schema.items as JsonSchema | undefined;
     if (!items || typeof items !== 'object' || !hasArrays(items)) return null;

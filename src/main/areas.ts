@@ -10,14 +10,22 @@ import { RgwUsers } from '../services/rgw-users.js';
 import { CephConfRenderer } from '../render/ceph-conf.js';
 import type { TemplatesPart } from './templates.js';
 
-export function inventoryAreas(store: Store, clock: Clock, templates: Pick<TemplatesPart, 'render' | 'contexts'>, runs?: ConstructorParameters<typeof CephConfig>[3]) {
+export function inventoryAreas(
+  store: Store,
+  clock: Clock,
+  templates: Pick<TemplatesPart, 'render' | 'contexts'>,
+  runs?: ConstructorParameters<typeof CephConfig>[3],
+) {
   const inventory = new Inventory(store);
   const invocations = new Invocations(store, inventory);
   const cephConfig = new CephConfig(store, inventory, new CephConfRenderer(templates.render), runs);
   templates.contexts.provide('ceph.conf', () => cephConfig.context());
   return [
-    nodeRoutes(inventory), diskRoutes(inventory), invokeRoutes(invocations), cephRoutes(cephConfig, inventory), filesystemRoutes(store),
+    nodeRoutes(inventory),
+    diskRoutes(inventory),
+    invokeRoutes(invocations),
+    cephRoutes(cephConfig, inventory),
+    filesystemRoutes(store),
     gatewayRoutes({ store, inventory, invocations, users: new RgwUsers(store, clock) }),
   ];
 }
-

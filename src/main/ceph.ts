@@ -42,16 +42,31 @@ export function defaultCephTiming(driver: Config['driver']): CephTiming {
 /** The master's own ceph and radosgw-admin CLIs, with the conf and admin key Quarry keeps
  * under STATE_DIR/ceph, written from the store before each call (services/ceph-files.ts). Both share
  * one set of files, so a change is written once. */
-export function realCeph(stateDir: string, store: Store, render: RenderTemplate): { ceph: CephApi; rgw: RgwApi; close: () => Promise<void> } {
+export function realCeph(
+  stateDir: string,
+  store: Store,
+  render: RenderTemplate,
+): { ceph: CephApi; rgw: RgwApi; close: () => Promise<void> } {
   const dir = join(stateDir, 'ceph');
   const files = new MasterCephFiles(store, dir, render);
-  const opts = { runner: new ZxRunner(), conf: join(dir, 'ceph.conf'), name: 'client.admin', keyring: join(dir, 'ceph.client.admin.keyring') };
+  const opts = {
+    runner: new ZxRunner(),
+    conf: join(dir, 'ceph.conf'),
+    name: 'client.admin',
+    keyring: join(dir, 'ceph.client.admin.keyring'),
+  };
   // close(): the plaintext admin keyring does not outlive the process (services/ceph-files.ts).
-  return { ceph: withMasterFiles(new CephClient(opts), files), rgw: withMasterFiles(new RgwAdmin(opts), files), close: () => files.close() };
+  return {
+    ceph: withMasterFiles(new CephClient(opts), files),
+    rgw: withMasterFiles(new RgwAdmin(opts), files),
+    close: () => files.close(),
+  };
 }
 
 export function registerCephLoops(manager: Manager, deps: CephLoopDeps & CephTiming & { rgw: RgwApi }): void {
-  manager.register(clusterLoop({ store: deps.store, ceph: deps.ceph, clock: deps.clock, pollMs: deps.pollMs, queryTimeoutMs: deps.queryTimeoutMs }));
+  manager.register(
+    clusterLoop({ store: deps.store, ceph: deps.ceph, clock: deps.clock, pollMs: deps.pollMs, queryTimeoutMs: deps.queryTimeoutMs }),
+  );
   manager.register(monLoop(deps));
   // One loop per daemon kind of the catalogue with a key step (manager, MDS, RGW, NFS gateway).
   for (const type of KEYED_DAEMON_TYPES) manager.register(daemonLoop(daemonKindOf(type), deps));

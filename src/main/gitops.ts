@@ -25,10 +25,22 @@ export interface SpecsPart {
 /** The store every writer but the folder uses: spec writes to fields a file owns are refused. */
 export const apiStore = guardOwnership;
 
-export async function startSpecs(deps: { config: Readonly<Config>; store: Store; sources: WorldSources; bus: EventBus; log: Logger; stableMs?: number }): Promise<SpecsPart> {
+export async function startSpecs(deps: {
+  config: Readonly<Config>;
+  store: Store;
+  sources: WorldSources;
+  bus: EventBus;
+  log: Logger;
+  stableMs?: number;
+}): Promise<SpecsPart> {
   const { config, log } = deps;
   await mkdir(config.specsDir, { recursive: true });
-  const folder = new SpecsFolder({ store: deps.store, sources: deps.sources, publish: (type, payload) => deps.bus.publish(type, payload), limits: DEFAULT_LIMITS });
+  const folder = new SpecsFolder({
+    store: deps.store,
+    sources: deps.sources,
+    publish: (type, payload) => deps.bus.publish(type, payload),
+    limits: DEFAULT_LIMITS,
+  });
   const failed = (err: unknown) => log('error', 'specs folder', { error: String(err) });
   let ready!: () => void;
   const scanned = new Promise<void>((r) => (ready = r));
@@ -37,7 +49,11 @@ export async function startSpecs(deps: { config: Readonly<Config>; store: Store;
     limits: DEFAULT_LIMITS,
     ...(deps.stableMs ? { stableMs: deps.stableMs } : {}),
     onFile: (file, text) => void folder.fileChanged(file, text).catch(failed),
-    onReady: () => void folder.ready().then(() => folder.start(), failed).finally(ready),
+    onReady: () =>
+      void folder
+        .ready()
+        .then(() => folder.start(), failed)
+        .finally(ready),
     onError: failed,
   });
   return {

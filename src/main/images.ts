@@ -58,11 +58,26 @@ export async function startImages(deps: {
   const { config } = deps;
   const lab = deps.labRegistry && !config.imageRegistry ? deps.labRegistry() : null;
   const url = lab ? await lab.start() : config.imageRegistry;
-  const registry = url ? new HttpImageRegistry({ url, insecureHttp: config.imageRegistryInsecureHttp, sha256: config.imageRegistrySha256 }) : noRegistry;
+  const registry = url
+    ? new HttpImageRegistry({ url, insecureHttp: config.imageRegistryInsecureHttp, sha256: config.imageRegistrySha256 })
+    : noRegistry;
   const images = new Images(deps.store, registry, config.stateDir);
   const loop = imageLoop({
-    store: deps.store, tasks: deps.tasks, bus: deps.bus, clock: deps.clock, stateDir: config.stateDir,
-    retryBaseMs: deps.retryBaseMs, ...defaultImageTiming, ...deps.timing,
+    store: deps.store,
+    tasks: deps.tasks,
+    bus: deps.bus,
+    clock: deps.clock,
+    stateDir: config.stateDir,
+    retryBaseMs: deps.retryBaseMs,
+    ...defaultImageTiming,
+    ...deps.timing,
   }) as Reconciler;
-  return { images, registry, loop, routes: imageRoutes(images), labRegistryUrl: lab ? url : null, stop: () => lab?.stop() ?? Promise.resolve() };
+  return {
+    images,
+    registry,
+    loop,
+    routes: imageRoutes(images),
+    labRegistryUrl: lab ? url : null,
+    stop: () => lab?.stop() ?? Promise.resolve(),
+  };
 }

@@ -51,7 +51,11 @@ export interface NetworkArea {
 
 function realMaster(config: Readonly<Config>): MasterHost {
   const ip = new IpClient({ runner: new ZxRunner(), netns: config.masterNetns });
-  const dhcp = new DnsmasqServers({ supervisor: new NodeProcessSupervisor(), dir: join(config.stateDir, 'dnsmasq'), netns: config.masterNetns });
+  const dhcp = new DnsmasqServers({
+    supervisor: new NodeProcessSupervisor(),
+    dir: join(config.stateDir, 'dnsmasq'),
+    netns: config.masterNetns,
+  });
   return { interfaces: () => ip.interfaces(), dhcp };
 }
 

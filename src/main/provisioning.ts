@@ -18,11 +18,21 @@ export interface Provisioning {
   routes: AnyRoute[];
 }
 
-export async function provisioning(deps: { config: Readonly<Config>; store: Store; images: Images; clock: Clock; log: Logger; secrets?: SecretBox }): Promise<Provisioning> {
+export async function provisioning(deps: {
+  config: Readonly<Config>;
+  store: Store;
+  images: Images;
+  clock: Clock;
+  log: Logger;
+  secrets?: SecretBox;
+}): Promise<Provisioning> {
   const { images } = deps;
   const links = new SignedUrls(await loadSigningKey(deps.config.stateDir, deps.log, deps.secrets), deps.clock);
   return {
-    sources: { ...bootSources({ driver: deps.config.driver, store: deps.store, images }), imageFileUrl: (imageId, file) => links.sign(imageFilePath(imageId, file)) },
+    sources: {
+      ...bootSources({ driver: deps.config.driver, store: deps.store, images }),
+      imageFileUrl: (imageId, file) => links.sign(imageFilePath(imageId, file)),
+    },
     routes: imageFileRoutes(links, (id, file) => images.downloadedFile(id, file)),
   };
 }

@@ -21,7 +21,8 @@ export const ipOrEmptySchema: JsonSchema = {
 };
 
 /** RFC 1123 host name: dot-separated labels of letters, digits and inner hyphens, 63 each, 253 in all. */
-export const HOSTNAME_PATTERN = '^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$';
+export const HOSTNAME_PATTERN =
+  '^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$';
 
 /** A device node under /dev: path segments of letters, digits and `_ + : @ . -`, none of them
  * starting with a dot (so no `..`), as lsblk's PATH and /dev/disk/by-* links are. */
@@ -34,7 +35,12 @@ export const NIC_NAME_PATTERN = '^(?!\\.\\.?$)[\\x21-\\x2e\\x30-\\x39\\x3b-\\x7e
 export const MAC_PATTERN = '^[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){5}$';
 
 /** Printable ASCII (what lsblk prints for serials, models and vendors; it escapes the rest). */
-const printable = (min: number, max: number): JsonSchema => ({ type: 'string', minLength: min, maxLength: max, pattern: '^[\\x20-\\x7e]*$' });
+const printable = (min: number, max: number): JsonSchema => ({
+  type: 'string',
+  minLength: min,
+  maxLength: max,
+  pattern: '^[\\x20-\\x7e]*$',
+});
 
 export const diskReportSchema: JsonSchema = {
   type: 'object',
@@ -73,7 +79,10 @@ export const daemonReportSchema: JsonSchema = {
   // A daemon kind it does not name is not running (an agent older than that kind of the catalogue).
   required: ['osds'],
   additionalProperties: false,
-  properties: { ...Object.fromEntries(NODE_DAEMON_TYPES.map((t) => [t, bool])), osds: { type: 'array', maxItems: 4096, items: { type: 'integer', minimum: 0, maximum: 2 ** 31 - 1 } } },
+  properties: {
+    ...Object.fromEntries(NODE_DAEMON_TYPES.map((t) => [t, bool])),
+    osds: { type: 'array', maxItems: 4096, items: { type: 'integer', minimum: 0, maximum: 2 ** 31 - 1 } },
+  },
 };
 
 export const agentReportSchema: JsonSchema = {

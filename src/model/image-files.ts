@@ -11,14 +11,16 @@ export const imagesDir = (stateDir: string): string => resolve(stateDir, 'images
 
 /** The folder of one image. InputError for anything but a full, lower-case id. */
 export function imageDir(stateDir: string, imageId: string): string {
-  if (!fullId.test(imageId)) throw new InputError(`"${imageId}" is not a full image id`, [{ path: '/imageId', message: 'must be a full image id' }]);
+  if (!fullId.test(imageId))
+    throw new InputError(`"${imageId}" is not a full image id`, [{ path: '/imageId', message: 'must be a full image id' }]);
   return join(imagesDir(stateDir), imageId);
 }
 
 /** The absolute path of one file of an image. The name is checked, so it cannot leave the
  * image's folder; whether the file is there is the caller's question (see ImageFiles). */
 export function imageFilePath(stateDir: string, imageId: string, name: string): string {
-  if (!fileName.test(name)) throw new InputError(`"${name}" is not an image file name`, [{ path: '/fileName', message: 'must be a plain file name' }]);
+  if (!fileName.test(name))
+    throw new InputError(`"${name}" is not an image file name`, [{ path: '/fileName', message: 'must be a plain file name' }]);
   return join(imageDir(stateDir, imageId), name);
 }
 

@@ -113,7 +113,10 @@ export const catalogSchema: JsonSchema = {
     type: 'object',
     required: ['id', 'name', 'distro', 'version', 'arch', 'files'],
     // Registries may say more about an entry than Quarry reads.
-    properties: entryProperties({ type: 'string', minLength: 1, maxLength: 2048, pattern: '^[^\\s\\u0000-\\u001f\\u007f-\\u009f]+$' }, '^[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}$'),
+    properties: entryProperties(
+      { type: 'string', minLength: 1, maxLength: 2048, pattern: '^[^\\s\\u0000-\\u001f\\u007f-\\u009f]+$' },
+      '^[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}$',
+    ),
   },
 };
 

@@ -22,7 +22,8 @@ export function parseCidr(text: string): Cidr | { error: string } {
   const slash = text.indexOf('/');
   const ip = text.slice(0, slash);
   const bits = text.slice(slash + 1);
-  if (slash < 0 || !isIPv4(ip) || !/^\d{1,2}$/.test(bits) || Number(bits) > 32) return { error: 'must be an IPv4 network in CIDR notation, like 10.0.0.0/24' };
+  if (slash < 0 || !isIPv4(ip) || !/^\d{1,2}$/.test(bits) || Number(bits) > 32)
+    return { error: 'must be an IPv4 network in CIDR notation, like 10.0.0.0/24' };
   const prefix = Number(bits);
   const network = intToIp(networkOf(ipToInt(ip), prefix));
   if (network !== ip) return { error: `has host bits set: the network of ${text} is ${network}/${prefix}` };
@@ -58,7 +59,10 @@ export function isHostOf(c: Cidr, ip: string): boolean {
 export function defaultRange(c: Cidr, reserved: string[]): { start: string; end: string } {
   const first = ipToInt(c.network) + 1;
   const last = ipToInt(c.network) + size(c.prefix) - 2;
-  const cuts = reserved.filter((ip) => isHostOf(c, ip)).map(ipToInt).sort((a, b) => a - b);
+  const cuts = reserved
+    .filter((ip) => isHostOf(c, ip))
+    .map(ipToInt)
+    .sort((a, b) => a - b);
   let best = { from: first, to: first - 1 };
   let from = first;
   for (const cut of [...cuts, last + 1]) {

@@ -52,7 +52,9 @@ export type { NodeDaemonType };
 export type DaemonType = NodeDaemonType;
 
 /** Each node daemon's spec entry: one whose catalogue entry needsDisk names its disk. */
-export type NodeDaemons = { [T in NodeDaemonType]?: ((typeof DAEMONS)[T]['needsDisk'] extends true ? { diskId: string } : unknown) & DaemonParams<T> };
+export type NodeDaemons = {
+  [T in NodeDaemonType]?: ((typeof DAEMONS)[T]['needsDisk'] extends true ? { diskId: string } : unknown) & DaemonParams<T>;
+};
 /** The further fields of a daemon's spec entry (its catalogue `params`; an NFS gateway's export). */
 type DaemonParams<T extends NodeDaemonType> = FromSchema<{
   type: 'object';
@@ -124,8 +126,7 @@ export const RunState = {
 } as const;
 export type RunState = (typeof RunState)[keyof typeof RunState];
 
-export const isFinished = (s: RunState): boolean =>
-  s === RunState.completed || s === RunState.failed || s === RunState.canceled;
+export const isFinished = (s: RunState): boolean => s === RunState.completed || s === RunState.failed || s === RunState.canceled;
 
 export interface TaskRunSpec {
   taskName: string;

@@ -44,7 +44,12 @@ const empty = { type: 'object', additionalProperties: false, properties: {} } as
 function daemonSpecSchema(t: NodeDaemonType): JsonSchema {
   const d: DaemonEntry = DAEMONS[t];
   const required = [...(d.needsDisk ? ['diskId'] : []), ...(d.required ?? [])];
-  return { type: 'object', ...(required.length ? { required } : {}), additionalProperties: false, properties: { ...(d.needsDisk ? { diskId: uuid } : {}), ...d.params } };
+  return {
+    type: 'object',
+    ...(required.length ? { required } : {}),
+    additionalProperties: false,
+    properties: { ...(d.needsDisk ? { diskId: uuid } : {}), ...d.params },
+  };
 }
 
 /** What a Ceph daemon loop last concluded about its daemon on a node (or an OSD on a disk). */
@@ -78,7 +83,7 @@ export const nodeSpecSchema: JsonSchema = {
       // One per node daemon of the catalogue: { diskId } for one that needsDisk, else its params.
       properties: Object.fromEntries(NODE_DAEMON_TYPES.map((t) => [t, daemonSpecSchema(t)])),
     },
-    adminKeyring: { type: 'boolean', description: "an admin node: its agent is also handed client.admin" },
+    adminKeyring: { type: 'boolean', description: 'an admin node: its agent is also handed client.admin' },
   },
 };
 
@@ -109,7 +114,13 @@ export const nodeStatusSchema: JsonSchema = {
         type: 'object',
         required: ['name', 'mac', 'ip', 'connected', 'mtu'],
         additionalProperties: false,
-        properties: { name: { type: 'string' }, mac, ip: ipOrEmptySchema, connected: { type: 'boolean' }, mtu: { type: 'integer', minimum: 0 } },
+        properties: {
+          name: { type: 'string' },
+          mac,
+          ip: ipOrEmptySchema,
+          connected: { type: 'boolean' },
+          mtu: { type: 'integer', minimum: 0 },
+        },
       },
     },
     daemons: {
@@ -242,7 +253,15 @@ export const agentCredentialSpecSchema: JsonSchema = {
     claimedBy: { type: ['string', 'null'], maxLength: 64 },
     installHash: { anyOf: [{ type: 'string', pattern: '^[0-9a-f]{64}$' }, { type: 'null' }] },
     conflict: {
-      anyOf: [{ type: 'null' }, { type: 'object', required: ['at', 'message'], additionalProperties: false, properties: { at: timestamp, message: { type: 'string', maxLength: 1024 } } }],
+      anyOf: [
+        { type: 'null' },
+        {
+          type: 'object',
+          required: ['at', 'message'],
+          additionalProperties: false,
+          properties: { at: timestamp, message: { type: 'string', maxLength: 1024 } },
+        },
+      ],
     },
   },
 };

@@ -32,10 +32,18 @@ const cidr = { type: ['string', 'null'], pattern: '^[0-9.]+/[0-9]{1,2}$' };
 export const stateSchema: JsonSchema = { enum: ['present', 'absent'], default: 'present' };
 /** "1TB", "960 GB", "1.5TiB" or a number of bytes. */
 export const SIZE_PATTERN = '^[0-9]+(\\.[0-9]+)? ?([KMGTP]i?B|B)?$';
-const size = { anyOf: [{ type: 'integer', minimum: 0 }, { type: 'string', pattern: SIZE_PATTERN }] };
+const size = {
+  anyOf: [
+    { type: 'integer', minimum: 0 },
+    { type: 'string', pattern: SIZE_PATTERN },
+  ],
+};
 
 export const diskRefSchema: JsonSchema = {
-  type: 'object', additionalProperties: false, minProperties: 1, maxProperties: 1,
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  maxProperties: 1,
   properties: { serial: { type: 'string', minLength: 1, maxLength: 128 }, path: { type: 'string', pattern: '^/dev/[A-Za-z0-9/_.-]+$' } },
 };
 
@@ -57,29 +65,47 @@ export const diskSelectorSchema: JsonSchema = {
   minProperties: 1,
 };
 
-const daemon = (extra: Record<string, JsonSchema> = {}): JsonSchema => ({ type: 'object', additionalProperties: false, properties: { ...extra, state: stateSchema } });
+const daemon = (extra: Record<string, JsonSchema> = {}): JsonSchema => ({
+  type: 'object',
+  additionalProperties: false,
+  properties: { ...extra, state: stateSchema },
+});
 
 export const nodeInputSchema: JsonSchema = {
   type: 'object',
   required: ['match'],
   additionalProperties: false,
   properties: {
-    match: { type: 'object', additionalProperties: false, minProperties: 1, maxProperties: 1, properties: { mac, hostname }, description: 'the machine: by the MAC of one of its NICs, or its hostname' },
+    match: {
+      type: 'object',
+      additionalProperties: false,
+      minProperties: 1,
+      maxProperties: 1,
+      properties: { mac, hostname },
+      description: 'the machine: by the MAC of one of its NICs, or its hostname',
+    },
     role: { enum: ['master', 'worker'], default: 'worker' },
     power: { enum: ['on', 'off'], default: 'on' },
     image: { type: ['string', 'null'], pattern: ID_OR_SHORT_PATTERN, default: null },
     daemons: {
-      type: 'object', additionalProperties: false, default: {},
+      type: 'object',
+      additionalProperties: false,
+      default: {},
       // One per node daemon of the catalogue; one that needsDisk names its disk.
-      properties: Object.fromEntries(NODE_DAEMON_TYPES.map((t) => {
-        const d: DaemonEntry = DAEMONS[t];
-        const schema = daemon({ ...(d.needsDisk ? { disk: diskRefSchema } : {}), ...d.params });
-        return [t, d.required?.length ? { ...schema, required: [...d.required] } : schema];
-      })),
+      properties: Object.fromEntries(
+        NODE_DAEMON_TYPES.map((t) => {
+          const d: DaemonEntry = DAEMONS[t];
+          const schema = daemon({ ...(d.needsDisk ? { disk: diskRefSchema } : {}), ...d.params });
+          return [t, d.required?.length ? { ...schema, required: [...d.required] } : schema];
+        }),
+      ),
     },
     osds: { type: 'array', items: diskSelectorSchema, maxItems: 256, default: [] },
     // No default: a file that does not name it leaves it to the API (and does not own it).
-    adminKeyring: { type: 'boolean', description: "an admin node: its agent is also handed client.admin (default: only the master holds it)" },
+    adminKeyring: {
+      type: 'boolean',
+      description: 'an admin node: its agent is also handed client.admin (default: only the master holds it)',
+    },
   },
 };
 
@@ -102,7 +128,9 @@ export const clusterInputSchema: JsonSchema = {
     clusterNetwork: cidr,
     monPort: { type: 'integer', minimum: 1, maximum: 65534 },
     poolDefaults: {
-      type: 'object', required: ['size', 'minSize'], additionalProperties: false,
+      type: 'object',
+      required: ['size', 'minSize'],
+      additionalProperties: false,
       properties: { size: { type: 'integer', minimum: 1, maximum: 10 }, minSize: { type: 'integer', minimum: 1, maximum: 10 } },
     },
   },
@@ -127,7 +155,9 @@ export const envelopeSchema: JsonSchema = {
     apiVersion: { const: SPEC_API_VERSION },
     kind: { enum: Object.values(SpecKind) },
     metadata: {
-      type: 'object', required: ['name'], additionalProperties: false,
+      type: 'object',
+      required: ['name'],
+      additionalProperties: false,
       properties: {
         name: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$' },
         labels: { type: 'object', maxProperties: 64, additionalProperties: { type: 'string', maxLength: 256 } },
@@ -137,7 +167,19 @@ export const envelopeSchema: JsonSchema = {
   },
 };
 
-const UNITS: Record<string, number> = { B: 1, KB: 1e3, MB: 1e6, GB: 1e9, TB: 1e12, PB: 1e15, KiB: 2 ** 10, MiB: 2 ** 20, GiB: 2 ** 30, TiB: 2 ** 40, PiB: 2 ** 50 };
+const UNITS: Record<string, number> = {
+  B: 1,
+  KB: 1e3,
+  MB: 1e6,
+  GB: 1e9,
+  TB: 1e12,
+  PB: 1e15,
+  KiB: 2 ** 10,
+  MiB: 2 ** 20,
+  GiB: 2 ** 30,
+  TiB: 2 ** 40,
+  PiB: 2 ** 50,
+};
 
 /** Bytes of a size the schema admitted. */
 export function sizeBytes(size: number | string): number {

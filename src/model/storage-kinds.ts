@@ -83,7 +83,12 @@ export const filesystemSchemas = {
     properties: {
       pools: {
         type: 'array',
-        items: { type: 'object', required: ['name', 'pgNum'], additionalProperties: false, properties: { name: poolName, pgNum: { type: 'integer', minimum: 0 } } },
+        items: {
+          type: 'object',
+          required: ['name', 'pgNum'],
+          additionalProperties: false,
+          properties: { name: poolName, pgNum: { type: 'integer', minimum: 0 } },
+        },
       },
       created: { type: 'boolean' },
       mdsActive: { type: 'boolean' },

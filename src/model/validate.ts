@@ -42,7 +42,10 @@ export class ValidationError extends InputError {
     readonly errorCount: number = errors.length,
     code?: string,
   ) {
-    const listed = errors.slice(0, 3).map((e) => `${e.path} ${e.message}`).join('; ');
+    const listed = errors
+      .slice(0, 3)
+      .map((e) => `${e.path} ${e.message}`)
+      .join('; ');
     const more = errorCount > 3 ? ` (and ${errorCount - 3} more)` : '';
     super(`${what}: ${listed}${more}`, errors.slice(0, MAX_FIELD_ERRORS), code);
   }

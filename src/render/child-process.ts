@@ -62,7 +62,8 @@ export function nodeArgs(opts: Pick<ChildOptions, 'memoryMb' | 'helpers'>, entry
 
 export function spawnRenderChild(opts: ChildOptions, unsharePath: string | null, entry: URL = CHILD): ChildProcess {
   const node = nodeArgs(opts, entry);
-  const [cmd, args] = opts.unshare && unsharePath ? [unsharePath, [...opts.unshare, '--', process.execPath, ...node]] : [process.execPath, node];
+  const [cmd, args] =
+    opts.unshare && unsharePath ? [unsharePath, [...opts.unshare, '--', process.execPath, ...node]] : [process.execPath, node];
   // Empty: node would add NODE_V8_COVERAGE (a coverage tool's directory) to an env without it.
   return spawn(cmd, args, { env: { NODE_V8_COVERAGE: undefined }, stdio: ['pipe', 'pipe', 'pipe'], cwd: '/' });
 }

@@ -11,7 +11,11 @@ export class TemplateCompileError extends InputError {
     readonly line: number,
     reason: string,
   ) {
-    super(`template ${templateName} does not compile: line ${line}: ${reason}`, [{ path: `/body/line/${line}`, message: reason }], 'TEMPLATE_INVALID');
+    super(
+      `template ${templateName} does not compile: line ${line}: ${reason}`,
+      [{ path: `/body/line/${line}`, message: reason }],
+      'TEMPLATE_INVALID',
+    );
   }
 }
 
@@ -71,19 +75,21 @@ function importLine(source: string): number | null {
  * never runs there. Throws TemplateCompileError as checkTemplate does. */
 export function templateFunctionBody(name: string, source: string): string {
   const body = generatedOrRefused(name, source);
-  return 'let __line = 1\n'
-    + `  , __lines = ${JSON.stringify(source)}\n`
-    + `  , __filename = ${JSON.stringify(name)};\n`
-    + 'try {\n'
-    + '  let __output = "";\n'
-    + '  function __append(s) { if (s !== undefined && s !== null) __output += s }\n'
-    + '  with (locals || {}) {\n'
-    + `${body}\n`
-    + '  }\n'
-    + '  return __output;\n'
-    + '} catch (e) {\n'
-    + '  rethrow(e, __lines, __filename, __line, escapeFn);\n'
-    + '}\n';
+  return (
+    'let __line = 1\n' +
+    `  , __lines = ${JSON.stringify(source)}\n` +
+    `  , __filename = ${JSON.stringify(name)};\n` +
+    'try {\n' +
+    '  let __output = "";\n' +
+    '  function __append(s) { if (s !== undefined && s !== null) __output += s }\n' +
+    '  with (locals || {}) {\n' +
+    `${body}\n` +
+    '  }\n' +
+    '  return __output;\n' +
+    '} catch (e) {\n' +
+    '  rethrow(e, __lines, __filename, __line, escapeFn);\n' +
+    '}\n'
+  );
 }
 
 /** What ejs generates for the source; a source with import() or one ejs cannot parse is

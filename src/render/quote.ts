@@ -51,17 +51,22 @@ function yaml(v: unknown): string {
 
 function token(v: unknown): string {
   const s = text(v, 'q.token');
-  if (!TOKEN.test(s) || s === '&&') throw new QuoteError('q.token: a value is not one token of letters, digits and . _ ~ - : / ? = & + , @ [ ]');
+  if (!TOKEN.test(s) || s === '&&')
+    throw new QuoteError('q.token: a value is not one token of letters, digits and . _ ~ - : / ? = & + , @ [ ]');
   return s;
 }
 
 function words(v: unknown): string {
   const s = text(v, 'q.words');
   if (s === '') return s;
-  return s.split(' ').map((w) => {
-    if (!TOKEN.test(w) || w === '&&') throw new QuoteError('q.words: a value is not space-separated tokens of letters, digits and . _ ~ - : / ? = & + , @ [ ]');
-    return w;
-  }).join(' ');
+  return s
+    .split(' ')
+    .map((w) => {
+      if (!TOKEN.test(w) || w === '&&')
+        throw new QuoteError('q.words: a value is not space-separated tokens of letters, digits and . _ ~ - : / ? = & + , @ [ ]');
+      return w;
+    })
+    .join(' ');
 }
 
 function echo(v: unknown): string {

@@ -75,13 +75,22 @@ export class TemplateSandbox implements TemplateRenderer {
 
   /** What waits and runs now, and the render process (tests, diagnostics). */
   stats(): { running: string | null; queued: number; pid: number | null; networkIsolated: boolean } {
-    return { running: this.current?.job.name ?? null, queued: this.queue.length, pid: this.child?.pid ?? null, networkIsolated: this.withUnshare };
+    return {
+      running: this.current?.job.name ?? null,
+      queued: this.queue.length,
+      pid: this.child?.pid ?? null,
+      networkIsolated: this.withUnshare,
+    };
   }
 
   render(name: string, version: number, source: string, context: Record<string, unknown>): Promise<string> {
     if (this.closed) return Promise.reject(new Error('the template sandbox is closed'));
     if (this.queue.length >= this.maxQueued) {
-      return Promise.reject(new TemplateBusyError(`${this.queue.length} template renders${this.opts.lane ? ` of the ${this.opts.lane} lane` : ''} are waiting already; ask again shortly`));
+      return Promise.reject(
+        new TemplateBusyError(
+          `${this.queue.length} template renders${this.opts.lane ? ` of the ${this.opts.lane} lane` : ''} are waiting already; ask again shortly`,
+        ),
+      );
     }
     let compiled: { key: string; body: string };
     let json: string;
@@ -125,7 +134,10 @@ export class TemplateSandbox implements TemplateRenderer {
 
   private ensureChild(): ChildProcess {
     if (this.child) return this.child;
-    const child = spawnRenderChild({ memoryMb: this.memoryMb, helpers: this.opts.helpers ?? TEMPLATE_HELPERS, unshare: this.withUnshare ? unshareArgs() : null }, this.unsharePath);
+    const child = spawnRenderChild(
+      { memoryMb: this.memoryMb, helpers: this.opts.helpers ?? TEMPLATE_HELPERS, unshare: this.withUnshare ? unshareArgs() : null },
+      this.unsharePath,
+    );
     this.child = child;
     this.childReady = false;
     const usedUnshare = this.withUnshare;
@@ -170,7 +182,10 @@ export class TemplateSandbox implements TemplateRenderer {
         return;
       }
       const oom = /heap out of memory|Reached heap limit/i.test(stderr);
-      this.lost(child, oom ? `the render ran out of memory (limit ${this.memoryMb} MB)` : `the render process stopped (${signal ?? `exit code ${code}`})`);
+      this.lost(
+        child,
+        oom ? `the render ran out of memory (limit ${this.memoryMb} MB)` : `the render process stopped (${signal ?? `exit code ${code}`})`,
+      );
     });
     return child;
   }
@@ -203,7 +218,10 @@ export class TemplateSandbox implements TemplateRenderer {
   }
 
   private timeoutError(name: string): TemplateRenderError {
-    return new TemplateRenderError(`template ${name} did not finish rendering within ${this.opts.timeoutMs} ms and was stopped`, 'TEMPLATE_TIMEOUT');
+    return new TemplateRenderError(
+      `template ${name} did not finish rendering within ${this.opts.timeoutMs} ms and was stopped`,
+      'TEMPLATE_TIMEOUT',
+    );
   }
 
   private timedOut(): void {
@@ -257,7 +275,10 @@ export class TemplateSandbox implements TemplateRenderer {
   }
 
   private warnNoNetns(reason: string): void {
-    this.opts.log?.('warn', 'templates render without a network namespace of their own: the render process can reach the network', { lane: this.opts.lane, reason });
+    this.opts.log?.('warn', 'templates render without a network namespace of their own: the render process can reach the network', {
+      lane: this.opts.lane,
+      reason,
+    });
   }
 }
 

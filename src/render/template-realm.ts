@@ -128,7 +128,11 @@ export class TemplateRealm {
     const globals = Object.create(null) as Record<string, unknown>;
     // microtaskMode: a promise job a template queues runs within its own render's time limit
     // (after the run script), never later in this process's queue.
-    const context = vm.createContext(globals, { name: 'template', codeGeneration: { strings: false, wasm: false }, microtaskMode: 'afterEvaluate' });
+    const context = vm.createContext(globals, {
+      name: 'template',
+      codeGeneration: { strings: false, wasm: false },
+      microtaskMode: 'afterEvaluate',
+    });
     const prepare = this.bootstrap.runInContext(context) as Prepared['prepare'];
     for (const source of this.helpers) {
       const mod = new vm.SourceTextModule(source, { context, identifier: 'quarry-template-helper' });

@@ -18,11 +18,7 @@ export const defaultBackoff: Required<BackoffOptions> = { baseMs: 5, capMs: 300_
  * The delay before retry number `failures + 1`: min(cap, base·2^failures), then scaled into
  * [(1 − jitter)·d, d] by `random()` ∈ [0, 1). Scaling downwards keeps the cap a hard bound.
  */
-export function backoffDelay(
-  failures: number,
-  opts: BackoffOptions = defaultBackoff,
-  random: () => number = Math.random,
-): number {
+export function backoffDelay(failures: number, opts: BackoffOptions = defaultBackoff, random: () => number = Math.random): number {
   const jitter = clamp(opts.jitter ?? defaultBackoff.jitter, 0, 1);
   // 2 ** 1100 is Infinity, which min() handles; a negative count is treated as a first failure.
   const exp = Math.min(opts.capMs, opts.baseMs * 2 ** Math.max(0, failures));

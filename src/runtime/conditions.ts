@@ -42,20 +42,14 @@ export function setConditions(
   observedGeneration: number,
   nowIso: string,
 ): Condition[] {
-  return inputs.reduce<Condition[]>(
-    (acc, input) => setCondition(acc, input, observedGeneration, nowIso),
-    [...(conditions ?? [])],
-  );
+  return inputs.reduce<Condition[]>((acc, input) => setCondition(acc, input, observedGeneration, nowIso), [...(conditions ?? [])]);
 }
 
 export function removeCondition(conditions: readonly Condition[] | undefined, type: ConditionType): Condition[] {
   return (conditions ?? []).filter((c) => c.type !== type);
 }
 
-export function getCondition(
-  conditions: readonly Condition[] | undefined,
-  type: ConditionType,
-): Condition | undefined {
+export function getCondition(conditions: readonly Condition[] | undefined, type: ConditionType): Condition | undefined {
   return conditions?.find((c) => c.type === type);
 }
 
@@ -132,12 +126,17 @@ function sameCondition(a: Condition, b: Condition): boolean {
  */
 export function withOrphaned<T extends CommonStatus>(status: T, source: Source | null | undefined, generation: number, nowIso: string): T {
   const conditions = source?.orphaned
-    ? setCondition(status.conditions, {
-        type: 'Orphaned',
-        status: 'True',
-        reason: 'DroppedFromSpecs',
-        message: `${source.file ?? 'its file'} no longer declares it; it holds data, so nothing was destroyed (a file saying state: absent removes it)`,
-      }, generation, nowIso)
+    ? setCondition(
+        status.conditions,
+        {
+          type: 'Orphaned',
+          status: 'True',
+          reason: 'DroppedFromSpecs',
+          message: `${source.file ?? 'its file'} no longer declares it; it holds data, so nothing was destroyed (a file saying state: absent removes it)`,
+        },
+        generation,
+        nowIso,
+      )
     : removeCondition(status.conditions, 'Orphaned');
   return conditions.length || status.conditions ? { ...status, conditions } : status;
 }

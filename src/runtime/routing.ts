@@ -37,9 +37,7 @@ export function describeLoops(loops: Iterable<AnyReconciler>): LoopDescription[]
 
 /** Names of the loops a change to a document of `kind` wakes (its own loops and watchers). */
 export function loopsFor(loops: Iterable<AnyReconciler>, kind: string): string[] {
-  return [...loops]
-    .filter((l) => l.kind === kind || (l.watches ?? []).some((w) => w.kind === kind))
-    .map((l) => l.name);
+  return [...loops].filter((l) => l.kind === kind || (l.watches ?? []).some((w) => w.kind === kind)).map((l) => l.name);
 }
 
 /**
@@ -48,11 +46,7 @@ export function loopsFor(loops: Iterable<AnyReconciler>, kind: string): string[]
  * waiting on a run it started looks again when the run moves. A throwing map is reported and
  * skipped: one bad mapping must not silence the others.
  */
-export function keysForDoc(
-  loops: Iterable<AnyReconciler>,
-  doc: AnyDoc,
-  onMapError: (loop: string, err: unknown) => void,
-): string[] {
+export function keysForDoc(loops: Iterable<AnyReconciler>, doc: AnyDoc, onMapError: (loop: string, err: unknown) => void): string[] {
   const keys = new Set<string>();
   const target = taskRunTarget(doc);
   for (const loop of loops) {

@@ -11,16 +11,28 @@ import type { BootImage, NodeDoc, ProvisioningSources } from './template-context
 
 /** Until an image is downloaded, the lab's machines boot a stand-in (they fetch no files), so
  * the lab works before its first download; a real master tells machines to wait instead. */
-const LAB_STAND_IN: BootImage = { id: 'lab', name: 'Quarry lab stand-in image', kernel: 'vmlinuz', initrd: 'initrd.img', cmdline: 'console=ttyS0' };
+const LAB_STAND_IN: BootImage = {
+  id: 'lab',
+  name: 'Quarry lab stand-in image',
+  kernel: 'vmlinuz',
+  initrd: 'initrd.img',
+  cmdline: 'console=ttyS0',
+};
 
 const KERNEL = /^(vmlinuz|kernel|linux|bzimage)/i;
 const INITRD = /^initr/i;
 
-export function bootSources(deps: { driver: Config['driver']; store: Store; images: Pick<Images, 'defaultImage'> }): Pick<ProvisioningSources, 'bootImageFor' | 'networkFor'> {
+export function bootSources(deps: {
+  driver: Config['driver'];
+  store: Store;
+  images: Pick<Images, 'defaultImage'>;
+}): Pick<ProvisioningSources, 'bootImageFor' | 'networkFor'> {
   const { store, images } = deps;
 
   async function bootImageFor(node: NodeDoc): Promise<BootImage | null> {
-    const chosen = node.spec.image ? await store.get<ImageSpec, ImageStatus>(ImageKind.Image, node.spec.image) : await images.defaultImage();
+    const chosen = node.spec.image
+      ? await store.get<ImageSpec, ImageStatus>(ImageKind.Image, node.spec.image)
+      : await images.defaultImage();
     if (!chosen || !isDownloaded(chosen)) return deps.driver === 'lab' && !node.spec.image ? LAB_STAND_IN : null;
     const kernel = chosen.spec.files.find((f) => KERNEL.test(f.name));
     const initrd = chosen.spec.files.find((f) => INITRD.test(f.name));

@@ -62,7 +62,10 @@ export async function bootConfig(deps: BootDeps, request: { mac: string; address
   }
 }
 
-async function answerBoot(deps: BootDeps, r: { mac: string; address: string; base: string; existing: NodeDoc | undefined }): Promise<string> {
+async function answerBoot(
+  deps: BootDeps,
+  r: { mac: string; address: string; base: string; existing: NodeDoc | undefined },
+): Promise<string> {
   const { store, fleet, credentials, contexts, enrollment: e } = deps;
   const { mac, address, base, existing } = r;
   const node = existing ?? tentativeNode(mac, deps.clock.iso());
@@ -89,7 +92,13 @@ async function answerBoot(deps: BootDeps, r: { mac: string; address: string; bas
   return script;
 }
 
-function decision(node: NodeDoc, v: EnrollmentVerdict, imageAvailable: boolean, credential: Awaited<ReturnType<AgentCredentials['view']>>, retrySeconds: number): BootDecision {
+function decision(
+  node: NodeDoc,
+  v: EnrollmentVerdict,
+  imageAvailable: boolean,
+  credential: Awaited<ReturnType<AgentCredentials['view']>>,
+  retrySeconds: number,
+): BootDecision {
   switch (v.kind) {
     case 'proceed':
       return decideBoot(v.approve ? { ...node, spec: { ...node.spec, approved: true } } : node, imageAvailable, credential);

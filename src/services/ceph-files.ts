@@ -29,7 +29,10 @@ export class MasterCephFiles {
     private readonly dir: string,
     render: RenderTemplate,
   ) {
-    const nodes = { nodes: () => store.list<NodeSpec, NodeStatusFields>(Kind.Node), mustNode: (id: string) => store.mustGet<NodeSpec, NodeStatusFields>(Kind.Node, id) };
+    const nodes = {
+      nodes: () => store.list<NodeSpec, NodeStatusFields>(Kind.Node),
+      mustNode: (id: string) => store.mustGet<NodeSpec, NodeStatusFields>(Kind.Node, id),
+    };
     this.config = new CephConfig(store, nodes, new CephConfRenderer(render));
   }
 

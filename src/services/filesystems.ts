@@ -40,5 +40,7 @@ export const filesystemView = (f: Doc<FilesystemSpec, FilesystemStatus>) => ({
 
 /** The declared filesystems by name, each as filesystemView shows it. */
 export async function listFilesystems(store: Store): Promise<Array<ReturnType<typeof filesystemView>>> {
-  return (await store.list<FilesystemSpec, FilesystemStatus>(StorageKind.Filesystem)).sort((a, b) => a.spec.name.localeCompare(b.spec.name)).map(filesystemView);
+  return (await store.list<FilesystemSpec, FilesystemStatus>(StorageKind.Filesystem))
+    .sort((a, b) => a.spec.name.localeCompare(b.spec.name))
+    .map(filesystemView);
 }

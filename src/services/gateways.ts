@@ -11,7 +11,11 @@ import type { Inventory } from './inventory.js';
 export function gatewayOf(n: NodeDoc) {
   const st = n.status.ceph?.rgw;
   return {
-    id: n.id, nodeId: n.id, hostname: n.spec.hostname, ip: n.status.ip ?? '', port: RGW_PORT,
+    id: n.id,
+    nodeId: n.id,
+    hostname: n.spec.hostname,
+    ip: n.status.ip ?? '',
+    port: RGW_PORT,
     desired: n.spec.daemons.rgw !== undefined,
     running: n.status.daemons?.rgw === true,
     state: st?.phase ?? 'pending',

@@ -56,7 +56,14 @@ export class Images {
   /** Desired state only: the image loop downloads. The catalog entry is kept as it is now. */
   async download(given: string): Promise<void> {
     const entries = await this.registry.entries();
-    const entry = entries.find((e) => e.id === resolveImageId(entries.map((e) => e.id), given))!;
+    const entry = entries.find(
+      (e) =>
+        e.id ===
+        resolveImageId(
+          entries.map((e) => e.id),
+          given,
+        ),
+    )!;
     await this.serially(async () => {
       const known = await this.store.get<ImageSpec>(ImageKind.Image, entry.id);
       if (!known) {
@@ -66,7 +73,9 @@ export class Images {
       }
       // Files already wanted stay as they were asked for; an image asked for again takes the
       // catalog's entry of today.
-      await this.store.mutateSpec<ImageSpec>(ImageKind.Image, entry.id, (d) => (d.spec.downloaded ? undefined : { ...entry, downloaded: true, default: false }));
+      await this.store.mutateSpec<ImageSpec>(ImageKind.Image, entry.id, (d) =>
+        d.spec.downloaded ? undefined : { ...entry, downloaded: true, default: false },
+      );
     });
   }
 
@@ -79,7 +88,9 @@ export class Images {
         return d.spec.default ? undefined : { ...d.spec, default: true };
       });
       for (const other of all.filter((i) => i.id !== id && i.spec.default)) {
-        await this.store.mutateSpec<ImageSpec>(ImageKind.Image, other.id, (d) => (d.spec.default ? { ...d.spec, default: false } : undefined));
+        await this.store.mutateSpec<ImageSpec>(ImageKind.Image, other.id, (d) =>
+          d.spec.default ? { ...d.spec, default: false } : undefined,
+        );
       }
     });
   }
@@ -89,7 +100,8 @@ export class Images {
     await this.serially(async () => {
       const id = await this.onMaster(await this.list(), given);
       await this.store.mutateSpec<ImageSpec>(ImageKind.Image, id, (d) => {
-        if (d.spec.default) throw new ConflictError(`image ${id} is the default boot image; make another image the default first`, 'IMAGE_IS_DEFAULT');
+        if (d.spec.default)
+          throw new ConflictError(`image ${id} is the default boot image; make another image the default first`, 'IMAGE_IS_DEFAULT');
         return d.spec.downloaded ? { ...d.spec, downloaded: false } : undefined;
       });
     });
@@ -113,7 +125,10 @@ export class Images {
    * had is IMAGE_NOT_DOWNLOADED, anything else NOT_FOUND. */
   private async onMaster(all: ImageDoc[], given: string): Promise<string> {
     try {
-      return resolveImageId(all.map((i) => i.id), given);
+      return resolveImageId(
+        all.map((i) => i.id),
+        given,
+      );
     } catch (err) {
       if (!(err instanceof NotFoundError)) throw err;
       const offered = await this.registry.entries().catch(() => []);

@@ -23,7 +23,6 @@ import type { Inventory } from './inventory.js';
 /** `code`: the stable code of a rejection that has one (SPEC_OWNED: a specs file owns the field). */
 export type TargetResult = { id: string; status: 'scheduled' } | { id: string; status: 'rejected'; reason: string; code?: string };
 
-
 class Rejected extends Error {}
 
 export class Invocations {

@@ -4,7 +4,14 @@
 import { isDeepStrictEqual } from 'node:util';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { networkCidr, networkClash, networkSpecOf, type NetworkInput } from '../model/network-input.js';
-import { NetworkKind, networkId, type InterfaceSource, type MasterInterface, type NetworkSpec, type NetworkStatus } from '../model/network-kinds.js';
+import {
+  NetworkKind,
+  networkId,
+  type InterfaceSource,
+  type MasterInterface,
+  type NetworkSpec,
+  type NetworkStatus,
+} from '../model/network-kinds.js';
 import type { Doc } from '../model/document.js';
 import type { Store } from '../store/types.js';
 

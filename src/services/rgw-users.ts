@@ -6,7 +6,14 @@ import { isDeepStrictEqual } from 'node:util';
 import { ConflictError } from '../errors.js';
 import type { Clock } from '../model/clock.js';
 import type { Doc } from '../model/document.js';
-import { StorageKind, rgwUserId, type RgwUserSecretSpec, type RgwUserSecretStatus, type RgwUserSpec, type RgwUserStatus } from '../model/storage-kinds.js';
+import {
+  StorageKind,
+  rgwUserId,
+  type RgwUserSecretSpec,
+  type RgwUserSecretStatus,
+  type RgwUserSpec,
+  type RgwUserStatus,
+} from '../model/storage-kinds.js';
 import type { Store } from '../store/types.js';
 
 export interface RgwUserView {
@@ -28,7 +35,8 @@ export interface RgwUserCreated {
 
 type SecretDoc = Doc<RgwUserSecretSpec, RgwUserSecretStatus>;
 
-const shown = (userId: string) => new ConflictError(`RGW user ${userId} exists; its secret key was shown once, when it was created`, 'RGW_USER_EXISTS');
+const shown = (userId: string) =>
+  new ConflictError(`RGW user ${userId} exists; its secret key was shown once, when it was created`, 'RGW_USER_EXISTS');
 
 export class RgwUsers {
   constructor(
@@ -66,7 +74,8 @@ export class RgwUsers {
     } catch (err) {
       if (!(err instanceof ConflictError)) throw err;
       const known = await this.store.mustGet<RgwUserSpec>(StorageKind.RgwUser, id);
-      if (!isDeepStrictEqual(known.spec, spec)) throw new ConflictError(`RGW user ${spec.userId} is already declared with another display name or email`, 'RGW_USER_EXISTS');
+      if (!isDeepStrictEqual(known.spec, spec))
+        throw new ConflictError(`RGW user ${spec.userId} is already declared with another display name or email`, 'RGW_USER_EXISTS');
     }
   }
 
@@ -104,7 +113,12 @@ export class RgwUsers {
       if (!doc?.status.secretKey) throw new Error('the secret key vanished while it was being shown');
       if (doc.status.shownAt) throw shown(doc.spec.userId);
       try {
-        await this.store.updateStatus(StorageKind.RgwUserSecret, doc.id, { ...doc.status, shownAt: this.clock.iso() }, { resourceVersion: doc.metadata.resourceVersion });
+        await this.store.updateStatus(
+          StorageKind.RgwUserSecret,
+          doc.id,
+          { ...doc.status, shownAt: this.clock.iso() },
+          { resourceVersion: doc.metadata.resourceVersion },
+        );
         return { accessKey: doc.spec.accessKey, secretKey: doc.status.secretKey };
       } catch (err) {
         if (!(err instanceof ConflictError)) throw err;

@@ -63,7 +63,10 @@ export class S3Service {
   async with<T>(credentials: S3Credentials, op: (s: S3Session) => Promise<T>): Promise<T> {
     const all = await this.gateways();
     if (all.length === 0) {
-      throw new ServiceUnavailableError('no RADOS gateway is running: deploy one (POST /gateways/rgw/deploy) and wait for it to run', 'CLUSTER_UNAVAILABLE');
+      throw new ServiceUnavailableError(
+        'no RADOS gateway is running: deploy one (POST /gateways/rgw/deploy) and wait for it to run',
+        'CLUSTER_UNAVAILABLE',
+      );
     }
     const start = this.next++ % all.length;
     for (let i = 0; i < all.length; i++) {

@@ -145,7 +145,14 @@ export class TemplateContexts {
         const img = node && (await this.sources.bootImageFor(node));
         if (!img) return null;
         const url = (file: string) => `${base}${this.sources.imageFileUrl(img.id, file)}`;
-        return { id: img.id, name: img.name, kernelUrl: url(img.kernel), initrdUrl: url(img.initrd), initrdName: img.initrd, cmdline: img.cmdline };
+        return {
+          id: img.id,
+          name: img.name,
+          kernelUrl: url(img.kernel),
+          initrdUrl: url(img.initrd),
+          initrdName: img.initrd,
+          cmdline: img.cmdline,
+        };
       }
     }
   }

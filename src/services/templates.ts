@@ -6,7 +6,12 @@ import { ConflictError, InputError, NotFoundError } from '../errors.js';
 import type { Clock } from '../model/clock.js';
 import type { Doc } from '../model/document.js';
 import {
-  TemplateKind, isTemplateName, templateId, templateVersionId, type TemplateSpec, type TemplateVersionSpec,
+  TemplateKind,
+  isTemplateName,
+  templateId,
+  templateVersionId,
+  type TemplateSpec,
+  type TemplateVersionSpec,
 } from '../model/template-kinds.js';
 import { checkTemplate, templateHeader } from '../render/compile.js';
 import type { RenderLane, TemplateRenderer } from '../render/sandbox.js';
@@ -68,7 +73,14 @@ export class TemplateLibrary {
   async list(): Promise<TemplateSummary[]> {
     const all = (await this.store.list<TemplateSpec>(TemplateKind.Template)) as TemplateDoc[];
     return all
-      .map((d) => ({ name: d.spec.name, description: d.spec.description, path: d.spec.path, postHook: d.spec.postHook, version: d.spec.version, updatedAt: d.metadata.updatedAt }))
+      .map((d) => ({
+        name: d.spec.name,
+        description: d.spec.description,
+        path: d.spec.path,
+        postHook: d.spec.postHook,
+        version: d.spec.version,
+        updatedAt: d.metadata.updatedAt,
+      }))
       .sort((a, b) => a.name.localeCompare(b.name));
   }
 
@@ -81,7 +93,8 @@ export class TemplateLibrary {
   /** The current source, or an earlier version's. */
   async source(name: string, version?: number): Promise<{ source: string; version: number; current: number }> {
     const doc = await this.get(name);
-    if (version === undefined || version === doc.spec.version) return { source: doc.spec.source, version: doc.spec.version, current: doc.spec.version };
+    if (version === undefined || version === doc.spec.version)
+      return { source: doc.spec.source, version: doc.spec.version, current: doc.spec.version };
     const old = await this.store.get<TemplateVersionSpec>(TemplateKind.TemplateVersion, templateVersionId(name, version));
     if (!old) throw new NotFoundError(`template ${name} has no version ${version} (current: ${doc.spec.version})`);
     return { source: old.spec.source, version, current: doc.spec.version };
@@ -121,7 +134,8 @@ export class TemplateLibrary {
    * operator lane (see BOOT_TEMPLATES). */
   async render(name: string, context: Record<string, unknown>, lane?: RenderLane): Promise<string> {
     const doc = await this.get(name);
-    const render = () => this.sandbox.render(name, doc.spec.version, doc.spec.source, context, lane ?? (BOOT_TEMPLATES.has(name) ? 'boot' : 'operator'));
+    const render = () =>
+      this.sandbox.render(name, doc.spec.version, doc.spec.source, context, lane ?? (BOOT_TEMPLATES.has(name) ? 'boot' : 'operator'));
     if (!CONFIG_TEMPLATES.has(name)) return render();
     // Every agent's heartbeat compares its ceph.conf hash with the master's: rendering it anew
     // each time costs a trip to the render process (~2 ms), which thousands of agents would
@@ -141,7 +155,15 @@ export class TemplateLibrary {
 
   private async create(name: string, source: string, edited: boolean): Promise<TemplateDoc> {
     const header = templateHeader(source);
-    const spec: TemplateSpec = { name, description: header.description, source, version: 1, path: header.path, postHook: header.postHook, edited };
+    const spec: TemplateSpec = {
+      name,
+      description: header.description,
+      source,
+      version: 1,
+      path: header.path,
+      postHook: header.postHook,
+      edited,
+    };
     const doc = await this.store.create<TemplateSpec>({ kind: TemplateKind.Template, id: templateId(name), name, spec });
     await this.keepVersion(name, 1, source);
     return doc;
@@ -150,7 +172,14 @@ export class TemplateLibrary {
   // A version document may exist already when an earlier attempt stopped half-way.
   private async keepVersion(name: string, version: number, source: string): Promise<void> {
     const spec: TemplateVersionSpec = { name, version, source, createdAt: this.clock.iso() };
-    await this.store.create<TemplateVersionSpec>({ kind: TemplateKind.TemplateVersion, id: templateVersionId(name, version), name: `${name}@${version}`, spec }).catch(ignoreConflict);
+    await this.store
+      .create<TemplateVersionSpec>({
+        kind: TemplateKind.TemplateVersion,
+        id: templateVersionId(name, version),
+        name: `${name}@${version}`,
+        spec,
+      })
+      .catch(ignoreConflict);
   }
 }
 

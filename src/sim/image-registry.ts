@@ -23,7 +23,14 @@ const FILES = [
 
 export const LAB_IMAGES: LabImage[] = [
   { id: '3f1c2a7e-5b0d-4c8e-9a61-2d7f0b4e8c15', name: 'debian-12-amd64', distro: 'debian', version: '12', arch: 'amd64', files: FILES },
-  { id: '8a4e6d21-0c9b-4f37-b5d2-71e3a9c0f648', name: 'ubuntu-24.04-amd64', distro: 'ubuntu', version: '24.04', arch: 'amd64', files: FILES },
+  {
+    id: '8a4e6d21-0c9b-4f37-b5d2-71e3a9c0f648',
+    name: 'ubuntu-24.04-amd64',
+    distro: 'ubuntu',
+    version: '24.04',
+    arch: 'amd64',
+    files: FILES,
+  },
   { id: 'c75b90f3-2e18-4a6d-8f04-b93d15e7a2c0', name: 'rocky-9-amd64', distro: 'rocky', version: '9', arch: 'amd64', files: FILES },
 ];
 
@@ -44,12 +51,21 @@ export class LabImageRegistry {
 
   constructor(images: LabImage[] = LAB_IMAGES) {
     this.catalog = images.map((img) => ({
-      id: img.id, name: img.name, distro: img.distro, version: img.version, arch: img.arch,
+      id: img.id,
+      name: img.name,
+      distro: img.distro,
+      version: img.version,
+      arch: img.arch,
       files: img.files.map((f) => {
         const content = () => labFileContent(img.id, f.name, f.size);
         this.files.set(`/files/${img.id}/${f.name}`, content);
         // Relative, as a registry may write them: resolved against the catalog's URL.
-        return { name: f.name, url: `files/${img.id}/${f.name}`, size: f.size, sha256: createHash('sha256').update(content()).digest('hex') };
+        return {
+          name: f.name,
+          url: `files/${img.id}/${f.name}`,
+          size: f.size,
+          sha256: createHash('sha256').update(content()).digest('hex'),
+        };
       }),
     }));
   }
@@ -95,5 +111,7 @@ export function sendRange(req: IncomingMessage, res: ServerResponse, file: Buffe
   if (!m) return void res.writeHead(200, { 'content-length': file.length, 'accept-ranges': 'bytes' }).end(file);
   const start = Number(m[1]);
   if (start >= file.length) return void res.writeHead(416, { 'content-range': `bytes */${file.length}` }).end();
-  res.writeHead(206, { 'content-length': file.length - start, 'content-range': `bytes ${start}-${file.length - 1}/${file.length}` }).end(file.subarray(start));
+  res
+    .writeHead(206, { 'content-length': file.length - start, 'content-range': `bytes ${start}-${file.length - 1}/${file.length}` })
+    .end(file.subarray(start));
 }

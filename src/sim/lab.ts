@@ -60,7 +60,7 @@ export class Lab {
     const timing: Timing = { ...defaultTiming, ...definedOnly(opts) };
     const random = seeded((opts.seed ?? 42) + 1);
     const http = (opts.link ?? 'http') === 'http';
-    if (http && !opts.masterUrl) throw new Error('the lab\'s http link needs the master\'s URL (masterUrl)');
+    if (http && !opts.masterUrl) throw new Error("the lab's http link needs the master's URL (masterUrl)");
     const ownAddresses = http && (opts.machineAddresses ?? (process.platform === 'linux' && onLoopback(opts.masterUrl ?? '')));
     this.machines = buildMachines(opts.nodes, opts.seed ?? 42, opts.disksPerMachine).map((spec) => {
       const disk = new MachineDisk(spec.mac, opts.diskDir ?? null);
@@ -72,7 +72,10 @@ export class Lab {
     for (const m of this.machines) m.faults.failRate = opts.failRate ?? 0;
     this.ceph = opts.ceph ?? new SimCephCluster({ random: seeded((opts.seed ?? 42) + 2) });
     for (const m of this.machines) m.host = this.ceph.hosts;
-    const hooks = { hostnameOf: (spec: MachineSpec) => this.machine(spec.index).hostname, daemonsOf: (spec: MachineSpec) => this.machine(spec.index).daemons };
+    const hooks = {
+      hostnameOf: (spec: MachineSpec) => this.machine(spec.index).hostname,
+      daemonsOf: (spec: MachineSpec) => this.machine(spec.index).daemons,
+    };
     for (const [name, step] of cephSteps(this.ceph, hooks)) this.defineStep(name, step);
   }
 
@@ -92,9 +95,7 @@ export class Lab {
 
   /** By 1-based index, MAC or node id. */
   machine(ref: number | string): SimMachine {
-    const m = this.machines.find((x) =>
-      typeof ref === 'number' ? x.spec.index === ref : x.spec.mac === ref || x.nodeId === ref,
-    );
+    const m = this.machines.find((x) => (typeof ref === 'number' ? x.spec.index === ref : x.spec.mac === ref || x.nodeId === ref));
     if (!m) throw new Error(`no lab machine ${ref}`);
     return m;
   }

@@ -41,7 +41,9 @@ export function buildMachines(count: number, seed = 42, disksPerMachine?: number
       const nvme = kind.interface === 'nvme';
       disks.push({
         ...kind,
-        serial: `SIM${String(i).padStart(5, '0')}${String.fromCharCode(66 + d)}${Math.floor(rnd() * 1e6).toString(36).toUpperCase()}`,
+        serial: `SIM${String(i).padStart(5, '0')}${String.fromCharCode(66 + d)}${Math.floor(rnd() * 1e6)
+          .toString(36)
+          .toUpperCase()}`,
         devicePath: nvme ? `/dev/nvme${d}n1` : `/dev/sd${String.fromCharCode(98 + d)}`,
         isSystem: false,
         // Every third machine comes with an old filesystem on its first data disk.

@@ -1,6 +1,14 @@
 // The lab's master: two NICs and DHCP servers that only pretend to run. Nothing here touches
 // the machine's network; tests unplug NICs, occupy the DHCP port and kill servers through it.
-import { DhcpFailureReason, DhcpServerBook, DhcpStartError, type DhcpServerState, type DhcpServers, type DhcpStartRequest, type MasterHost } from '../clients/dhcp.js';
+import {
+  DhcpFailureReason,
+  DhcpServerBook,
+  DhcpStartError,
+  type DhcpServerState,
+  type DhcpServers,
+  type DhcpStartRequest,
+  type MasterHost,
+} from '../clients/dhcp.js';
 import { masterNicId, type MasterInterface } from '../model/network-kinds.js';
 
 /** The lab's machines live in 10.0.0.0/16 (sim/machines.ts); the master sits at its top. */
@@ -57,7 +65,12 @@ export class SimMaster extends DhcpServerBook<SimDhcpServer> implements MasterHo
     const s = this.servers.get(networkId);
     if (!s) return;
     this.servers.delete(networkId);
-    this.ended(networkId, { at: this.now(), configHash: s.configHash, reason: DhcpFailureReason.Exited, message: `dnsmasq pid ${s.pid} exited: ${why}` });
+    this.ended(networkId, {
+      at: this.now(),
+      configHash: s.configHash,
+      reason: DhcpFailureReason.Exited,
+      message: `dnsmasq pid ${s.pid} exited: ${why}`,
+    });
   }
 
   /** A lab machine asks for an address at boot (DHCP): a running server of Quarry's leases it
@@ -92,7 +105,11 @@ export class SimMaster extends DhcpServerBook<SimDhcpServer> implements MasterHo
       return Promise.reject(new DhcpStartError(reason, message));
     };
     if (!this.nics.has(req.nic)) return fail(DhcpFailureReason.NicMissing, `interface ${req.nic} does not exist`);
-    if (this.busy.has(req.nic)) return fail(DhcpFailureReason.PortBusy, 'the DHCP port is taken by another server: failed to bind DHCP server socket: Address in use');
+    if (this.busy.has(req.nic))
+      return fail(
+        DhcpFailureReason.PortBusy,
+        'the DHCP port is taken by another server: failed to bind DHCP server socket: Address in use',
+      );
     const s: SimDhcpServer = { pid: this.nextPid++, configHash: req.configHash, nic: req.nic, startedAt: this.now(), config: req.config };
     this.servers.set(networkId, s);
     this.starts.push({ networkId, pid: s.pid, configHash: s.configHash });

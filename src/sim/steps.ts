@@ -1,6 +1,13 @@
 // Node-level steps the simulated agent knows how to carry out. Later loops register theirs
 // (creating an OSD, starting a monitor, ...) so the lab grows with the product.
-import { Step as Steps, assertStepArgs, type NodeStepName, type PowerStepName, type StepArgs, type StepResult } from '../catalogue/index.js';
+import {
+  Step as Steps,
+  assertStepArgs,
+  type NodeStepName,
+  type PowerStepName,
+  type StepArgs,
+  type StepResult,
+} from '../catalogue/index.js';
 import type { LogLevel } from '../tasks/types.js';
 import type { MachineSpec } from './machines.js';
 

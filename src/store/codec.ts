@@ -24,7 +24,10 @@ const kindOf = (key: string): string => key.slice(0, key.indexOf('/'));
  * A field that is null or absent is not a secret and stays as it is. Values are sealed as
  * their JSON, so a field keeps its type in memory whatever it is.
  */
-export function secretFieldsCodec(box: SecretBox, fields: Readonly<Record<string, readonly SecretField[]>> = SECRET_FIELDS): ValueCodec<StoredDoc> {
+export function secretFieldsCodec(
+  box: SecretBox,
+  fields: Readonly<Record<string, readonly SecretField[]>> = SECRET_FIELDS,
+): ValueCodec<StoredDoc> {
   return {
     encode(key, doc) {
       const secret = fields[kindOf(key)];

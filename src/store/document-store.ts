@@ -30,7 +30,10 @@ export class DocumentStore implements Store {
   private readonly validator: DocValidator;
   private readonly maxAttempts: number;
 
-  constructor(private readonly backend: Backend<StoredDoc>, opts: DocumentStoreOptions = {}) {
+  constructor(
+    private readonly backend: Backend<StoredDoc>,
+    opts: DocumentStoreOptions = {},
+  ) {
     this.clock = opts.clock ?? systemClock;
     this.ids = opts.ids ?? uuid;
     this.validator = opts.validator ?? defaultValidator();
@@ -66,7 +69,8 @@ export class DocumentStore implements Store {
 
   async create<S>(input: CreateInput<S>): Promise<Doc<S>> {
     const id = input.id ?? this.ids();
-    if (typeof id !== 'string' || id === '') throw new InputError('id must be a non-empty string', [{ path: '/id', message: 'must be a non-empty string' }]);
+    if (typeof id !== 'string' || id === '')
+      throw new InputError('id must be a non-empty string', [{ path: '/id', message: 'must be a non-empty string' }]);
     const spec = this.checked(input.kind, 'spec', input.spec);
     const status = input.status === undefined ? {} : this.checked(input.kind, 'status', input.status);
     const now = this.clock.iso();
@@ -74,7 +78,13 @@ export class DocumentStore implements Store {
       kind: input.kind,
       id,
       name: validName(input.name),
-      metadata: { generation: 1, createdAt: now, updatedAt: now, labels: validLabels(input.labels ?? {}), source: clean(input.source ?? null, '/metadata/source') },
+      metadata: {
+        generation: 1,
+        createdAt: now,
+        updatedAt: now,
+        labels: validLabels(input.labels ?? {}),
+        source: clean(input.source ?? null, '/metadata/source'),
+      },
       spec,
       status,
     };
@@ -121,7 +131,8 @@ export class DocumentStore implements Store {
         return await this.updateSpec(kind, id, spec, { resourceVersion: doc.metadata.resourceVersion });
       } catch (err) {
         if (!isConflict(err)) throw err;
-        if (attempt >= this.maxAttempts) throw new ConflictError(`${kind} ${id} kept changing: gave up after ${attempt} attempts (${err.message})`);
+        if (attempt >= this.maxAttempts)
+          throw new ConflictError(`${kind} ${id} kept changing: gave up after ${attempt} attempts (${err.message})`);
       }
     }
   }

@@ -11,7 +11,18 @@ import { NotFoundError } from '../errors.js';
 import type { Backend, KeyValue, Precondition, WatchHandler } from './backend.js';
 import type { ValueCodec } from './codec.js';
 import { checkPrecondition, KvCore, type CoreOptions, type Mutation } from './core.js';
-import { DIR_MODE, FILE_MODE, fsyncPath, recordPayload, listSegments, readLastSegment, readSealedSegment, segmentPath, type Segment, type TailRepair } from './journal.js';
+import {
+  DIR_MODE,
+  FILE_MODE,
+  fsyncPath,
+  recordPayload,
+  listSegments,
+  readLastSegment,
+  readSealedSegment,
+  segmentPath,
+  type Segment,
+  type TailRepair,
+} from './journal.js';
 import { JournalWriter, type ActiveSegment } from './journal-writer.js';
 import { lockDir } from './lock.js';
 import { readSnapshot, removeSegments, writeSnapshot, type SnapshotItem } from './snapshot.js';
@@ -73,7 +84,10 @@ export class EmbeddedBackend<V = unknown> implements Backend<V> {
   private async load(): Promise<void> {
     const snap = await readSnapshot(this.dir);
     for (const [key, item] of Object.entries(snap.items)) {
-      this.core.load({ key, value: this.decode(key, item.value), createRevision: item.createRevision, modRevision: item.modRevision }, snap.revision);
+      this.core.load(
+        { key, value: this.decode(key, item.value), createRevision: item.createRevision, modRevision: item.modRevision },
+        snap.revision,
+      );
     }
     this.core.setRevision(snap.revision);
     this.recovery = { snapshotRevision: snap.revision, replayed: 0 };
@@ -223,7 +237,8 @@ export class EmbeddedBackend<V = unknown> implements Backend<V> {
   private async rewriteEncoded(active: ActiveSegment, sealed: Segment[]): Promise<ActiveSegment> {
     const codec = this.opts.codec as ValueCodec<V>;
     const items: Record<string, SnapshotItem> = {};
-    for (const kv of this.core.entries()) items[kv.key] = { value: codec.encode(kv.key, kv.value), createRevision: kv.createRevision, modRevision: kv.modRevision };
+    for (const kv of this.core.entries())
+      items[kv.key] = { value: codec.encode(kv.key, kv.value), createRevision: kv.createRevision, modRevision: kv.modRevision };
     await writeSnapshot(this.dir, { revision: this.core.revision(), items });
     await active.fh.close();
     const n = active.n + 1;

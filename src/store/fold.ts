@@ -72,19 +72,29 @@ function latestOf(segments: Array<{ path: string; buf: Buffer }>, revision: numb
   const latest = new Map<string, Latest>();
   let rev = revision;
   for (const { path, buf } of segments) {
-    for (let pos = 0; pos < buf.length; ) {
+    for (let pos = 0; pos < buf.length;) {
       const len = buf.readUInt32LE(pos);
       const payload = buf.subarray(pos + HEADER, pos + HEADER + len);
       pos += HEADER + len;
       // The value is the record's last member (encodeRecord): the header before it is small.
       const at = payload.indexOf(VALUE_FIELD);
-      const head = JSON.parse(at < 0 ? payload.toString('utf8') : `${payload.toString('utf8', 0, at)}}`) as { rev: number; op: string; key: string; createRevision?: number };
+      const head = JSON.parse(at < 0 ? payload.toString('utf8') : `${payload.toString('utf8', 0, at)}}`) as {
+        rev: number;
+        op: string;
+        key: string;
+        createRevision?: number;
+      };
       if (head.rev <= rev) continue;
       if (head.rev !== rev + 1) throw new Error(`${path}: revision ${head.rev} does not follow ${rev}`);
       rev = head.rev;
       if (head.op === 'del') latest.set(head.key, null);
       else if (at < 0) throw new Error(`${path}: put at revision ${head.rev} has no value`);
-      else latest.set(head.key, { value: payload.subarray(at + VALUE_FIELD.length, payload.length - 1), createRevision: head.createRevision, modRevision: rev });
+      else
+        latest.set(head.key, {
+          value: payload.subarray(at + VALUE_FIELD.length, payload.length - 1),
+          createRevision: head.createRevision,
+          modRevision: rev,
+        });
     }
   }
   return { latest, revision: rev };
@@ -103,7 +113,9 @@ const itemBytes = (key: string, value: Buffer, createRevision: number, modRevisi
  */
 export async function foldSegmentsBytes(dir: string, segmentPaths: string[]): Promise<number | null> {
   const snapPath = join(dir, SNAPSHOT_FILE);
-  const snapBuf = await readFile(snapPath).catch((err: unknown) => ((err as NodeJS.ErrnoException).code === 'ENOENT' ? Buffer.from('{"revision":0,"items":{}}') : Promise.reject(err)));
+  const snapBuf = await readFile(snapPath).catch((err: unknown) =>
+    (err as NodeJS.ErrnoException).code === 'ENOENT' ? Buffer.from('{"revision":0,"items":{}}') : Promise.reject(err),
+  );
   const snap = scanSnapshot(snapBuf);
   if (!snap) return null;
   const segments = await Promise.all(segmentPaths.map(async (path) => ({ path, buf: await readFile(path) })));

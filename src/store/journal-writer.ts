@@ -91,7 +91,13 @@ export class JournalWriter {
 
   stats(): { syncs: number; activeSegment: number; activeBytes: number; sealedSegments: number; compacting: boolean } {
     const a = this.active;
-    return { syncs: this.syncs, activeSegment: a.n, activeBytes: a.bytes, sealedSegments: this.sealed.length, compacting: this.fold !== undefined };
+    return {
+      syncs: this.syncs,
+      activeSegment: a.n,
+      activeBytes: a.bytes,
+      sealedSegments: this.sealed.length,
+      compacting: this.fold !== undefined,
+    };
   }
 
   async close(): Promise<void> {

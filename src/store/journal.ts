@@ -113,7 +113,9 @@ export interface TailRepair {
 export async function readSealedSegment(path: string): Promise<Mutation[]> {
   const scan = scanRecords(await readFile(path));
   if (scan.problem) {
-    throw new Error(`journal segment ${path} is corrupt (${scan.problem}); refusing to open: restore it from a backup or move it aside knowing its writes are lost`);
+    throw new Error(
+      `journal segment ${path} is corrupt (${scan.problem}); refusing to open: restore it from a backup or move it aside knowing its writes are lost`,
+    );
   }
   return scan.records;
 }

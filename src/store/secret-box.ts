@@ -58,7 +58,9 @@ export class SecretBox {
     if (!m) throw new SecretKeyError(`the encrypted value of ${aad} is malformed or of an unknown version`);
     const [, kid, b64] = m as unknown as [string, string, string];
     if (kid !== this.keyId) {
-      throw new SecretKeyError(`${aad} was encrypted with key ${kid}, but ${this.source} is key ${this.keyId}: start Quarry with the key this state was written with`);
+      throw new SecretKeyError(
+        `${aad} was encrypted with key ${kid}, but ${this.source} is key ${this.keyId}: start Quarry with the key this state was written with`,
+      );
     }
     const body = Buffer.from(b64, 'base64url');
     if (body.length < NONCE_BYTES + TAG_BYTES) throw new SecretKeyError(`the encrypted value of ${aad} is truncated`);
@@ -68,7 +70,9 @@ export class SecretBox {
       decipher.setAuthTag(body.subarray(body.length - TAG_BYTES));
       return Buffer.concat([decipher.update(body.subarray(NONCE_BYTES, body.length - TAG_BYTES)), decipher.final()]).toString('utf8');
     } catch {
-      throw new SecretKeyError(`the encrypted value of ${aad} failed authentication: it was altered, or copied from another object or field`);
+      throw new SecretKeyError(
+        `the encrypted value of ${aad} failed authentication: it was altered, or copied from another object or field`,
+      );
     }
   }
 

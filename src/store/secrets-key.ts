@@ -21,13 +21,22 @@ export async function loadSecretBox(config: Pick<Config, 'secretsKey' | 'secrets
   const path = config.secretsKeyFile;
   const source = `SECRETS_KEY_FILE ${path}`;
   if (inside(config.stateDir, path)) {
-    throw new SecretKeyError(`${source} is inside STATE_DIR ${config.stateDir}: the key must be kept apart from the state it protects (another volume, or a systemd credential)`);
+    throw new SecretKeyError(
+      `${source} is inside STATE_DIR ${config.stateDir}: the key must be kept apart from the state it protects (another volume, or a systemd credential)`,
+    );
   }
-  if (await createKeyFile(path)) log('info', 'created the key that encrypts secrets at rest; keep it apart from STATE_DIR and back it up: the state cannot be read without it', { file: path });
+  if (await createKeyFile(path))
+    log(
+      'info',
+      'created the key that encrypts secrets at rest; keep it apart from STATE_DIR and back it up: the state cannot be read without it',
+      { file: path },
+    );
   const st = await stat(path);
   if (!st.isFile()) throw new SecretKeyError(`${source} is not a file`);
   if ((st.mode & 0o077) !== 0) {
-    throw new SecretKeyError(`${source} is mode ${octal(st.mode)}: group or others can read the key that encrypts Quarry's secrets. Run: chmod 600 ${path}`);
+    throw new SecretKeyError(
+      `${source} is mode ${octal(st.mode)}: group or others can read the key that encrypts Quarry's secrets. Run: chmod 600 ${path}`,
+    );
   }
   return new SecretBox(parseKey(await readFile(path, 'utf8'), source), source);
 }

@@ -73,7 +73,12 @@ export async function foldSegments(dir: string, segments: string[]): Promise<num
       if (m.rev !== revision + 1) throw new Error(`${path}: revision ${m.rev} does not follow ${revision}`);
       revision = m.rev;
       if (m.op === 'del') items.delete(m.key);
-      else items.set(m.key, { value: m.value, createRevision: m.createRevision ?? items.get(m.key)?.createRevision ?? m.rev, modRevision: m.rev });
+      else
+        items.set(m.key, {
+          value: m.value,
+          createRevision: m.createRevision ?? items.get(m.key)?.createRevision ?? m.rev,
+          modRevision: m.rev,
+        });
     }
   }
   if (revision !== snap.revision) await writeSnapshot(dir, { revision, items: Object.fromEntries(items) });
@@ -82,5 +87,6 @@ export async function foldSegments(dir: string, segments: string[]): Promise<num
 
 /** Removes folded segments; a crash half-way leaves files the next replay skips anyway. */
 export async function removeSegments(paths: string[]): Promise<void> {
-  for (const path of paths) await unlink(path).catch((err: unknown) => ((err as NodeJS.ErrnoException).code === 'ENOENT' ? undefined : Promise.reject(err)));
+  for (const path of paths)
+    await unlink(path).catch((err: unknown) => ((err as NodeJS.ErrnoException).code === 'ENOENT' ? undefined : Promise.reject(err)));
 }

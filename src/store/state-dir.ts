@@ -51,7 +51,9 @@ export async function prepareStateDir(dir: string, log: Logger): Promise<number>
       log('info', 'made the new STATE_DIR private (0700)', { dir });
       return tighten(dir);
     }
-    throw new StateDirError(`STATE_DIR ${dir} is mode ${octal(st.mode)}: other users could read Quarry's store, keys and logs. Run: chmod 700 ${dir}`);
+    throw new StateDirError(
+      `STATE_DIR ${dir} is mode ${octal(st.mode)}: other users could read Quarry's store, keys and logs. Run: chmod 700 ${dir}`,
+    );
   }
   const tightened = await tighten(dir);
   if (tightened > 0) log('warn', 'took group and other rights off files in STATE_DIR', { dir, entries: tightened });

@@ -92,7 +92,8 @@ export function validLabels(labels: unknown): Record<string, string> {
     throw new InputError(`${path} must be an object of strings`, [{ path, message: 'must be an object' }]);
   }
   for (const [k, v] of Object.entries(labels)) {
-    if (typeof v !== 'string') throw new InputError(`${path}/${k} must be a string`, [{ path: `${path}/${k}`, message: 'must be a string' }]);
+    if (typeof v !== 'string')
+      throw new InputError(`${path}/${k} must be a string`, [{ path: `${path}/${k}`, message: 'must be a string' }]);
   }
   // Most documents have no labels: they share one frozen empty object (50,000 of them held 3 MB).
   return Object.keys(labels).length === 0 ? NO_LABELS : { ...(labels as Record<string, string>) };

@@ -28,8 +28,7 @@ export interface StatusWriteOptions {
 export type StoreEvent =
   /** specChanged is false only when the spec is known to be unchanged: an event replayed from
    * the history to a resuming watcher does not know, and says true. */
-  | { type: 'added' | 'modified' | 'deleted'; doc: AnyDoc; revision: number; specChanged: boolean }
-  | { type: 'relist'; revision: number };
+  { type: 'added' | 'modified' | 'deleted'; doc: AnyDoc; revision: number; specChanged: boolean } | { type: 'relist'; revision: number };
 
 export interface Store {
   open(): Promise<void>;

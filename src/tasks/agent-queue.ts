@@ -15,7 +15,8 @@ export class AgentQueue {
   /** The node's oldest pending run, now running; or, when there is none, the first one
    * started within waitMs; else null. An abort of `signal` answers null at once. */
   async claim(nodeId: string, waitMs: number, signal?: AbortSignal): Promise<TaskRun | null> {
-    if (!Number.isFinite(waitMs) || waitMs < 0) throw new InputError('waitMs must be a number ≥ 0', [{ path: '/waitMs', message: 'must be ≥ 0' }]);
+    if (!Number.isFinite(waitMs) || waitMs < 0)
+      throw new InputError('waitMs must be a number ≥ 0', [{ path: '/waitMs', message: 'must be ≥ 0' }]);
     await this.engine.ensureLoaded();
     // Not AbortSignal.timeout: its timer is unref'd, and a lone long-poll must keep the process up.
     const expiry = new AbortController();

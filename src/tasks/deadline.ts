@@ -25,11 +25,14 @@ export class Deadline {
   resume(): void {
     if (this.timer || this.cleared) return;
     this.since = performance.now();
-    this.timer = setTimeout(() => {
-      this.cleared = true;
-      this.timer = null;
-      this.onExpire();
-    }, Math.max(0, this.left));
+    this.timer = setTimeout(
+      () => {
+        this.cleared = true;
+        this.timer = null;
+        this.onExpire();
+      },
+      Math.max(0, this.left),
+    );
   }
 
   clear(): void {

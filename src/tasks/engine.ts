@@ -63,10 +63,12 @@ export class RunEngine {
 
   /** Builds the indexes from the store once, on first use. */
   ensureLoaded(): Promise<void> {
-    this.loading ??= this.load().then(() => void (this.loaded = true)).catch((err: unknown) => {
-      this.loading = null;
-      throw err;
-    });
+    this.loading ??= this.load()
+      .then(() => void (this.loaded = true))
+      .catch((err: unknown) => {
+        this.loading = null;
+        throw err;
+      });
     return this.loading;
   }
 
@@ -110,7 +112,11 @@ export class RunEngine {
   }
 
   /** Ends a run once. Later calls (a cancel racing a completion) change nothing: null. */
-  end(run: ActiveRun, state: EndState, fields: { error?: string | null; result?: Record<string, unknown> | null } = {}): Promise<TaskRun> | null {
+  end(
+    run: ActiveRun,
+    state: EndState,
+    fields: { error?: string | null; result?: Record<string, unknown> | null } = {},
+  ): Promise<TaskRun> | null {
     const from = run.doc.status.state;
     if (isFinished(from) || this.closed) return null;
     const { id, spec } = run.doc;
@@ -122,7 +128,12 @@ export class RunEngine {
     run.question = null;
     open?.reject(new ConflictError(`run ${id} was ${state} before the question was answered`));
     this.log(id, state === 'completed' ? 'info' : 'error', fields.error ? `${state}: ${fields.error}` : state);
-    const write = this.transition(run, { state, completedAt: this.deps.clock.iso(), error: fields.error ?? null, result: fields.result ?? null });
+    const write = this.transition(run, {
+      state,
+      completedAt: this.deps.clock.iso(),
+      error: fields.error ?? null,
+      result: fields.result ?? null,
+    });
     void write
       .then(
         (doc) => run.settle(doc),

@@ -33,7 +33,9 @@ export class TaskService {
    * background; a node-level one waits for its node's agent. */
   async start(req: StartRequest): Promise<TaskRun> {
     if (!req.script === !req.node) {
-      throw new InputError('a run needs either a script (master-level) or a node (node-level)', [{ path: '/node', message: 'exactly one of script, node' }]);
+      throw new InputError('a run needs either a script (master-level) or a node (node-level)', [
+        { path: '/node', message: 'exactly one of script, node' },
+      ]);
     }
     if (this.engine.isClosed) throw new ConflictError('the task service is closed');
     await this.engine.ensureLoaded();
@@ -168,7 +170,9 @@ export class TaskService {
         (err: unknown) => ({ ok: false as const, error: errorMessage(err) }),
       );
       // After a cancel or a timeout this changes nothing.
-      await (outcome.ok ? this.engine.end(run, 'completed', { result: outcome.result }) : this.engine.end(run, 'failed', { error: outcome.error }));
+      await (outcome.ok
+        ? this.engine.end(run, 'completed', { result: outcome.result })
+        : this.engine.end(run, 'failed', { error: outcome.error }));
     } catch (err) {
       // A result that is not JSON, or a failed write: the run must not stay running forever.
       await this.engine.end(run, 'failed', { error: errorMessage(err) })?.catch((e: unknown) => this.engine.report(e, run.doc.id));

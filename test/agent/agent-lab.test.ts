@@ -38,19 +38,41 @@ test('agent program logs in, rotates its secret, reports, and runs steps with lo
   const { q, e, dir, credentialFile } = await enrolledNode(t);
   const runner = new FakeRunner()
     .expect('ceph-authtool', ['--print-key', { secret: 'AQsecretsecret==' }], { stdout: 'printed AQsecretsecret==\n' })
-    .expect('wipefs', ['--all', '/dev/vdz'], { exitCode: 1, stderr: 'wipefs: error: /dev/vdz: probing initialization failed: No such file or directory\n' });
+    .expect('wipefs', ['--all', '/dev/vdz'], {
+      exitCode: 1,
+      stderr: 'wipefs: error: /dev/vdz: probing initialization failed: No such file or directory\n',
+    });
   const session = new AgentSession(q.url, new CredentialFile(credentialFile));
-  const host = new CephHost({ runner, dataDir: join(dir, 'data'), runDir: join(dir, 'run'), logDir: join(dir, 'log'), publicAddr: null, portRange: null, extraConf: '' });
+  const host = new CephHost({
+    runner,
+    dataDir: join(dir, 'data'),
+    runDir: join(dir, 'run'),
+    logDir: join(dir, 'log'),
+    publicAddr: null,
+    portRange: null,
+    extraConf: '',
+  });
   const steps = new Map<string, AgentStep>([
     ...agentSteps(),
-    ['test.hang', (ctx) => new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('stopped: the agent is shutting down'))))],
-    ['test.secret', async (ctx) => {
-      await ctx.runner.run('ceph-authtool', ['--print-key', { secret: 'AQsecretsecret==' }], { timeoutMs: 1_000 });
-      return { done: true };
-    }],
+    [
+      'test.hang',
+      (ctx) =>
+        new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('stopped: the agent is shutting down')))),
+    ],
+    [
+      'test.secret',
+      async (ctx) => {
+        await ctx.runner.run('ceph-authtool', ['--print-key', { secret: 'AQsecretsecret==' }], { timeoutMs: 1_000 });
+        return { done: true };
+      },
+    ],
   ]);
   const agent = new Agent({
-    session, host, runner, steps, log: silentLogger,
+    session,
+    host,
+    runner,
+    steps,
+    log: silentLogger,
     master: new HttpMasterFiles(session, e.nodeId),
     inventory: async () => ({ disks: disksFrom(parseLsblk(fixture('lsblk.json'))), nics: nicsFrom(parseIpAddr(fixture('ip-addr.json'))) }),
     identity: { bootId: 'boot-1', hostname: 'n1', ip: null },
@@ -61,7 +83,13 @@ test('agent program logs in, rotates its secret, reports, and runs steps with lo
   t.teardown(() => agent.stop());
 
   const start = (taskName: string, args: Record<string, unknown>) =>
-    q.tasks.start({ taskName, target: { kind: Kind.Node, id: e.nodeId, generation: 1 }, node: { id: e.nodeId, hostname: 'n1' }, args, timeoutMs: 10_000 });
+    q.tasks.start({
+      taskName,
+      target: { kind: Kind.Node, id: e.nodeId, generation: 1 },
+      node: { id: e.nodeId, hostname: 'n1' },
+      args,
+      timeoutMs: 10_000,
+    });
   const ok = await q.tasks.whenFinished((await start('test.secret', {})).id);
   const failed = await q.tasks.whenFinished((await start('disk.wipe', { devicePath: '/dev/vdz' })).id);
   const unknown = await q.tasks.whenFinished((await start('ceph.iscsi.start', {})).id);
@@ -84,11 +112,16 @@ test('agent program logs in, rotates its secret, reports, and runs steps with lo
   t.not(saved.secret, e.initial);
   const seen = q.fleet.observe(e.nodeId).report;
   t.like(seen, { hostname: 'n1', ip: '192.0.2.2', daemons: { mon: false, mgr: false, mds: false, rgw: false, osds: [] } });
-  t.deepEqual(seen?.disks.map((d) => d.devicePath), ['/dev/loop0', '/dev/vda']);
+  t.deepEqual(
+    seen?.disks.map((d) => d.devicePath),
+    ['/dev/loop0', '/dev/vda'],
+  );
   // An agent that stops in the middle of a step kills it and reports the run failed at once.
   const hanging = await start('test.hang', {});
   // Claimed is not enough: the claim's answer may still be on its way when the agent stops.
-  await waitFor('the hanging step started on the node', async () => (await q.tasks.logs(hanging.id)).some((l) => l.message === 'test.hang started'));
+  await waitFor('the hanging step started on the node', async () =>
+    (await q.tasks.logs(hanging.id)).some((l) => l.message === 'test.hang started'),
+  );
   await agent.stop();
   const hung = await q.tasks.whenFinished(hanging.id);
   t.like(hung.status, { state: 'failed', error: 'stopped: the agent is shutting down' });
@@ -103,7 +136,15 @@ test('agent program logs in, rotates its secret, reports, and runs steps with lo
 test('agent program carries out runs for different things at once, up to parallelSteps', async (t) => {
   const { q, e, dir, credentialFile } = await enrolledNode(t);
   const session = new AgentSession(q.url, new CredentialFile(credentialFile));
-  const host = new CephHost({ runner: new FakeRunner(), dataDir: join(dir, 'data'), runDir: join(dir, 'run'), logDir: join(dir, 'log'), publicAddr: null, portRange: null, extraConf: '' });
+  const host = new CephHost({
+    runner: new FakeRunner(),
+    dataDir: join(dir, 'data'),
+    runDir: join(dir, 'run'),
+    logDir: join(dir, 'log'),
+    publicAddr: null,
+    portRange: null,
+    extraConf: '',
+  });
   // Each step waits until two steps are in progress: with one at a time, neither would end.
   let inProgress = 0;
   let most = 0;
@@ -114,16 +155,34 @@ test('agent program carries out runs for different things at once, up to paralle
     return { most };
   };
   const agent = new Agent({
-    session, host, runner: new FakeRunner(), steps: new Map([['test.together', together]]), log: silentLogger,
-    master: new HttpMasterFiles(session, e.nodeId), inventory: async () => ({ disks: [], nics: [] }),
-    identity: { bootId: 'boot-1', hostname: 'n1', ip: null }, heartbeatMs: 100, claimWaitMs: 200, parallelSteps: 3,
+    session,
+    host,
+    runner: new FakeRunner(),
+    steps: new Map([['test.together', together]]),
+    log: silentLogger,
+    master: new HttpMasterFiles(session, e.nodeId),
+    inventory: async () => ({ disks: [], nics: [] }),
+    identity: { bootId: 'boot-1', hostname: 'n1', ip: null },
+    heartbeatMs: 100,
+    claimWaitMs: 200,
+    parallelSteps: 3,
   });
   agent.start();
   t.teardown(() => agent.stop());
-  const start = (k: number) => q.tasks.start({ taskName: 'test.together', target: { kind: Kind.Node, id: `${e.nodeId}-${k}`, generation: 1 }, node: { id: e.nodeId, hostname: 'n1' }, args: {}, timeoutMs: 10_000 });
+  const start = (k: number) =>
+    q.tasks.start({
+      taskName: 'test.together',
+      target: { kind: Kind.Node, id: `${e.nodeId}-${k}`, generation: 1 },
+      node: { id: e.nodeId, hostname: 'n1' },
+      args: {},
+      timeoutMs: 10_000,
+    });
   const runs = await Promise.all([start(1), start(2)]);
   const done = await Promise.all(runs.map((r) => q.tasks.whenFinished(r.id)));
-  t.deepEqual(done.map((r) => r.status.state), ['completed', 'completed']);
+  t.deepEqual(
+    done.map((r) => r.status.state),
+    ['completed', 'completed'],
+  );
   t.is(most, 2);
 });
 
@@ -131,9 +190,21 @@ test('agent program refuses a run whose arguments do not match its step schema: 
   const { q, e, dir, credentialFile } = await enrolledNode(t);
   const runner = new FakeRunner();
   const session = new AgentSession(q.url, new CredentialFile(credentialFile));
-  const host = new CephHost({ runner, dataDir: join(dir, 'data'), runDir: join(dir, 'run'), logDir: join(dir, 'log'), publicAddr: null, portRange: null, extraConf: '' });
+  const host = new CephHost({
+    runner,
+    dataDir: join(dir, 'data'),
+    runDir: join(dir, 'run'),
+    logDir: join(dir, 'log'),
+    publicAddr: null,
+    portRange: null,
+    extraConf: '',
+  });
   const agent = new Agent({
-    session, host, runner, steps: agentSteps(), log: silentLogger,
+    session,
+    host,
+    runner,
+    steps: agentSteps(),
+    log: silentLogger,
     master: new HttpMasterFiles(session, e.nodeId),
     inventory: async () => ({ disks: [], nics: [] }),
     identity: { bootId: 'boot-1', hostname: 'n1', ip: null },
@@ -144,7 +215,13 @@ test('agent program refuses a run whose arguments do not match its step schema: 
   t.teardown(() => agent.stop());
   // Started as a loop with a bug would start them: the master hands them on as they are.
   const start = (taskName: string, args: Record<string, unknown>) =>
-    q.tasks.start({ taskName, target: { kind: Kind.Node, id: e.nodeId, generation: 1 }, node: { id: e.nodeId, hostname: 'n1' }, args, timeoutMs: 10_000 });
+    q.tasks.start({
+      taskName,
+      target: { kind: Kind.Node, id: e.nodeId, generation: 1 },
+      node: { id: e.nodeId, hostname: 'n1' },
+      args,
+      timeoutMs: 10_000,
+    });
   const cases: Array<[string, Record<string, unknown>, string]> = [
     ['ceph.rgw.start', { name: 'n1', port: '7480 --rgw-dns-name evil' }, 'argument port must be a TCP port'],
     ['disk.wipe', { devicePath: '/dev/vdz; reboot' }, 'argument devicePath must be an absolute device path'],
@@ -154,7 +231,10 @@ test('agent program refuses a run whose arguments do not match its step schema: 
   for (const [step, args, message] of cases) {
     const run = await q.tasks.whenFinished((await start(step, args)).id);
     t.like(run.status, { state: 'failed', error: message }, step);
-    t.true((await q.tasks.logs(run.id)).some((l) => l.level === 'error' && l.message === message), `${step}: the refusal is in the run's log`);
+    t.true(
+      (await q.tasks.logs(run.id)).some((l) => l.level === 'error' && l.message === message),
+      `${step}: the refusal is in the run's log`,
+    );
   }
   t.deepEqual(runner.calls, [], 'no command ran');
   t.deepEqual(await host.daemons(), [], 'no daemon was started');

@@ -10,7 +10,10 @@ test('ceph host counts a daemon by its pid file only while that pid runs with th
   const n = await fakeNode(t);
   await mkdir(join(n.dir, 'run'), { recursive: true });
   // A stand-in daemon whose command line names the conf, as a real one does (-c conf).
-  const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)', '--', '-c', n.host.conf], { stdio: 'ignore', detached: true });
+  const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)', '--', '-c', n.host.conf], {
+    stdio: 'ignore',
+    detached: true,
+  });
   t.teardown(() => {
     if (alive(child.pid!)) process.kill(child.pid!, 'SIGKILL');
   });
@@ -32,7 +35,10 @@ test('ceph host does not count a daemon whose pid file names its --mkfs, which r
   const n = await fakeNode(t);
   await mkdir(join(n.dir, 'run'), { recursive: true });
   // ceph-osd --mkfs writes osd.N's pid file while it makes the store, then exits.
-  const mkfs = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)', '--', '-c', n.host.conf, '-i', '2', '--mkfs'], { stdio: 'ignore', detached: true });
+  const mkfs = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)', '--', '-c', n.host.conf, '-i', '2', '--mkfs'], {
+    stdio: 'ignore',
+    detached: true,
+  });
   t.teardown(() => {
     if (alive(mkfs.pid!)) process.kill(mkfs.pid!, 'SIGKILL');
   });

@@ -13,10 +13,21 @@ test('agent heartbeat rewrites the node ceph.conf when the master conf changed, 
   const n = await fakeNode(t);
   const calls: string[] = [];
   const agent = new Agent({
-    session: { call: async (method, path) => (calls.push(`${method} ${path}`), { status: 200, json: {}, bytes: Buffer.alloc(0), headers: new Headers() }) },
-    steps: new Map(), host: n.host, master: n.master, runner: n.runner, log: silentLogger,
+    session: {
+      call: async (method, path) => (
+        calls.push(`${method} ${path}`),
+        { status: 200, json: {}, bytes: Buffer.alloc(0), headers: new Headers() }
+      ),
+    },
+    steps: new Map(),
+    host: n.host,
+    master: n.master,
+    runner: n.runner,
+    log: silentLogger,
     inventory: async () => ({ disks: [], nics: [] }),
-    identity: { bootId: 'b', hostname: 'n1', ip: '10.0.0.1' }, heartbeatMs: 1_000, claimWaitMs: 0,
+    identity: { bootId: 'b', hostname: 'n1', ip: '10.0.0.1' },
+    heartbeatMs: 1_000,
+    claimWaitMs: 0,
   });
   // Never part of the cluster: no conf is written, whatever the master says.
   t.false(await agent.followConf());
@@ -41,6 +52,9 @@ test('ceph host writes of the conf at once (steps in parallel) all land, the las
   const confs = Array.from({ length: 8 }, (_, i) => MASTER_CONF.replace('[global]\n', `[global]\n# version ${i}\n`));
   await Promise.all(confs.map((c) => n.host.writeConf(c)));
   const local = await readFile(n.host.conf, 'utf8');
-  t.true(confs.some((c) => local.startsWith(c)), 'one whole version');
+  t.true(
+    confs.some((c) => local.startsWith(c)),
+    'one whole version',
+  );
   t.is(local.split('# This node').length, 2, 'one node section');
 });

@@ -5,8 +5,21 @@ import { envFromArgs } from '../../src/config.js';
 import { InputError } from '../../src/errors.js';
 
 test('agent config: flags mirror variables, paths default to Ceph own, disks and ports are parsed', (t) => {
-  const c = loadAgentConfig(envFromArgs(['--master-url', 'http://10.0.0.1:8080', '--ceph-port-min=6800', '--ceph-port-max', '6899', '--disks', '/dev/sdb, /dev/sdc'], {}));
-  t.like(c, { masterUrl: 'http://10.0.0.1:8080', dataDir: '/var/lib/ceph', runDir: '/run/ceph', logDir: '/var/log/ceph', publicAddr: null, heartbeatMs: 5_000, claimWaitMs: 25_000 });
+  const c = loadAgentConfig(
+    envFromArgs(
+      ['--master-url', 'http://10.0.0.1:8080', '--ceph-port-min=6800', '--ceph-port-max', '6899', '--disks', '/dev/sdb, /dev/sdc'],
+      {},
+    ),
+  );
+  t.like(c, {
+    masterUrl: 'http://10.0.0.1:8080',
+    dataDir: '/var/lib/ceph',
+    runDir: '/run/ceph',
+    logDir: '/var/log/ceph',
+    publicAddr: null,
+    heartbeatMs: 5_000,
+    claimWaitMs: 25_000,
+  });
   t.deepEqual(c.portRange, { min: 6800, max: 6899 });
   t.deepEqual(c.disks, ['/dev/sdb', '/dev/sdc']);
   t.true(Object.isFrozen(c));
@@ -15,7 +28,10 @@ test('agent config: flags mirror variables, paths default to Ceph own, disks and
 test('agent config refuses a missing master, half a port window and a claim wait the master would refuse', (t) => {
   t.throws(() => loadAgentConfig({}), { instanceOf: InputError, message: /^MASTER_URL must be/ });
   t.throws(() => loadAgentConfig({ MASTER_URL: 'http://m', CEPH_PORT_MIN: '6800' }), { instanceOf: InputError, message: /go together/ });
-  t.throws(() => loadAgentConfig({ MASTER_URL: 'http://m', CLAIM_WAIT_MS: '60000' }), { instanceOf: InputError, message: 'CLAIM_WAIT_MS must be an integer from 0 to 30000, got "60000"' });
+  t.throws(() => loadAgentConfig({ MASTER_URL: 'http://m', CLAIM_WAIT_MS: '60000' }), {
+    instanceOf: InputError,
+    message: 'CLAIM_WAIT_MS must be an integer from 0 to 30000, got "60000"',
+  });
 });
 
 test('agent node id comes from its credential username', (t) => {

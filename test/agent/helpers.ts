@@ -19,7 +19,10 @@ export const ADMIN_KEY = 'AQBAbAJrAAAAABAAadminadminadminadminadmin0==';
 export const keyring = (entity: string, key: string): Keyring => ({ entity, keyring: `[${entity}]\n\tkey = ${key}\n` });
 
 export class StaticMaster implements MasterFiles {
-  constructor(public keys: Keyring[] = [keyring('mon.', MON_KEY), keyring('client.admin', ADMIN_KEY)], public monmapBytes = Buffer.from('monmap')) {}
+  constructor(
+    public keys: Keyring[] = [keyring('mon.', MON_KEY), keyring('client.admin', ADMIN_KEY)],
+    public monmapBytes = Buffer.from('monmap'),
+  ) {}
   conf = MASTER_CONF;
   config = async (): Promise<string> => this.conf;
   configHash = async (): Promise<string> => createHash('sha256').update(this.conf).digest('hex');
@@ -41,13 +44,23 @@ export async function fakeNode(t: ExecutionContext): Promise<Node> {
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   const runner = new FakeRunner();
   const host = new CephHost({
-    runner, dataDir: join(dir, 'data'), runDir: join(dir, 'run'), logDir: join(dir, 'log'),
-    publicAddr: '10.0.0.1', portRange: { min: 6800, max: 6899 }, extraConf: 'osd_memory_target = 939524096', sleep: async () => undefined,
+    runner,
+    dataDir: join(dir, 'data'),
+    runDir: join(dir, 'run'),
+    logDir: join(dir, 'log'),
+    publicAddr: '10.0.0.1',
+    portRange: { min: 6800, max: 6899 },
+    extraConf: 'osd_memory_target = 939524096',
+    sleep: async () => undefined,
   });
   const master = new StaticMaster();
   const lines: LogLine[] = [];
   const ctx = (args: Record<string, unknown>): AgentStepContext => ({
-    args, signal: new AbortController().signal, runner, host, master,
+    args,
+    signal: new AbortController().signal,
+    runner,
+    host,
+    master,
     log: (level, message) => lines.push({ timestamp: new Date().toISOString(), level, message }),
   });
   return { dir, runner, host, master, lines, ctx };

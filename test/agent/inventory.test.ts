@@ -10,14 +10,47 @@ const fixture = (name: string): string => readFileSync(new URL(`../../../test/fi
 
 test('inventory disks from recorded lsblk: the loop device is a blank disk, the root disk is the system disk, zram is skipped', (t) => {
   t.deepEqual(disksFrom(parseLsblk(fixture('lsblk.json'))), [
-    { serial: '/dev/loop0', devicePath: '/dev/loop0', sizeBytes: 1073741824, rotational: true, model: '', vendor: '', interface: 'loop', isSystem: false, hasFilesystem: false },
-    { serial: '/dev/vda', devicePath: '/dev/vda', sizeBytes: 274877906944, rotational: true, model: '', vendor: '0x1af4', interface: 'virtio', isSystem: true, hasFilesystem: false },
+    {
+      serial: '/dev/loop0',
+      devicePath: '/dev/loop0',
+      sizeBytes: 1073741824,
+      rotational: true,
+      model: '',
+      vendor: '',
+      interface: 'loop',
+      isSystem: false,
+      hasFilesystem: false,
+    },
+    {
+      serial: '/dev/vda',
+      devicePath: '/dev/vda',
+      sizeBytes: 274877906944,
+      rotational: true,
+      model: '',
+      vendor: '0x1af4',
+      interface: 'virtio',
+      isSystem: true,
+      hasFilesystem: false,
+    },
   ]);
 });
 
 const dev = (over: Partial<RawBlockDevice>): RawBlockDevice => ({
-  name: 'sdb', path: '/dev/sdb', type: 'disk', size: 4e12, rota: false, ro: false, serial: ' S3Z1NB0K ', wwn: null, model: 'Samsung SSD ',
-  vendor: 'ATA     ', tran: 'sata', subsystems: 'block:scsi:pci', fstype: null, mountpoints: [null], ...over,
+  name: 'sdb',
+  path: '/dev/sdb',
+  type: 'disk',
+  size: 4e12,
+  rota: false,
+  ro: false,
+  serial: ' S3Z1NB0K ',
+  wwn: null,
+  model: 'Samsung SSD ',
+  vendor: 'ATA     ',
+  tran: 'sata',
+  subsystems: 'block:scsi:pci',
+  fstype: null,
+  mountpoints: [null],
+  ...over,
 });
 
 test('inventory disks: partitions, filesystems and system mounts deep in the tree are seen', (t) => {
@@ -26,7 +59,15 @@ test('inventory disks: partitions, filesystems and system mounts deep in the tre
     dev({ name: 'sdc', path: '/dev/sdc', serial: null, wwn: '0x5000c500a1b2c3d4', fstype: 'xfs' }),
     dev({ name: 'sdd', path: '/dev/sdd', children: [dev({ name: 'sdd1', path: '/dev/sdd1', type: 'part' })] }),
   ]);
-  t.like(sdb, { serial: 'S3Z1NB0K', model: 'Samsung SSD', vendor: 'ATA', interface: 'sata', isSystem: true, hasFilesystem: true, rotational: false });
+  t.like(sdb, {
+    serial: 'S3Z1NB0K',
+    model: 'Samsung SSD',
+    vendor: 'ATA',
+    interface: 'sata',
+    isSystem: true,
+    hasFilesystem: true,
+    rotational: false,
+  });
   t.like(sdc, { serial: '0x5000c500a1b2c3d4', isSystem: false, hasFilesystem: true });
   t.like(sdd, { isSystem: false, hasFilesystem: true });
 });
@@ -46,7 +87,9 @@ test('inventory output that is not what lsblk or ip print is a CommandOutputErro
 });
 
 test('inventory reads both commands through the runner, each with a deadline', async (t) => {
-  const runner = new FakeRunner().expect('lsblk', ['-J', '-b', '-O'], { stdout: fixture('lsblk.json') }).expect('ip', ['-j', 'addr'], { stdout: fixture('ip-addr.json') });
+  const runner = new FakeRunner()
+    .expect('lsblk', ['-J', '-b', '-O'], { stdout: fixture('lsblk.json') })
+    .expect('ip', ['-j', 'addr'], { stdout: fixture('ip-addr.json') });
   const inv = await readInventory(runner, 5_000);
   runner.verify();
   t.is(inv.disks.length, 2);

@@ -19,9 +19,19 @@ const SERVING = 'nfs_start :NFS STARTUP :EVENT :             NFS SERVER INITIALI
 const NO_EXPORT = [
   'create_export :FSAL :CRIT :Unable to mount Ceph cluster for /.',
   'fsal_cfg_commit :CONFIG :CRIT :Could not create export for (/cephfs) to (/)',
-].map((l) => `24/11/2026 16:19:13 : epoch 6b05b8f3 : n1 : nfs-ganesha-42[main] ${l}\n`).join('');
+]
+  .map((l) => `24/11/2026 16:19:13 : epoch 6b05b8f3 : n1 : nfs-ganesha-42[main] ${l}\n`)
+  .join('');
 
-const good: GaneshaExport = { name: 'n1', fs: 'cephfs', path: '/', port: 2049, bindAddr: '10.0.0.1', cephConf: '/var/lib/ceph/ceph.conf', recoveryRoot: '/var/lib/ceph/nfs/ceph-n1/recovery' };
+const good: GaneshaExport = {
+  name: 'n1',
+  fs: 'cephfs',
+  path: '/',
+  port: 2049,
+  bindAddr: '10.0.0.1',
+  cephConf: '/var/lib/ceph/ceph.conf',
+  recoveryRoot: '/var/lib/ceph/nfs/ceph-n1/recovery',
+};
 
 /** What ganesha.nfsd does when run: forks a daemon (a stand-in whose command line names the
  * config, as the real one's does), which writes its pid file and logs `log` when it is up. */
@@ -30,7 +40,9 @@ function ganesha(t: ExecutionContext, n: Node, log: string): (call: FakeCall) =>
     const args = call.args as string[];
     const at = (flag: string): string => args[args.indexOf(flag) + 1]!;
     const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)', '--', ...args], { stdio: 'ignore', detached: true });
-    t.teardown(() => void (alive(child.pid!) && process.kill(child.pid!, 'SIGKILL')));
+    t.teardown(() => {
+      if (alive(child.pid!)) process.kill(child.pid!, 'SIGKILL');
+    });
     mkdirSync(join(n.dir, 'run'), { recursive: true });
     writeFileSync(at('-p'), `${child.pid}\n`);
     appendFileSync(at('-L'), log);
@@ -40,8 +52,18 @@ function ganesha(t: ExecutionContext, n: Node, log: string): (call: FakeCall) =>
 
 test('ganesha conf exports the filesystem over NFSv4 with the gateway user, every value quoted', (t) => {
   const conf = ganeshaConf({ ...good, path: '/shares/a_b-1.x' });
-  for (const line of ['Protocols = 4;', 'NFS_Port = 2049;', 'Bind_addr = 10.0.0.1;', 'RecoveryBackend = fs;', 'RecoveryRoot = "/var/lib/ceph/nfs/ceph-n1/recovery";',
-    'Path = "/shares/a_b-1.x";', 'Pseudo = "/cephfs";', 'User_Id = "nfs.n1";', 'Filesystem = "cephfs";', 'Ceph_Conf = "/var/lib/ceph/ceph.conf";']) {
+  for (const line of [
+    'Protocols = 4;',
+    'NFS_Port = 2049;',
+    'Bind_addr = 10.0.0.1;',
+    'RecoveryBackend = fs;',
+    'RecoveryRoot = "/var/lib/ceph/nfs/ceph-n1/recovery";',
+    'Path = "/shares/a_b-1.x";',
+    'Pseudo = "/cephfs";',
+    'User_Id = "nfs.n1";',
+    'Filesystem = "cephfs";',
+    'Ceph_Conf = "/var/lib/ceph/ceph.conf";',
+  ]) {
     t.true(conf.includes(`\t${line}\n`), line);
   }
   t.false(/key|secret/i.test(conf.replace(/Active_krb5/g, '')), 'no key in the config: the Ceph client reads it from the keyring file');
@@ -93,10 +115,18 @@ test('nfs start writes its key 0600 and its config, starts ganesha on them and w
 test('nfs start of a running gateway leaves it alone, restarts it when its export changed, and stop stops it once', async (t) => {
   const n = await fakeNode(t);
   n.master.keys.push(keyring('client.nfs.n1', NFS_KEY));
-  n.runner.expect((c, a) => c === 'ganesha.nfsd' && a[0] === '-f', ganesha(t, n, SERVING)).expect((c) => c === 'ganesha.nfsd', ganesha(t, n, SERVING));
+  n.runner
+    .expect((c, a) => c === 'ganesha.nfsd' && a[0] === '-f', ganesha(t, n, SERVING))
+    .expect((c) => c === 'ganesha.nfsd', ganesha(t, n, SERVING));
   await startNfs(n.ctx({ name: 'n1', fsid: FSID, export: 'cephfs' }));
   const first = (await n.host.pidOf('nfs', 'n1'))!;
-  t.deepEqual(await startNfs(n.ctx({ name: 'n1', fsid: FSID, export: 'cephfs' })), { name: 'n1', export: 'cephfs', path: '/', pseudo: '/cephfs', endpoint: '10.0.0.1:2049' });
+  t.deepEqual(await startNfs(n.ctx({ name: 'n1', fsid: FSID, export: 'cephfs' })), {
+    name: 'n1',
+    export: 'cephfs',
+    path: '/',
+    pseudo: '/cephfs',
+    endpoint: '10.0.0.1:2049',
+  });
   t.is(n.runner.calls.length, 1, 'already running: nothing started');
   t.true(n.lines.some((l) => l.message === 'client.nfs.n1: already running'));
   await startNfs(n.ctx({ name: 'n1', fsid: FSID, export: 'cephfs', path: '/shares', port: 12049 }));
@@ -108,7 +138,10 @@ test('nfs start of a running gateway leaves it alone, restarts it when its expor
   t.deepEqual(await stopNfs(n.ctx({ name: 'n1' })), { name: 'n1' });
   t.false(alive(second));
   await stopNfs(n.ctx({ name: 'n1' }));
-  t.deepEqual(n.lines.slice(-2).map((l) => l.message), ['client.nfs.n1: stopped', 'client.nfs.n1: was not running']);
+  t.deepEqual(
+    n.lines.slice(-2).map((l) => l.message),
+    ['client.nfs.n1: stopped', 'client.nfs.n1: was not running'],
+  );
 });
 
 test('nfs start of a ganesha that serves without its export stops it and fails with the log lines that say why', async (t) => {
@@ -116,11 +149,14 @@ test('nfs start of a ganesha that serves without its export stops it and fails w
   n.master.keys.push(keyring('client.nfs.n1', NFS_KEY));
   n.runner.expect((c) => c === 'ganesha.nfsd', ganesha(t, n, `${NO_EXPORT}${SERVING}`));
   const err = await t.throwsAsync(startNfs(n.ctx({ name: 'n1', fsid: FSID, export: 'cephfs' })));
-  t.is(err!.message, [
-    'client.nfs.n1: ganesha started without its export, stopped it; its log says:',
-    'create_export :FSAL :CRIT :Unable to mount Ceph cluster for /.',
-    'fsal_cfg_commit :CONFIG :CRIT :Could not create export for (/cephfs) to (/)',
-  ].join('\n'));
+  t.is(
+    err.message,
+    [
+      'client.nfs.n1: ganesha started without its export, stopped it; its log says:',
+      'create_export :FSAL :CRIT :Unable to mount Ceph cluster for /.',
+      'fsal_cfg_commit :CONFIG :CRIT :Could not create export for (/cephfs) to (/)',
+    ].join('\n'),
+  );
   t.is(await n.host.pidOf('nfs', 'n1'), null);
 });
 
@@ -143,14 +179,21 @@ test('nfs start refuses bad arguments and another cluster before fetching a key 
 test('nfs start of a ganesha that exits at once fails with the end of its log', async (t) => {
   const n = await fakeNode(t);
   n.master.keys.push(keyring('client.nfs.n1', NFS_KEY));
-  n.runner.expect((c) => c === 'ganesha.nfsd', (call) => {
-    const args = call.args as string[];
-    mkdirSync(join(n.dir, 'run'), { recursive: true });
-    writeFileSync(args[args.indexOf('-p') + 1]!, '999999999\n');
-    appendFileSync(args[args.indexOf('-L') + 1]!, 'x : y : n1 : nfs-ganesha-42[main] config_errs_to_log :CONFIG :FATAL :Fatal errors. Server exiting...\n');
-    return {};
-  });
+  n.runner.expect(
+    (c) => c === 'ganesha.nfsd',
+    (call) => {
+      const args = call.args as string[];
+      mkdirSync(join(n.dir, 'run'), { recursive: true });
+      writeFileSync(args[args.indexOf('-p') + 1]!, '999999999\n');
+      appendFileSync(
+        args[args.indexOf('-L') + 1]!,
+        'x : y : n1 : nfs-ganesha-42[main] config_errs_to_log :CONFIG :FATAL :Fatal errors. Server exiting...\n',
+      );
+      return {};
+    },
+  );
   await t.throwsAsync(startNfs(n.ctx({ name: 'n1', fsid: FSID, export: 'cephfs' })), {
-    message: 'client.nfs.n1: ganesha exited during its start; its log ends with:\nconfig_errs_to_log :CONFIG :FATAL :Fatal errors. Server exiting...',
+    message:
+      'client.nfs.n1: ganesha exited during its start; its log ends with:\nconfig_errs_to_log :CONFIG :FATAL :Fatal errors. Server exiting...',
   });
 });

@@ -18,16 +18,38 @@ test('mon bootstrap makes a monmap of itself, mkfs with the mon. key alone, and 
   n.master.conf = MASTER_CONF.replace('[global]\n', '[global]\nmon_initial_members = a, b, c\n');
   let keyringText = '';
   n.runner
-    .expect((c, a) => c === 'monmaptool' && a.join(' ').startsWith(`--create --fsid ${FSID} --addv a [v2:10.0.0.1:3300,v1:10.0.0.1:6789] --set-min-mon-release pacific --enable-all-features `))
-    .expect((c, a) => c === 'ceph-mon' && a.includes('--mkfs'), (call) => {
-      const args = call.args as string[];
-      t.deepEqual(args.slice(0, 5), ['-c', n.host.conf, '--mkfs', '-i', 'a']);
-      t.deepEqual(args.slice(-2), ['--mon-initial-members', 'a'], 'the first monitor waits for no other');
-      keyringText = require_(args[args.indexOf('--keyring') + 1]!);
-      return {};
-    })
-    .expect('ceph-mon', ['-c', n.host.conf, '-i', 'a', '--public-addrv', '[v2:10.0.0.1:3300,v1:10.0.0.1:6789]', '--mon-initial-members', 'a']);
-  const out = await step('ceph.mon.bootstrap')(n.ctx({ fsid: FSID, monName: 'a', addr: '10.0.0.1', monPort: 3300, devicePath: '/dev/vdb' }));
+    .expect(
+      (c, a) =>
+        c === 'monmaptool' &&
+        a
+          .join(' ')
+          .startsWith(
+            `--create --fsid ${FSID} --addv a [v2:10.0.0.1:3300,v1:10.0.0.1:6789] --set-min-mon-release pacific --enable-all-features `,
+          ),
+    )
+    .expect(
+      (c, a) => c === 'ceph-mon' && a.includes('--mkfs'),
+      (call) => {
+        const args = call.args as string[];
+        t.deepEqual(args.slice(0, 5), ['-c', n.host.conf, '--mkfs', '-i', 'a']);
+        t.deepEqual(args.slice(-2), ['--mon-initial-members', 'a'], 'the first monitor waits for no other');
+        keyringText = require_(args[args.indexOf('--keyring') + 1]!);
+        return {};
+      },
+    )
+    .expect('ceph-mon', [
+      '-c',
+      n.host.conf,
+      '-i',
+      'a',
+      '--public-addrv',
+      '[v2:10.0.0.1:3300,v1:10.0.0.1:6789]',
+      '--mon-initial-members',
+      'a',
+    ]);
+  const out = await step('ceph.mon.bootstrap')(
+    n.ctx({ fsid: FSID, monName: 'a', addr: '10.0.0.1', monPort: 3300, devicePath: '/dev/vdb' }),
+  );
   n.runner.verify();
   // Issue #12: the mkfs keyring holds mon. alone, even when the master would hand this node
   // client.admin (an admin node): the master imports client.admin into the cluster itself.
@@ -35,30 +57,65 @@ test('mon bootstrap makes a monmap of itself, mkfs with the mon. key alone, and 
   t.false(keyringText.includes('client.admin') || keyringText.includes(ADMIN_KEY));
   t.deepEqual(out, { fsid: FSID, monName: 'a', addr: '[v2:10.0.0.1:3300,v1:10.0.0.1:6789]', initialMembers: ['a'] });
   // The mkfs inputs (secrets) are gone; the conf is the master's followed by this node's paths.
-  t.deepEqual((await readdir(join(n.dir, 'run'))).filter((f) => f.startsWith('mkfs-')), []);
+  t.deepEqual(
+    (await readdir(join(n.dir, 'run'))).filter((f) => f.startsWith('mkfs-')),
+    [],
+  );
   const conf = await readFile(n.host.conf, 'utf8');
   t.true(conf.startsWith(n.master.conf));
   t.regex(conf, /ms_bind_port_min = 6800\nms_bind_port_max = 6899/);
   t.regex(conf, /\[global\]\nosd_memory_target = 939524096\n$/);
 });
 
-
 test('mon bootstrap of one of several first monitors makes the same monmap naming them all', async (t) => {
   const n = await fakeNode(t);
-  const members = [{ nodeId: 'n-a', name: 'a', addr: '10.0.0.1' }, { nodeId: 'n-b', name: 'b', addr: '10.0.0.2' }, { nodeId: 'n-c', name: 'c', addr: '10.0.0.3' }];
+  const members = [
+    { nodeId: 'n-a', name: 'a', addr: '10.0.0.1' },
+    { nodeId: 'n-b', name: 'b', addr: '10.0.0.2' },
+    { nodeId: 'n-c', name: 'c', addr: '10.0.0.3' },
+  ];
   n.runner
-    .expect((c, a) => c === 'monmaptool' && a.join(' ').startsWith(`--create --fsid ${FSID} --addv a [v2:10.0.0.1:3300,v1:10.0.0.1:6789] --addv b [v2:10.0.0.2:3300,v1:10.0.0.2:6789] --addv c [v2:10.0.0.3:3300,v1:10.0.0.3:6789] --set-min-mon-release pacific `))
-    .expect((c, a) => c === 'ceph-mon' && a.includes('--mkfs') && a.slice(-2).join(' ') === '--mon-initial-members a,b,c' && a.includes('b'))
-    .expect('ceph-mon', ['-c', n.host.conf, '-i', 'b', '--public-addrv', '[v2:10.0.0.2:3300,v1:10.0.0.2:6789]', '--mon-initial-members', 'a,b,c']);
-  const out = await step('ceph.mon.bootstrap')(n.ctx({ fsid: FSID, monName: 'b', addr: '10.0.0.2', monPort: 3300, initialMembers: members }));
+    .expect(
+      (c, a) =>
+        c === 'monmaptool' &&
+        a
+          .join(' ')
+          .startsWith(
+            `--create --fsid ${FSID} --addv a [v2:10.0.0.1:3300,v1:10.0.0.1:6789] --addv b [v2:10.0.0.2:3300,v1:10.0.0.2:6789] --addv c [v2:10.0.0.3:3300,v1:10.0.0.3:6789] --set-min-mon-release pacific `,
+          ),
+    )
+    .expect(
+      (c, a) => c === 'ceph-mon' && a.includes('--mkfs') && a.slice(-2).join(' ') === '--mon-initial-members a,b,c' && a.includes('b'),
+    )
+    .expect('ceph-mon', [
+      '-c',
+      n.host.conf,
+      '-i',
+      'b',
+      '--public-addrv',
+      '[v2:10.0.0.2:3300,v1:10.0.0.2:6789]',
+      '--mon-initial-members',
+      'a,b,c',
+    ]);
+  const out = await step('ceph.mon.bootstrap')(
+    n.ctx({ fsid: FSID, monName: 'b', addr: '10.0.0.2', monPort: 3300, initialMembers: members }),
+  );
   n.runner.verify();
   t.deepEqual(out, { fsid: FSID, monName: 'b', addr: '[v2:10.0.0.2:3300,v1:10.0.0.2:6789]', initialMembers: ['a', 'b', 'c'] });
 });
 
 test('mon bootstrap refuses a first monmap that does not name this monitor, or is malformed', async (t) => {
   const n = await fakeNode(t);
-  await t.throwsAsync(step('ceph.mon.bootstrap')(n.ctx({ fsid: FSID, monName: 'd', addr: '10.0.0.4', monPort: 3300, initialMembers: [{ name: 'a', addr: '10.0.0.1' }] })), { message: /mon\.d is not one of the first monitors \(a\)/ });
-  await t.throwsAsync(step('ceph.mon.bootstrap')(n.ctx({ fsid: FSID, monName: 'a', addr: '10.0.0.1', monPort: 3300, initialMembers: [{ name: 'a' }] })), { message: /initialMembers must be a non-empty list/ });
+  await t.throwsAsync(
+    step('ceph.mon.bootstrap')(
+      n.ctx({ fsid: FSID, monName: 'd', addr: '10.0.0.4', monPort: 3300, initialMembers: [{ name: 'a', addr: '10.0.0.1' }] }),
+    ),
+    { message: /mon\.d is not one of the first monitors \(a\)/ },
+  );
+  await t.throwsAsync(
+    step('ceph.mon.bootstrap')(n.ctx({ fsid: FSID, monName: 'a', addr: '10.0.0.1', monPort: 3300, initialMembers: [{ name: 'a' }] })),
+    { message: /initialMembers must be a non-empty list/ },
+  );
   t.deepEqual(n.runner.calls, []);
 });
 
@@ -73,19 +130,24 @@ test('mon bootstrap fails with the daemon log tail when mkfs fails without stder
 
 test('mon bootstrap refuses missing arguments before running anything', async (t) => {
   const n = await fakeNode(t);
-  await t.throwsAsync(step('ceph.mon.bootstrap')(n.ctx({ monName: 'a', addr: '10.0.0.1', monPort: 3300 })), { message: 'argument fsid is required' });
+  await t.throwsAsync(step('ceph.mon.bootstrap')(n.ctx({ monName: 'a', addr: '10.0.0.1', monPort: 3300 })), {
+    message: 'argument fsid is required',
+  });
   t.deepEqual(n.runner.calls, []);
 });
 
 test('mon join mkfs with the master monmap and only the mon. key', async (t) => {
   const n = await fakeNode(t);
   n.runner
-    .expect((c, a) => c === 'ceph-mon' && a.includes('--mkfs'), (call) => {
-      const a = call.args as string[];
-      t.is(require_(a[a.indexOf('--monmap') + 1]!), 'monmap');
-      t.is(require_(a[a.indexOf('--keyring') + 1]!), `[mon.]\n\tkey = ${MON_KEY}\n`);
-      return {};
-    })
+    .expect(
+      (c, a) => c === 'ceph-mon' && a.includes('--mkfs'),
+      (call) => {
+        const a = call.args as string[];
+        t.is(require_(a[a.indexOf('--monmap') + 1]!), 'monmap');
+        t.is(require_(a[a.indexOf('--keyring') + 1]!), `[mon.]\n\tkey = ${MON_KEY}\n`);
+        return {};
+      },
+    )
     .expect('ceph-mon', ['-c', n.host.conf, '-i', 'b', '--public-addrv', '[v2:10.0.0.2:3300,v1:10.0.0.2:6789]']);
   await step('ceph.mon.join')(n.ctx({ monName: 'b', addr: '10.0.0.2', monPort: 3300 }));
   n.runner.verify();
@@ -100,7 +162,10 @@ test('osd create makes bluestore on the whole device with the key from the maste
     .expect('blkid', ['-p', '-o', 'export', dev], { exitCode: 2 })
     .expect('ceph-osd', ['-c', n.host.conf, '-i', '3', '--mkfs', '--osd-uuid', OSD_UUID, '--bluestore-block-path', dev])
     .expect('ceph-osd', ['-c', n.host.conf, '-i', '3']);
-  t.deepEqual(await step('ceph.osd.create')(n.ctx({ osdId: 3, uuid: OSD_UUID, devicePath: dev, deviceClass: 'hdd' })), { osdId: 3, devicePath: dev });
+  t.deepEqual(await step('ceph.osd.create')(n.ctx({ osdId: 3, uuid: OSD_UUID, devicePath: dev, deviceClass: 'hdd' })), {
+    osdId: 3,
+    devicePath: dev,
+  });
   n.runner.verify();
   const key = join(n.dir, 'data', 'osd', 'ceph-3', 'keyring');
   t.is(await readFile(key, 'utf8'), `[osd.3]\n\tkey = ${OSD_KEY}\n`);
@@ -115,7 +180,9 @@ test('osd create refuses a device that carries a filesystem, and makes nothing',
   const dev = join(n.dir, 'disk');
   await writeFile(dev, '');
   n.runner.expect('blkid', ['-p', '-o', 'export', dev], { stdout: `DEVNAME=${dev}\nTYPE=xfs\n` });
-  await t.throwsAsync(step('ceph.osd.create')(n.ctx({ osdId: 3, uuid: OSD_UUID, devicePath: dev })), { message: `${dev} is not blank: it has xfs; wipe it first` });
+  await t.throwsAsync(step('ceph.osd.create')(n.ctx({ osdId: 3, uuid: OSD_UUID, devicePath: dev })), {
+    message: `${dev} is not blank: it has xfs; wipe it first`,
+  });
   n.runner.verify();
 });
 
@@ -130,12 +197,16 @@ test('osd create without a key from the master fails before mkfs', async (t) => 
 
 test('disk wipe erases signatures and zeroes the head; a disk holding an OSD is refused', async (t) => {
   const n = await fakeNode(t);
-  n.runner.expect('wipefs', ['--all', '/dev/vdc']).expect('dd', ['if=/dev/zero', 'of=/dev/vdc', 'bs=1M', 'count=16', 'conv=fsync,notrunc', 'status=none']);
+  n.runner
+    .expect('wipefs', ['--all', '/dev/vdc'])
+    .expect('dd', ['if=/dev/zero', 'of=/dev/vdc', 'bs=1M', 'count=16', 'conv=fsync,notrunc', 'status=none']);
   await step('disk.wipe')(n.ctx({ devicePath: '/dev/vdc' }));
   n.runner.verify();
   await mkdir(join(n.dir, 'data', 'osd', 'ceph-7'), { recursive: true });
   await symlink('/dev/vdd', join(n.dir, 'data', 'osd', 'ceph-7', 'block'));
-  await t.throwsAsync(step('disk.wipe')(n.ctx({ devicePath: '/dev/vdd' })), { message: '/dev/vdd holds osd.7: destroy the OSD before wiping the disk' });
+  await t.throwsAsync(step('disk.wipe')(n.ctx({ devicePath: '/dev/vdd' })), {
+    message: '/dev/vdd holds osd.7: destroy the OSD before wiping the disk',
+  });
   t.is(n.runner.calls.length, 2);
 });
 
@@ -145,8 +216,26 @@ test('mgr, mds and rgw start with their own keys; restart starts the same comman
   n.runner
     .expect('ceph-mgr', ['-c', n.host.conf, '-i', 'n1'])
     .expect('ceph-mds', ['-c', n.host.conf, '-i', 'n1'])
-    .expect('radosgw', ['-c', n.host.conf, '-n', 'client.rgw.n1', '--rgw-frontends', 'beast endpoint=10.0.0.1:7480', '--rgw-thread-pool-size', '64'])
-    .expect('radosgw', ['-c', n.host.conf, '-n', 'client.rgw.n1', '--rgw-frontends', 'beast endpoint=10.0.0.1:7480', '--rgw-thread-pool-size', '64']);
+    .expect('radosgw', [
+      '-c',
+      n.host.conf,
+      '-n',
+      'client.rgw.n1',
+      '--rgw-frontends',
+      'beast endpoint=10.0.0.1:7480',
+      '--rgw-thread-pool-size',
+      '64',
+    ])
+    .expect('radosgw', [
+      '-c',
+      n.host.conf,
+      '-n',
+      'client.rgw.n1',
+      '--rgw-frontends',
+      'beast endpoint=10.0.0.1:7480',
+      '--rgw-thread-pool-size',
+      '64',
+    ]);
   await step('ceph.mgr.start')(n.ctx({ name: 'n1', fsid: FSID }));
   await step('ceph.mds.start')(n.ctx({ name: 'n1', fsid: FSID }));
   await step('ceph.rgw.start')(n.ctx({ name: 'n1', fsid: FSID, port: 7480 }));
@@ -159,7 +248,9 @@ test('mgr, mds and rgw start with their own keys; restart starts the same comman
 test('a start for another cluster, an unknown daemon and a restart of nothing are refused', async (t) => {
   const n = await fakeNode(t);
   n.master.keys.push(keyring('mgr.n1', 'AQmgr=='));
-  await t.throwsAsync(step('ceph.mgr.start')(n.ctx({ name: 'n1', fsid: 'other' })), { message: `the step is for cluster other, the master's ceph.conf is for ${FSID}` });
+  await t.throwsAsync(step('ceph.mgr.start')(n.ctx({ name: 'n1', fsid: 'other' })), {
+    message: `the step is for cluster other, the master's ceph.conf is for ${FSID}`,
+  });
   await t.throwsAsync(step('ceph.daemon.restart')(n.ctx({ daemon: 'iscsi', name: 'n1' })), { message: "unknown daemon type 'iscsi'" });
   await t.throwsAsync(step('ceph.daemon.restart')(n.ctx({ daemon: 'osd', id: 2 })), { message: 'osd.2 was never started on this node' });
   t.deepEqual(n.runner.calls, []);

@@ -23,7 +23,13 @@ const condition = async (q: LabQuarry, id: string, type: string) => (await nodeD
 /** The lab master's eno1 serves DHCP for the machines: from then on they have leases. */
 async function provisioningNetwork(q: LabQuarry): Promise<void> {
   const c = await admin(q);
-  const r = await c.post('/networks/create', { cidr: '10.0.0.0/16', gateway: '10.0.0.1', rangeStart: '10.0.1.1', rangeEnd: '10.0.9.254', nicId: masterNicId('52:54:ff:00:00:01') });
+  const r = await c.post('/networks/create', {
+    cidr: '10.0.0.0/16',
+    gateway: '10.0.0.1',
+    rangeStart: '10.0.1.1',
+    rangeEnd: '10.0.9.254',
+    nicId: masterNicId('52:54:ff:00:00:01'),
+  });
   if (r.status !== 200) throw new Error(JSON.stringify(r.json));
   await waitFor('DHCP serving', () => q.network.sim!.networks().length === 1);
 }
@@ -55,7 +61,11 @@ test('attack squatting a spec-declared MAC, reading its cloud-init and logging i
   t.is(squatted.spec.approved, false, 'a spec naming the MAC is not enough from an address that holds no lease for it');
   // What an admin deciding on approval sees: the address the boot came from, not the machine's lease.
   const c = await admin(q);
-  await waitFor('the boot address shown', async () => ((await c.get('/nodes/details')).json as Array<{ id: string; approved: boolean; bootAddress: string }>).find((n) => n.id === id && !n.approved && n.bootAddress === '127.0.0.1'));
+  await waitFor('the boot address shown', async () =>
+    ((await c.get('/nodes/details')).json as Array<{ id: string; approved: boolean; bootAddress: string }>).find(
+      (n) => n.id === id && !n.approved && n.bootAddress === '127.0.0.1',
+    ),
+  );
   t.is(await credOf(q, id), undefined);
   // Asking again once the spec owns the node changes nothing: the squatter holds no lease.
   t.true((await anon(q).get(`/boot/config?mac=${mac}`)).text.includes('waiting for approval'));
@@ -91,7 +101,7 @@ test('attack squatting a spec-declared MAC, reading its cloud-init and logging i
   t.is((await nodeDoc(q, id))?.status.phase, 'active');
 });
 
-test('attack reading another machine\'s install secret from cloud-init?mac= or ?nodeId= is refused', async (t) => {
+test("attack reading another machine's install secret from cloud-init?mac= or ?nodeId= is refused", async (t) => {
   const q = await startLab(t, 0);
   const mac = '02:00:00:00:cc:01';
   const machineAddress = '127.0.0.77';
@@ -112,7 +122,9 @@ test('attack reading another machine\'s install secret from cloud-init?mac= or ?
     t.true(r.text.includes('"username":null,"secret":null'), path);
   }
   // The machine itself gets it.
-  t.true((await (await machine(`${q.url}/templates/rendered/cloud-init?mac=${mac}`)).text()).includes(`"secret":"${cred.spec.initialSecret}"`));
+  t.true(
+    (await (await machine(`${q.url}/templates/rendered/cloud-init?mac=${mac}`)).text()).includes(`"secret":"${cred.spec.initialSecret}"`),
+  );
 });
 
 test('attack logging in with a leaked install secret from another address is refused and flags a credential conflict', async (t) => {
@@ -136,10 +148,16 @@ test('attack logging in with a leaked install secret from another address is ref
   t.false(JSON.stringify(cred.spec.conflict).includes(leaked));
   t.is((await nodeDoc(q, id))?.spec.approved, false, 'the admin must approve again');
   t.is(conflicts().length, 1);
-  const flagged = await waitFor('CredentialConflict', async () => ((await condition(q, id, 'CredentialConflict'))?.status === 'True' ? true : undefined));
+  const flagged = await waitFor('CredentialConflict', async () =>
+    (await condition(q, id, 'CredentialConflict'))?.status === 'True' ? true : undefined,
+  );
   t.true(flagged);
   // Not even the machine can use it now, and its cloud-init shows nothing.
-  const own = await machine(`${q.url}/user/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: `agent:${id}`, password: leaked }) });
+  const own = await machine(`${q.url}/user/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: `agent:${id}`, password: leaked }),
+  });
   t.is(own.status, 401);
   // Only node.approve is offered now; an admin approving again starts over with a fresh credential.
   const c = await admin(q);
@@ -180,7 +198,8 @@ test('attack creating thousands of nodes from random MACs is rate-limited per ad
   const before = (await q.nodes()).length;
   const statuses = new Map<number, number>();
   let retryAfter: string | null = null;
-  const mac = (i: number) => `06:00:00:${((i >> 16) & 255).toString(16).padStart(2, '0')}:${((i >> 8) & 255).toString(16).padStart(2, '0')}:${(i & 255).toString(16).padStart(2, '0')}`;
+  const mac = (i: number) =>
+    `06:00:00:${((i >> 16) & 255).toString(16).padStart(2, '0')}:${((i >> 8) & 255).toString(16).padStart(2, '0')}:${(i & 255).toString(16).padStart(2, '0')}`;
   for (let i = 0; i < 1_000; i += 10) {
     // Read as problem+json only after a 429, which is one.
     const batch = await Promise.all(Array.from({ length: 10 }, (_, k) => anon(q).get<ProblemBody>(`/boot/config?mac=${mac(i + k)}`)));
@@ -229,7 +248,11 @@ test('attack making /boot/config fail with a broken ipxe-boot template leaves no
   await discoverApproved(q, mac);
   const id = nodeIdForMac(mac);
   const c = await admin(q);
-  t.is((await c.request('PUT', '/templates/ipxe-boot', { body: "<% throw new Error('broken') %>", headers: { 'content-type': 'text/plain' } })).status, 200);
+  t.is(
+    (await c.request('PUT', '/templates/ipxe-boot', { body: "<% throw new Error('broken') %>", headers: { 'content-type': 'text/plain' } }))
+      .status,
+    200,
+  );
   const known = await anon(q).get(`/boot/config?mac=${mac}`);
   t.is(known.status, 422);
   t.is(await credOf(q, id), undefined);

@@ -23,7 +23,15 @@ export function send<T = unknown>(base: string, method: string, path: string, op
   const headers: Record<string, string> = { ...(body ? { 'content-type': 'application/json' } : {}), ...opts.headers };
   return new Promise((resolve, reject) => {
     const req = request(
-      { hostname: url.hostname, port: url.port, path: url.pathname + url.search, method, headers, agent: false, ...(opts.from ? { localAddress: opts.from } : {}) },
+      {
+        hostname: url.hostname,
+        port: url.port,
+        path: url.pathname + url.search,
+        method,
+        headers,
+        agent: false,
+        ...(opts.from ? { localAddress: opts.from } : {}),
+      },
       (res) => {
         let text = '';
         res.setEncoding('utf8');
@@ -40,5 +48,10 @@ export function send<T = unknown>(base: string, method: string, path: string, op
 }
 
 /** POST /user/login from `from`. */
-export const loginFrom = <T = unknown>(base: string, from: string, username: string, password: string, headers?: Record<string, string>): Promise<RawReply<T>> =>
-  send<T>(base, 'POST', '/user/login', { from, json: { username, password }, ...(headers ? { headers } : {}) });
+export const loginFrom = <T = unknown>(
+  base: string,
+  from: string,
+  username: string,
+  password: string,
+  headers?: Record<string, string>,
+): Promise<RawReply<T>> => send<T>(base, 'POST', '/user/login', { from, json: { username, password }, ...(headers ? { headers } : {}) });

@@ -49,16 +49,31 @@ test.after.always(async () => {
 
 /** A request sent exactly as written: no normalization of dot segments or encodings. Every
  * caller expects a refusal, so a JSON body is read as problem+json. */
-function raw(base: string, method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<{ status: number; type: string; json: ProblemBody; text: string }> {
+function raw(
+  base: string,
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+  body?: string,
+): Promise<{ status: number; type: string; json: ProblemBody; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = request(`${base}${path.startsWith('/') ? '' : '/'}`, { method, path, headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) } }, (res) => {
-      let text = '';
-      res.on('data', (d: Buffer) => (text += d.toString()));
-      res.on('end', () => {
-        const type = (res.headers['content-type'] ?? '').split(';')[0] ?? '';
-        resolve({ status: res.statusCode ?? 0, type, text, json: (/json/.test(type) && text ? JSON.parse(text) : undefined) as ProblemBody });
-      });
-    });
+    const req = request(
+      `${base}${path.startsWith('/') ? '' : '/'}`,
+      { method, path, headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) } },
+      (res) => {
+        let text = '';
+        res.on('data', (d: Buffer) => (text += d.toString()));
+        res.on('end', () => {
+          const type = (res.headers['content-type'] ?? '').split(';')[0] ?? '';
+          resolve({
+            status: res.statusCode ?? 0,
+            type,
+            text,
+            json: (/json/.test(type) && text ? JSON.parse(text) : undefined) as ProblemBody,
+          });
+        });
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -102,7 +117,10 @@ test('attack a 500 KB invalid body to get a 15 MB list of errors gets a 400 list
   t.is(r.json.errors.length, 20);
   t.is(r.json.errorCount, 45_003);
   t.true(r.text.length < SMALL, `${r.text.length} bytes for ${body.length}`);
-  t.true(r.json.errors.every((e) => e.path.length <= 201), 'an unknown field name is cut');
+  t.true(
+    r.json.errors.every((e) => e.path.length <= 201),
+    'an unknown field name is cut',
+  );
 });
 
 test('attack 10,001 well-formed node ids gets TOO_MANY_TARGETS, not a schema error, and so do 101', async (t) => {
@@ -127,7 +145,15 @@ test('attack an unknown query parameter is refused with 400 naming it, on privat
 test('attack an encoded slash, dot segments or NUL as an S3 bucket or key never reaches the gateway: 400', async (t) => {
   const { q } = await lab(t);
   // No gateway runs in this lab: a request that got past validation would be 503 CLUSTER_UNAVAILABLE.
-  for (const path of ['/s3/buckets/a%2Fb/objects', '/s3/buckets/../objects', '/s3/buckets/%2e%2e/objects', '/s3/buckets/%00/objects', '/s3/buckets/a%5Cb/objects', '/s3/buckets/10.0.0.1/objects', '/s3/buckets/a..b/objects']) {
+  for (const path of [
+    '/s3/buckets/a%2Fb/objects',
+    '/s3/buckets/../objects',
+    '/s3/buckets/%2e%2e/objects',
+    '/s3/buckets/%00/objects',
+    '/s3/buckets/a%5Cb/objects',
+    '/s3/buckets/10.0.0.1/objects',
+    '/s3/buckets/a..b/objects',
+  ]) {
     const r = await raw(q.url, 'GET', path, S3_KEYS);
     t.true(r.status === 400 || r.status === 404, `${path}: ${r.status} ${r.text.slice(0, 200)}`);
     t.is(r.type, 'application/problem+json', path);
@@ -153,16 +179,33 @@ test("attack an S3 request whose gateway does not answer does not reveal the gat
   await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
   t.teardown(() => new Promise<void>((resolve) => silent.close(() => resolve())));
   const port = (silent.address() as { port: number }).port;
-  const area = (ctx: AreaContext) => s3Routes(new S3Service({ store: ctx.store, connect: connectS3({ timeoutMs: 3_000 }), endpointOf: () => `http://127.0.0.1:${port}` }));
+  const area = (ctx: AreaContext) =>
+    s3Routes(new S3Service({ store: ctx.store, connect: connectS3({ timeoutMs: 3_000 }), endpointOf: () => `http://127.0.0.1:${port}` }));
   const h = await startHarness({ areas: [area] });
   t.teardown(() => h.close());
-  const spec: NodeSpec = { hostname: 'gw-1', macs: ['52:54:00:00:20:01'], role: 'worker', image: null, power: 'on', restartGeneration: 0, shutdownGeneration: 0, daemons: { rgw: {} } };
-  await h.store.create({ kind: Kind.Node, id: ID, name: 'gw-1', spec, status: { phase: 'active', ip: '198.51.100.77', daemons: { rgw: true } } });
+  const spec: NodeSpec = {
+    hostname: 'gw-1',
+    macs: ['52:54:00:00:20:01'],
+    role: 'worker',
+    image: null,
+    power: 'on',
+    restartGeneration: 0,
+    shutdownGeneration: 0,
+    daemons: { rgw: {} },
+  };
+  await h.store.create({
+    kind: Kind.Node,
+    id: ID,
+    name: 'gw-1',
+    spec,
+    status: { phase: 'active', ip: '198.51.100.77', daemons: { rgw: true } },
+  });
   for (const path of ['/s3/buckets', '/s3/buckets/good-bucket/objects']) {
     const r = await h.client().get<ProblemBody>(path, { headers: S3_KEYS });
     t.is(r.status, 503, r.text);
     t.is(r.json.code, 'CLUSTER_UNAVAILABLE');
-    for (const internal of ['127.0.0.1', String(port), '198.51.100.77', 'gw-1']) t.false(r.text.includes(internal), `${path} shows ${internal}`);
+    for (const internal of ['127.0.0.1', String(port), '198.51.100.77', 'gw-1'])
+      t.false(r.text.includes(internal), `${path} shows ${internal}`);
   }
 });
 
@@ -171,7 +214,10 @@ test('attack relying on an incomplete contract: the OpenAPI document states limi
   const doc = (await admin.get<OpenApiDoc>('/openapi.json')).json;
   // An operation the document lacks fails the test where it is read.
   const op = (path: string, method: string) => doc.paths[path]![method]!;
-  for (const [path, field] of [['/invoke/node', 'nodeIds'], ['/invoke/disk', 'diskIds']] as const) {
+  for (const [path, field] of [
+    ['/invoke/node', 'nodeIds'],
+    ['/invoke/disk', 'diskIds'],
+  ] as const) {
     const schema = op(path, 'post').requestBody?.content['application/json']?.schema.properties?.[field];
     t.is(schema?.maxItems, 100, path);
     t.regex(schema?.description ?? '', /TOO_MANY_TARGETS/);
@@ -180,7 +226,8 @@ test('attack relying on an incomplete contract: the OpenAPI document states limi
   t.truthy(op('/user/refresh', 'post').responses['401']);
   t.truthy(op('/boot/config', 'get').responses['200']?.content?.['text/plain']);
   t.truthy(op('/templates/rendered/{name}', 'get').responses['200']?.content?.['text/plain']);
-  for (const path of ['/templates/rendered/{name}', '/boot/config', '/boot/default', '/ceph/cluster/config', '/ceph/cluster/config/hash']) t.truthy(op(path, 'get').responses['422'], `${path} renders a template`);
+  for (const path of ['/templates/rendered/{name}', '/boot/config', '/boot/default', '/ceph/cluster/config', '/ceph/cluster/config/hash'])
+    t.truthy(op(path, 'get').responses['422'], `${path} renders a template`);
   t.truthy(op('/ceph/monmap', 'get').responses['200']?.content?.['application/octet-stream']);
   t.truthy(op('/images/{imageId}/files/{file}', 'get').responses['200']?.content?.['application/octet-stream']);
   t.truthy(op('/events', 'get').responses['200']?.content?.['text/event-stream']);

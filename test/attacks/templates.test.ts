@@ -14,7 +14,8 @@ import type { ProblemBody } from '../http/bodies.js';
 // As in a real deployment, the admin password is in the master's environment.
 process.env.ADMIN_PASSWORD = ADMIN_PASSWORD;
 
-const put = <T = unknown>(c: Client, name: string, source: string) => c.request<T>('PUT', `/templates/${name}`, { body: source, headers: { 'content-type': 'text/plain' } });
+const put = <T = unknown>(c: Client, name: string, source: string) =>
+  c.request<T>('PUT', `/templates/${name}`, { body: source, headers: { 'content-type': 'text/plain' } });
 
 test('attack an admin template that renders process.env.ADMIN_PASSWORD into its public output is refused', async (t) => {
   const q = await startLab(t, 0);
@@ -97,7 +98,11 @@ test('attack a flood of public renders of a slow template holding up boots is re
   const answers: Array<Reply<ProblemBody>> = [];
   // One render runs, two wait; the other five are refused at once.
   const flood = Array.from({ length: 8 }, () =>
-    new Client(q.url).get<ProblemBody>('/templates/rendered/slow', { signal: abort.signal }).then((r) => answers.push(r), () => undefined));
+    new Client(q.url).get<ProblemBody>('/templates/rendered/slow', { signal: abort.signal }).then(
+      (r) => answers.push(r),
+      () => undefined,
+    ),
+  );
   await waitFor('five refusals', () => answers.length >= 5);
   t.is(answers.length, 5);
   for (const r of answers) {

@@ -1,7 +1,17 @@
 // The catalogue's tables hold together: each daemon's steps are steps, every node-level step
 // has a strict schema, and a refusal names the argument.
 import test from 'ava';
-import { DAEMONS, DAEMON_TYPES, NODE_DAEMON_TYPES, NODE_OPERATIONS, NODE_STEP_NAMES, STEPS, daemon, isStepName, stepArgsProblem } from '../../src/catalogue/index.js';
+import {
+  DAEMONS,
+  DAEMON_TYPES,
+  NODE_DAEMON_TYPES,
+  NODE_OPERATIONS,
+  NODE_STEP_NAMES,
+  STEPS,
+  daemon,
+  isStepName,
+  stepArgsProblem,
+} from '../../src/catalogue/index.js';
 
 test('catalogue every step a daemon names is in STEPS, and each node daemon has its operation', (t) => {
   for (const type of DAEMON_TYPES) {
@@ -24,6 +34,9 @@ test('catalogue step argument refusals name the argument: missing, malformed, un
   t.is(stepArgsProblem('ceph.rgw.start', { name: 'gw1', port: 0 })?.message, 'argument port must be a TCP port');
   t.is(stepArgsProblem('ceph.rgw.start', { name: '../gw1', port: 7480 })?.field, 'name');
   t.is(stepArgsProblem('ceph.daemon.restart', { daemon: 'ganesha', name: 'n1' })?.message, "unknown daemon type 'ganesha'");
-  t.regex(stepArgsProblem('ceph.mon.bootstrap', { fsid: 'f', monName: 'a', addr: '10.0.0.1', initialMembers: [{ name: 'a' }] })?.message ?? '', /^argument initialMembers must be a non-empty list of \{ name, addr \}/);
+  t.regex(
+    stepArgsProblem('ceph.mon.bootstrap', { fsid: 'f', monName: 'a', addr: '10.0.0.1', initialMembers: [{ name: 'a' }] })?.message ?? '',
+    /^argument initialMembers must be a non-empty list of \{ name, addr \}/,
+  );
   t.is(stepArgsProblem('disk.wipe', { devicePath: '/dev/../etc/passwd' })?.field, 'devicePath');
 });

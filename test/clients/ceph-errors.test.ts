@@ -29,7 +29,7 @@ test('ceph output with a missing or mistyped field names that field', async (t) 
   delete status.osdmap.num_up_osds;
   await t.throwsAsync(answering(['status'], JSON.stringify(status)).status(), {
     instanceOf: CommandOutputError,
-    message: 'ceph status: unexpected output: /osdmap/num_up_osds must have required property \'num_up_osds\'',
+    message: "ceph status: unexpected output: /osdmap/num_up_osds must have required property 'num_up_osds'",
   });
   const tree = fixture('osd-tree').replace('"id":0,', '"id":"zero",');
   const err = await t.throwsAsync(answering(['osd', 'tree'], tree).osdTree(), { instanceOf: CommandOutputError });
@@ -57,10 +57,10 @@ test('ceph extra fields are tolerated (Ceph adds some in every release)', async 
   t.like(await answering(['mgr', 'stat'], JSON.stringify(stat)).mgrStat(), { activeName: 'x', available: true });
 });
 
-test('ceph a non-zero exit surfaces the runner\'s CommandError with stderr', async (t) => {
+test("ceph a non-zero exit surfaces the runner's CommandError with stderr", async (t) => {
   const runner = new FakeRunner().expect('ceph', cephArgs('status'), {
     exitCode: 1,
-    stderr: 'Error initializing cluster client: ObjectNotFound(\'RADOS object not found (error calling conf_read_file)\')\n',
+    stderr: "Error initializing cluster client: ObjectNotFound('RADOS object not found (error calling conf_read_file)')\n",
   });
   const err = await t.throwsAsync(adminClient(runner).status(), { instanceOf: CommandError });
   t.is(err.exitCode, 1);
@@ -68,7 +68,7 @@ test('ceph a non-zero exit surfaces the runner\'s CommandError with stderr', asy
   t.regex(err.message, /^ceph -c .* status exited with 1: Error initializing cluster client/);
 });
 
-test('ceph a call past its deadline is the runner\'s CommandError; per-call timeout and signal pass through', async (t) => {
+test("ceph a call past its deadline is the runner's CommandError; per-call timeout and signal pass through", async (t) => {
   const runner = new FakeRunner()
     .expect('ceph', ['-c', '/c', '--connect-timeout', '1', '--format', 'json', 'mon', 'stat'], {
       stdout: fixture('mon-stat'),

@@ -19,8 +19,7 @@ export interface Recorded {
 }
 
 /** A call whose exit code and stderr were kept too. */
-export const recorded = (name: string): Recorded =>
-  JSON.parse(readFileSync(new URL(`${name}.result.json`, DIR), 'utf8')) as Recorded;
+export const recorded = (name: string): Recorded => JSON.parse(readFileSync(new URL(`${name}.result.json`, DIR), 'utf8')) as Recorded;
 
 export const replyOf = (r: Recorded): FakeReply => ({ stdout: r.stdout, stderr: r.stderr, exitCode: r.exitCode });
 

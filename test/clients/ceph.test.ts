@@ -53,7 +53,10 @@ test('ceph status of a degraded cluster lists the health checks and the down OSD
   t.is(s.health, 'HEALTH_ERR');
   t.deepEqual(
     s.healthChecks.map((c) => [c.code, c.severity]),
-    [['MDS_ALL_DOWN', 'HEALTH_ERR'], ['MDS_UP_LESS_THAN_MAX', 'HEALTH_WARN']],
+    [
+      ['MDS_ALL_DOWN', 'HEALTH_ERR'],
+      ['MDS_UP_LESS_THAN_MAX', 'HEALTH_WARN'],
+    ],
   );
   t.is(s.healthChecks[0]?.message, '1 filesystem is offline');
   t.deepEqual(s.healthChecks[0]?.detail, [], 'status carries no detail lines');
@@ -80,25 +83,31 @@ test('ceph df gives the totals and every pool', async (t) => {
   t.is(df.availableBytes, RECORDED.availableBytes);
   t.is(df.usedRawBytes, RECORDED.usedBytes);
   t.is(df.pools.length, 9);
-  t.deepEqual(df.pools.find((p) => p.name === 'cephfs_metadata'), {
-    id: 2,
-    name: 'cephfs_metadata',
-    storedBytes: 2306,
-    objects: 22,
-    usedBytes: 32768,
-    percentUsed: RECORDED.metadataPercentUsed,
-    maxAvailableBytes: RECORDED.poolMaxAvail,
-  });
+  t.deepEqual(
+    df.pools.find((p) => p.name === 'cephfs_metadata'),
+    {
+      id: 2,
+      name: 'cephfs_metadata',
+      storedBytes: 2306,
+      objects: 22,
+      usedBytes: 32768,
+      percentUsed: RECORDED.metadataPercentUsed,
+      maxAvailableBytes: RECORDED.poolMaxAvail,
+    },
+  );
 });
 
 test('ceph osd tree gives each OSD its status and host', async (t) => {
   const tree = await replay(['osd', 'tree'], 'osd-tree').ceph.osdTree();
-  t.deepEqual(tree.nodes.map((n) => [n.id, n.name, n.type]), [
-    [-1, 'default', 'root'],
-    [-3, RECORDED.host, 'host'],
-    [0, 'osd.0', 'osd'],
-    [1, 'osd.1', 'osd'],
-  ]);
+  t.deepEqual(
+    tree.nodes.map((n) => [n.id, n.name, n.type]),
+    [
+      [-1, 'default', 'root'],
+      [-3, RECORDED.host, 'host'],
+      [0, 'osd.0', 'osd'],
+      [1, 'osd.1', 'osd'],
+    ],
+  );
   t.deepEqual(tree.nodes[2], {
     id: 0,
     name: 'osd.0',
@@ -138,17 +147,20 @@ test('ceph osd stat and osd dump', async (t) => {
 
 test('ceph osd pool ls detail lists pools with their applications', async (t) => {
   const pools = await replay(['osd', 'pool', 'ls', 'detail'], 'osd-pool-ls-detail').ceph.poolList();
-  t.deepEqual(pools.map((p) => p.name), [
-    'device_health_metrics',
-    'cephfs_metadata',
-    'cephfs_data',
-    '.rgw.root',
-    'default.rgw.log',
-    'default.rgw.control',
-    'default.rgw.meta',
-    'default.rgw.buckets.index',
-    'default.rgw.buckets.data',
-  ]);
+  t.deepEqual(
+    pools.map((p) => p.name),
+    [
+      'device_health_metrics',
+      'cephfs_metadata',
+      'cephfs_data',
+      '.rgw.root',
+      'default.rgw.log',
+      'default.rgw.control',
+      'default.rgw.meta',
+      'default.rgw.buckets.index',
+      'default.rgw.buckets.data',
+    ],
+  );
   t.deepEqual(pools[2], {
     id: 3,
     name: 'cephfs_data',
@@ -164,7 +176,15 @@ test('ceph mon dump, mon stat and quorum_status', async (t) => {
   const dump = await replay(['mon', 'dump'], 'mon-dump').ceph.monDump();
   const v2 = `127.0.0.1:${RECORDED.monPort}`;
   const v1 = `127.0.0.1:${RECORDED.monPort + 1}`;
-  const monA = { name: 'a', rank: 0, addr: `${v1}/0`, addrs: [{ type: 'v2', addr: v2 }, { type: 'v1', addr: v1 }] };
+  const monA = {
+    name: 'a',
+    rank: 0,
+    addr: `${v1}/0`,
+    addrs: [
+      { type: 'v2', addr: v2 },
+      { type: 'v1', addr: v1 },
+    ],
+  };
   t.deepEqual(dump, { epoch: 1, fsid: RECORDED.fsid, mons: [monA], quorum: [0] });
   t.deepEqual(await replay(['mon', 'stat'], 'mon-stat').ceph.monStat(), {
     epoch: 1,
@@ -214,7 +234,10 @@ test('ceph fs ls and fs status', async (t) => {
     dataPools: ['quarryfs_data'],
     dataPoolIds: [12],
   });
-  t.deepEqual((await replay(['fs', 'ls'], 'fs-ls').ceph.fsList()).map((f) => f.name), ['cephfs']);
+  t.deepEqual(
+    (await replay(['fs', 'ls'], 'fs-ls').ceph.fsList()).map((f) => f.name),
+    ['cephfs'],
+  );
   const st = await replay(['fs', 'status'], 'fs-status').ceph.fsStatus();
   t.deepEqual(st.mds, [{ name: 'a', rank: 0, state: 'active' }]);
   t.deepEqual(st.clients, [{ fs: 'cephfs', clients: 0 }]);

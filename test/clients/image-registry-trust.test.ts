@@ -12,11 +12,24 @@ import { serveImages, bytesOf } from '../helpers/image-server.js';
 
 const ID = '5e1f0c3a-7d42-4b8e-a1c9-0f6d2e8b7a13';
 const file = { name: 'vmlinuz', url: 'files/vmlinuz', size: 3, sha256: 'ab'.repeat(32) };
-const entry = (over: Record<string, unknown> = {}) => ({ id: ID, name: 'Debian 12 (bookworm) — café', distro: 'debian', version: '12.5', arch: 'x86_64', files: [file], ...over });
+const entry = (over: Record<string, unknown> = {}) => ({
+  id: ID,
+  name: 'Debian 12 (bookworm) — café',
+  distro: 'debian',
+  version: '12.5',
+  arch: 'x86_64',
+  files: [file],
+  ...over,
+});
 const withFile = (over: Record<string, unknown>) => entry({ files: [{ ...file, ...over }] });
 
 test('catalog entries with real-world names and versions are accepted', (t) => {
-  for (const e of [entry(), entry({ version: '9.3~rc1', arch: 'aarch64', distro: 'rocky' }), entry({ name: 'ubuntu-24.04-amd64' }), withFile({ url: 'https://cdn.example/a/vmlinuz-6.1.0+1?x=1', size: 2 ** 40 })]) {
+  for (const e of [
+    entry(),
+    entry({ version: '9.3~rc1', arch: 'aarch64', distro: 'rocky' }),
+    entry({ name: 'ubuntu-24.04-amd64' }),
+    withFile({ url: 'https://cdn.example/a/vmlinuz-6.1.0+1?x=1', size: 2 ** 40 }),
+  ]) {
     t.notThrows(() => parseCatalog([e], 'https://reg.example/catalog.json'));
   }
 });
@@ -48,7 +61,11 @@ test('catalog an entry with a value that fails its pattern refuses the whole cat
     [withFile({ size: 2 ** 40 + 1 }), /\/0\/files\/0\/size/],
   ];
   for (const [bad, why] of cases) {
-    const err = t.throws(() => parseCatalog([entry({ id: '0e1f0c3a-7d42-4b8e-a1c9-0f6d2e8b7a13' }), bad], 'https://r/c.json'), { instanceOf: ServiceUnavailableError }, String(why));
+    const err = t.throws(
+      () => parseCatalog([entry({ id: '0e1f0c3a-7d42-4b8e-a1c9-0f6d2e8b7a13' }), bad], 'https://r/c.json'),
+      { instanceOf: ServiceUnavailableError },
+      String(why),
+    );
     t.is(err.code, 'REGISTRY_INVALID');
     t.regex(err.message, new RegExp(why.source.replace('\\/0\\/', '\\/1\\/')), String(why));
     t.false(/[\n\r\u0085\u2028]/.test(err.message), 'the message stays on one line');
@@ -56,7 +73,8 @@ test('catalog an entry with a value that fails its pattern refuses the whole cat
 });
 
 test('catalog registry URLs: https anywhere, plain http only from loopback, pinned, or by opt-in', (t) => {
-  for (const ok of ['https://reg.example/c.json', 'http://127.0.0.1:9/c.json', 'http://localhost/c.json', 'http://[::1]:8/c.json']) t.notThrows(() => checkRegistryUrl(ok), ok);
+  for (const ok of ['https://reg.example/c.json', 'http://127.0.0.1:9/c.json', 'http://localhost/c.json', 'http://[::1]:8/c.json'])
+    t.notThrows(() => checkRegistryUrl(ok), ok);
   const pin = 'a'.repeat(64);
   t.notThrows(() => checkRegistryUrl('http://reg.example/c.json', { sha256: pin }), 'pinned');
   t.notThrows(() => checkRegistryUrl('http://u:p@reg.example/c.json', { insecureHttp: true }), 'opt-in');
@@ -76,7 +94,10 @@ test('catalog registry URLs: https anywhere, plain http only from loopback, pinn
 
 test('catalog settings: IMAGE_REGISTRY_SHA256 is 64 hex digits, IMAGE_REGISTRY_INSECURE_HTTP a yes or no', (t) => {
   t.like(loadConfig({}), { imageRegistrySha256: null, imageRegistryInsecureHttp: false });
-  t.like(loadConfig({ IMAGE_REGISTRY_SHA256: 'AB'.repeat(32), IMAGE_REGISTRY_INSECURE_HTTP: 'true' }), { imageRegistrySha256: 'ab'.repeat(32), imageRegistryInsecureHttp: true });
+  t.like(loadConfig({ IMAGE_REGISTRY_SHA256: 'AB'.repeat(32), IMAGE_REGISTRY_INSECURE_HTTP: 'true' }), {
+    imageRegistrySha256: 'ab'.repeat(32),
+    imageRegistryInsecureHttp: true,
+  });
   t.throws(() => loadConfig({ IMAGE_REGISTRY_SHA256: 'abc' }), { instanceOf: InputError, message: /64 hex digits/ });
   t.throws(() => loadConfig({ IMAGE_REGISTRY_INSECURE_HTTP: 'maybe' }), { instanceOf: InputError, message: /true or false/ });
 });
@@ -86,7 +107,9 @@ test('catalog a pinned catalog is read only when its bytes have the pinned SHA-2
   const body = await (await fetch(server.url)).text();
   const right = createHash('sha256').update(body).digest('hex');
   t.is((await new HttpImageRegistry({ url: server.url, sha256: right }).entries()).length, 1);
-  const err = await t.throwsAsync(new HttpImageRegistry({ url: server.url, sha256: 'f'.repeat(64) }).entries(), { instanceOf: ServiceUnavailableError });
+  const err = await t.throwsAsync(new HttpImageRegistry({ url: server.url, sha256: 'f'.repeat(64) }).entries(), {
+    instanceOf: ServiceUnavailableError,
+  });
   t.is(err.code, 'REGISTRY_INVALID');
   t.regex(err.message, /IMAGE_REGISTRY_SHA256/);
 });
@@ -105,7 +128,9 @@ test('catalog a redirect to plain http elsewhere is refused before it is followe
   t.teardown(() => new Promise<void>((r) => server.close(() => r())));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   t.is((await new HttpImageRegistry({ url: `${base}/moved` }).entries())[0]?.id, ID, 'a loopback redirect is followed');
-  const away = await t.throwsAsync(new HttpImageRegistry({ url: `${base}/away`, timeoutMs: 60_000 }).entries(), { instanceOf: ServiceUnavailableError });
+  const away = await t.throwsAsync(new HttpImageRegistry({ url: `${base}/away`, timeoutMs: 60_000 }).entries(), {
+    instanceOf: ServiceUnavailableError,
+  });
   t.regex(away.message, /redirected to an address Quarry does not read catalogs from/);
   const loop = await t.throwsAsync(new HttpImageRegistry({ url: `${base}/loop` }).entries(), { instanceOf: ServiceUnavailableError });
   t.regex(loop.message, /more than 5 redirects/);

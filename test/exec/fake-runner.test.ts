@@ -58,7 +58,10 @@ test('FakeRunner honours the deadline during a delay', async (t) => {
 });
 
 test('FakeRunner computes a reply from the call', async (t) => {
-  const fake = new FakeRunner().expect((cmd) => cmd === 'cat', (call) => ({ stdout: call.input ?? '' }));
+  const fake = new FakeRunner().expect(
+    (cmd) => cmd === 'cat',
+    (call) => ({ stdout: call.input ?? '' }),
+  );
   const out = await fake.run('cat', [], { timeoutMs: T, input: 'echo' });
   t.is(out.stdout, 'echo');
 });

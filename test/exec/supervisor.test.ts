@@ -24,7 +24,9 @@ test('supervisor kills with SIGKILL what ignores SIGTERM past the grace', async 
   let onReady: () => void = () => undefined;
   const ready = new Promise<void>((resolve) => (onReady = resolve));
   // Stopped only once its trap is set, or SIGTERM would end it before the trap exists.
-  const p = sup.spawn('sh', ['-c', 'trap "" TERM; echo ready; while :; do sleep 0.05; done'], { onLine: (_s, l) => l === 'ready' && onReady() });
+  const p = sup.spawn('sh', ['-c', 'trap "" TERM; echo ready; while :; do sleep 0.05; done'], {
+    onLine: (_s, l) => l === 'ready' && onReady(),
+  });
   await ready;
   t.deepEqual(await p.stop(100), { code: null, signal: 'SIGKILL' });
   t.false(alive(p.pid));

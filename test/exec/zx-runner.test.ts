@@ -11,11 +11,14 @@ import type { RunOptions } from '../../src/exec/runner.js';
 const runner = new ZxRunner({ killGraceMs: 300 });
 const T = 10_000;
 
-
 /** Runs `sh -c script` that prints its own pid first, and returns that pid with the outcome.
  * `stopOn`, when given, aborts the command at the first stdout line it matches: a stop that waits
  * for the script to be ready, where a short deadline would race a slow start on a loaded machine. */
-async function runWithPid(script: string, opts: Partial<RunOptions>, stopOn?: RegExp): Promise<{ pid: number; error: unknown; lines: string[] }> {
+async function runWithPid(
+  script: string,
+  opts: Partial<RunOptions>,
+  stopOn?: RegExp,
+): Promise<{ pid: number; error: unknown; lines: string[] }> {
   let pid = 0;
   const lines: string[] = [];
   const ac = new AbortController();

@@ -71,7 +71,7 @@ test('credentials the install secret from another address is a conflict that rev
   t.false(conflicts[0]!.includes(secret));
 });
 
-test('credentials the install secret replayed after rotation is a conflict from elsewhere, a plain refusal from the claim\'s address', async (t) => {
+test("credentials the install secret replayed after rotation is a conflict from elsewhere, a plain refusal from the claim's address", async (t) => {
   const { creds, doc } = await setup();
   await creds.issue(ID, A);
   const secret = (await doc())!.initialSecret!;
@@ -79,7 +79,11 @@ test('credentials the install secret replayed after rotation is a conflict from 
   const rotated = await creds.rotate(ID);
   t.is(await creds.verify(ID, secret, A), null);
   t.falsy((await doc())!.conflict);
-  t.deepEqual(await creds.verify(ID, rotated, '10.9.9.9'), { rotated: true, firstUse: false }, 'the agent\'s own secret works from anywhere');
+  t.deepEqual(
+    await creds.verify(ID, rotated, '10.9.9.9'),
+    { rotated: true, firstUse: false },
+    "the agent's own secret works from anywhere",
+  );
   t.is(await creds.verify(ID, secret, B), null);
   t.truthy((await doc())!.conflict);
 });
@@ -94,7 +98,7 @@ class FileBook extends DhcpServerBook<DhcpServerState> {
   }
 }
 
-test('credentials lease book reads the running servers\' dnsmasq lease files, unexpired leases only', async (t) => {
+test("credentials lease book reads the running servers' dnsmasq lease files, unexpired leases only", async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'quarry-leases-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   await writeFile(join(dir, 'net-a.leases'), '2000000000 52:54:00:00:00:01 10.0.0.101 vm1 *\n1000 52:54:00:00:00:02 10.0.0.102 * *\n');

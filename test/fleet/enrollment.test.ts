@@ -15,25 +15,101 @@ import { T0, node, observation, report } from '../builders.js';
 
 const LEASE = '10.0.0.5';
 const OTHER = '127.0.0.1';
-const facts = (over: Partial<BootFacts> = {}): BootFacts => ({ address: LEASE, lease: LEASE, credential: null, imageAvailable: true, autoApproveDeclared: true, ...over });
-const cred = (over: Partial<CredentialView>): CredentialView => ({ state: 'pending', boundAddress: LEASE, claimedBy: null, expired: false, ...over });
+const facts = (over: Partial<BootFacts> = {}): BootFacts => ({
+  address: LEASE,
+  lease: LEASE,
+  credential: null,
+  imageAvailable: true,
+  autoApproveDeclared: true,
+  ...over,
+});
+const cred = (over: Partial<CredentialView>): CredentialView => ({
+  state: 'pending',
+  boundAddress: LEASE,
+  claimedBy: null,
+  expired: false,
+  ...over,
+});
 
-const verdicts: Array<{ title: string; n: ReturnType<typeof node>; f: Partial<BootFacts>; kind: EnrollmentVerdict['kind']; approve?: boolean }> = [
+const verdicts: Array<{
+  title: string;
+  n: ReturnType<typeof node>;
+  f: Partial<BootFacts>;
+  kind: EnrollmentVerdict['kind'];
+  approve?: boolean;
+}> = [
   { title: 'an unapproved node waits', n: node().unapproved(), f: {}, kind: 'unapproved' },
   { title: 'a legacy node that never reported waits', n: node().unapproved(true), f: {}, kind: 'unapproved' },
-  { title: 'a legacy node whose agent reported is approved', n: node('active').unapproved(true), f: { credential: cred({ state: 'claimed', claimedBy: LEASE }) }, kind: 'proceed', approve: false },
-  { title: 'a spec-declared node booting from its lease is approved on the way', n: node().unapproved().withSource('rack.yaml'), f: {}, kind: 'proceed', approve: true },
-  { title: 'a spec-declared node booting from another address waits', n: node().unapproved().withSource('rack.yaml'), f: { address: OTHER }, kind: 'unapproved' },
-  { title: 'a spec-declared node without a lease book waits', n: node().unapproved().withSource('rack.yaml'), f: { lease: null, address: OTHER }, kind: 'unapproved' },
-  { title: 'a spec-declared node waits when auto-approval is off', n: node().unapproved().withSource('rack.yaml'), f: { autoApproveDeclared: false }, kind: 'unapproved' },
+  {
+    title: 'a legacy node whose agent reported is approved',
+    n: node('active').unapproved(true),
+    f: { credential: cred({ state: 'claimed', claimedBy: LEASE }) },
+    kind: 'proceed',
+    approve: false,
+  },
+  {
+    title: 'a spec-declared node booting from its lease is approved on the way',
+    n: node().unapproved().withSource('rack.yaml'),
+    f: {},
+    kind: 'proceed',
+    approve: true,
+  },
+  {
+    title: 'a spec-declared node booting from another address waits',
+    n: node().unapproved().withSource('rack.yaml'),
+    f: { address: OTHER },
+    kind: 'unapproved',
+  },
+  {
+    title: 'a spec-declared node without a lease book waits',
+    n: node().unapproved().withSource('rack.yaml'),
+    f: { lease: null, address: OTHER },
+    kind: 'unapproved',
+  },
+  {
+    title: 'a spec-declared node waits when auto-approval is off',
+    n: node().unapproved().withSource('rack.yaml'),
+    f: { autoApproveDeclared: false },
+    kind: 'unapproved',
+  },
   { title: 'an approved node booting from its lease proceeds', n: node(), f: {}, kind: 'proceed', approve: false },
-  { title: 'an approved node without a lease book proceeds from any address', n: node(), f: { lease: null, address: OTHER }, kind: 'proceed' },
+  {
+    title: 'an approved node without a lease book proceeds from any address',
+    n: node(),
+    f: { lease: null, address: OTHER },
+    kind: 'proceed',
+  },
   { title: 'an approved node asked for from another address than its lease is refused', n: node(), f: { address: OTHER }, kind: 'refused' },
-  { title: 'a credential bound to another address refuses until it expires', n: node(), f: { lease: null, address: OTHER, credential: cred({}) }, kind: 'refused' },
-  { title: 'an expired credential bound elsewhere no longer refuses', n: node(), f: { lease: null, address: OTHER, credential: cred({ expired: true }) }, kind: 'proceed' },
-  { title: 'a credential claimed elsewhere is a conflict when the machine boots to install', n: node(), f: { credential: cred({ state: 'claimed', claimedBy: OTHER }) }, kind: 'conflict' },
-  { title: 'a claimed credential of a reporting node is a conflict only for a boot from its lease', n: node('active'), f: { lease: null, address: '10.9.9.9', credential: cred({ state: 'claimed', claimedBy: LEASE }) }, kind: 'proceed' },
-  { title: 'the same address as the claim is no conflict', n: node('active'), f: { credential: cred({ state: 'claimed', claimedBy: LEASE }) }, kind: 'proceed' },
+  {
+    title: 'a credential bound to another address refuses until it expires',
+    n: node(),
+    f: { lease: null, address: OTHER, credential: cred({}) },
+    kind: 'refused',
+  },
+  {
+    title: 'an expired credential bound elsewhere no longer refuses',
+    n: node(),
+    f: { lease: null, address: OTHER, credential: cred({ expired: true }) },
+    kind: 'proceed',
+  },
+  {
+    title: 'a credential claimed elsewhere is a conflict when the machine boots to install',
+    n: node(),
+    f: { credential: cred({ state: 'claimed', claimedBy: OTHER }) },
+    kind: 'conflict',
+  },
+  {
+    title: 'a claimed credential of a reporting node is a conflict only for a boot from its lease',
+    n: node('active'),
+    f: { lease: null, address: '10.9.9.9', credential: cred({ state: 'claimed', claimedBy: LEASE }) },
+    kind: 'proceed',
+  },
+  {
+    title: 'the same address as the claim is no conflict',
+    n: node('active'),
+    f: { credential: cred({ state: 'claimed', claimedBy: LEASE }) },
+    kind: 'proceed',
+  },
 ];
 
 for (const v of verdicts) {
@@ -110,16 +186,64 @@ test('enrollment gives each lab machine its own loopback address, never 127.0.0.
 
 function observed(over: Partial<NodeObserved>): NodeObserved {
   const now = T0 + 3_600_000;
-  return { node: node().build(), obs: observation(), disks: new Map(), runs: { restart: null, shutdown: null }, now, nowIso: new Date(now).toISOString(), startedAt: T0, heartbeatTimeoutMs: 10_000, retryBaseMs: 1_000, ...over };
+  return {
+    node: node().build(),
+    obs: observation(),
+    disks: new Map(),
+    runs: { restart: null, shutdown: null },
+    now,
+    nowIso: new Date(now).toISOString(),
+    startedAt: T0,
+    heartbeatTimeoutMs: 10_000,
+    retryBaseMs: 1_000,
+    ...over,
+  };
 }
 
 const plans: Array<{ title: string; input: Partial<NodeObserved>; phase: string; reason: string; forget?: boolean; announce?: boolean }> = [
-  { title: 'an unapproved node is discovered, awaiting approval, and announced', input: { node: node().unapproved().build() }, phase: 'discovered', reason: 'AwaitingApproval', announce: true },
-  { title: 'a credential conflict is an error', input: { node: node('active').unapproved().build(), credentialConflict: 'claimed from 127.0.0.1' }, phase: 'error', reason: 'CredentialConflict', announce: false },
-  { title: 'an unapproved node unseen past the TTL is forgotten', input: { node: node().unapproved().build(), unapprovedTtlMs: 60_000, obs: observation({ seenAt: T0 }) }, phase: 'discovered', reason: 'AwaitingApproval', forget: true },
-  { title: 'an unapproved node seen lately is kept', input: { node: node().unapproved().build(), unapprovedTtlMs: 60_000, obs: observation({ seenAt: T0 + 3_590_000 }) }, phase: 'discovered', reason: 'AwaitingApproval', forget: false },
-  { title: 'a spec-declared unapproved node is never forgotten', input: { node: node().unapproved().withSource('rack.yaml').build(), unapprovedTtlMs: 60_000 }, phase: 'discovered', reason: 'AwaitingApproval', forget: false },
-  { title: 'an approved node with a fresh report is active', input: { obs: observation({ lastReportAt: T0 + 3_599_000, report: report() }) }, phase: 'active', reason: 'AgentReporting', forget: false, announce: false },
+  {
+    title: 'an unapproved node is discovered, awaiting approval, and announced',
+    input: { node: node().unapproved().build() },
+    phase: 'discovered',
+    reason: 'AwaitingApproval',
+    announce: true,
+  },
+  {
+    title: 'a credential conflict is an error',
+    input: { node: node('active').unapproved().build(), credentialConflict: 'claimed from 127.0.0.1' },
+    phase: 'error',
+    reason: 'CredentialConflict',
+    announce: false,
+  },
+  {
+    title: 'an unapproved node unseen past the TTL is forgotten',
+    input: { node: node().unapproved().build(), unapprovedTtlMs: 60_000, obs: observation({ seenAt: T0 }) },
+    phase: 'discovered',
+    reason: 'AwaitingApproval',
+    forget: true,
+  },
+  {
+    title: 'an unapproved node seen lately is kept',
+    input: { node: node().unapproved().build(), unapprovedTtlMs: 60_000, obs: observation({ seenAt: T0 + 3_590_000 }) },
+    phase: 'discovered',
+    reason: 'AwaitingApproval',
+    forget: false,
+  },
+  {
+    title: 'a spec-declared unapproved node is never forgotten',
+    input: { node: node().unapproved().withSource('rack.yaml').build(), unapprovedTtlMs: 60_000 },
+    phase: 'discovered',
+    reason: 'AwaitingApproval',
+    forget: false,
+  },
+  {
+    title: 'an approved node with a fresh report is active',
+    input: { obs: observation({ lastReportAt: T0 + 3_599_000, report: report() }) },
+    phase: 'active',
+    reason: 'AgentReporting',
+    forget: false,
+    announce: false,
+  },
 ];
 
 for (const p of plans) {

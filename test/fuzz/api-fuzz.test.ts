@@ -36,7 +36,12 @@ const MAX_PROBLEM_BYTES = 16 * 1024;
 /** A new RGW user's creation waits up to 30 s for its keys, which never come with the loops
  * stopped (the answer would be 202): the fuzzer waits this long and lets the rest run. */
 const PATIENCE_RGW_USER_MS = 500;
-const SECRET_ANSWERS = new Set(['GET /ceph/nodes/{nodeId}/keyrings', 'POST /node/credential', 'POST /gateways/rgw/users', 'GET /templates/rendered/{name}']);
+const SECRET_ANSWERS = new Set([
+  'GET /ceph/nodes/{nodeId}/keyrings',
+  'POST /node/credential',
+  'POST /gateways/rgw/users',
+  'GET /templates/rendered/{name}',
+]);
 
 type Caller = 'admin' | 'user' | 'agent' | 'none' | 's3' | 's3-query' | 's3-bad';
 
@@ -55,7 +60,11 @@ interface Draw {
   caller: Caller;
   params: Record<string, { value: unknown; raw: boolean }>;
   query: Record<string, unknown>;
-  body: { kind: 'json'; value: unknown } | { kind: 'text'; value: string; type: string } | { kind: 'raw'; value: string; type: string } | { kind: 'none' };
+  body:
+    | { kind: 'json'; value: unknown }
+    | { kind: 'text'; value: string; type: string }
+    | { kind: 'raw'; value: string; type: string }
+    | { kind: 'none' };
 }
 
 interface Answer {
@@ -95,37 +104,90 @@ function callersOf(o: Operation): Array<fc.WeightedArbitrary<Caller>> {
 function drawArb(o: Operation, pools: Pools): fc.Arbitrary<Draw> {
   const params = (o.op.parameters ?? []).filter((p) => p.in === 'path');
   const query = (o.op.parameters ?? []).filter((p) => p.in === 'query');
-  const paramArb = fc.record(Object.fromEntries(params.map((p) => [p.name, fc.oneof(
-    { arbitrary: validish(p.schema, pools).map((value) => ({ value, raw: false })), weight: 8 },
-    { arbitrary: invalid(p.schema, pools).map((value) => ({ value, raw: false })), weight: 2 },
-    // Sent as is, not encoded: traversal and encoded separators reach the router.
-    { arbitrary: fc.constantFrom('..', '.', '%2e%2e', 'a%2Fb', '%00', '..%2F..%2Fetc', '%2F', 'x%5C..').map((value) => ({ value, raw: true })), weight: 1 },
-  )])));
+  const paramArb = fc.record(
+    Object.fromEntries(
+      params.map((p) => [
+        p.name,
+        fc.oneof(
+          { arbitrary: validish(p.schema, pools).map((value) => ({ value, raw: false })), weight: 8 },
+          { arbitrary: invalid(p.schema, pools).map((value) => ({ value, raw: false })), weight: 2 },
+          // Sent as is, not encoded: traversal and encoded separators reach the router.
+          {
+            arbitrary: fc
+              .constantFrom('..', '.', '%2e%2e', 'a%2Fb', '%00', '..%2F..%2Fetc', '%2F', 'x%5C..')
+              .map((value) => ({ value, raw: true })),
+            weight: 1,
+          },
+        ),
+      ]),
+    ),
+  );
   const queryArb = fc.oneof(
-    { arbitrary: fc.record(Object.fromEntries(query.map((p) => [p.name, validish(p.schema, pools)])), { requiredKeys: query.filter((p) => p.required).map((p) => p.name) }), weight: 8 },
+    {
+      arbitrary: fc.record(Object.fromEntries(query.map((p) => [p.name, validish(p.schema, pools)])), {
+        requiredKeys: query.filter((p) => p.required).map((p) => p.name),
+      }),
+      weight: 8,
+    },
     { arbitrary: fc.record(Object.fromEntries(query.map((p) => [p.name, invalid(p.schema, pools)])), { requiredKeys: [] }), weight: 2 },
     // An unknown query parameter: 400 on every route.
-    { arbitrary: fc.tuple(fc.constantFrom('unknown', 'debug', 'admin', '__proto__', 'limit'), fc.constantFrom(...NASTY_STRINGS)).map(([k, v]) => ({ [k]: v })), weight: 1 },
+    {
+      arbitrary: fc
+        .tuple(fc.constantFrom('unknown', 'debug', 'admin', '__proto__', 'limit'), fc.constantFrom(...NASTY_STRINGS))
+        .map(([k, v]) => ({ [k]: v })),
+      weight: 1,
+    },
   );
   const content = o.op.requestBody?.content ?? {};
   const json = content['application/json']?.schema;
   const textTypes = Object.keys(content).filter((t) => t !== 'application/json');
-  const bodies: Array<fc.WeightedArbitrary<Draw['body']>> = [{ arbitrary: fc.constant({ kind: 'none' as const }), weight: o.method === 'get' ? 20 : 1 }];
+  const bodies: Array<fc.WeightedArbitrary<Draw['body']>> = [
+    { arbitrary: fc.constant({ kind: 'none' as const }), weight: o.method === 'get' ? 20 : 1 },
+  ];
   if (o.method !== 'get') {
     bodies.push(
-      { arbitrary: validish(json ?? { type: 'object', properties: {} }, pools).map((value) => ({ kind: 'json' as const, value })), weight: 6 },
-      { arbitrary: invalid(json ?? { type: 'object', properties: {} }, pools).map((value) => ({ kind: 'json' as const, value })), weight: 4 },
-      { arbitrary: fc.constantFrom('{"a":', '[1,2', 'null', '"x"', '{"__proto__":{"isAdmin":true}}', '\u0000').map((value) => ({ kind: 'raw' as const, value, type: 'application/json' })), weight: 1 },
-      { arbitrary: fc.constantFrom('text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml').map((type) => ({ kind: 'raw' as const, value: 'a=b', type })), weight: 1 },
+      {
+        arbitrary: validish(json ?? { type: 'object', properties: {} }, pools).map((value) => ({ kind: 'json' as const, value })),
+        weight: 6,
+      },
+      {
+        arbitrary: invalid(json ?? { type: 'object', properties: {} }, pools).map((value) => ({ kind: 'json' as const, value })),
+        weight: 4,
+      },
+      {
+        arbitrary: fc
+          .constantFrom('{"a":', '[1,2', 'null', '"x"', '{"__proto__":{"isAdmin":true}}', '\u0000')
+          .map((value) => ({ kind: 'raw' as const, value, type: 'application/json' })),
+        weight: 1,
+      },
+      {
+        arbitrary: fc
+          .constantFrom('text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml')
+          .map((type) => ({ kind: 'raw' as const, value: 'a=b', type })),
+        weight: 1,
+      },
     );
     if (textTypes.length) {
       // Templates that compile and then fail to render: routes that render them must say 422.
       const text = fc.oneof(
         { arbitrary: fc.string({ maxLength: 200 }), weight: 2 },
         { arbitrary: fc.constantFrom(...NASTY_STRINGS), weight: 1 },
-        { arbitrary: fc.constantFrom('<%= 1 + 1 %>', '<% throw new Error("x") %>', '<%= node.missing.field %>', '<%= ', 'kind: Node\n', '---\n- a\n'), weight: 3 },
+        {
+          arbitrary: fc.constantFrom(
+            '<%= 1 + 1 %>',
+            '<% throw new Error("x") %>',
+            '<%= node.missing.field %>',
+            '<%= ',
+            'kind: Node\n',
+            '---\n- a\n',
+          ),
+          weight: 3,
+        },
       );
-      bodies.push({ arbitrary: fc.tuple(text, fc.constantFrom(...textTypes)).map(([value, type]) => ({ kind: 'text' as const, value, type })), weight: 8 });
+      bodies.push({
+        arbitrary: fc.tuple(text, fc.constantFrom(...textTypes)).map(([value, type]) => ({ kind: 'text' as const, value, type })),
+        weight: 8,
+      });
     }
   }
   return fc.record({ caller: fc.oneof(...callersOf(o)), params: paramArb, query: queryArb, body: fc.oneof(...bodies) });
@@ -140,7 +202,7 @@ function queryString(q: Record<string, unknown>): string {
   for (const [k, v] of Object.entries(q)) {
     if (v === undefined) continue;
     if (Array.isArray(v)) v.slice(0, 50).forEach((x) => s.append(k, typeof x === 'string' ? x : JSON.stringify(x)));
-    else s.append(k, typeof v === 'string' ? v : stringify(v) ?? '');
+    else s.append(k, typeof v === 'string' ? v : (stringify(v) ?? ''));
   }
   const text = s.toString();
   return text ? `?${text}` : '';
@@ -149,7 +211,7 @@ function queryString(q: Record<string, unknown>): string {
 function urlOf(o: Operation, d: Draw, extraQuery: Record<string, string> = {}): string {
   const path = o.path.replace(/\{([^}]+)\}/g, (_, name: string) => {
     const p = d.params[name];
-    const v = typeof p?.value === 'string' ? p.value : stringify(p?.value) ?? '';
+    const v = typeof p?.value === 'string' ? p.value : (stringify(p?.value) ?? '');
     return p?.raw ? v : encodeURIComponent(v.slice(0, 2000));
   });
   return path + queryString({ ...d.query, ...extraQuery });
@@ -157,22 +219,44 @@ function urlOf(o: Operation, d: Draw, extraQuery: Record<string, string> = {}): 
 
 test('fuzz every route of /openapi.json: no 5xx, no leak, documented statuses, no state change from a 4xx', async (t) => {
   t.timeout(600_000);
-  const seed = Number(process.env.FUZZ_SEED ?? (Date.now() % 2 ** 31));
+  const seed = Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31);
   const total = Number(process.env.FUZZ_REQUESTS ?? 10_000);
   t.log(`FUZZ_SEED=${seed}`);
 
   // A lab with a cluster in quorum, a RADOS gateway and an RGW user, a non-admin user, a victim.
   const { q, c: admin, ids } = await cluster(t);
   t.is((await admin.post('/gateways/rgw/deploy', { nodeId: ids[0] })).status, 200);
-  await waitFor('gateway running', async () => ((await admin.get('/gateways/rgw')).json as Array<{ running: boolean }>).some((g) => g.running), 30_000);
-  const rgw = await waitFor('RGW user', async () => {
-    const r = await admin.post<{ keys: Array<{ accessKey: string; secretKey: string }> }>('/gateways/rgw/users', { userId: 'fuzz', displayName: 'fuzz' });
-    return r.status === 201 ? r.json.keys[0] : undefined;
-  }, 30_000);
+  await waitFor(
+    'gateway running',
+    async () => ((await admin.get('/gateways/rgw')).json as Array<{ running: boolean }>).some((g) => g.running),
+    30_000,
+  );
+  const rgw = await waitFor(
+    'RGW user',
+    async () => {
+      const r = await admin.post<{ keys: Array<{ accessKey: string; secretKey: string }> }>('/gateways/rgw/users', {
+        userId: 'fuzz',
+        displayName: 'fuzz',
+      });
+      return r.status === 201 ? r.json.keys[0] : undefined;
+    },
+    30_000,
+  );
   // fuzz-out-*: the sessions that log out, apart from the fuzzed ones, whose logins a wrong old
   // password sent to POST /user/password may throttle.
   for (const u of ['fuzz-user', 'fuzz-victim', 'fuzz-out-user', 'fuzz-out-admin']) {
-    t.is((await admin.post('/users', { username: u, password: `${u}-password`, name: u, email: `${u}@example.com`, isAdmin: u === 'fuzz-out-admin' })).status, 201);
+    t.is(
+      (
+        await admin.post('/users', {
+          username: u,
+          password: `${u}-password`,
+          name: u,
+          email: `${u}@example.com`,
+          isAdmin: u === 'fuzz-out-admin',
+        })
+      ).status,
+      201,
+    );
   }
   const agentNode = await q.nodeOf(1);
   let agentSecret = q.lab!.machine(1).disk.agentSecret?.secret ?? '';
@@ -190,10 +274,16 @@ test('fuzz every route of /openapi.json: no 5xx, no leak, documented statuses, n
     if (caller === 'agent') return retrying(() => login(q, `agent:${agentNode.id}`, agentSecret));
     return null;
   };
-  const sessions = new Map<Caller, Client>([['admin', admin], ['user', (await relogin('user'))!], ['agent', (await relogin('agent'))!]]);
+  const sessions = new Map<Caller, Client>([
+    ['admin', admin],
+    ['user', (await relogin('user'))!],
+    ['agent', (await relogin('agent'))!],
+  ]);
 
   const doc = (await admin.get('/openapi.json')).json as { paths: Record<string, Record<string, Operation['op']>> };
-  const ops: Operation[] = Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ method, path, op })));
+  const ops: Operation[] = Object.entries(doc.paths).flatMap(([path, item]) =>
+    Object.entries(item).map(([method, op]) => ({ method, path, op })),
+  );
   const users = (await admin.get('/users')).json as Array<{ id: string; username: string }>;
   const victim = users.find((u) => u.username === 'fuzz-victim')!.id;
   const disks = ((await admin.get('/disks')).json as Array<{ id: string }>).map((d) => d.id);
@@ -207,7 +297,8 @@ test('fuzz every route of /openapi.json: no 5xx, no leak, documented statuses, n
     const found = [ADMIN_PASSWORD, signingKey, agentSecret, rgw.secretKey, 'fuzz-user-password'];
     for (const k of await q.store.list<unknown, { key?: string }>('Keyring')) found.push(k.status.key ?? '');
     for (const u of await q.store.list<{ passwordHash?: string }>('User')) found.push(u.spec.passwordHash ?? '');
-    for (const a of await q.store.list<{ secretHash?: string; initialSecret?: string | null }>('AgentCredential')) found.push(a.spec.secretHash ?? '', a.spec.initialSecret ?? '');
+    for (const a of await q.store.list<{ secretHash?: string; initialSecret?: string | null }>('AgentCredential'))
+      found.push(a.spec.secretHash ?? '', a.spec.initialSecret ?? '');
     for (const s of await q.store.list<unknown, { secretKey?: string }>('RgwUserSecret')) found.push(s.status.secretKey ?? '');
     secrets = found.filter((s) => s.length >= 12);
   };
@@ -220,7 +311,8 @@ test('fuzz every route of /openapi.json: no 5xx, no leak, documented statuses, n
   const unwatch = q.store.watch(q.store.revision(), (e: StoreEvent) => {
     delivered = e.revision;
     if (e.type === 'relist') specChanges.push({ revision: e.revision, what: 'relist' });
-    else if (e.type !== 'modified' || e.specChanged) specChanges.push({ revision: e.revision, what: `${e.type} ${e.doc.kind} ${e.doc.id}` });
+    else if (e.type !== 'modified' || e.specChanged)
+      specChanges.push({ revision: e.revision, what: `${e.type} ${e.doc.kind} ${e.doc.id}` });
   });
   t.teardown(unwatch);
 
@@ -229,12 +321,16 @@ test('fuzz every route of /openapi.json: no 5xx, no leak, documented statuses, n
   // Logging out ends the session it is sent with: each logout gets a session of its own, opened
   // now, before the fuzzed failed logins throttle the address (fuzz-out-*: accounts apart from the
   // fuzzed ones, whose logins a wrong old password sent to POST /user/password throttles too).
-  const logouts = new Map<Caller, Client[]>([['admin', []], ['user', []]]);
+  const logouts = new Map<Caller, Client[]>([
+    ['admin', []],
+    ['user', []],
+  ]);
   for (const { o, draws } of plan) {
     if (o.path !== '/user/logout') continue;
     for (const d of draws) {
       const name = d.caller === 'admin' ? 'fuzz-out-admin' : 'fuzz-out-user';
-      if (d.caller === 'admin' || d.caller === 'user') logouts.get(d.caller)!.push(await retrying(() => login(q, name, `${name}-password`)));
+      if (d.caller === 'admin' || d.caller === 'user')
+        logouts.get(d.caller)!.push(await retrying(() => login(q, name, `${name}-password`)));
     }
   }
 
@@ -256,7 +352,8 @@ test('fuzz every route of /openapi.json: no 5xx, no leak, documented statuses, n
     if (d.body.kind === 'json') {
       let value = d.body.value;
       // A long-poll may wait up to 30 s by the schema; the fuzzer does not wait that long.
-      if (o.path === '/node/runs/claim' && value && typeof value === 'object' && typeof (value as { waitMs?: unknown }).waitMs === 'number') value = { ...value, waitMs: Math.min((value as { waitMs: number }).waitMs, 50) };
+      if (o.path === '/node/runs/claim' && value && typeof value === 'object' && typeof (value as { waitMs?: unknown }).waitMs === 'number')
+        value = { ...value, waitMs: Math.min((value as { waitMs: number }).waitMs, 50) };
       body = stringify(value) ?? 'null';
       headers['content-type'] = 'application/json';
     } else if (d.body.kind !== 'none') {
@@ -266,7 +363,15 @@ test('fuzz every route of /openapi.json: no 5xx, no leak, documented statuses, n
     const abort = new AbortController();
     const timer = setTimeout(() => abort.abort(), o.path === '/gateways/rgw/users' && o.method === 'post' ? PATIENCE_RGW_USER_MS : 20_000);
     try {
-      const res = await retrying(() => fetch(new URL(urlOf(o, d, extra), q.url), { method: o.method.toUpperCase(), headers, body, signal: abort.signal, redirect: 'manual' }));
+      const res = await retrying(() =>
+        fetch(new URL(urlOf(o, d, extra), q.url), {
+          method: o.method.toUpperCase(),
+          headers,
+          body,
+          signal: abort.signal,
+          redirect: 'manual',
+        }),
+      );
       const type = (res.headers.get('content-type') ?? '').split(';')[0]!.trim();
       // A stream is judged by its status and headers; its body never ends.
       const text = type === 'text/event-stream' ? (abort.abort(), '') : await res.text();
@@ -284,14 +389,23 @@ test('fuzz every route of /openapi.json: no 5xx, no leak, documented statuses, n
 
   const failures: string[] = [];
   const fail = (o: Operation, d: Draw, a: Answer, why: string): void => {
-    if (failures.length < 40) failures.push(`${why}: ${o.method.toUpperCase()} ${urlOf(o, d).slice(0, 300)} as ${d.caller}, body ${JSON.stringify(d.body).slice(0, 300)} → ${a.status} ${a.text.slice(0, 400)}`);
+    if (failures.length < 40)
+      failures.push(
+        `${why}: ${o.method.toUpperCase()} ${urlOf(o, d).slice(0, 300)} as ${d.caller}, body ${JSON.stringify(d.body).slice(0, 300)} → ${a.status} ${a.text.slice(0, 400)}`,
+      );
   };
 
   let sent = 0;
   const statuses = new Map<number, number>();
   // Interleaved, in an order of the seed's: a template broken by one request is rendered by later
   // ones of other routes, a user created by one is read by another.
-  const order = fc.sample(fc.shuffledSubarray(plan.flatMap(({ o, draws }) => draws.map((d) => ({ o, d }))), { minLength: perOp * ops.length }), { seed, numRuns: 1 })[0]!;
+  const order = fc.sample(
+    fc.shuffledSubarray(
+      plan.flatMap(({ o, draws }) => draws.map((d) => ({ o, d }))),
+      { minLength: perOp * ops.length },
+    ),
+    { seed, numRuns: 1 },
+  )[0]!;
   for (const { o, d } of order) {
     const key = `${o.method.toUpperCase()} ${o.path}`;
     const documented = Object.keys(o.op.responses).map(Number);
@@ -320,10 +434,13 @@ test('fuzz every route of /openapi.json: no 5xx, no leak, documented statuses, n
     // 431 is the HTTP server's, before any operation (the document's description says so).
     if (!documented.includes(a.status) && !pathChanged && a.status !== 431) fail(o, d, a, `undocumented status ${a.status}`);
     const media = o.op.responses[String(a.status)]?.content;
-    if (a.status < 300 && a.status !== 204 && media && !pathChanged && !(a.type in media)) fail(o, d, a, `undocumented media type ${a.type}`);
-    if (/\n\s+at \S|\bat \S+ \(\S+:\d+:\d+\)|node:internal|\/(dist|src)\/\S+\.(js|ts)\b/.test(a.text)) fail(o, d, a, 'stack trace or source path');
+    if (a.status < 300 && a.status !== 204 && media && !pathChanged && !(a.type in media))
+      fail(o, d, a, `undocumented media type ${a.type}`);
+    if (/\n\s+at \S|\bat \S+ \(\S+:\d+:\d+\)|node:internal|\/(dist|src)\/\S+\.(js|ts)\b/.test(a.text))
+      fail(o, d, a, 'stack trace or source path');
     for (const s of internals) if (a.text.includes(s)) fail(o, d, a, `internal ${s.slice(0, 40)}`);
-    if (!(a.status < 300 && SECRET_ANSWERS.has(key))) for (const s of secrets) if (a.text.includes(s)) fail(o, d, a, `secret ${s.slice(0, 4)}…`);
+    if (!(a.status < 300 && SECRET_ANSWERS.has(key)))
+      for (const s of secrets) if (a.text.includes(s)) fail(o, d, a, `secret ${s.slice(0, 4)}…`);
 
     if (a.status >= 400 && a.status < 500) {
       await waitFor('the watch to catch up', () => delivered >= after, 10_000);
@@ -335,7 +452,13 @@ test('fuzz every route of /openapi.json: no 5xx, no leak, documented statuses, n
       await readSecrets();
     }
     // A session that ended (a password change, a revocation) is opened again.
-    if (a.status === 401 && ['admin', 'user', 'agent'].includes(d.caller) && !key.startsWith('POST /user/') && !o.path.startsWith('/s3/') && !o.path.startsWith('/images/{imageId}/files')) {
+    if (
+      a.status === 401 &&
+      ['admin', 'user', 'agent'].includes(d.caller) &&
+      !key.startsWith('POST /user/') &&
+      !o.path.startsWith('/s3/') &&
+      !o.path.startsWith('/images/{imageId}/files')
+    ) {
       sessions.set(d.caller, (await relogin(d.caller))!);
     }
   }

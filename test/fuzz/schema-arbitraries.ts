@@ -7,10 +7,46 @@ export type Schema = Record<string, unknown>;
 
 /** Strings an attacker tries first. */
 export const NASTY_STRINGS = [
-  '', ' ', '..', '../../../../etc/passwd', '..%2F..%2Fetc', '%2e%2e', 'a/b', 'a%2Fb', '\u0000', 'a\u0000b', '%00', '\\', 'C:\\Windows',
-  '\n', 'x\r\nSet-Cookie: a=b', '<script>alert(1)</script>', "'; DROP TABLE x; --", '${process.env}', '<%= process.env %>', '{{7*7}}',
-  '\u202e', '\ud83d\ude00', '\uffff', 'é', '0', '-1', '1e309', 'NaN', 'null', 'true', '[]', '{}', '__proto__', 'constructor',
-  '00000000-0000-0000-0000-000000000000', 'ffffffff-ffff-ffff-ffff-ffffffffffff', '127.0.0.1', '::1', 'http://169.254.169.254/', 'A'.repeat(300),
+  '',
+  ' ',
+  '..',
+  '../../../../etc/passwd',
+  '..%2F..%2Fetc',
+  '%2e%2e',
+  'a/b',
+  'a%2Fb',
+  '\u0000',
+  'a\u0000b',
+  '%00',
+  '\\',
+  'C:\\Windows',
+  '\n',
+  'x\r\nSet-Cookie: a=b',
+  '<script>alert(1)</script>',
+  "'; DROP TABLE x; --",
+  '${process.env}',
+  '<%= process.env %>',
+  '{{7*7}}',
+  '\u202e',
+  '\ud83d\ude00',
+  '\uffff',
+  'é',
+  '0',
+  '-1',
+  '1e309',
+  'NaN',
+  'null',
+  'true',
+  '[]',
+  '{}',
+  '__proto__',
+  'constructor',
+  '00000000-0000-0000-0000-000000000000',
+  'ffffffff-ffff-ffff-ffff-ffffffffffff',
+  '127.0.0.1',
+  '::1',
+  'http://169.254.169.254/',
+  'A'.repeat(300),
 ];
 
 /** Ids that exist in the lab, per format/field, so valid-ish requests reach real objects now and then. */
@@ -23,7 +59,9 @@ const nasty = fc.constantFrom(...NASTY_STRINGS);
 const longString = fc.integer({ min: 1_000, max: 200_000 }).map((n) => 'x'.repeat(n));
 const anyString = fc.string({ unit: 'binary', maxLength: 64 });
 // The arrays of finding 10: 100k-150k small invalid items, under the 1 MiB body limit.
-const hugeArray = fc.integer({ min: 100_001, max: 150_000 }).chain((n) => fc.constantFrom(0, '', null, true).map((v) => new Array(n).fill(v) as unknown[]));
+const hugeArray = fc
+  .integer({ min: 100_001, max: 150_000 })
+  .chain((n) => fc.constantFrom(0, '', null, true).map((v) => new Array(n).fill(v) as unknown[]));
 
 function stringArb(schema: Schema, pools: Pools): fc.Arbitrary<string> {
   const options: Array<fc.Arbitrary<string>> = [];
@@ -93,9 +131,17 @@ export function validish(schema: Schema | undefined, pools: Pools, depth = 0): f
  * an object with unknown fields, or a valid-ish value with one field broken. */
 export function invalid(schema: Schema | undefined, pools: Pools, depth = 0): fc.Arbitrary<unknown> {
   const wrong = fc.oneof(
-    fc.constant(null), fc.boolean(), fc.integer(), fc.double(), nasty, anyString, fc.constant([]), fc.constant({}),
+    fc.constant(null),
+    fc.boolean(),
+    fc.integer(),
+    fc.double(),
+    nasty,
+    anyString,
+    fc.constant([]),
+    fc.constant({}),
     fc.array(fc.jsonValue({ maxDepth: 1 }), { maxLength: 5 }),
-    fc.constant(Number.MAX_SAFE_INTEGER), fc.constant(-1),
+    fc.constant(Number.MAX_SAFE_INTEGER),
+    fc.constant(-1),
   );
   const options: Array<fc.WeightedArbitrary<unknown>> = [
     { arbitrary: wrong, weight: 6 },
@@ -107,8 +153,19 @@ export function invalid(schema: Schema | undefined, pools: Pools, depth = 0): fc
   if (schema && depth < 3 && Object.keys(props).length) {
     // One field broken (or missing, or one unknown field added) in an otherwise fitting object.
     const keys = Object.keys(props);
-    const broken = fc.constantFrom(...keys).chain((k) => fc.tuple(validish(schema, pools, depth), fc.oneof(invalid(props[k], pools, depth + 1), wrong)).map(([v, bad]) => ({ ...(v as object), [k]: bad })));
-    const extra = fc.tuple(validish(schema, pools, depth), fc.oneof(fc.constantFrom('__proto__', 'extra', 'isAdmin', 'constructor'), fc.string({ maxLength: 12 }))).map(([v, k]) => Object.assign(Object.create(null), v, { [k]: 1 }) as unknown);
+    const broken = fc
+      .constantFrom(...keys)
+      .chain((k) =>
+        fc
+          .tuple(validish(schema, pools, depth), fc.oneof(invalid(props[k], pools, depth + 1), wrong))
+          .map(([v, bad]) => ({ ...(v as object), [k]: bad })),
+      );
+    const extra = fc
+      .tuple(
+        validish(schema, pools, depth),
+        fc.oneof(fc.constantFrom('__proto__', 'extra', 'isAdmin', 'constructor'), fc.string({ maxLength: 12 })),
+      )
+      .map(([v, k]) => Object.assign(Object.create(null), v, { [k]: 1 }) as unknown);
     options.push({ arbitrary: broken, weight: 6 }, { arbitrary: extra, weight: 3 });
   }
   if (schema?.type === 'array' && schema.items) {
@@ -118,7 +175,12 @@ export function invalid(schema: Schema | undefined, pools: Pools, depth = 0): fc
   const arrays = Object.keys(props).filter((k) => props[k]?.type === 'array');
   if (schema && depth < 3 && arrays.length) {
     // Every array field of an otherwise fitting object made huge.
-    options.push({ arbitrary: fc.tuple(validish(schema, pools, depth), hugeArray).map(([v, big]) => ({ ...(v as object), ...Object.fromEntries(arrays.map((k) => [k, big])) })), weight: 3 });
+    options.push({
+      arbitrary: fc
+        .tuple(validish(schema, pools, depth), hugeArray)
+        .map(([v, big]) => ({ ...(v as object), ...Object.fromEntries(arrays.map((k) => [k, big])) })),
+      weight: 3,
+    });
   }
   return fc.oneof(...options);
 }

@@ -23,7 +23,10 @@ test('specs admin node: adminKeyring in a file sets the flag, owns it against th
   t.is((r.json as { code: string }).code, 'SPEC_OWNED');
   t.true((await q.store.mustGet<NodeSpec>(Kind.Node, n!.id)).spec.adminKeyring);
   await q.remove('admin.yaml');
-  await waitFor('the admin flag dropped with its file', async () => (await q.store.mustGet<NodeSpec>(Kind.Node, n!.id)).spec.adminKeyring === undefined);
+  await waitFor(
+    'the admin flag dropped with its file',
+    async () => (await q.store.mustGet<NodeSpec>(Kind.Node, n!.id)).spec.adminKeyring === undefined,
+  );
 });
 
 test('specs admin node: a file that does not name adminKeyring leaves it to the API', async (t) => {

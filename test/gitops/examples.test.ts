@@ -16,17 +16,23 @@ type Status = Record<string, unknown> & { phase?: string };
 function ready(d: AnyDoc): boolean {
   const st = d.status as Status;
   switch (d.kind) {
-    case 'Cluster': return ((st.quorum as string[] | undefined)?.length ?? 0) >= 3;
-    case 'Network': return st.phase === 'running';
-    case 'Image': return st.phase === 'downloaded';
-    case 'Disk': return (st.osd as { phase?: string } | undefined)?.phase === 'running';
+    case 'Cluster':
+      return ((st.quorum as string[] | undefined)?.length ?? 0) >= 3;
+    case 'Network':
+      return st.phase === 'running';
+    case 'Image':
+      return st.phase === 'downloaded';
+    case 'Disk':
+      return (st.osd as { phase?: string } | undefined)?.phase === 'running';
     case 'Filesystem':
-    case 'RgwUser': return st.phase === 'ready';
+    case 'RgwUser':
+      return st.phase === 'ready';
     case 'Node': {
       const n = d as unknown as { spec: NodeSpec; status: NodeStatusFields };
       return n.status.phase === 'active' && Object.keys(n.spec.daemons).every((k) => n.status.ceph?.[k as 'mon']?.phase === 'running');
     }
-    default: return false;
+    default:
+      return false;
   }
 }
 
@@ -46,7 +52,7 @@ test('examples: the lab cluster spec converges, every object it declares Ready',
     throw new Error(`${(err as Error).message}: ${(await notReady()).join(', ')}`);
   });
   t.like((await q.store.mustGet('Cluster', 'default')).spec, { publicNetwork: '10.0.0.0/16', poolDefaults: { size: 3, minSize: 2 } });
-  const images = ((await (await q.admin()).get('/images/downloaded')).json as Array<{ name: string; default: boolean }>);
+  const images = (await (await q.admin()).get('/images/downloaded')).json as Array<{ name: string; default: boolean }>;
   t.deepEqual(images, [{ ...images[0]!, name: 'debian-12-amd64', default: true }]);
   const metrics = (await (await q.admin()).get('/ceph/metrics')).json as { osdUp: number };
   t.like(metrics, { monCount: 3 });

@@ -19,7 +19,9 @@ test('folder: a file added, changed, renamed and deleted is applied, updated, ha
   const created = await q.store.mustGet<NetworkSpec>(NetworkKind.Network, id);
   t.like(created.spec, { cidr: '10.0.0.0/16', gateway: '10.0.0.1', dnsServers: ['10.0.0.1'], nicId: ENO1 });
   t.like(created.metadata.source, { type: 'file', file: 'net.yaml', document: 0 });
-  t.deepEqual(q.specs.folder.status().find((s) => s.file === 'net.yaml')?.objects, [{ kind: 'Network', id, name: '10.0.0.0/16', document: 0 }]);
+  t.deepEqual(q.specs.folder.status().find((s) => s.file === 'net.yaml')?.objects, [
+    { kind: 'Network', id, name: '10.0.0.0/16', document: 0 },
+  ]);
 
   await q.put('net.yaml', network('lab', '10.0.0.0/16', '10.0.0.1', '  rangeStart: 10.0.8.1\n  rangeEnd: 10.0.8.200\n'));
   const changed = await waitFor('range changed', async () => {
@@ -64,7 +66,10 @@ test('folder: a bad document among good ones changes nothing, is reported where 
   const bad = network('other', '10.9.0.0/16', '10.9.0.1').replace(`nicId: ${ENO1}`, 'nicId: not-a-uuid');
   await q.put('mixed.yaml', files(FS, bad));
   const s = await q.until('mixed.yaml', (x) => x.state === 'failed');
-  t.deepEqual(s.lastError?.errors.map(({ document, line, column, field }) => ({ document, line, column, field })), [{ document: 1, line: 16, column: 10, field: '/spec/nicId' }]);
+  t.deepEqual(
+    s.lastError?.errors.map(({ document, line, column, field }) => ({ document, line, column, field })),
+    [{ document: 1, line: 16, column: 10, field: '/spec/nicId' }],
+  );
   t.is(await q.store.get(StorageKind.Filesystem, filesystemId('cephfs')), undefined, 'the good document of the bad file was not applied');
   t.is(q.specs.folder.status().find((x) => x.file === 'good.yaml')?.state, 'applied');
   const event = q.events.find((e) => e.type === 'specs.failed' && (e.payload as { file: string }).file === 'mixed.yaml');
@@ -94,7 +99,9 @@ test('folder: template settings from a file; the API may no longer change them, 
   await q.put('tpl.yaml', doc('Template', 'ceph.conf', 'path: /etc/ceph/ceph.conf\npostHook: systemctl reload ceph.target'));
   await q.until('tpl.yaml', (s) => s.state === 'applied');
   const c = await q.admin();
-  const listed = ((await c.get('/templates')).json as Array<{ name: string; path: string; postHook: string }>).find((x) => x.name === 'ceph.conf');
+  const listed = ((await c.get('/templates')).json as Array<{ name: string; path: string; postHook: string }>).find(
+    (x) => x.name === 'ceph.conf',
+  );
   t.like(listed, { path: '/etc/ceph/ceph.conf', postHook: 'systemctl reload ceph.target' });
   const refused = await c.request('PUT', '/templates/ceph.conf/settings', { json: { postHook: '' } });
   t.is(refused.status, 409);

@@ -12,9 +12,15 @@ const MAC1 = '52:54:00:00:00:01';
 
 /** The fields of a bulk /invoke answer and of a POST /specs/plan answer these tests read. */
 type BulkAnswer = { results: Array<{ status: string; reason?: string }> };
-type PlanAnswer = { valid: boolean; created: Array<Doc<unknown>>; updated: Array<Doc<unknown>>; tasks: Array<{ task: string; wipes?: string }> };
+type PlanAnswer = {
+  valid: boolean;
+  created: Array<Doc<unknown>>;
+  updated: Array<Doc<unknown>>;
+  tasks: Array<{ task: string; wipes?: string }>;
+};
 const node = (daemons: string, osds = '[]') => doc('Node', 'n1', `match: { mac: "${MAC1}" }\ndaemons: ${daemons}\nosds: ${osds}`);
-const disksOf = async (q: SpecsLab, nodeId: string) => (await q.store.list<DiskSpec>(Kind.Disk)).filter((d) => d.spec.nodeId === nodeId && !(d.status as { isSystem?: boolean }).isSystem);
+const disksOf = async (q: SpecsLab, nodeId: string) =>
+  (await q.store.list<DiskSpec>(Kind.Disk)).filter((d) => d.spec.nodeId === nodeId && !(d.status as { isSystem?: boolean }).isSystem);
 
 test('nodes: a node a file names is pending until it boots, then gets what the file says', async (t) => {
   const q = await specsLab(t, 1);
@@ -69,23 +75,31 @@ test('nodes: removing a file prunes its network but orphans its OSDs, destroying
   const osds = (await disksOf(q, n!.id)).filter((d) => d.spec.osd);
   const monDisk = (await q.store.mustGet<NodeSpec>(Kind.Node, n!.id)).spec.daemons.mon?.diskId;
   t.truthy(monDisk);
-  t.is(osds.length, (await disksOf(q, n!.id)).length - 1, 'every eligible data disk but the monitor\'s');
+  t.is(osds.length, (await disksOf(q, n!.id)).length - 1, "every eligible data disk but the monitor's");
   t.is(applied.objects.length, 2 + osds.length);
 
   await q.remove('site.yaml');
   await waitFor('network pruned', async () => (await q.store.get(NetworkKind.Network, networkId('10.0.0.0/16'))) === undefined);
   const gone = await q.until('site.yaml', (x) => x.state === 'deleted');
   const after = await disksOf(q, n!.id);
-  t.true(osds.every((o) => after.find((d) => d.id === o.id)?.spec.osd === true), 'OSDs still wanted');
+  t.true(
+    osds.every((o) => after.find((d) => d.id === o.id)?.spec.osd === true),
+    'OSDs still wanted',
+  );
   t.is((await q.store.mustGet<NodeSpec>(Kind.Node, n!.id)).spec.daemons.mon?.diskId, monDisk, 'the monitor stays');
   t.deepEqual(gone.orphans.map((o) => o.kind).sort(), [...osds.map(() => 'Disk'), 'Node'].sort());
   // The types promise this; the test checks that the objects keep the promise.
   // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- see the line above
   t.true(gone.orphans.every((o) => o.condition.type === 'Orphaned' && o.condition.status === 'True'));
   // The objects say so themselves, written by the loops that own their status.
-  const orphaned = (c: { type: string; status: string }[] | undefined) => c?.some((x) => x.type === 'Orphaned' && x.status === 'True') === true;
-  await waitFor('disks say Orphaned', async () => (await disksOf(q, n!.id)).filter((d) => d.spec.osd).every((d) => orphaned((d.status as DiskStatusFields).conditions)));
-  await waitFor('the node says Orphaned', async () => orphaned((await q.store.mustGet<NodeSpec, NodeStatusFields>(Kind.Node, n!.id)).status.conditions));
+  const orphaned = (c: { type: string; status: string }[] | undefined) =>
+    c?.some((x) => x.type === 'Orphaned' && x.status === 'True') === true;
+  await waitFor('disks say Orphaned', async () =>
+    (await disksOf(q, n!.id)).filter((d) => d.spec.osd).every((d) => orphaned((d.status as DiskStatusFields).conditions)),
+  );
+  await waitFor('the node says Orphaned', async () =>
+    orphaned((await q.store.mustGet<NodeSpec, NodeStatusFields>(Kind.Node, n!.id)).status.conditions),
+  );
   t.false((await q.tasks.recent(1000)).some((r) => /destroy|remove|zap/.test(r.spec.taskName)));
   // An orphan belongs to no one: the API may act on it again.
   const c = await q.admin();
@@ -112,12 +126,23 @@ test('nodes: POST /specs/plan answers what an apply then does, and an unchanged 
   t.is(await q.store.get(NetworkKind.Network, networkId('10.0.0.0/16')), undefined, 'a plan changes nothing');
 
   await q.put('plan-me.yaml', text);
-  const event = await waitFor('applied event', () => q.events.find((e) => e.type === 'specs.applied' && (e.payload as { file: string }).file === 'plan-me.yaml'));
+  const event = await waitFor('applied event', () =>
+    q.events.find((e) => e.type === 'specs.applied' && (e.payload as { file: string }).file === 'plan-me.yaml'),
+  );
   const { state: _state, ...applied } = event.payload as Record<string, unknown>;
   t.deepEqual(applied, planned.json);
   for (const x of plan.created) t.truthy(await q.store.get(x.kind, x.id), `${x.kind} ${x.name} exists`);
-  const disks = (await disksOf(q, n!.id)).filter((d) => d.spec.osd).map((d) => d.id).sort();
-  t.deepEqual(plan.updated.filter((x: Doc<unknown>) => x.kind === 'Disk').map((x: Doc<unknown>) => x.id).sort(), disks);
+  const disks = (await disksOf(q, n!.id))
+    .filter((d) => d.spec.osd)
+    .map((d) => d.id)
+    .sort();
+  t.deepEqual(
+    plan.updated
+      .filter((x: Doc<unknown>) => x.kind === 'Disk')
+      .map((x: Doc<unknown>) => x.id)
+      .sort(),
+    disks,
+  );
 
   const again = await c.request('POST', '/specs/plan?file=plan-me.yaml', { body: text, headers: { 'content-type': 'text/plain' } });
   t.like(again.json, { valid: true, created: [], updated: [], pruned: [], orphaned: [], tasks: [] });
@@ -135,7 +160,10 @@ test('nodes: only state: absent removes a monitor, an OSD, a filesystem or a use
   const osds = (await disksOf(q, n!.id)).filter((d) => d.spec.osd);
   t.true(osds.length > 0);
   // A monitor to remove: the file's one runs first (its creation waits a moment for others).
-  await waitFor('the monitor runs', async () => (await q.store.mustGet<NodeSpec, NodeStatusFields>(Kind.Node, n!.id)).status.daemons?.mon === true);
+  await waitFor(
+    'the monitor runs',
+    async () => (await q.store.mustGet<NodeSpec, NodeStatusFields>(Kind.Node, n!.id)).status.daemons?.mon === true,
+  );
 
   // Dropped from the file: kept, orphaned.
   await q.put('data.yaml', node('{ mon: {} }', '[{ all: true }]'));
@@ -143,12 +171,23 @@ test('nodes: only state: absent removes a monitor, an OSD, a filesystem or a use
   t.deepEqual(dropped.orphans.map((o) => o.kind).sort(), ['Filesystem', 'RgwUser']);
   t.truthy(await q.store.get('Filesystem', dropped.orphans.find((o) => o.kind === 'Filesystem')!.id));
   for (const o of dropped.orphans) {
-    await waitFor(`${o.kind} says Orphaned`, async () => ((await q.store.mustGet(o.kind, o.id)).status as { conditions?: Array<{ type: string; status: string }> }).conditions?.some((c) => c.type === 'Orphaned' && c.status === 'True'));
+    await waitFor(`${o.kind} says Orphaned`, async () =>
+      ((await q.store.mustGet(o.kind, o.id)).status as { conditions?: Array<{ type: string; status: string }> }).conditions?.some(
+        (c) => c.type === 'Orphaned' && c.status === 'True',
+      ),
+    );
   }
 
   // Said absent: removed.
   const absent = (text: string) => text.replace('spec:\n', 'spec:\n  state: absent\n');
-  await q.put('data.yaml', files(node('{ mon: { state: absent } }', `[{ all: true }, { serial: ${osds[0]!.spec.serial}, state: absent }]`), absent(fs), absent(user)));
+  await q.put(
+    'data.yaml',
+    files(
+      node('{ mon: { state: absent } }', `[{ all: true }, { serial: ${osds[0]!.spec.serial}, state: absent }]`),
+      absent(fs),
+      absent(user),
+    ),
+  );
   const monDisk = (await q.store.mustGet<NodeSpec>(Kind.Node, n!.id)).spec.daemons.mon!.diskId;
   // The monitor's disk is eligible again once no monitor is desired, but its store is still on
   // it until the monitor stops: the "all" selector holds it back meanwhile.
@@ -158,7 +197,10 @@ test('nodes: only state: absent removes a monitor, an OSD, a filesystem or a use
   t.is((await q.store.mustGet<NodeSpec>(Kind.Node, n!.id)).spec.daemons.mon, undefined);
   t.false((await q.store.mustGet<DiskSpec>(Kind.Disk, osds[0]!.id)).spec.osd);
   const rest = await Promise.all(osds.slice(1).map((o) => q.store.mustGet<DiskSpec>(Kind.Disk, o.id)));
-  t.true(rest.every((d) => d.spec.osd), 'the other OSDs stay');
+  t.true(
+    rest.every((d) => d.spec.osd),
+    'the other OSDs stay',
+  );
   t.is(await q.store.get('Filesystem', dropped.orphans.find((o) => o.kind === 'Filesystem')!.id), undefined);
   t.is(await q.store.get('RgwUser', dropped.orphans.find((o) => o.kind === 'RgwUser')!.id), undefined);
 });

@@ -28,11 +28,17 @@ async function setup() {
 
 test('ownership: a change to an owned field is refused with SPEC_OWNED naming the file and document', async (t) => {
   const { guarded } = await setup();
-  const err = await t.throwsAsync(guarded.mutateSpec<NodeSpec>(Kind.Node, 'n1', (d) => ({ ...d.spec, daemons: { mgr: {} } })), { instanceOf: ConflictError });
+  const err = await t.throwsAsync(
+    guarded.mutateSpec<NodeSpec>(Kind.Node, 'n1', (d) => ({ ...d.spec, daemons: { mgr: {} } })),
+    { instanceOf: ConflictError },
+  );
   t.is(err.code, 'SPEC_OWNED');
   t.is(err.message, 'Node node-1: daemons is owned by the specs file site/nodes.yaml (document 2); change the file instead');
   const doc = await guarded.mustGet(Kind.Node, 'n1');
-  await t.throwsAsync(guarded.updateSpec(Kind.Node, 'n1', { ...nodeSpec(), role: 'master' }, { resourceVersion: doc.metadata.resourceVersion }), { message: /role is owned/ });
+  await t.throwsAsync(
+    guarded.updateSpec(Kind.Node, 'n1', { ...nodeSpec(), role: 'master' }, { resourceVersion: doc.metadata.resourceVersion }),
+    { message: /role is owned/ },
+  );
   await t.throwsAsync(guarded.delete(Kind.Node, 'n1'), { message: /owned by the specs file/ });
   t.deepEqual((await guarded.mustGet<NodeSpec>(Kind.Node, 'n1')).spec, nodeSpec());
 });
@@ -43,27 +49,75 @@ test('ownership: fields the file does not own, orphans and the folder itself are
   t.is(bumped.spec.restartGeneration, 1);
   const viaRaw = await raw.mutateSpec<NodeSpec>(Kind.Node, 'n1', (d) => ({ ...d.spec, daemons: { mgr: {} } }));
   t.deepEqual(viaRaw.spec.daemons, { mgr: {} });
-  await raw.updateSpec(Kind.Node, 'n1', viaRaw.spec, { resourceVersion: viaRaw.metadata.resourceVersion, source: { ...owned, orphaned: true } });
+  await raw.updateSpec(Kind.Node, 'n1', viaRaw.spec, {
+    resourceVersion: viaRaw.metadata.resourceVersion,
+    source: { ...owned, orphaned: true },
+  });
   const freed = await guarded.mutateSpec<NodeSpec>(Kind.Node, 'n1', (d) => ({ ...d.spec, daemons: {} }));
   t.deepEqual(freed.spec.daemons, {});
 });
 
 test('apply: a write that fails midway undoes what the apply wrote before it', async (t) => {
   const { raw, node } = await setup();
-  const netSpec = { cidr: '10.0.0.0/16', gateway: '10.0.0.1', dnsServers: ['10.0.0.1'], rangeStart: '10.0.128.0', rangeEnd: '10.0.255.253', nicId: '461dbbdf-3e8b-55e8-a6f8-506366d81369' };
+  const netSpec = {
+    cidr: '10.0.0.0/16',
+    gateway: '10.0.0.1',
+    dnsServers: ['10.0.0.1'],
+    rangeStart: '10.0.128.0',
+    rangeEnd: '10.0.255.253',
+    nicId: '461dbbdf-3e8b-55e8-a6f8-506366d81369',
+  };
   const source = { type: 'file', file: 'a.yaml', document: 0, fields: ['cidr'] };
   const changes: Change[] = [
-    { action: 'create', kind: NetworkKind.Network, id: 'net', name: '10.0.0.0/16', document: 0, fields: ['cidr'], before: null, after: { spec: netSpec, source, labels: {}, status: { phase: 'pending' } } },
-    { action: 'update', kind: Kind.Node, id: 'n1', name: 'node-1', document: 1, fields: ['role'], before: { spec: node.spec, resourceVersion: node.metadata.resourceVersion, source: owned, labels: {}, name: 'node-1', status: {} }, after: { spec: { ...node.spec, role: 'master' }, source: owned, labels: {} } },
+    {
+      action: 'create',
+      kind: NetworkKind.Network,
+      id: 'net',
+      name: '10.0.0.0/16',
+      document: 0,
+      fields: ['cidr'],
+      before: null,
+      after: { spec: netSpec, source, labels: {}, status: { phase: 'pending' } },
+    },
+    {
+      action: 'update',
+      kind: Kind.Node,
+      id: 'n1',
+      name: 'node-1',
+      document: 1,
+      fields: ['role'],
+      before: { spec: node.spec, resourceVersion: node.metadata.resourceVersion, source: owned, labels: {}, name: 'node-1', status: {} },
+      after: { spec: { ...node.spec, role: 'master' }, source: owned, labels: {} },
+    },
     // Planned against a version of n1 that is gone by the time it is written.
-    { action: 'update', kind: Kind.Node, id: 'n1', name: 'node-1', document: 1, fields: ['power'], before: { spec: node.spec, resourceVersion: node.metadata.resourceVersion, source: owned, labels: {}, name: 'node-1', status: {} }, after: { spec: { ...node.spec, power: 'off' }, source: owned, labels: {} } },
+    {
+      action: 'update',
+      kind: Kind.Node,
+      id: 'n1',
+      name: 'node-1',
+      document: 1,
+      fields: ['power'],
+      before: { spec: node.spec, resourceVersion: node.metadata.resourceVersion, source: owned, labels: {}, name: 'node-1', status: {} },
+      after: { spec: { ...node.spec, power: 'off' }, source: owned, labels: {} },
+    },
   ];
   await t.throwsAsync(applyChanges(raw, changes), { instanceOf: ConflictError });
   t.is(await raw.get(NetworkKind.Network, 'net'), undefined, 'the created network is gone again');
   t.is((await raw.mustGet<NodeSpec>(Kind.Node, 'n1')).spec.role, 'worker', 'the updated node is as it was');
 });
 
-test('tasks: the task kinds a plan names are the loops\' own task names', (t) => {
-  const loops = new Set<string>([...Object.values(MonTask), ...Object.values(OsdTask), DHCP_START_TASK, FS_CREATE_TASK, RGW_USER_CREATE_TASK, DOWNLOAD_TASK, REMOVE_TASK]);
-  t.deepEqual(Object.values(TaskKind).filter((k) => !loops.has(k)), []);
+test("tasks: the task kinds a plan names are the loops' own task names", (t) => {
+  const loops = new Set<string>([
+    ...Object.values(MonTask),
+    ...Object.values(OsdTask),
+    DHCP_START_TASK,
+    FS_CREATE_TASK,
+    RGW_USER_CREATE_TASK,
+    DOWNLOAD_TASK,
+    REMOVE_TASK,
+  ]);
+  t.deepEqual(
+    Object.values(TaskKind).filter((k) => !loops.has(k)),
+    [],
+  );
 });

@@ -38,8 +38,12 @@ spec:
   t.is(docs.length, 1);
   t.like(docs[0], { file: 'n.yaml', index: 0, kind: 'Node', name: 'a', labels: { rack: 'r1' }, state: 'present' });
   t.deepEqual(docs[0]!.spec, {
-    match: { mac: '52:54:00:00:00:01' }, role: 'worker', power: 'on', image: null,
-    daemons: { mon: { state: 'present' } }, osds: [{ all: true, rotational: true, minSize: '1TB', state: 'present' }],
+    match: { mac: '52:54:00:00:00:01' },
+    role: 'worker',
+    power: 'on',
+    image: null,
+    daemons: { mon: { state: 'present' } },
+    osds: [{ all: true, rotational: true, minSize: '1TB', state: 'present' }],
   });
 });
 
@@ -57,10 +61,13 @@ kind: Filesystem
 `;
   const { docs, errors } = parseSpecText('nets.yaml', text, v);
   t.is(docs.length, 1, 'the good document parsed; the caller refuses the file whole');
-  t.deepEqual(errors.filter((e) => e.document === 1).map(({ line, column, field }) => ({ line, column, field })), [
-    { line: 14, column: 12, field: '/spec/gateway' },
-    { line: 15, column: 10, field: '/spec/nicId' },
-  ]);
+  t.deepEqual(
+    errors.filter((e) => e.document === 1).map(({ line, column, field }) => ({ line, column, field })),
+    [
+      { line: 14, column: 12, field: '/spec/gateway' },
+      { line: 15, column: 10, field: '/spec/nicId' },
+    ],
+  );
   const third = errors.filter((e) => e.document === 2);
   t.deepEqual(third.map((e) => e.field).sort(), ['/apiVersion', '/metadata', '/spec']);
   t.true(third.every((e) => e.file === 'nets.yaml' && e.line === 17 && e.column === 1));
@@ -79,7 +86,10 @@ test('parse: an unknown field, kind or apiVersion is refused by name', (t) => {
   const { errors } = parseSpecText('u.yaml', NET.replace('  cidr:', '  colour: red\n  cidr:').replace('quarry/v1', 'quarry/v2'), v);
   t.deepEqual(errors.map((e) => `${e.field} ${e.message}`).sort(), ['/apiVersion must be equal to constant']);
   const again = parseSpecText('u.yaml', NET.replace('  cidr:', '  colour: red\n  cidr:'), v);
-  t.deepEqual(again.errors.map((e) => [e.field, e.message, e.line]), [['/spec/colour', 'unknown field', 5]]);
+  t.deepEqual(
+    again.errors.map((e) => [e.field, e.message, e.line]),
+    [['/spec/colour', 'unknown field', 5]],
+  );
 });
 
 test('parse: a billion-laughs file is refused on its aliases', (t) => {

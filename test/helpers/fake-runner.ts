@@ -65,10 +65,7 @@ export class FakeRunner implements Runner {
 
   /** Throws when a scripted call was not made or an unscripted one was. */
   verify(): void {
-    const problems = [
-      ...this.pending().map((d) => `not called: ${d}`),
-      ...this.unexpected.map((c) => `unexpected: ${c.shown}`),
-    ];
+    const problems = [...this.pending().map((d) => `not called: ${d}`), ...this.unexpected.map((c) => `unexpected: ${c.shown}`)];
     if (problems.length > 0) throw new Error(`FakeRunner: ${problems.join('; ')}`);
   }
 
@@ -88,7 +85,12 @@ export class FakeRunner implements Runner {
   }
 }
 
-function toExpectation(cmd: string | CallMatcher, argsOrReply: Arg[] | Reply | undefined, reply: Reply | undefined, times: number): Expectation {
+function toExpectation(
+  cmd: string | CallMatcher,
+  argsOrReply: Arg[] | Reply | undefined,
+  reply: Reply | undefined,
+  times: number,
+): Expectation {
   if (typeof cmd === 'function') {
     const r = Array.isArray(argsOrReply) ? reply : argsOrReply;
     return { description: 'matcher', matches: cmd, reply: r ?? {}, remaining: times };

@@ -63,7 +63,11 @@ async function send(res: ServerResponse, body: Buffer, delayMs: number): Promise
 export async function serveImages(t: ExecutionContext, images: TestImage[], faults: Faults = {}): Promise<ImageServer> {
   const files = new Map<string, Buffer>();
   const catalog = images.map((img) => ({
-    id: img.id, name: img.name, distro: 'testos', version: '1', arch: 'amd64',
+    id: img.id,
+    name: img.name,
+    distro: 'testos',
+    version: '1',
+    arch: 'amd64',
     files: img.files.map((f) => {
       files.set(`/files/${img.id}/${f.name}`, f.content);
       return { name: f.name, url: `files/${img.id}/${f.name}`, size: f.content.length, sha256: f.sha256 ?? sha(f.content) };
@@ -73,7 +77,8 @@ export async function serveImages(t: ExecutionContext, images: TestImage[], faul
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
     state.requests.push({ path, range: req.headers.range ?? null, authorization: req.headers.authorization ?? null });
-    if (path === '/catalog.json') return void res.writeHead(200, { 'content-type': 'application/json' }).end(state.catalogBody ?? JSON.stringify(catalog));
+    if (path === '/catalog.json')
+      return void res.writeHead(200, { 'content-type': 'application/json' }).end(state.catalogBody ?? JSON.stringify(catalog));
     const file = files.get(path);
     if (!file) return void res.writeHead(404).end();
     const cut = state.faults.cutAfter;

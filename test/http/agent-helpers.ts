@@ -52,8 +52,28 @@ export function hardware(n: number, bootId = `boot-${n}`): AgentReport {
     hostname: `manual-${n}`,
     ip: `192.0.2.${n}`,
     disks: [
-      { serial: `MAN${n}-SYS`, devicePath: '/dev/sda', sizeBytes: 240e9, rotational: false, model: 'm', vendor: 'v', interface: 'sata', isSystem: true, hasFilesystem: true },
-      { serial: `MAN${n}-D1`, devicePath: '/dev/sdb', sizeBytes: 4e12, rotational: true, model: 'm', vendor: 'v', interface: 'sas', isSystem: false, hasFilesystem: false },
+      {
+        serial: `MAN${n}-SYS`,
+        devicePath: '/dev/sda',
+        sizeBytes: 240e9,
+        rotational: false,
+        model: 'm',
+        vendor: 'v',
+        interface: 'sata',
+        isSystem: true,
+        hasFilesystem: true,
+      },
+      {
+        serial: `MAN${n}-D1`,
+        devicePath: '/dev/sdb',
+        sizeBytes: 4e12,
+        rotational: true,
+        model: 'm',
+        vendor: 'v',
+        interface: 'sas',
+        isSystem: false,
+        hasFilesystem: false,
+      },
     ],
     nics: [{ name: 'eno1', mac: macOf(n), ip: `192.0.2.${n}`, connected: true, mtu: 1500 }],
     daemons: { mon: false, mgr: false, mds: false, rgw: false, osds: [] },
@@ -62,7 +82,13 @@ export function hardware(n: number, bootId = `boot-${n}`): AgentReport {
 
 /** A node-level run for the node, which only its agent can claim. */
 export function nodeRun(q: LabQuarry, nodeId: string, taskName = 'demo.step') {
-  return q.tasks.start({ taskName, target: { kind: 'Node', id: nodeId, generation: 1 }, node: { id: nodeId, hostname: 'manual' }, args: { answer: 42 }, timeoutMs: 60_000 });
+  return q.tasks.start({
+    taskName,
+    target: { kind: 'Node', id: nodeId, generation: 1 },
+    node: { id: nodeId, hostname: 'manual' },
+    args: { answer: 42 },
+    timeoutMs: 60_000,
+  });
 }
 
 /** A first network boot of `mac` over HTTP (it becomes a discovered node waiting for approval),

@@ -84,14 +84,19 @@ test('agent lab: a secret shows in no answer but its rotation, in no log line an
   await keep(relogged.post('/node/runs/claim', { waitMs: 1000 }));
   await keep(relogged.post(`/node/runs/${run.id}/finish`, { ok: true, result: { done: true } }));
   const c = await admin(q);
-  for (const path of ['/task/runs/recent', `/task/run/${run.id}`, `/task/run/${run.id}/logs`, '/openapi.json', '/users', '/user/me']) await keep(c.get(path));
-  for (const r of q.http.routes.filter((x) => x.method === 'GET' && !x.path.includes('{') && x.path !== '/events')) await keep(c.get(r.path));
+  for (const path of ['/task/runs/recent', `/task/run/${run.id}`, `/task/run/${run.id}/logs`, '/openapi.json', '/users', '/user/me'])
+    await keep(c.get(path));
+  for (const r of q.http.routes.filter((x) => x.method === 'GET' && !x.path.includes('{') && x.path !== '/events'))
+    await keep(c.get(r.path));
   const labSecret = q.lab!.machine(1).disk.agentSecret?.secret ?? '';
   const secrets = [a.initial, a.secret, labSecret];
   t.true(secrets.every((s) => s.length === 43));
   for (const s of secrets) {
     for (const reply of answers) t.false(reply.text.includes(s), `answer ${reply.status}`);
-    t.false(logged.some((l) => l.includes(s)), 'log');
+    t.false(
+      logged.some((l) => l.includes(s)),
+      'log',
+    );
     t.false(JSON.stringify(await q.tasks.recent(1000)).includes(s), 'task runs');
   }
   const cred = await q.store.mustGet<AgentCredentialSpec>(Kind.AgentCredential, a.nodeId);

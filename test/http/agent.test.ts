@@ -145,7 +145,13 @@ test('agent a client that hangs up ends its claim, and a claim whose caller has 
   const claim = a.client.request('POST', '/node/runs/claim', { json: { waitMs: 30_000 }, signal: hangup.signal });
   await waitFor('the claim reached the master', () => waiting.length === 1);
   hangup.abort();
-  t.is(await claim.then(() => 'answered', (err: unknown) => (err as { name?: string }).name), 'AbortError');
+  t.is(
+    await claim.then(
+      () => 'answered',
+      (err: unknown) => (err as { name?: string }).name,
+    ),
+    'AbortError',
+  );
   await waitFor('the server saw the hang-up', () => waiting[0]!.aborted);
   const run = await nodeRun(q, a.nodeId);
   t.is(await q.tasks.agents.claim(a.nodeId, 1_000, AbortSignal.abort()), null);
@@ -170,7 +176,13 @@ test('agent logs and the result sent over HTTP land on the run; a canceled run s
   const done = await q.tasks.get(run.id);
   t.is(done.status.state, 'completed');
   t.deepEqual(done.status.result, { osdId: 3 });
-  t.deepEqual((await q.tasks.logs(run.id)).filter((l) => l.message.startsWith('step')).map((l) => [l.level, l.message]), [['info', 'step one'], ['warn', 'step two']]);
+  t.deepEqual(
+    (await q.tasks.logs(run.id)).filter((l) => l.message.startsWith('step')).map((l) => [l.level, l.message]),
+    [
+      ['info', 'step one'],
+      ['warn', 'step two'],
+    ],
+  );
   t.deepEqual((await a.client.get(`/node/runs/${run.id}`)).json, { state: 'completed', canceled: false });
   t.is((await a.client.post(`/node/runs/${run.id}/finish`, { ok: true })).status, 409);
 
@@ -198,12 +210,23 @@ test('agent a wrong secret is the generic 401 and counts toward the login thrott
   t.is(throttled.status, 429);
   t.is(throttled.json.code, 'RATE_LIMITED');
   t.truthy(throttled.headers.get('retry-after'));
-  t.is((await q.store.mustGet<AgentCredentialSpec>(Kind.AgentCredential, e.nodeId)).spec.firstUsedAt, null, 'the credential is still unused');
+  t.is(
+    (await q.store.mustGet<AgentCredentialSpec>(Kind.AgentCredential, e.nodeId)).spec.firstUsedAt,
+    null,
+    'the credential is still unused',
+  );
 });
 
 test('agent mayReadNodeSecrets: an admin any node, an agent its own node once rotated, other users none', (t) => {
-  const user = (isAdmin: boolean) => ({ user: { id: 'u', username: 'u', name: 'u', email: '', isAdmin }, doc: {}, sessionId: 's' }) as unknown as Principal;
-  const agent = (nodeId: string, rotated = true): AgentPrincipal => ({ kind: 'agent', nodeId, username: `agent:${nodeId}`, sessionId: 's', rotated });
+  const user = (isAdmin: boolean) =>
+    ({ user: { id: 'u', username: 'u', name: 'u', email: '', isAdmin }, doc: {}, sessionId: 's' }) as unknown as Principal;
+  const agent = (nodeId: string, rotated = true): AgentPrincipal => ({
+    kind: 'agent',
+    nodeId,
+    username: `agent:${nodeId}`,
+    sessionId: 's',
+    rotated,
+  });
   t.true(mayReadNodeSecrets(user(true), 'n1'));
   t.false(mayReadNodeSecrets(user(false), 'n1'));
   t.true(mayReadNodeSecrets(agent('n1'), 'n1'));

@@ -38,7 +38,12 @@ test('passwords a missing or broken hash is refused after the same derivation wo
 
 test('passwords the hashing gate refuses with 429 when too many wait', async (t) => {
   const hasher = new PasswordHasher(FAST_SCRYPT, 1, 2);
-  const runs = Array.from({ length: 6 }, () => hasher.hash('pw-12345678').then(() => 'ok', (e: unknown) => e));
+  const runs = Array.from({ length: 6 }, () =>
+    hasher.hash('pw-12345678').then(
+      () => 'ok',
+      (e: unknown) => e,
+    ),
+  );
   const results = await Promise.all(runs);
   t.is(results.filter((r) => r === 'ok').length, 3);
   t.true(results.filter((r) => r !== 'ok').every((r) => r instanceof RateLimitedError));

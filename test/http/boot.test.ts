@@ -18,8 +18,13 @@ function getWithHost(url: string, host: string): Promise<{ status: number; text:
   return new Promise((resolve, reject) => {
     request({ hostname, port, path: pathname + search, headers: { host } }, (res) => {
       let text = '';
-      res.setEncoding('utf8').on('data', (d: string) => (text += d)).on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-    }).on('error', reject).end();
+      res
+        .setEncoding('utf8')
+        .on('data', (d: string) => (text += d))
+        .on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+    })
+      .on('error', reject)
+      .end();
   });
 }
 
@@ -68,7 +73,12 @@ test('boot scripts point machines at the host they reached Quarry on, when it is
 
 test('boot refuses an invalid or missing MAC with a problem', async (t) => {
   const q = await startLab(t, 0);
-  for (const path of ['/boot/config?mac=zz:00:00:00:00:01', '/boot/config?mac=02:00:00:00:00', '/boot/config', '/templates/rendered/cloud-init?mac=nope']) {
+  for (const path of [
+    '/boot/config?mac=zz:00:00:00:00:01',
+    '/boot/config?mac=02:00:00:00:00',
+    '/boot/config',
+    '/templates/rendered/cloud-init?mac=nope',
+  ]) {
     const r = await anon(q).get<ProblemBody>(path);
     t.is(r.status, 400, path);
     t.regex(r.headers.get('content-type') ?? '', /^application\/problem\+json/);
@@ -116,7 +126,10 @@ test('boot a machine that network-boots too often gets BootLoop and no installer
   t.true((await anon(q).get(`/templates/rendered/cloud-init?mac=${MAC}`)).text.includes('"secret":null'));
   const c = await admin(q);
   t.deepEqual((await c.get<string[]>(`/nodes/${looping.id}/operations`)).json.includes('node.restart'), true);
-  t.is((await c.post<InvokeResults>('/invoke/node', { operation: 'node.restart', nodeIds: [looping.id] })).json.results[0]?.status, 'scheduled');
+  t.is(
+    (await c.post<InvokeResults>('/invoke/node', { operation: 'node.restart', nodeIds: [looping.id] })).json.results[0]?.status,
+    'scheduled',
+  );
   const reset = await waitFor('BootLoop reset', async () => {
     const n = await nodeOfMac(q, MAC);
     return n?.status.conditions?.some((x) => x.type === 'BootLoop' && x.status === 'False') ? n : undefined;

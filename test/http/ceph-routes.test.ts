@@ -10,7 +10,8 @@ import { admin, hardware, login, readyAgent } from './agent-helpers.js';
 import type { Client } from './client.js';
 import type { NodeKeyrings, ProblemBody } from './bodies.js';
 
-const config = async (c: Client): Promise<string> => Buffer.from((await c.get<{ config: string }>('/ceph/cluster/config')).json.config, 'base64').toString('utf8');
+const config = async (c: Client): Promise<string> =>
+  Buffer.from((await c.get<{ config: string }>('/ceph/cluster/config')).json.config, 'base64').toString('utf8');
 
 test('ceph routes: the config hash is the SHA-256 of exactly the config bytes, and both follow the monitors', async (t) => {
   const q = await startLab(t, 2);
@@ -26,7 +27,10 @@ test('ceph routes: the config hash is the SHA-256 of exactly the config bytes, a
   const disk = disks.find((d) => d.nodeId === m.nodeId && d.eligible)!;
   t.is((await c.post('/ceph/mon/create', { nodeId: m.nodeId, diskId: disk.id })).status, 200);
   const after = await config(c);
-  t.regex(after, new RegExp(`^mon_host = \\[v2:${m.spec.ip.replace(/\./g, '\\.')}:3300,v1:${m.spec.ip.replace(/\./g, '\\.')}:6789\\]$`, 'm'));
+  t.regex(
+    after,
+    new RegExp(`^mon_host = \\[v2:${m.spec.ip.replace(/\./g, '\\.')}:3300,v1:${m.spec.ip.replace(/\./g, '\\.')}:6789\\]$`, 'm'),
+  );
   const hash = (await c.get<{ hash: string }>('/ceph/cluster/config/hash')).json.hash;
   t.is(hash, createHash('sha256').update(after).digest('hex'));
   t.not(hash, createHash('sha256').update(before).digest('hex'));
@@ -49,7 +53,10 @@ test('ceph routes: node Ceph state counts a daemon only when it is both desired 
   report.daemons = { mon: true, mgr: true, mds: false, rgw: false, osds: [] };
   await a.client.post('/node/hardware', report);
   const c = await admin(q);
-  await waitFor('node active', async () => (await q.store.get('Node', a.nodeId) as { status: { phase?: string } } | undefined)?.status.phase === 'active');
+  await waitFor(
+    'node active',
+    async () => ((await q.store.get('Node', a.nodeId)) as { status: { phase?: string } } | undefined)?.status.phase === 'active',
+  );
   await c.post('/invoke/node', { operation: 'ceph.create-mgr', nodeIds: [a.nodeId] });
   const state = (await c.get(`/ceph/nodes/${a.nodeId}/state`)).json;
   t.deepEqual(state, { nodeId: a.nodeId, mon: false, mgr: true, mds: false, rgw: false, nfs: false, osdIds: [] });
@@ -61,7 +68,13 @@ test('ceph routes: keyrings go to admins and to the node own agent, never to oth
   const one = await readyAgent(q, 1);
   const two = await readyAgent(q, 2);
   const key = 'AQBnbmRmAAAAABAAu2e5ZIbTj4b0dJq2m7xT9w==';
-  await q.store.create({ kind: CephKind.Keyring, id: nameUuid('keyring', 'mgr.one'), name: 'mgr.one', spec: { entity: 'mgr.one', nodeId: one.nodeId, caps: { mon: 'allow profile mgr' } }, status: { key } });
+  await q.store.create({
+    kind: CephKind.Keyring,
+    id: nameUuid('keyring', 'mgr.one'),
+    name: 'mgr.one',
+    spec: { entity: 'mgr.one', nodeId: one.nodeId, caps: { mon: 'allow profile mgr' } },
+    status: { key },
+  });
   const c = await admin(q);
   const mine = await one.client.get<NodeKeyrings>(`/ceph/nodes/${one.nodeId}/keyrings`);
   t.is(mine.status, 200);

@@ -32,7 +32,6 @@ export interface Reply<T = unknown> {
   setCookies: SetCookie[];
 }
 
-
 export interface RequestOptions {
   json?: unknown;
   body?: string | Uint8Array;
@@ -68,12 +67,15 @@ export class Client {
       body = JSON.stringify(opts.json);
       headers['content-type'] ??= 'application/json';
     }
-    const res = await fetch(new URL(path, this.base), { method, headers, body, ...(opts.signal ? { signal: opts.signal } : {}) }).catch((err: unknown) => {
-      // undici says only "fetch failed"; the cause (ECONNRESET, ECONNREFUSED) is what a flaky run needs.
-      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-      if (err instanceof TypeError && cause) err.message = `${method} ${path}: fetch failed: ${cause.code ?? cause.message ?? JSON.stringify(cause)}`;
-      throw err;
-    });
+    const res = await fetch(new URL(path, this.base), { method, headers, body, ...(opts.signal ? { signal: opts.signal } : {}) }).catch(
+      (err: unknown) => {
+        // undici says only "fetch failed"; the cause (ECONNRESET, ECONNREFUSED) is what a flaky run needs.
+        const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+        if (err instanceof TypeError && cause)
+          err.message = `${method} ${path}: fetch failed: ${cause.code ?? cause.message ?? JSON.stringify(cause)}`;
+        throw err;
+      },
+    );
     const text = await res.text();
     const setCookies = res.headers.getSetCookie().map(parseSetCookie);
     for (const c of setCookies) this.store(c);

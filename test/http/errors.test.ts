@@ -37,7 +37,9 @@ test('problem 400 lists every failing field; unknown fields in body and query ar
 test('problem 400 for malformed JSON, without echoing the body', async (t) => {
   const h = await startHarness();
   t.teardown(() => h.close());
-  const r = await h.client().request('POST', '/user/login', { body: '{"username": "admin", "password": "s3cr3t', headers: { 'content-type': 'application/json' } });
+  const r = await h
+    .client()
+    .request('POST', '/user/login', { body: '{"username": "admin", "password": "s3cr3t', headers: { 'content-type': 'application/json' } });
   assertProblem(t, r, 400, 'VALIDATION_FAILED');
   t.deepEqual(r.json.errors, [{ path: '/body', message: 'malformed JSON' }]);
   t.false(r.text.includes('s3cr3t'));
@@ -49,14 +51,24 @@ test('problem 401, 403, 404, 405 and 409 shapes', async (t) => {
   assertProblem(t, await h.client().get('/users'), 401, 'UNAUTHENTICATED');
   await h.createUser('kim');
   const kim = await h.login('kim', 'kim-password');
-  assertProblem(t, await kim.post('/users', { username: 'x1', password: 'x1-password', name: 'X', email: 'x@example.com' }), 403, 'FORBIDDEN');
+  assertProblem(
+    t,
+    await kim.post('/users', { username: 'x1', password: 'x1-password', name: 'X', email: 'x@example.com' }),
+    403,
+    'FORBIDDEN',
+  );
   assertProblem(t, await kim.get('/no/such/thing'), 404, 'NOT_FOUND');
   assertProblem(t, await h.client().get('/no/such/thing'), 404, 'NOT_FOUND');
   const wrongMethod = await kim.request('DELETE', '/users');
   assertProblem(t, wrongMethod, 405, 'METHOD_NOT_ALLOWED');
   t.deepEqual(wrongMethod.headers.get('allow')?.split(', ').sort(), ['GET', 'HEAD', 'POST']);
   const admin = await h.admin();
-  assertProblem(t, await admin.post('/users', { username: 'KIM', password: 'kim-password', name: 'K', email: 'k@example.com' }), 409, 'CONFLICT');
+  assertProblem(
+    t,
+    await admin.post('/users', { username: 'KIM', password: 'kim-password', name: 'K', email: 'k@example.com' }),
+    409,
+    'CONFLICT',
+  );
 });
 
 test('problem 413 for a real JSON body over 1 MiB (with Content-Length)', async (t) => {
@@ -75,11 +87,15 @@ test('problem 413 for a chunked JSON body over 1 MiB (no Content-Length)', async
   const admin = await h.admin();
   const cookie = [...admin.jar].map(([k, v]) => `${k}=${v}`).join('; ');
   const reply = await new Promise<{ status: number; type: string; body: string }>((resolve, reject) => {
-    const req = request(`${h.base}/users`, { method: 'POST', headers: { cookie, 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }, (res) => {
-      let body = '';
-      res.on('data', (d: Buffer) => (body += d.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type']), body }));
-    });
+    const req = request(
+      `${h.base}/users`,
+      { method: 'POST', headers: { cookie, 'content-type': 'application/json', 'transfer-encoding': 'chunked' } },
+      (res) => {
+        let body = '';
+        res.on('data', (d: Buffer) => (body += d.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type']), body }));
+      },
+    );
     req.on('error', reject);
     req.write('{"name":"');
     for (let i = 0; i < 20; i++) req.write('y'.repeat(64 * 1024));
@@ -96,9 +112,15 @@ test('problem 415 for a body that is not JSON on a JSON route', async (t) => {
   const c = h.client();
   const plain = await c.request('POST', '/user/login', { body: JSON.stringify(login), headers: { 'content-type': 'text/plain' } });
   assertProblem(t, plain, 415, 'UNSUPPORTED_MEDIA_TYPE');
-  const form = await c.request('POST', '/user/login', { body: 'username=admin&password=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  const form = await c.request('POST', '/user/login', {
+    body: 'username=admin&password=x',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  });
   assertProblem(t, form, 415, 'UNSUPPORTED_MEDIA_TYPE');
-  t.is((await c.request('POST', '/user/login', { json: login, headers: { 'content-type': 'application/json; charset=utf-8' } })).status, 200);
+  t.is(
+    (await c.request('POST', '/user/login', { json: login, headers: { 'content-type': 'application/json; charset=utf-8' } })).status,
+    200,
+  );
 });
 
 test('problem 500 hides the message of a plain Error and logs it with a reference', async (t) => {

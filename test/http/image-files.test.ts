@@ -28,7 +28,10 @@ test('image files: the boot script of the default image links files a machine ca
   const initrd = /\ninitrd --name \S+ (\S+)/.exec(script)?.[1];
   t.truthy(kernel && initrd, script);
   t.true(kernel!.startsWith(`${q.url}/images/${image.id}/files/vmlinuz?expires=`));
-  for (const [url, name] of [[kernel!, 'vmlinuz'], [initrd!, 'initrd.img']] as const) {
+  for (const [url, name] of [
+    [kernel!, 'vmlinuz'],
+    [initrd!, 'initrd.img'],
+  ] as const) {
     const r = await fetch(url);
     t.is(r.status, 200);
     t.is(r.headers.get('content-type'), 'application/octet-stream');
@@ -40,7 +43,10 @@ test('image files: the boot script of the default image links files a machine ca
     const r = await anon.get<ProblemBody>(p);
     return r.status === 401 && r.json.code === 'UNAUTHENTICATED';
   };
-  t.true(await refused(path(kernel!).replace(/signature=[0-9a-f]/, (m) => m.slice(0, -1) + (m.endsWith('0') ? '1' : '0'))), 'a forged signature');
+  t.true(
+    await refused(path(kernel!).replace(/signature=[0-9a-f]/, (m) => m.slice(0, -1) + (m.endsWith('0') ? '1' : '0'))),
+    'a forged signature',
+  );
   t.true(await refused(path(kernel!).replace('/vmlinuz?', '/rootfs.tar?')), 'the link of one file for another');
   t.true(await refused(path(kernel!).replace(/expires=\d+/, (m) => `expires=${Number(m.slice(8)) + 3600}`)), 'a stretched expiry');
   t.true(await refused(path(kernel!).split('?')[0]!), 'no signature at all');

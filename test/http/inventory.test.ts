@@ -52,7 +52,10 @@ test('inventory: nodes, details, disks and NICs show what the lab machines are',
   t.true(disks.some((d) => !d.serial.endsWith('-SYS') && d.reasons.includes('has-filesystem')));
   t.true(disks.every((d) => d.nodeHostname === docs.find((n) => n.id === machine.nodeId)!.spec.hostname));
   const nics = ((await c.get('/nics')).json as Array<{ nodeId: string; mac: string }>).filter((n) => n.nodeId === machine.nodeId);
-  t.deepEqual(nics.map((n) => n.mac), machine.spec.nics.map((n) => n.mac));
+  t.deepEqual(
+    nics.map((n) => n.mac),
+    machine.spec.nics.map((n) => n.mac),
+  );
 });
 
 test('inventory: operations follow the state table', async (t) => {
@@ -60,7 +63,15 @@ test('inventory: operations follow the state table', async (t) => {
   await allActive(q, 3);
   const c = await admin(q);
   const m = q.lab!.machine(3);
-  t.deepEqual((await c.get(`/nodes/${m.nodeId}/operations`)).json, ['ceph.create-mon', 'ceph.create-mgr', 'ceph.create-mds', 'ceph.create-rgw', 'ceph.create-nfs', 'node.restart', 'node.shutdown']);
+  t.deepEqual((await c.get(`/nodes/${m.nodeId}/operations`)).json, [
+    'ceph.create-mon',
+    'ceph.create-mgr',
+    'ceph.create-mds',
+    'ceph.create-rgw',
+    'ceph.create-nfs',
+    'node.restart',
+    'node.shutdown',
+  ]);
   const disks = await disksOf(c, m.nodeId!);
   const ops = async (d: DiskView) => (await c.get(`/disks/${d.id}/operations`)).json;
   t.deepEqual(await ops(disks.find((d) => d.serial.endsWith('-SYS'))!), []);
@@ -113,7 +124,15 @@ test('inventory: each target gets its own result; rejections say why and do not 
   const r = await c.post<InvokeResults>('/invoke/node', { operation: 'ceph.create-mgr', nodeIds: [a, off, unknown, b, a] });
   t.is(r.status, 200);
   const results = r.json.results;
-  t.deepEqual(results.map((x) => [x.id, x.status]), [[a, 'scheduled'], [off, 'rejected'], [unknown, 'rejected'], [b, 'scheduled']]);
+  t.deepEqual(
+    results.map((x) => [x.id, x.status]),
+    [
+      [a, 'scheduled'],
+      [off, 'rejected'],
+      [unknown, 'rejected'],
+      [b, 'scheduled'],
+    ],
+  );
   t.regex(results[1]!.reason!, /offline/);
   t.is(results[2]!.reason, 'unknown node');
   const again = (await c.post<InvokeResults>('/invoke/node', { operation: 'ceph.create-mgr', nodeIds: [a] })).json.results[0];
@@ -124,9 +143,18 @@ test('inventory: each target gets its own result; rejections say why and do not 
   const disksB = await disksOf(c, b);
   const sys = disksA.find((d) => d.serial.endsWith('-SYS'))!;
   const mon = await c.post<InvokeResults>('/invoke/node', { operation: 'ceph.create-mon', nodeIds: [a, b], diskId: eligible(disksB).id });
-  t.deepEqual(mon.json.results.map((x) => x.reason ?? x.status), ['the disk is not on this node', 'scheduled']);
-  const osd = await c.post<InvokeResults>('/invoke/disk', { operation: 'ceph.create-osd', diskIds: [sys.id, eligible(disksA).id, eligible(disksB).id] });
-  t.deepEqual(osd.json.results.map((x) => x.status), ['rejected', 'scheduled', 'rejected']);
+  t.deepEqual(
+    mon.json.results.map((x) => x.reason ?? x.status),
+    ['the disk is not on this node', 'scheduled'],
+  );
+  const osd = await c.post<InvokeResults>('/invoke/disk', {
+    operation: 'ceph.create-osd',
+    diskIds: [sys.id, eligible(disksA).id, eligible(disksB).id],
+  });
+  t.deepEqual(
+    osd.json.results.map((x) => x.status),
+    ['rejected', 'scheduled', 'rejected'],
+  );
   t.regex(osd.json.results[0]!.reason!, /system-disk/);
   t.regex(osd.json.results[2]!.reason!, /monitor-disk/, 'the monitor disk of node b takes no OSD');
   t.true((await q.store.mustGet<DiskSpec>(Kind.Disk, eligible(disksA).id)).spec.osd);
@@ -163,7 +191,10 @@ test('inventory: node.restart via the API is carried out by the node loop', asyn
   t.deepEqual(r.json.results, [{ id, status: 'scheduled' }]);
   const second = await c.post<InvokeResults>('/invoke/node', { operation: 'node.restart', nodeIds: [id] });
   t.is(second.json.results[0]?.status, 'rejected', 'a restart in progress is not requested twice');
-  await waitFor('restarted', async () => (await q.nodeOf(1)).status.observedRestartGeneration === 1 && (await q.nodeOf(1)).status.phase === 'active');
+  await waitFor(
+    'restarted',
+    async () => (await q.nodeOf(1)).status.observedRestartGeneration === 1 && (await q.nodeOf(1)).status.phase === 'active',
+  );
   t.is((await q.nodeOf(1)).spec.restartGeneration, 1);
 });
 

@@ -36,12 +36,25 @@ test('quarry api: a node-level run shows in the task endpoints with its agent lo
   const c = await admin(q);
   const run = await waitFor('completed restart run', async () => {
     const r = await c.get('/task/runs/recent?limit=10');
-    return (r.json as Array<{ taskName: string; state: string; nodeId: string }>).find((x) => x.taskName === 'node.restart' && x.state === 'completed');
+    return (r.json as Array<{ taskName: string; state: string; nodeId: string }>).find(
+      (x) => x.taskName === 'node.restart' && x.state === 'completed',
+    );
   });
   t.is(run.nodeId, nodeId);
   const one = await c.get<{ id: string }>(`/task/run/${(run as unknown as { id: string }).id}`);
   t.is(one.status, 200);
-  t.deepEqual(Object.keys(one.json).sort(), ['completedAt', 'createdAt', 'error', 'id', 'nodeHostname', 'nodeId', 'startedAt', 'state', 'targetId', 'taskName']);
+  t.deepEqual(Object.keys(one.json).sort(), [
+    'completedAt',
+    'createdAt',
+    'error',
+    'id',
+    'nodeHostname',
+    'nodeId',
+    'startedAt',
+    'state',
+    'targetId',
+    'taskName',
+  ]);
   const logs = await c.get(`/task/run/${one.json.id}/logs`);
   t.true((logs.json as Array<{ message: string }>).some((l) => l.message.includes('systemctl reboot')));
   const missing = await c.get<ProblemBody>('/task/run/00000000-0000-4000-8000-000000000000');
@@ -57,7 +70,10 @@ test('quarry api: a question holds its run until an admin answers it with one of
     target: { kind: 'Disk', id: 'd1', generation: 1 },
     script: async (ctx) => ({ answer: await ctx.ask('Wipe /dev/sdb? It holds data.', ['yes', 'no']) }),
   });
-  const question = await waitFor('pending question', async () => (await c.get<Array<{ id: string }> | undefined>('/task/questions/pending')).json?.[0]);
+  const question = await waitFor(
+    'pending question',
+    async () => (await c.get<Array<{ id: string }> | undefined>('/task/questions/pending')).json?.[0],
+  );
   t.like(question, { runId: run.id, taskName: 'disk.wipe', options: ['yes', 'no'] });
   const bad = await c.post(`/task/question/${question.id}/answer`, { answer: 'maybe' });
   t.is(bad.status, 400);
@@ -74,7 +90,12 @@ test('quarry api: only an admin cancels a run, and a finished run cannot be canc
   const q = await startLab(t, 0);
   // A node-level run for a node with no agent stays pending: nothing will claim it.
   const nodeId = '11111111-1111-4111-8111-111111111111';
-  const run = await q.tasks.start({ taskName: 'node.restart', target: { kind: 'Node', id: nodeId, generation: 1 }, node: { id: nodeId, hostname: 'x' }, timeoutMs: 60_000 });
+  const run = await q.tasks.start({
+    taskName: 'node.restart',
+    target: { kind: 'Node', id: nodeId, generation: 1 },
+    node: { id: nodeId, hostname: 'x' },
+    timeoutMs: 60_000,
+  });
   const c = await admin(q);
   await c.post('/users', { username: 'viewer', password: 'viewer-password', name: 'Viewer', email: 'viewer@example.com' });
   const viewer = new Client(q.url);
@@ -95,7 +116,8 @@ test('quarry api: /events streams task state changes to a real EventSource with 
   const es = new EventSource(`${q.url}/events`, { fetch: (url, init) => fetch(url, { ...init, headers: { ...init.headers, cookie } }) });
   t.teardown(() => es.close());
   const seen: Array<{ id: string; type: string; payload: Record<string, unknown> }> = [];
-  es.onmessage = (m) => seen.push({ id: m.lastEventId, ...(JSON.parse(m.data as string) as { type: string; payload: Record<string, unknown> }) });
+  es.onmessage = (m) =>
+    seen.push({ id: m.lastEventId, ...(JSON.parse(m.data as string) as { type: string; payload: Record<string, unknown> }) });
   await new Promise<void>((resolve, reject) => {
     es.onopen = () => resolve();
     es.onerror = (e) => reject(new Error(`EventSource error ${String((e as { code?: number }).code)}`));
@@ -104,8 +126,14 @@ test('quarry api: /events streams task state changes to a real EventSource with 
   await waitFor('task events', () => seen.filter((e) => e.type === 'task.state.changed' && e.payload.runId === run.id).length >= 3);
   const states = seen.filter((e) => e.type === 'task.state.changed' && e.payload.runId === run.id).map((e) => e.payload.state);
   t.deepEqual(states, ['pending', 'running', 'completed']);
-  t.true(seen.every((e, i) => i === 0 || Number(e.id) > Number(seen[i - 1]!.id)), 'ids increase');
-  t.false(seen.some((e) => e.type === 'task.log'), 'log lines are not relayed');
+  t.true(
+    seen.every((e, i) => i === 0 || Number(e.id) > Number(seen[i - 1]!.id)),
+    'ids increase',
+  );
+  t.false(
+    seen.some((e) => e.type === 'task.log'),
+    'log lines are not relayed',
+  );
 });
 
 test('quarry api: the composed OpenAPI document is valid 3.1 and lists exactly the route table', async (t) => {

@@ -15,14 +15,25 @@ import type { ProblemBody } from './bodies.js';
 function harness(waitMs: number): Promise<Harness> {
   const area = (ctx: AreaContext) => {
     const inventory = new Inventory(ctx.store);
-    return gatewayRoutes({ store: ctx.store, inventory, invocations: new Invocations(ctx.store, inventory), users: new RgwUsers(ctx.store, ctx.clock, waitMs) });
+    return gatewayRoutes({
+      store: ctx.store,
+      inventory,
+      invocations: new Invocations(ctx.store, inventory),
+      users: new RgwUsers(ctx.store, ctx.clock, waitMs),
+    });
   };
   return startHarness({ areas: [area] });
 }
 
 /** What the rgw-user loop's run stores once RGW made the user. */
 const issue = (store: Store, userId: string, n = 1) =>
-  store.create({ kind: StorageKind.RgwUserSecret, id: rgwUserId(userId), name: userId, spec: { userId, accessKey: `AK${n}` }, status: { secretKey: `SECRET${n}`, shownAt: null } });
+  store.create({
+    kind: StorageKind.RgwUserSecret,
+    id: rgwUserId(userId),
+    name: userId,
+    spec: { userId, accessKey: `AK${n}` },
+    status: { secretKey: `SECRET${n}`, shownAt: null },
+  });
 
 test('rgw users: without keys in time the answer is 202, and the same request later gets them once', async (t) => {
   const h = await harness(30);
@@ -32,7 +43,11 @@ test('rgw users: without keys in time the answer is 202, and the same request la
   const first = await c.post('/gateways/rgw/users', body);
   t.is(first.status, 202);
   t.deepEqual(first.json, { status: 'scheduled' });
-  t.is((await c.post<ProblemBody>('/gateways/rgw/users', { ...body, displayName: 'Robert' })).json.code, 'RGW_USER_EXISTS', 'another spec is refused');
+  t.is(
+    (await c.post<ProblemBody>('/gateways/rgw/users', { ...body, displayName: 'Robert' })).json.code,
+    'RGW_USER_EXISTS',
+    'another spec is refused',
+  );
   await issue(h.store, 'bob');
   const second = await c.post('/gateways/rgw/users', body);
   t.is(second.status, 201);
@@ -75,8 +90,14 @@ test('rgw users: the list shows access keys only, to every user', async (t) => {
   await h.createUser('reader');
   const reader = await h.login('reader', 'reader-password');
   for (const who of [c, reader]) {
-    t.deepEqual((await who.get('/gateways/rgw/users')).json, [{ userId: 'erin', displayName: 'Erin', keys: [{ accessKey: 'AK9' }], state: 'ready', message: '' }]);
+    t.deepEqual((await who.get('/gateways/rgw/users')).json, [
+      { userId: 'erin', displayName: 'Erin', keys: [{ accessKey: 'AK9' }], state: 'ready', message: '' },
+    ]);
   }
   t.is((await reader.post('/gateways/rgw/users', { userId: 'frank', displayName: 'Frank' })).status, 403);
-  await t.throwsAsync(() => h.store.updateStatus(StorageKind.RgwUser, rgwUserId('erin'), { phase: 'ready', secretKey: 'x' }), undefined, 'the schema keeps secrets out of a user');
+  await t.throwsAsync(
+    () => h.store.updateStatus(StorageKind.RgwUser, rgwUserId('erin'), { phase: 'ready', secretKey: 'x' }),
+    undefined,
+    'the schema keeps secrets out of a user',
+  );
 });

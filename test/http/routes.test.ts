@@ -18,9 +18,31 @@ const key = (method: string, path: string): string => `${method.toUpperCase()} $
 
 // Stand-ins for the public routes other areas own, so the table holds all five.
 const otherPublic: AnyRoute[] = [
-  route({ method: 'GET', path: '/boot/config', summary: 'iPXE script', public: true, query: { type: 'object', additionalProperties: false, properties: { mac: { type: 'string' } } }, response: { description: 'script', contentType: 'text/plain' }, handler: () => '#!ipxe' }),
-  route({ method: 'GET', path: '/boot/default', summary: 'iPXE default', public: true, response: { description: 'script', contentType: 'text/plain' }, handler: () => '#!ipxe' }),
-  route({ method: 'GET', path: '/templates/rendered/{name}', summary: 'rendered', public: true, response: { description: 'text', contentType: 'text/plain' }, handler: () => 'x' }),
+  route({
+    method: 'GET',
+    path: '/boot/config',
+    summary: 'iPXE script',
+    public: true,
+    query: { type: 'object', additionalProperties: false, properties: { mac: { type: 'string' } } },
+    response: { description: 'script', contentType: 'text/plain' },
+    handler: () => '#!ipxe',
+  }),
+  route({
+    method: 'GET',
+    path: '/boot/default',
+    summary: 'iPXE default',
+    public: true,
+    response: { description: 'script', contentType: 'text/plain' },
+    handler: () => '#!ipxe',
+  }),
+  route({
+    method: 'GET',
+    path: '/templates/rendered/{name}',
+    summary: 'rendered',
+    public: true,
+    response: { description: 'text', contentType: 'text/plain' },
+    handler: () => 'x',
+  }),
 ];
 
 test('routes every route of the table answers 401 without (valid) cookies, except the public five', async (t) => {
@@ -37,9 +59,19 @@ test('routes a public route outside the contract is refused at start-up', async 
   const store = await createMemoryStore();
   const stateDir = await mkdtemp(join(tmpdir(), 'quarry-http-'));
   t.teardown(() => rm(stateDir, { recursive: true, force: true }));
-  await t.throwsAsync(createHttpApp({ store, logger: silentLogger, config: { stateDir, adminPassword: 'admin-password-1' }, auth: { scrypt: FAST_SCRYPT }, areas: [[extra]], print: () => {} }), {
-    message: /GET \/nodes may not be public/,
-  });
+  await t.throwsAsync(
+    createHttpApp({
+      store,
+      logger: silentLogger,
+      config: { stateDir, adminPassword: 'admin-password-1' },
+      auth: { scrypt: FAST_SCRYPT },
+      areas: [[extra]],
+      print: () => {},
+    }),
+    {
+      message: /GET \/nodes may not be public/,
+    },
+  );
 });
 
 test('openapi lists every route of the table and nothing else', async (t) => {
@@ -57,7 +89,12 @@ const response = { type: 'object', oneOf: [{ required: ['$ref'] }, { required: [
 const parameter = {
   type: 'object',
   required: ['name', 'in', 'schema'],
-  properties: { name: { type: 'string', minLength: 1 }, in: { enum: ['path', 'query', 'header', 'cookie'] }, required: { type: 'boolean' }, schema: { type: 'object' } },
+  properties: {
+    name: { type: 'string', minLength: 1 },
+    in: { enum: ['path', 'query', 'header', 'cookie'] },
+    required: { type: 'boolean' },
+    schema: { type: 'object' },
+  },
   if: { properties: { in: { const: 'path' } } },
   then: { required: ['required'], properties: { required: { const: true } } },
 };
@@ -68,7 +105,12 @@ const operation = {
     operationId: { type: 'string' },
     parameters: { type: 'array', items: parameter },
     requestBody: { type: 'object', required: ['content'] },
-    responses: { type: 'object', minProperties: 1, propertyNames: { pattern: '^([1-5][0-9]{2}|default)$' }, additionalProperties: response },
+    responses: {
+      type: 'object',
+      minProperties: 1,
+      propertyNames: { pattern: '^([1-5][0-9]{2}|default)$' },
+      additionalProperties: response,
+    },
     security: { type: 'array' },
   },
 };
@@ -81,7 +123,11 @@ const openApiSubset = {
     paths: {
       type: 'object',
       propertyNames: { pattern: '^/' },
-      additionalProperties: { type: 'object', propertyNames: { enum: ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'] }, additionalProperties: operation },
+      additionalProperties: {
+        type: 'object',
+        propertyNames: { enum: ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'] },
+        additionalProperties: operation,
+      },
     },
     components: { type: 'object' },
   },
@@ -98,7 +144,11 @@ function refs(node: unknown, out: string[] = []): string[] {
   return out;
 }
 
-const resolve = (doc: unknown, ref: string): unknown => ref.replace(/^#\//, '').split('/').reduce<unknown>((n, p) => (n as Record<string, unknown> | undefined)?.[p], doc);
+const resolve = (doc: unknown, ref: string): unknown =>
+  ref
+    .replace(/^#\//, '')
+    .split('/')
+    .reduce<unknown>((n, p) => (n as Record<string, unknown> | undefined)?.[p], doc);
 
 test('openapi document is structurally OpenAPI 3.1: top level, info, operations with responses, path parameters, resolvable $refs, compilable schemas (a subset check, not the full spec)', async (t) => {
   const h = await startHarness({ areas: [otherPublic] });
@@ -114,7 +164,10 @@ test('openapi document is structurally OpenAPI 3.1: top level, info, operations 
     for (const [method, op] of Object.entries(item)) {
       t.false(ids.has(op.operationId), `unique operationId ${op.operationId}`);
       ids.add(op.operationId);
-      const declared = (op.parameters ?? []).filter((p) => p.in === 'path').map((p) => p.name).sort();
+      const declared = (op.parameters ?? [])
+        .filter((p) => p.in === 'path')
+        .map((p) => p.name)
+        .sort();
       t.deepEqual(declared, [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]).sort(), `${method} ${path} path parameters`);
       for (const p of op.parameters ?? []) t.notThrows(() => ajv.compile(p.schema), `${method} ${path} ${p.name}`);
       for (const c of Object.values(op.requestBody?.content ?? {})) t.notThrows(() => ajv.compile(c.schema), `${method} ${path} body`);
@@ -145,7 +198,11 @@ test('openapi every operation documents the statuses of the route layer, problem
       for (const [status, res] of Object.entries(op.responses)) {
         if (Number(status) >= 400) {
           t.truthy(res.$ref, `${method} ${path} ${status}`);
-          t.truthy(resolve(doc, res.$ref!) && (resolve(doc, res.$ref!) as { content: Record<string, unknown> }).content['application/problem+json'], `${method} ${path} ${status}`);
+          t.truthy(
+            resolve(doc, res.$ref!) &&
+              (resolve(doc, res.$ref!) as { content: Record<string, unknown> }).content['application/problem+json'],
+            `${method} ${path} ${status}`,
+          );
         } else if (Number(status) !== 204) {
           t.true(Object.keys(res.content ?? {}).length > 0, `${method} ${path} ${status} says its media type`);
         }

@@ -17,18 +17,26 @@ const KEYS: S3Credentials = { accessKey: 'QS3ACCESSKEY', secretKey: 'qs3-secret-
 const headers = { 'X-S3-Access-Key': KEYS.accessKey, 'X-S3-Secret-Key': KEYS.secretKey };
 const query = `accessKey=${KEYS.accessKey}&secretKey=${KEYS.secretKey}`;
 
-interface Call { endpoint: string; keys: S3Credentials; op: string; args: unknown[] }
+interface Call {
+  endpoint: string;
+  keys: S3Credentials;
+  op: string;
+  args: unknown[];
+}
 
 /** Sessions that record what they were asked; `down` endpoints do not answer. */
 function fakeGateways(down: Set<string> = new Set()) {
   const calls: Call[] = [];
   const connect = (endpoint: string, keys: S3Credentials): S3Session => {
-    const op = <T>(name: string, result: T) => async (...args: unknown[]): Promise<T> => {
-      calls.push({ endpoint, keys, op: name, args });
-      if (down.has(endpoint)) throw new ServiceUnavailableError(`the RADOS gateway at ${endpoint} could not ${name}: no answer`, 'CLUSTER_UNAVAILABLE');
-      if (keys.secretKey === 'wrong') throw new AuthError('the RADOS gateway refused the S3 key pair (SignatureDoesNotMatch)');
-      return result;
-    };
+    const op =
+      <T>(name: string, result: T) =>
+      async (...args: unknown[]): Promise<T> => {
+        calls.push({ endpoint, keys, op: name, args });
+        if (down.has(endpoint))
+          throw new ServiceUnavailableError(`the RADOS gateway at ${endpoint} could not ${name}: no answer`, 'CLUSTER_UNAVAILABLE');
+        if (keys.secretKey === 'wrong') throw new AuthError('the RADOS gateway refused the S3 key pair (SignatureDoesNotMatch)');
+        return result;
+      };
     return {
       listBuckets: op('listBuckets', [{ name: 'b1', creationDate: '2026-01-01T00:00:00.000Z' }]),
       createBucket: op('createBucket', undefined),
@@ -40,10 +48,31 @@ function fakeGateways(down: Set<string> = new Set()) {
 }
 
 let n = 0;
-async function gatewayNode(store: Store, hostname: string, ip: string, status: Partial<NodeStatusFields> = {}, wanted = true): Promise<void> {
+async function gatewayNode(
+  store: Store,
+  hostname: string,
+  ip: string,
+  status: Partial<NodeStatusFields> = {},
+  wanted = true,
+): Promise<void> {
   n += 1;
-  const spec: NodeSpec = { hostname, macs: [`52:54:00:00:10:${String(n).padStart(2, '0')}`], role: 'worker', image: null, power: 'on', restartGeneration: 0, shutdownGeneration: 0, daemons: wanted ? { rgw: {} } : {} };
-  await store.create({ kind: Kind.Node, id: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`, name: hostname, spec, status: { phase: 'active', ip, daemons: { rgw: true }, ...status } });
+  const spec: NodeSpec = {
+    hostname,
+    macs: [`52:54:00:00:10:${String(n).padStart(2, '0')}`],
+    role: 'worker',
+    image: null,
+    power: 'on',
+    restartGeneration: 0,
+    shutdownGeneration: 0,
+    daemons: wanted ? { rgw: {} } : {},
+  };
+  await store.create({
+    kind: Kind.Node,
+    id: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
+    name: hostname,
+    spec,
+    status: { phase: 'active', ip, daemons: { rgw: true }, ...status },
+  });
 }
 
 async function harness(down?: Set<string>): Promise<Harness & ReturnType<typeof fakeGateways>> {
@@ -61,10 +90,13 @@ test('s3 routes take the key pair from headers or the query, and nothing else', 
   t.deepEqual((await c.get('/s3/buckets', { headers })).json, [{ name: 'b1', creationDate: '2026-01-01T00:00:00.000Z' }]);
   const listed = await c.get(`/s3/buckets/b1/objects?prefix=logs/&maxKeys=5&${query}`);
   t.is(listed.status, 200, 'the key pair is not an unknown query parameter');
-  t.deepEqual(h.calls.map((x) => [x.endpoint, x.keys, x.op, x.args]), [
-    ['http://192.0.2.11:7480', KEYS, 'listBuckets', []],
-    ['http://192.0.2.11:7480', KEYS, 'listObjects', ['b1', { maxKeys: 5, prefix: 'logs/' }]],
-  ]);
+  t.deepEqual(
+    h.calls.map((x) => [x.endpoint, x.keys, x.op, x.args]),
+    [
+      ['http://192.0.2.11:7480', KEYS, 'listBuckets', []],
+      ['http://192.0.2.11:7480', KEYS, 'listObjects', ['b1', { maxKeys: 5, prefix: 'logs/' }]],
+    ],
+  );
   t.is((await c.get('/s3/buckets/b1/objects', { headers })).status, 200);
   t.deepEqual(h.calls.at(-1)?.args, ['b1', { maxKeys: 200 }], 'maxKeys defaults to 200');
   t.is((await c.get(`/s3/buckets/b1/objects?other=1&${query}`)).status, 400, 'other parameters are still refused');
@@ -84,7 +116,10 @@ test('s3 routes take the key pair from headers or the query, and nothing else', 
   t.is(h.calls.length, before, 'no gateway was asked');
   const refused = await c.get('/s3/buckets', { headers: { ...headers, 'X-S3-Secret-Key': 'wrong' } });
   t.is(refused.status, 401);
-  t.true(h.logged.every((l) => !JSON.stringify(l).includes(KEYS.secretKey)), 'no log line holds the secret');
+  t.true(
+    h.logged.every((l) => !JSON.stringify(l).includes(KEYS.secretKey)),
+    'no log line holds the secret',
+  );
 });
 
 test('s3 routes use running gateways only, and the next one when one does not answer', async (t) => {
@@ -104,7 +139,10 @@ test('s3 routes use running gateways only, and the next one when one does not an
   for (let i = 0; i < 4; i++) t.is((await c.post('/s3/buckets', { name: `bucket-${i}` }, { headers })).status, 200);
   const served = h.calls.filter((x) => x.endpoint.includes('.24')).map((x) => x.args[0]);
   t.deepEqual(served, ['bucket-0', 'bucket-1', 'bucket-2', 'bucket-3'], 'every request was served, by the gateway that answers');
-  t.true(h.calls.some((x) => x.endpoint.includes('.21')), 'the other was tried too');
+  t.true(
+    h.calls.some((x) => x.endpoint.includes('.21')),
+    'the other was tried too',
+  );
   t.false(h.calls.some((x) => /\.2[023]:/.test(x.endpoint)));
 
   h.calls.length = 0;
@@ -118,11 +156,25 @@ test('s3 routes are documented with the key pair as their security, and refuse a
   t.teardown(() => h.close());
   const doc = (await (await h.admin()).get<OpenApiDoc>('/openapi.json')).json;
   const op = doc.paths['/s3/buckets/{bucket}/objects']!.get!;
-  t.deepEqual(op.security, [{ s3AccessKey: [], s3SecretKey: [] }, { s3AccessKeyQuery: [], s3SecretKeyQuery: [] }]);
+  t.deepEqual(op.security, [
+    { s3AccessKey: [], s3SecretKey: [] },
+    { s3AccessKeyQuery: [], s3SecretKeyQuery: [] },
+  ]);
   t.truthy(op.responses['503']);
   t.like(doc.components.securitySchemes.s3AccessKey, { type: 'apiKey', in: 'header', name: 'X-S3-Access-Key' });
   t.like(doc.components.securitySchemes.s3SecretKeyQuery, { type: 'apiKey', in: 'query', name: 'secretKey' });
-  t.deepEqual(op.parameters?.map((p) => p.name), ['bucket', 'prefix', 'continuationToken', 'maxKeys']);
-  const both = route({ method: 'GET', path: '/s3/x', summary: 'x', s3: true, admin: true, response: { description: 'x' }, handler: () => [] });
+  t.deepEqual(
+    op.parameters?.map((p) => p.name),
+    ['bucket', 'prefix', 'continuationToken', 'maxKeys'],
+  );
+  const both = route({
+    method: 'GET',
+    path: '/s3/x',
+    summary: 'x',
+    s3: true,
+    admin: true,
+    response: { description: 'x' },
+    handler: () => [],
+  });
   await t.throwsAsync(() => startHarness({ areas: [[both]] }), { message: /exclude each other/ });
 });

@@ -31,7 +31,9 @@ test('login sets access_token and refresh_token HttpOnly, SameSite=Strict, Path=
 test('login sets Secure cookies when the request came over TLS (trusted proxy says https)', async (t) => {
   const h = await startHarness({ trustProxy: true });
   t.teardown(() => h.close());
-  const r = await h.client().post('/user/login', { username: 'admin', password: ADMIN_PASSWORD }, { headers: { 'x-forwarded-proto': 'https' } });
+  const r = await h
+    .client()
+    .post('/user/login', { username: 'admin', password: ADMIN_PASSWORD }, { headers: { 'x-forwarded-proto': 'https' } });
   t.is(r.status, 200);
   t.true(cookie(r.setCookies, 'access_token')?.attrs.secure);
   t.true(cookie(r.setCookies, 'refresh_token')?.attrs.secure);

@@ -24,7 +24,10 @@ test('signing key is kept encrypted with the secrets key and reused across start
   t.false(text.includes(Buffer.from(first).toString('base64url')));
   t.is((await stat(join(dir, SIGNING_KEY_FILE))).mode & 0o777, 0o600);
   t.deepEqual(await loadSigningKey(dir, silentLogger, new SecretBox(key)), first);
-  await t.throwsAsync(loadSigningKey(dir, silentLogger, new SecretBox(randomBytes(32))), { instanceOf: SecretKeyError, message: /file:jwt-hs256\.key was encrypted with key/ });
+  await t.throwsAsync(loadSigningKey(dir, silentLogger, new SecretBox(randomBytes(32))), {
+    instanceOf: SecretKeyError,
+    message: /file:jwt-hs256\.key was encrypted with key/,
+  });
   await t.throwsAsync(loadSigningKey(dir, silentLogger), { message: /is encrypted: start Quarry with its secrets key/ });
 });
 

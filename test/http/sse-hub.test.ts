@@ -216,8 +216,14 @@ test('sse ring keeps the newest events across wraparound', (t) => {
   for (let seq = 1; seq <= 7; seq++) ring.push({ seq, text: String(seq), bytes: 1 });
   t.is(ring.size, 3);
   t.is(ring.floor, 4);
-  t.deepEqual(ring.since(4)?.map((f) => f.seq), [5, 6, 7]);
-  t.deepEqual(ring.since(6)?.map((f) => f.seq), [7]);
+  t.deepEqual(
+    ring.since(4)?.map((f) => f.seq),
+    [5, 6, 7],
+  );
+  t.deepEqual(
+    ring.since(6)?.map((f) => f.seq),
+    [7],
+  );
   t.deepEqual(ring.since(7), []);
   t.is(ring.since(3), null);
   t.throws(() => new FrameRing(0), { instanceOf: RangeError });

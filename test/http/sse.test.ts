@@ -132,7 +132,11 @@ test('sse resumes a reconnecting client with exactly the events it missed', asyn
   let release!: () => void;
   const released = new Promise<void>((r) => (release = r));
   // The reconnect waits at the gate until the missed events are published.
-  const { es, messages, requests } = listen(h.url, () => ({}), (attempt) => (attempt > 1 ? released : Promise.resolve()));
+  const { es, messages, requests } = listen(
+    h.url,
+    () => ({}),
+    (attempt) => (attempt > 1 ? released : Promise.resolve()),
+  );
   await until(() => h.hub.stats().clients === 1, 'client attached');
   for (let i = 1; i <= 3; i++) h.bus.publish('node.state.changed', { nodeId: `n${i}`, status: 'ready' });
   await until(() => messages.length === 3, 'first three received');

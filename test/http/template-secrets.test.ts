@@ -35,7 +35,11 @@ test('templates the public render shows none of the secrets kept in the store', 
   const c = await admin(q);
   const disk = ((await c.get('/disks')).json as Array<{ id: string; nodeId: string; eligible: boolean }>).find((d) => d.eligible)!;
   t.is((await c.post('/ceph/mon/create', { nodeId: node!.id, diskId: disk.id })).status, 200);
-  await waitFor('keyrings with keys', async () => (await q.store.list<unknown, KeyringStatus>(CephKind.Keyring)).filter((k) => k.status.key).length >= 2, 30_000);
+  await waitFor(
+    'keyrings with keys',
+    async () => (await q.store.list<unknown, KeyringStatus>(CephKind.Keyring)).filter((k) => k.status.key).length >= 2,
+    30_000,
+  );
   // A machine that is being installed (approved first), so one credential still has its first secret.
   await discoverApproved(q, '02:00:00:00:bb:01');
   t.is((await new Client(q.url).get('/boot/config?mac=02:00:00:00:bb:01')).status, 200);
@@ -49,9 +53,14 @@ test('templates the public render shows none of the secrets kept in the store', 
   t.is((await c.request('PUT', '/templates/dump', { body: dump, headers: { 'content-type': 'text/plain' } })).status, 200);
   const renders: Record<string, string> = {};
   for (const path of [
-    '/templates/rendered/dump', `/templates/rendered/dump?nodeId=${node!.id}`, `/templates/rendered/dump?mac=${node!.spec.macs[0]}`,
-    `/templates/rendered/dump?mac=02:00:00:00:bb:01`, `/templates/rendered/cloud-init?nodeId=${node!.id}`,
-    '/templates/rendered/ceph.conf', '/boot/default', `/boot/config?mac=${node!.spec.macs[0]}`,
+    '/templates/rendered/dump',
+    `/templates/rendered/dump?nodeId=${node!.id}`,
+    `/templates/rendered/dump?mac=${node!.spec.macs[0]}`,
+    `/templates/rendered/dump?mac=02:00:00:00:bb:01`,
+    `/templates/rendered/cloud-init?nodeId=${node!.id}`,
+    '/templates/rendered/ceph.conf',
+    '/boot/default',
+    `/boot/config?mac=${node!.spec.macs[0]}`,
   ]) {
     const r = await new Client(q.url).get(path);
     t.is(r.status, 200, path);

@@ -29,15 +29,22 @@ interface Context {
   image: { kernelUrl: string };
 }
 
-const put = <T = unknown>(c: Client, path: string, source: string) => c.request<T>('PUT', path, { body: source, headers: { 'content-type': 'text/plain' } });
+const put = <T = unknown>(c: Client, path: string, source: string) =>
+  c.request<T>('PUT', path, { body: source, headers: { 'content-type': 'text/plain' } });
 
 test('templates GET /templates lists every shipped templates/*.ejs with its settings', async (t) => {
   const q = await startLab(t, 0);
   const c = await admin(q);
-  const shipped = (await readdir(defaultTemplatesDir)).filter((f) => f.endsWith('.ejs')).map((f) => f.slice(0, -4)).sort();
+  const shipped = (await readdir(defaultTemplatesDir))
+    .filter((f) => f.endsWith('.ejs'))
+    .map((f) => f.slice(0, -4))
+    .sort();
   const r = await c.get<Listed[]>('/templates');
   t.is(r.status, 200);
-  t.deepEqual(r.json.map((x) => x.name), shipped);
+  t.deepEqual(
+    r.json.map((x) => x.name),
+    shipped,
+  );
   for (const name of ['ipxe-boot', 'ipxe-default', 'cloud-init', 'quarry-agent.service', 'ceph.conf']) t.true(shipped.includes(name), name);
   const unit = r.json.find((x) => x.name === 'quarry-agent.service')!;
   t.is(unit.path, '/etc/systemd/system/quarry-agent.service');
@@ -100,7 +107,10 @@ test('templates a source that does not compile is refused with its line, and not
     t.is(r.status, 400, source);
     t.is(r.json.code, 'TEMPLATE_INVALID');
     t.regex(r.json.detail, new RegExp(`line ${line}\\b`), source);
-    t.deepEqual(r.json.errors.map((e) => e.path), [`/body/line/${line}`]);
+    t.deepEqual(
+      r.json.errors.map((e) => e.path),
+      [`/body/line/${line}`],
+    );
   }
   const now = await c.get('/templates/render/cloud-init');
   t.is(now.headers.get('x-template-version'), '1');
@@ -115,18 +125,25 @@ test('templates names that could leave the templates folder are refused', async 
   // fetch would resolve `..` and `%2E%2E` away; a raw request sends them as they are.
   const { hostname, port } = new URL(q.url);
   const cookie = [...c.jar].map(([k, v]) => `${k}=${v}`).join('; ');
-  const raw = (path: string) => new Promise<number>((resolve, reject) => {
-    request({ hostname, port, path, headers: { cookie } }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    }).on('error', reject).end();
-  });
+  const raw = (path: string) =>
+    new Promise<number>((resolve, reject) => {
+      request({ hostname, port, path, headers: { cookie } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      })
+        .on('error', reject)
+        .end();
+    });
   for (const name of ['..', '%2E%2E', '%2e%2e']) {
     t.is(await raw(`/templates/render/${name}`), 400, name);
     t.is(await raw(`/templates/rendered/${name}`), 400, name);
   }
   for (const name of ['..%2F..%2Fetc%2Fpasswd', 'a%00b', '.hidden', 'a..b', 'ceph.conf%2F..', 'x'.repeat(65)]) {
-    for (const [method, path] of [['GET', `/templates/render/${name}`], ['GET', `/templates/rendered/${name}`], ['PUT', `/templates/${name}`]] as const) {
+    for (const [method, path] of [
+      ['GET', `/templates/render/${name}`],
+      ['GET', `/templates/rendered/${name}`],
+      ['PUT', `/templates/${name}`],
+    ] as const) {
       const r = method === 'PUT' ? await put(c, path, 'x') : await c.get(path);
       t.true(r.status === 400 || r.status === 404, `${method} ${path}: ${r.status}`);
       t.not(r.status, 200);

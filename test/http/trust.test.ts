@@ -27,7 +27,12 @@ const rows: Row[] = [
   {
     title: 'a pair waits after its allowance; the same user from another address does not',
     steps: [{ fail: ['admin', '10.0.0.66', 5] }],
-    expect: [['admin', '10.0.0.66', 10], ['ADMIN', '10.0.0.66', 10], ['admin', '10.0.0.1', 0], ['other', '10.0.0.66', 0]],
+    expect: [
+      ['admin', '10.0.0.66', 10],
+      ['ADMIN', '10.0.0.66', 10],
+      ['admin', '10.0.0.1', 0],
+      ['other', '10.0.0.66', 0],
+    ],
   },
   {
     title: 'each further failure of the pair doubles its wait',
@@ -37,7 +42,10 @@ const rows: Row[] = [
   {
     title: 'the wait is capped',
     steps: [{ fail: ['admin', 'A', 40] }],
-    expect: [['admin', 'A', 15 * 60], ['admin', 'B', 0]],
+    expect: [
+      ['admin', 'A', 15 * 60],
+      ['admin', 'B', 0],
+    ],
   },
   {
     title: 'a pair quiet for a window after its wait starts over',
@@ -52,24 +60,40 @@ const rows: Row[] = [
   {
     title: 'an address spraying many usernames spends its budget for every username',
     steps: [...Array.from({ length: 20 }, (_, i): Step => ({ fail: [`user${i}`, 'A'] }))],
-    expect: [['admin', 'A', 15 * 60], ['admin', 'B', 0]],
+    expect: [
+      ['admin', 'A', 15 * 60],
+      ['admin', 'B', 0],
+    ],
   },
   {
     title: 'a guess spread over many addresses makes new addresses wait, never one the user logged in from',
     steps: [{ ok: ['admin', 'home'] }, ...Array.from({ length: 25 }, (_, i): Step => ({ fail: ['admin', `10.1.0.${i}`, 4] }))],
-    expect: [['admin', 'elsewhere', 15 * 60], ['admin', 'home', 0], ['bob', 'elsewhere', 0]],
+    expect: [
+      ['admin', 'elsewhere', 15 * 60],
+      ['admin', 'home', 0],
+      ['bob', 'elsewhere', 0],
+    ],
   },
   {
-    title: 'agents have no ceiling: a thousand failures from many addresses leave the agent\'s own address alone',
+    title: "agents have no ceiling: a thousand failures from many addresses leave the agent's own address alone",
     limits: AGENT_LOGIN_LIMITS,
-    steps: [...Array.from({ length: 250 }, (_, i): Step => ({ fail: ['agent:x', `10.2.${i >> 8}.${i & 255}`, 4] })), { fail: ['agent:x', 'A', 5] }],
-    expect: [['agent:x', '127.0.0.1', 0], ['agent:x', 'A', 1]],
+    steps: [
+      ...Array.from({ length: 250 }, (_, i): Step => ({ fail: ['agent:x', `10.2.${i >> 8}.${i & 255}`, 4] })),
+      { fail: ['agent:x', 'A', 5] },
+    ],
+    expect: [
+      ['agent:x', '127.0.0.1', 0],
+      ['agent:x', 'A', 1],
+    ],
   },
   {
-    title: 'an agent\'s address budget bounds the work one address causes across agents',
+    title: "an agent's address budget bounds the work one address causes across agents",
     limits: AGENT_LOGIN_LIMITS,
     steps: Array.from({ length: 100 }, (_, i): Step => ({ fail: [`agent:${i}`, 'A'] })),
-    expect: [['agent:new', 'A', 15 * 60], ['agent:new', 'B', 0]],
+    expect: [
+      ['agent:new', 'A', 15 * 60],
+      ['agent:new', 'B', 0],
+    ],
   },
 ];
 
@@ -82,7 +106,8 @@ for (const row of rows) {
       else if ('ok' in step) limiter.succeed(step.ok[0], step.ok[1]);
       else clock.advance(step.advance);
     }
-    for (const [user, address, seconds] of row.expect) t.is(Math.ceil(limiter.waitMs(user, address) / 1000), seconds, `${user} from ${address}`);
+    for (const [user, address, seconds] of row.expect)
+      t.is(Math.ceil(limiter.waitMs(user, address) / 1000), seconds, `${user} from ${address}`);
   });
 }
 
@@ -125,9 +150,16 @@ async function until(what: string, cond: () => boolean): Promise<void> {
 test('password queue gives a free slot to a waiting source before a busy one, and refuses a flood from one source at once', async (t) => {
   const hasher = new HeldHasher(1, 64, 2);
   const settled: string[] = [];
-  const track = (p: Promise<unknown>, name: string) => p.then(() => settled.push(`${name}:ok`), (e: unknown) => settled.push(`${name}:${e instanceof RateLimitedError ? 429 : 'error'}`));
+  const track = (p: Promise<unknown>, name: string) =>
+    p.then(
+      () => settled.push(`${name}:ok`),
+      (e: unknown) => settled.push(`${name}:${e instanceof RateLimitedError ? 429 : 'error'}`),
+    );
   const flood = Array.from({ length: 6 }, (_, i) => track(hasher.hash(`held-a${i}`, 'attacker'), `a${i}`));
-  await until('one running, two waiting, three refused', () => hasher.stats().running === 1 && hasher.stats().waiting === 2 && hasher.held.length === 1 && settled.length === 3);
+  await until(
+    'one running, two waiting, three refused',
+    () => hasher.stats().running === 1 && hasher.stats().waiting === 2 && hasher.held.length === 1 && settled.length === 3,
+  );
   t.deepEqual(settled.sort(), ['a3:429', 'a4:429', 'a5:429'], 'beyond its waiting allowance, refused without hashing');
   const real = track(hasher.hash('real', 'user'), 'real');
   await until('the real one waits', () => hasher.stats().waiting === 3);
@@ -145,7 +177,12 @@ test('password queue gives a free slot to a waiting source before a busy one, an
 
 test('password queue keeps its total bound across sources', async (t) => {
   const hasher = new HeldHasher(1, 3, 2);
-  const results = Array.from({ length: 6 }, (_, i) => hasher.hash(`held-${i}`, `s${i}`).then(() => 'ok', (e: unknown) => (e instanceof RateLimitedError ? 429 : e)));
+  const results = Array.from({ length: 6 }, (_, i) =>
+    hasher.hash(`held-${i}`, `s${i}`).then(
+      () => 'ok',
+      (e: unknown) => (e instanceof RateLimitedError ? 429 : e),
+    ),
+  );
   await until('held', () => hasher.held.length === 1 && hasher.stats().waiting === 3);
   while (hasher.held.length || hasher.stats().waiting) {
     hasher.release();
@@ -170,7 +207,7 @@ test('host parse takes host[:port] and nothing else', (t) => {
   for (const [raw, expected] of table) t.deepEqual(parseHost(raw), expected, raw);
 });
 
-test('host allowlist: loopback, the connection\'s own address, HOST, EXTERNAL_URL and ALLOWED_HOSTS; nothing else', (t) => {
+test("host allowlist: loopback, the connection's own address, HOST, EXTERNAL_URL and ALLOWED_HOSTS; nothing else", (t) => {
   const ok = (policy: ReturnType<typeof hostPolicy>, host: string, local = '10.0.0.1') => policy(parseHost(host)!, local);
   const dflt = hostPolicy({ listenHost: '0.0.0.0' });
   t.true(ok(dflt, 'localhost:8080'));
@@ -212,12 +249,23 @@ test('forwarded client is read from the right, only through trusted proxies', (t
 test('config TRUST_PROXY, EXTERNAL_URL, ALLOWED_HOSTS and SSE_STREAMS_PER_USER are read and checked', (t) => {
   const dflt = loadConfig({});
   t.deepEqual([dflt.trustProxy, dflt.externalUrl, dflt.allowedHosts, dflt.sseStreamsPerUser], [[], null, null, 8]);
-  const c = loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8,::1', EXTERNAL_URL: 'https://Quarry.Example/', ALLOWED_HOSTS: 'a.example,B.example', SSE_STREAMS_PER_USER: '3' });
+  const c = loadConfig({
+    TRUST_PROXY: 'loopback, 10.0.0.0/8,::1',
+    EXTERNAL_URL: 'https://Quarry.Example/',
+    ALLOWED_HOSTS: 'a.example,B.example',
+    SSE_STREAMS_PER_USER: '3',
+  });
   t.deepEqual(c.trustProxy, ['loopback', '10.0.0.0/8', '::1']);
   t.is(c.externalUrl, 'https://quarry.example');
   t.deepEqual(c.allowedHosts, ['a.example', 'b.example']);
   t.is(c.sseStreamsPerUser, 3);
-  for (const env of [{ TRUST_PROXY: 'proxy.example' }, { EXTERNAL_URL: 'ftp://x' }, { EXTERNAL_URL: 'http://u:p@x' }, { EXTERNAL_URL: 'http://x/?a=1' }, { ALLOWED_HOSTS: 'a b' }]) {
+  for (const env of [
+    { TRUST_PROXY: 'proxy.example' },
+    { EXTERNAL_URL: 'ftp://x' },
+    { EXTERNAL_URL: 'http://u:p@x' },
+    { EXTERNAL_URL: 'http://x/?a=1' },
+    { ALLOWED_HOSTS: 'a b' },
+  ]) {
     t.throws(() => loadConfig(env), { instanceOf: InputError }, JSON.stringify(env));
   }
 });

@@ -71,7 +71,9 @@ test('users admin PATCH and PUT change only the given fields, including isAdmin 
   const admin = await h.admin();
   const put = await admin.request('PUT', `/users/${id}`, { json: { email: 'hal@corp.example' } });
   t.deepEqual(put.json, { id, username: 'hal', name: 'hal person', email: 'hal@corp.example', isAdmin: false });
-  const patch = await admin.request<UserView>('PATCH', `/users/${id}`, { json: { username: 'hal9000', isAdmin: true, newPassword: 'hal-password-2' } });
+  const patch = await admin.request<UserView>('PATCH', `/users/${id}`, {
+    json: { username: 'hal9000', isAdmin: true, newPassword: 'hal-password-2' },
+  });
   t.is(patch.status, 200);
   t.is(patch.json.username, 'hal9000');
   t.true(patch.json.isAdmin);
@@ -151,7 +153,10 @@ test('bootstrap without ADMIN_PASSWORD generates one, prints it once and stores 
   t.true(password.length >= 16);
   t.is(h.printed.length, 1);
   t.true(h.printed[0]?.includes(password));
-  t.false(h.logged.some((l) => JSON.stringify(l).includes(password)), 'never in the log');
+  t.false(
+    h.logged.some((l) => JSON.stringify(l).includes(password)),
+    'never in the log',
+  );
   t.is((await h.client().post('/user/login', { username: 'admin', password })).status, 200);
 });
 

@@ -20,7 +20,10 @@ export async function cluster(t: ExecutionContext): Promise<{ q: LabQuarry; c: C
   for (const n of nodes) {
     const diskId = disks.find((d) => d.nodeId === n.id && d.eligible)!.id;
     // A loaded machine can miss a heartbeat and see a node offline for a moment: ask again.
-    await waitFor(`monitor declared on ${n.spec.hostname}`, async () => (await c.post('/ceph/mon/create', { nodeId: n.id, diskId })).status === 200);
+    await waitFor(
+      `monitor declared on ${n.spec.hostname}`,
+      async () => (await c.post('/ceph/mon/create', { nodeId: n.id, diskId })).status === 200,
+    );
   }
   await waitFor('quorum of three', async () => (await c.get<ClusterMetrics | undefined>('/ceph/metrics')).json?.monCount === 3, 30_000);
   return { q, c, ids: nodes.map((n) => n.id) as [string, string, string] };

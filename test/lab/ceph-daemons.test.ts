@@ -6,7 +6,16 @@ import { Client } from '../http/client.js';
 import type { ClusterMetrics, InvokeResults, NodeCephState } from '../http/bodies.js';
 import { ADMIN_PASSWORD, allActive, startLab, waitFor, type LabQuarry } from './harness.js';
 
-interface Detail { id: string; hostname: string; ip: string; hasMon: boolean; monExists: boolean; mgrExists: boolean; mdsExists: boolean; rgwExists: boolean }
+interface Detail {
+  id: string;
+  hostname: string;
+  ip: string;
+  hasMon: boolean;
+  monExists: boolean;
+  mgrExists: boolean;
+  mdsExists: boolean;
+  rgwExists: boolean;
+}
 
 async function admin(q: LabQuarry): Promise<Client> {
   const c = new Client(q.url);
@@ -19,11 +28,13 @@ async function admin(q: LabQuarry): Promise<Client> {
  * machine took longer than the mon loop's gathering of the first monitors. */
 async function declareMons(c: Client, nodeIds: string[]): Promise<void> {
   const disks = (await c.get('/disks')).json as Array<{ id: string; nodeId: string; eligible: boolean }>;
-  await Promise.all(nodeIds.map(async (nodeId) => {
-    const disk = disks.find((d) => d.nodeId === nodeId && d.eligible)!;
-    const r = await c.post('/ceph/mon/create', { nodeId, diskId: disk.id });
-    if (r.status !== 200) throw new Error(`mon on ${nodeId}: ${r.status} ${r.text}`);
-  }));
+  await Promise.all(
+    nodeIds.map(async (nodeId) => {
+      const disk = disks.find((d) => d.nodeId === nodeId && d.eligible)!;
+      const r = await c.post('/ceph/mon/create', { nodeId, diskId: disk.id });
+      if (r.status !== 200) throw new Error(`mon on ${nodeId}: ${r.status} ${r.text}`);
+    }),
+  );
 }
 
 const details = async (c: Client): Promise<Detail[]> => (await c.get<Detail[]>('/nodes/details')).json;
@@ -34,10 +45,14 @@ test('ceph loops: three monitors reach quorum, then a manager, an MDS and a gate
   const c = await admin(q);
   const ids = nodes.map((n) => n.id);
   await declareMons(c, ids);
-  const three = await waitFor('three monitors running', async () => {
-    const d = await details(c);
-    return d.filter((x) => x.monExists).length === 3 ? d : undefined;
-  }, 30_000);
+  const three = await waitFor(
+    'three monitors running',
+    async () => {
+      const d = await details(c);
+      return d.filter((x) => x.monExists).length === 3 ? d : undefined;
+    },
+    30_000,
+  );
   t.true(three.every((d) => d.hasMon));
   await waitFor('quorum of three', async () => (await c.get<ClusterMetrics | undefined>('/ceph/metrics')).json?.monCount === 3, 30_000);
   const quorum = q.lab!.ceph.hasQuorum();
@@ -45,12 +60,18 @@ test('ceph loops: three monitors reach quorum, then a manager, an MDS and a gate
   const [a, b, cc] = ids as [string, string, string];
   t.deepEqual((await c.post('/ceph/mgr', { nodeId: a })).json, { status: 'scheduled' });
   t.deepEqual((await c.post('/ceph/mds', { nodeId: b })).json, { status: 'scheduled' });
-  t.deepEqual((await c.post<InvokeResults>('/invoke/node', { operation: 'ceph.create-rgw', nodeIds: [cc] })).json.results, [{ id: cc, status: 'scheduled' }]);
-  const d = await waitFor('manager, MDS and gateway running', async () => {
-    const all = await details(c);
-    const [x, y, z] = [a, b, cc].map((id) => all.find((n) => n.id === id)!) as [Detail, Detail, Detail];
-    return x.mgrExists && y.mdsExists && z.rgwExists ? all : undefined;
-  }, 30_000);
+  t.deepEqual((await c.post<InvokeResults>('/invoke/node', { operation: 'ceph.create-rgw', nodeIds: [cc] })).json.results, [
+    { id: cc, status: 'scheduled' },
+  ]);
+  const d = await waitFor(
+    'manager, MDS and gateway running',
+    async () => {
+      const all = await details(c);
+      const [x, y, z] = [a, b, cc].map((id) => all.find((n) => n.id === id)!) as [Detail, Detail, Detail];
+      return x.mgrExists && y.mdsExists && z.rgwExists ? all : undefined;
+    },
+    30_000,
+  );
   t.is(d.filter((n) => n.mgrExists).length, 1);
   // Node Ceph state, metrics and the config agree with each other and with the cluster.
   const state = (await c.get<NodeCephState>(`/ceph/nodes/${a}/state`)).json;
@@ -76,12 +97,25 @@ test('ceph loops: monitors declared together make one first monmap, the opener s
   const q = await startLab(t, 3);
   const nodes = await allActive(q, 3);
   const c = await admin(q);
-  await declareMons(c, nodes.map((n) => n.id));
-  await waitFor('quorum of three', async () => (await c.get<ClusterMetrics | undefined>('/ceph/metrics')).json?.monCount === 3 && (await details(c)).every((x) => x.monExists), 30_000);
+  await declareMons(
+    c,
+    nodes.map((n) => n.id),
+  );
+  await waitFor(
+    'quorum of three',
+    async () =>
+      (await c.get<ClusterMetrics | undefined>('/ceph/metrics')).json?.monCount === 3 && (await details(c)).every((x) => x.monExists),
+    30_000,
+  );
   const runs = await q.tasks.recent(1000);
-  const bootstraps = runs.filter((r) => r.spec.taskName === 'ceph.mon.bootstrap').sort((x, y) => x.metadata.createdAt.localeCompare(y.metadata.createdAt));
+  const bootstraps = runs
+    .filter((r) => r.spec.taskName === 'ceph.mon.bootstrap')
+    .sort((x, y) => x.metadata.createdAt.localeCompare(y.metadata.createdAt));
   t.is(bootstraps.length, 3, 'each declared monitor made its store from the first monmap');
-  t.false(runs.some((r) => r.spec.taskName === 'ceph.mon.join'), 'nobody joined');
+  t.false(
+    runs.some((r) => r.spec.taskName === 'ceph.mon.join'),
+    'nobody joined',
+  );
   const names = (r: (typeof runs)[number]) => (r.spec.args.initialMembers as Array<{ name: string }>).map((m) => m.name);
   const hostnames = nodes.map((n) => n.spec.hostname).sort();
   for (const r of bootstraps) t.deepEqual(names(r), hostnames);
@@ -92,10 +126,16 @@ test('ceph loops: monitors declared together make one first monmap, the opener s
   const victim = (await details(c))[1]!;
   q.lab!.ceph.killMon(victim.hostname);
   t.true(q.lab!.ceph.hasQuorum(), 'two of three keep quorum');
-  await waitFor('the killed monitor runs again', async () => {
-    const restarts = (await q.tasks.recent(1000)).filter((r) => r.spec.taskName === 'ceph.daemon.restart' && r.spec.nodeId === victim.id && r.status.state === 'completed');
-    return restarts.length >= 1 && (await details(c)).find((x) => x.id === victim.id)!.monExists;
-  }, 30_000);
+  await waitFor(
+    'the killed monitor runs again',
+    async () => {
+      const restarts = (await q.tasks.recent(1000)).filter(
+        (r) => r.spec.taskName === 'ceph.daemon.restart' && r.spec.nodeId === victim.id && r.status.state === 'completed',
+      );
+      return restarts.length >= 1 && (await details(c)).find((x) => x.id === victim.id)!.monExists;
+    },
+    30_000,
+  );
   t.is(q.lab!.ceph.mons.mons.filter((m) => m.running).length, 3);
 });
 
@@ -106,11 +146,28 @@ test('ceph loops: a monitor declared after the cluster formed joins it; the othe
   const [first, ...later] = nodes.sort((x, y) => x.spec.hostname.localeCompare(y.spec.hostname));
   await declareMons(c, [first!.id]);
   await waitFor('the first monitor runs', async () => (await details(c)).find((x) => x.id === first!.id)?.monExists, 30_000);
-  await declareMons(c, later.map((n) => n.id));
-  await waitFor('quorum of three', async () => (await c.get<ClusterMetrics | undefined>('/ceph/metrics')).json?.monCount === 3 && (await details(c)).every((x) => x.monExists), 30_000);
+  await declareMons(
+    c,
+    later.map((n) => n.id),
+  );
+  await waitFor(
+    'quorum of three',
+    async () =>
+      (await c.get<ClusterMetrics | undefined>('/ceph/metrics')).json?.monCount === 3 && (await details(c)).every((x) => x.monExists),
+    30_000,
+  );
   const runs = await q.tasks.recent(1000);
-  t.deepEqual(runs.filter((r) => r.spec.taskName === 'ceph.mon.bootstrap').map((r) => r.spec.nodeId), [first!.id]);
-  t.deepEqual(runs.filter((r) => r.spec.taskName === 'ceph.mon.join').map((r) => r.spec.nodeId).sort(), later.map((n) => n.id).sort());
+  t.deepEqual(
+    runs.filter((r) => r.spec.taskName === 'ceph.mon.bootstrap').map((r) => r.spec.nodeId),
+    [first!.id],
+  );
+  t.deepEqual(
+    runs
+      .filter((r) => r.spec.taskName === 'ceph.mon.join')
+      .map((r) => r.spec.nodeId)
+      .sort(),
+    later.map((n) => n.id).sort(),
+  );
   t.is(q.lab!.ceph.mons.epoch, 3, 'one monmap epoch per join');
 });
 
@@ -121,5 +178,8 @@ test('ceph loops: a manager waits for monitor quorum and says so', async (t) => 
   await c.post('/ceph/mgr', { nodeId: n!.id });
   const st = await waitFor('blocked on quorum', async () => (await q.nodeOf(1)).status.ceph?.mgr);
   t.like(st, { phase: 'blocked', reason: 'WaitingForQuorum' });
-  t.false((await q.tasks.recent(100)).some((r) => r.spec.taskName.startsWith('ceph.mgr')), 'nothing was run');
+  t.false(
+    (await q.tasks.recent(100)).some((r) => r.spec.taskName.startsWith('ceph.mgr')),
+    'nothing was run',
+  );
 });

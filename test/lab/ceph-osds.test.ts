@@ -9,10 +9,28 @@ import type { InvokeResults, NodeCephState, NodeKeyrings } from '../http/bodies.
 import { ADMIN_PASSWORD, allActive, startLab, waitFor, type LabQuarry } from './harness.js';
 
 interface DiskView {
-  id: string; nodeId: string; nodeHostname: string; devicePath: string; serial: string; isOsd: boolean; isMon: boolean;
-  hasFilesystem: boolean; osdId: number | null; osdState: string | null; message: string; eligible: boolean; reasons: string[];
+  id: string;
+  nodeId: string;
+  nodeHostname: string;
+  devicePath: string;
+  serial: string;
+  isOsd: boolean;
+  isMon: boolean;
+  hasFilesystem: boolean;
+  osdId: number | null;
+  osdState: string | null;
+  message: string;
+  eligible: boolean;
+  reasons: string[];
 }
-interface RunView { id: string; taskName: string; state: string; nodeId: string | null; targetId: string; error: string | null }
+interface RunView {
+  id: string;
+  taskName: string;
+  state: string;
+  nodeId: string | null;
+  targetId: string;
+  error: string | null;
+}
 
 async function admin(q: LabQuarry): Promise<Client> {
   const c = new Client(q.url);
@@ -25,7 +43,8 @@ const disks = async (c: Client): Promise<DiskView[]> => (await c.get<DiskView[]>
 const disk = async (c: Client, id: string): Promise<DiskView> => (await disks(c)).find((d) => d.id === id)!;
 const runs = async (c: Client, taskName: string): Promise<RunView[]> =>
   ((await c.get('/task/runs/recent?limit=1000')).json as RunView[]).filter((r) => r.taskName === taskName);
-const metrics = async (c: Client) => (await c.get('/ceph/metrics')).json as { osdCount: number; osdUp: number; health: string; poolCount: number } | undefined;
+const metrics = async (c: Client) =>
+  (await c.get('/ceph/metrics')).json as { osdCount: number; osdUp: number; health: string; poolCount: number } | undefined;
 
 /** Three nodes whose monitors have quorum (and a manager, which ok-to-stop needs). */
 async function cluster(t: Parameters<typeof startLab>[0], opts: { mgr?: boolean } = {}) {
@@ -37,10 +56,17 @@ async function cluster(t: Parameters<typeof startLab>[0], opts: { mgr?: boolean 
   for (const n of nodes) {
     const d = (await disks(c)).find((x) => x.nodeId === n.id && x.eligible)!;
     // A loaded test process may miss a heartbeat and call a node offline for a moment.
-    await waitFor(`mon on ${n.spec.hostname}`, async () => (await c.post('/ceph/mon/create', { nodeId: n.id, diskId: d.id })).status === 200);
+    await waitFor(
+      `mon on ${n.spec.hostname}`,
+      async () => (await c.post('/ceph/mon/create', { nodeId: n.id, diskId: d.id })).status === 200,
+    );
   }
   if (opts.mgr) await c.post('/ceph/mgr', { nodeId: nodes[0]!.id });
-  await waitFor('quorum of three', async () => (await metrics(c))?.health !== undefined && q.lab!.ceph.mons.mons.filter((m) => m.running).length === 3, 30_000);
+  await waitFor(
+    'quorum of three',
+    async () => (await metrics(c))?.health !== undefined && q.lab!.ceph.mons.mons.filter((m) => m.running).length === 3,
+    30_000,
+  );
   if (opts.mgr) await waitFor('a manager', () => q.lab!.ceph.mgrs.available, 30_000);
   return { q, c, nodes };
 }
@@ -50,20 +76,32 @@ async function createOsds(c: Client, ids: string[]): Promise<void> {
   if (r.json.results.some((x) => x.status !== 'scheduled')) throw new Error(`not scheduled: ${r.text}`);
 }
 
-const running = (c: Client, id: string) => waitFor(`osd on ${id} running`, async () => {
-  const d = await disk(c, id);
-  return d.osdState === 'running' && d.osdId !== null ? d : undefined;
-}, 30_000);
+const running = (c: Client, id: string) =>
+  waitFor(
+    `osd on ${id} running`,
+    async () => {
+      const d = await disk(c, id);
+      return d.osdState === 'running' && d.osdId !== null ? d : undefined;
+    },
+    30_000,
+  );
 
 test.serial('ceph osds: an OSD on every eligible disk of every node runs, and the API agrees with the cluster', async (t) => {
   const { q, c, nodes } = await cluster(t);
   const eligible = (await disks(c)).filter((d) => d.eligible);
   t.true(eligible.length >= 6, 'the lab has disks for OSDs besides the monitor disks');
-  await createOsds(c, eligible.map((d) => d.id));
-  const m = await waitFor('every OSD up', async () => {
-    const x = await metrics(c);
-    return x?.osdCount === eligible.length && x.osdUp === eligible.length ? x : undefined;
-  }, 30_000);
+  await createOsds(
+    c,
+    eligible.map((d) => d.id),
+  );
+  const m = await waitFor(
+    'every OSD up',
+    async () => {
+      const x = await metrics(c);
+      return x?.osdCount === eligible.length && x.osdUp === eligible.length ? x : undefined;
+    },
+    30_000,
+  );
   t.is(m.osdCount, eligible.length);
   const after = await waitFor('every disk says running', async () => {
     const all = (await disks(c)).filter((d) => eligible.some((e) => e.id === d.id));
@@ -72,9 +110,16 @@ test.serial('ceph osds: an OSD on every eligible disk of every node runs, and th
   for (const d of after) t.like(d, { isOsd: true, osdState: 'running', message: '', eligible: false, reasons: ['holds-osd'] });
   t.is(new Set(after.map((d) => d.osdId)).size, eligible.length, 'one OSD id per disk');
   for (const n of nodes) {
-    const mine = after.filter((d) => d.nodeId === n.id).map((d) => d.osdId!).sort((a, b) => a - b);
+    const mine = after
+      .filter((d) => d.nodeId === n.id)
+      .map((d) => d.osdId!)
+      .sort((a, b) => a - b);
     t.deepEqual((await c.get<NodeCephState>(`/ceph/nodes/${n.id}/state`)).json.osdIds, mine);
-    t.deepEqual(q.lab!.ceph.hosts.report(n.spec.hostname).osds.sort((a, b) => a - b), mine, 'the cluster agrees on where each OSD runs');
+    t.deepEqual(
+      q.lab!.ceph.hosts.report(n.spec.hostname).osds.sort((a, b) => a - b),
+      mine,
+      'the cluster agrees on where each OSD runs',
+    );
     const keys = (await c.get<NodeKeyrings>(`/ceph/nodes/${n.id}/keyrings`)).json.keyrings.map((k) => k.entity);
     for (const id of mine) t.true(keys.includes(`osd.${id}`), `the node holds the key of osd.${id}`);
   }
@@ -87,25 +132,31 @@ test.serial('ceph osds: an OSD on every eligible disk of every node runs, and th
   t.is((await runs(c, 'ceph.osd.new')).length, eligible.length, 'one registration per OSD');
 });
 
-test.serial('ceph osds: a node that goes offline during creation fails the run, the disk says why, and it converges when the node returns', async (t) => {
-  const { q, c, nodes } = await cluster(t);
-  const target = (await disks(c)).find((d) => d.nodeId === nodes[0]!.id && d.eligible)!;
-  // Silent for longer than the lab's heartbeat timeout and run timeout (test/lab/harness.ts), with
-  // room for a loaded machine to notice: 1.5 s against a 1 s timeout was missed under load.
-  q.lab!.offlineDuringNext(1, 'ceph.osd.create', 15_000);
-  await createOsds(c, [target.id]);
-  const blocked = await waitFor('the disk says the node is away', async () => {
-    const d = await disk(c, target.id);
-    return d.osdState === 'blocked' && /offline/.test(d.message) ? d : undefined;
-  });
-  t.regex(blocked.message, /nothing is done to it until it is active/);
-  const ok = await running(c, target.id);
-  t.is(ok.message, '');
-  const creates = await runs(c, 'ceph.osd.create');
-  t.true(creates.some((r) => r.state === 'failed' && /timed out/.test(r.error ?? '')), 'the run the node missed failed');
-  t.is(creates.filter((r) => r.state === 'completed').length, 1);
-  t.is((await runs(c, 'ceph.osd.new')).length, 1, 'the OSD was registered once');
-});
+test.serial(
+  'ceph osds: a node that goes offline during creation fails the run, the disk says why, and it converges when the node returns',
+  async (t) => {
+    const { q, c, nodes } = await cluster(t);
+    const target = (await disks(c)).find((d) => d.nodeId === nodes[0]!.id && d.eligible)!;
+    // Silent for longer than the lab's heartbeat timeout and run timeout (test/lab/harness.ts), with
+    // room for a loaded machine to notice: 1.5 s against a 1 s timeout was missed under load.
+    q.lab!.offlineDuringNext(1, 'ceph.osd.create', 15_000);
+    await createOsds(c, [target.id]);
+    const blocked = await waitFor('the disk says the node is away', async () => {
+      const d = await disk(c, target.id);
+      return d.osdState === 'blocked' && /offline/.test(d.message) ? d : undefined;
+    });
+    t.regex(blocked.message, /nothing is done to it until it is active/);
+    const ok = await running(c, target.id);
+    t.is(ok.message, '');
+    const creates = await runs(c, 'ceph.osd.create');
+    t.true(
+      creates.some((r) => r.state === 'failed' && /timed out/.test(r.error ?? '')),
+      'the run the node missed failed',
+    );
+    t.is(creates.filter((r) => r.state === 'completed').length, 1);
+    t.is((await runs(c, 'ceph.osd.new')).length, 1, 'the OSD was registered once');
+  },
+);
 
 test.serial('ceph osds: a creation script that fails twice backs off, then the OSD runs', async (t) => {
   const { q, c, nodes } = await cluster(t);
@@ -142,7 +193,10 @@ test.serial('ceph osds: a killed OSD is reported down and started again', async 
 test.serial('ceph osds: a node whose OSDs are not ok to stop is not restarted, and nothing is sent until they are', async (t) => {
   const { q, c, nodes } = await cluster(t, { mgr: true });
   const eligible = (await disks(c)).filter((d) => d.eligible);
-  await createOsds(c, eligible.map((d) => d.id));
+  await createOsds(
+    c,
+    eligible.map((d) => d.id),
+  );
   await waitFor('every OSD up', async () => (await metrics(c))?.osdUp === eligible.length, 30_000);
   // Size 3 over three hosts: every PG has one OSD on each host, and needs two up.
   q.lab!.ceph.createPool('rbd', 32);
@@ -151,7 +205,9 @@ test.serial('ceph osds: a node whose OSDs are not ok to stop is not restarted, a
   q.lab!.ceph.killOsd(victim.osdId!);
   await waitFor('the OSD is down', async () => (await metrics(c))?.osdUp === eligible.length - 1);
   const a = nodes[0]!;
-  t.deepEqual((await c.post<InvokeResults>('/invoke/node', { operation: 'node.restart', nodeIds: [a.id] })).json.results, [{ id: a.id, status: 'scheduled' }]);
+  t.deepEqual((await c.post<InvokeResults>('/invoke/node', { operation: 'node.restart', nodeIds: [a.id] })).json.results, [
+    { id: a.id, status: 'scheduled' },
+  ]);
   const gate = await waitFor('restart blocked by ok-to-stop', async () => {
     const c0 = (await q.nodeOf(1)).status.conditions?.find((x) => x.type === 'Blocked');
     return c0?.status === 'True' && c0.reason === 'OsdNotOkToStop' ? c0 : undefined;
@@ -172,13 +228,23 @@ test.serial('disk wipe: "no" leaves the disk untouched, "yes" wipes it and it be
   const node3 = await q.nodeOf(3);
   const dirty = (await disks(c)).find((d) => d.nodeId === node3.id && d.hasFilesystem && !d.serial.endsWith('-SYS'))!;
   t.deepEqual(dirty.reasons, ['has-filesystem']);
-  const wipe = async () => t.is((await c.post<InvokeResults>('/invoke/disk', { operation: 'disk.wipe', diskIds: [dirty.id] })).json.results[0]?.status, 'scheduled');
-  const question = () => waitFor('the wipe question', async () => ((await c.get('/task/questions/pending')).json as Array<{ id: string; taskName: string; prompt: string; options: string[] }>).find((x) => x.taskName === 'disk.wipe.confirm'));
+  const wipe = async () =>
+    t.is(
+      (await c.post<InvokeResults>('/invoke/disk', { operation: 'disk.wipe', diskIds: [dirty.id] })).json.results[0]?.status,
+      'scheduled',
+    );
+  const question = () =>
+    waitFor('the wipe question', async () =>
+      ((await c.get('/task/questions/pending')).json as Array<{ id: string; taskName: string; prompt: string; options: string[] }>).find(
+        (x) => x.taskName === 'disk.wipe.confirm',
+      ),
+    );
 
   await wipe();
   const q1 = await question();
   t.deepEqual(q1.options, ['yes', 'no']);
-  for (const part of [dirty.devicePath, dirty.serial, node3.spec.hostname, 'a filesystem']) t.true(q1.prompt.includes(part), `the question names ${part}`);
+  for (const part of [dirty.devicePath, dirty.serial, node3.spec.hostname, 'a filesystem'])
+    t.true(q1.prompt.includes(part), `the question names ${part}`);
   t.deepEqual((await c.post(`/task/question/${q1.id}/answer`, { answer: 'no' })).json, { status: 'answered' });
   const declined = await waitFor('the request acknowledged as declined', async () => {
     const d = await disk(c, dirty.id);

@@ -29,7 +29,11 @@ export interface LabQuarry extends Quarry {
 
 /** `approve: false`: discovered machines wait for approval; by default the harness approves each
  * one through the API (POST /invoke/node node.approve) as an admin would. */
-export async function startLab(t: ExecutionContext, nodes: number, over: Partial<QuarryOptions> & { stateDir?: string; env?: Record<string, string>; approve?: boolean } = {}): Promise<LabQuarry> {
+export async function startLab(
+  t: ExecutionContext,
+  nodes: number,
+  over: Partial<QuarryOptions> & { stateDir?: string; env?: Record<string, string>; approve?: boolean } = {},
+): Promise<LabQuarry> {
   const stateDir = over.stateDir ?? (await mkdtemp(join(tmpdir(), 'quarry-lab-')));
   if (!over.stateDir) t.teardown(() => rm(stateDir, { recursive: true, force: true }));
   const config = loadConfig({
@@ -146,7 +150,11 @@ class Approver {
 
 /** Polls until the check passes; the bound is a safety net, never the thing asserted (40 s by
  * default: a loaded 2-core machine took longer than 15 s to bring four lab nodes up). */
-export async function waitFor<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, boundMs = 40_000): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined | false> | T | undefined | false,
+  boundMs = 40_000,
+): Promise<T> {
   const until = Date.now() + boundMs;
   for (;;) {
     const v = await check();

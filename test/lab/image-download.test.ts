@@ -15,17 +15,34 @@ import { ADMIN_PASSWORD, startLab, waitFor, type LabQuarry } from './harness.js'
 const ID = '5e1f0c3a-7d42-4b8e-a1c9-0f6d2e8b7a13';
 const ROOTFS = bytesOf('rootfs', 3 * 1024 * 1024 + 123);
 const KERNEL = bytesOf('kernel', 200_000);
-const IMAGE: TestImage = { id: ID, name: 'testos-1', files: [{ name: 'rootfs.tar', content: ROOTFS }, { name: 'vmlinuz', content: KERNEL }] };
+const IMAGE: TestImage = {
+  id: ID,
+  name: 'testos-1',
+  files: [
+    { name: 'rootfs.tar', content: ROOTFS },
+    { name: 'vmlinuz', content: KERNEL },
+  ],
+};
 const TOTAL = ROOTFS.length + KERNEL.length;
 const CUT = 1_000_000;
 
-interface Progress { imageId: string; bytes: number; total: number; percent: number; done: boolean }
+interface Progress {
+  imageId: string;
+  bytes: number;
+  total: number;
+  percent: number;
+  done: boolean;
+}
 
 async function setUp(t: Parameters<typeof startLab>[0], images: TestImage[], faults: Faults, retryBaseMs = 20) {
   const server = await serveImages(t, images, faults);
   // stallMs is a deadline no test here reaches on purpose: a loaded process that stalls for
   // seconds must not fail a download as stalled and make an extra run.
-  const q = await startLab(t, 0, { env: { IMAGE_REGISTRY: server.url }, retryBaseMs, imageTiming: { progressEveryMs: 50, stallMs: 30_000 } });
+  const q = await startLab(t, 0, {
+    env: { IMAGE_REGISTRY: server.url },
+    retryBaseMs,
+    imageTiming: { progressEveryMs: 50, stallMs: 30_000 },
+  });
   const c = new Client(q.url);
   await c.post('/user/login', { username: 'admin', password: ADMIN_PASSWORD });
   return { server, q, c };
@@ -34,7 +51,8 @@ async function setUp(t: Parameters<typeof startLab>[0], images: TestImage[], fau
 /** Two requests, the second a Range from where the part ended (0 < start <= CUT): that start. */
 function resumedFrom(ranges: Array<string | null>): number {
   const start = Number(/^bytes=(\d+)-$/.exec(ranges[1] ?? '')?.[1]);
-  if (ranges.length !== 2 || ranges[0] !== null || !(start > 0 && start <= CUT)) throw new Error(`expected a full request, then a Range from at most ${CUT}: ${JSON.stringify(ranges)}`);
+  if (ranges.length !== 2 || ranges[0] !== null || !(start > 0 && start <= CUT))
+    throw new Error(`expected a full request, then a Range from at most ${CUT}: ${JSON.stringify(ranges)}`);
   return start;
 }
 
@@ -58,7 +76,10 @@ test('image download: progress on the bus and over SSE, a cut connection resumed
 
   t.deepEqual((await c.get(`/images/${ID.slice(0, 8)}/download`)).json, { status: 'downloading' });
   await waitFor('the final progress event over SSE', () => overSse.some((p) => p.done));
-  const [first, second] = await waitFor('two runs', async () => { const r = await runs(q); return r.length === 2 && r[1]!.status.state === 'completed' ? r : undefined; });
+  const [first, second] = await waitFor('two runs', async () => {
+    const r = await runs(q);
+    return r.length === 2 && r[1]!.status.state === 'completed' ? r : undefined;
+  });
   t.is(first!.status.state, 'failed', 'the cut connection failed the first attempt');
   t.is(second!.spec.attempt, 2);
 
@@ -74,10 +95,19 @@ test('image download: progress on the bus and over SSE, a cut connection resumed
   const onBus = q.events.filter((e) => e.type === 'image.download.progress').map((e) => e.payload as Progress);
   t.deepEqual(overSse, onBus, 'SSE relays what the bus carried');
   t.true(onBus.every((p) => p.imageId === ID && p.total === TOTAL && p.bytes <= TOTAL));
-  t.true(onBus.some((p) => !p.done && p.bytes > 0 && p.percent < 100), 'progress before the end');
-  t.deepEqual(onBus.filter((p) => p.done), [{ imageId: ID, bytes: TOTAL, total: TOTAL, percent: 100, done: true }]);
+  t.true(
+    onBus.some((p) => !p.done && p.bytes > 0 && p.percent < 100),
+    'progress before the end',
+  );
+  t.deepEqual(
+    onBus.filter((p) => p.done),
+    [{ imageId: ID, bytes: TOTAL, total: TOTAL, percent: 100, done: true }],
+  );
   const resumed = onBus.slice(onBus.findIndex((p) => p.bytes >= CUT && p.bytes < TOTAL));
-  t.true(resumed.every((p, i) => i === 0 || p.bytes >= resumed[i - 1]!.bytes), 'the second attempt counts on from the resumed bytes');
+  t.true(
+    resumed.every((p, i) => i === 0 || p.bytes >= resumed[i - 1]!.bytes),
+    'the second attempt counts on from the resumed bytes',
+  );
   t.like((await image(q)).status, { phase: 'downloaded', verified: true, bytes: TOTAL });
 });
 
@@ -93,16 +123,28 @@ test('image download: a server that ignores Range is answered by starting the fi
 });
 
 test('image download: a SHA-256 mismatch fails the run and keeps nothing, and the status says why', async (t) => {
-  const bad: TestImage = { ...IMAGE, files: [{ name: 'vmlinuz', content: KERNEL }, { name: 'rootfs.tar', content: ROOTFS, sha256: sha(Buffer.from('something else')) }] };
+  const bad: TestImage = {
+    ...IMAGE,
+    files: [
+      { name: 'vmlinuz', content: KERNEL },
+      { name: 'rootfs.tar', content: ROOTFS, sha256: sha(Buffer.from('something else')) },
+    ],
+  };
   // A long backoff: no retry may bring a .part back while the test looks.
   const { q, c } = await setUp(t, [bad], {}, 60_000);
   await c.get(`/images/${ID}/download`);
-  const img = await waitFor('failure reported', async () => { const i = await image(q); return i.status.conditions?.some((x) => x.type === 'Degraded' && x.status === 'True') ? i : undefined; });
+  const img = await waitFor('failure reported', async () => {
+    const i = await image(q);
+    return i.status.conditions?.some((x) => x.type === 'Degraded' && x.status === 'True') ? i : undefined;
+  });
   const [run] = await runs(q);
   t.is(run!.status.state, 'failed');
   t.regex(run!.status.error ?? '', /SHA-256 mismatch/);
   t.is(await stat(imageDir(q.config.stateDir, ID)).catch(() => null), null, 'no file, no .part, not even the verified vmlinuz');
-  t.like(img.status.conditions?.find((x) => x.type === 'Degraded'), { reason: 'ChecksumMismatch' });
+  t.like(
+    img.status.conditions?.find((x) => x.type === 'Degraded'),
+    { reason: 'ChecksumMismatch' },
+  );
   t.like(img.status, { verified: false, bytes: 0, phase: 'downloading' });
   t.deepEqual((await c.get('/images/downloaded')).json, []);
   t.is((await c.post<ProblemBody>(`/images/${ID}/default`)).json.code, 'IMAGE_NOT_DOWNLOADED');
@@ -122,14 +164,25 @@ test('image download: deleting an image while it downloads stops the run and rem
 
 test('image download: a registry that answers no valid catalog is a 503 that says why', async (t) => {
   const { server, c } = await setUp(t, [IMAGE], {});
-  server.catalogBody = JSON.stringify([{ id: ID, name: 'x', distro: 'd', version: '1', arch: 'amd64', files: [{ name: '../etc/passwd', url: 'f', size: 1, sha256: 'ab' }] }]);
+  server.catalogBody = JSON.stringify([
+    { id: ID, name: 'x', distro: 'd', version: '1', arch: 'amd64', files: [{ name: '../etc/passwd', url: 'f', size: 1, sha256: 'ab' }] },
+  ]);
   const r = await c.get<ProblemBody>('/images/available');
   t.is(r.status, 503);
   t.is(r.json.code, 'REGISTRY_INVALID');
   t.regex(r.json.detail, /\/0\/files\/0\/name/);
   server.catalogBody = '{ not json';
   t.like((await c.get(`/images/${ID}/download`)).json, { status: 503, code: 'REGISTRY_INVALID' });
-  server.catalogBody = JSON.stringify([IMAGE, IMAGE].map((i) => ({ id: i.id, name: i.name, distro: 'd', version: '1', arch: 'a', files: [{ name: 'f', url: 'f', size: 1, sha256: sha(Buffer.from('x')) }] })));
+  server.catalogBody = JSON.stringify(
+    [IMAGE, IMAGE].map((i) => ({
+      id: i.id,
+      name: i.name,
+      distro: 'd',
+      version: '1',
+      arch: 'a',
+      files: [{ name: 'f', url: 'f', size: 1, sha256: sha(Buffer.from('x')) }],
+    })),
+  );
   t.regex((await c.get<ProblemBody>('/images/available')).json.detail, /listed twice/);
 });
 

@@ -9,7 +9,7 @@ import { Client } from '../http/client.js';
 import { ADMIN_PASSWORD, startLab, waitFor, type LabQuarry } from './harness.js';
 import type { ProblemBody } from '../http/bodies.js';
 
-const [debian, ubuntu, rocky] = LAB_IMAGES as [typeof LAB_IMAGES[0], typeof LAB_IMAGES[0], typeof LAB_IMAGES[0]];
+const [debian, ubuntu, rocky] = LAB_IMAGES as [(typeof LAB_IMAGES)[0], (typeof LAB_IMAGES)[0], (typeof LAB_IMAGES)[0]];
 const summary = (i: typeof debian) => ({ id: i.id, name: i.name, distro: i.distro, version: i.version, arch: i.arch });
 
 async function admin(q: LabQuarry): Promise<Client> {
@@ -46,16 +46,23 @@ test('images: a download by short id fetches and verifies every file, with progr
   t.deepEqual(r.json, { status: 'downloading' });
   const img = await waitFor('downloaded', () => downloaded(c, debian.id));
   t.deepEqual(img, { ...summary(debian), default: false });
-  for (const f of debian.files) t.true((await readFile(imageFilePath(q.config.stateDir, debian.id, f.name))).equals(labFileContent(debian.id, f.name, f.size)));
+  for (const f of debian.files)
+    t.true((await readFile(imageFilePath(q.config.stateDir, debian.id, f.name))).equals(labFileContent(debian.id, f.name, f.size)));
   const doc = await q.store.mustGet<ImageSpec, ImageStatus>(ImageKind.Image, debian.id);
   const total = debian.files.reduce((s, f) => s + f.size, 0);
   t.like(doc.status, { phase: 'downloaded', verified: true, bytes: total, total });
-  t.like(doc.status.conditions?.find((x) => x.type === 'Ready'), { status: 'True', reason: 'Downloaded' });
+  t.like(
+    doc.status.conditions?.find((x) => x.type === 'Ready'),
+    { status: 'True', reason: 'Downloaded' },
+  );
   const runs = (await q.tasks.recent(100)).filter((x) => x.spec.taskName === 'image.download');
   t.is(runs.length, 1);
   t.like(runs[0]!.status, { state: 'completed', result: { files: 3, bytes: total } });
   const done = q.events.filter((e) => e.type === 'image.download.progress' && (e.payload as { done: boolean }).done);
-  t.deepEqual(done.map((e) => e.payload), [{ imageId: debian.id, bytes: total, total, percent: 100, done: true }]);
+  t.deepEqual(
+    done.map((e) => e.payload),
+    [{ imageId: debian.id, bytes: total, total, percent: 100, done: true }],
+  );
   // Asking again changes nothing and starts nothing.
   t.deepEqual((await c.get(`/images/${debian.id}/download`)).json, { status: 'downloading' });
   await q.manager.idle();
@@ -73,7 +80,10 @@ test('images: set-default needs a downloaded image, moves the flag, and the defa
   t.deepEqual((await c.post(`/images/${debian.id}/default`)).json, { status: 'updated' });
   t.true((await downloaded(c, debian.id))?.default);
   t.deepEqual((await c.post(`/images/${ubuntu.id.slice(0, 8)}/default`)).json, { status: 'updated' });
-  t.deepEqual(((await c.get('/images/downloaded')).json as Array<{ id: string; default: boolean }>).filter((i) => i.default).map((i) => i.id), [ubuntu.id]);
+  t.deepEqual(
+    ((await c.get('/images/downloaded')).json as Array<{ id: string; default: boolean }>).filter((i) => i.default).map((i) => i.id),
+    [ubuntu.id],
+  );
   const del = await c.request('DELETE', `/images/${ubuntu.id}`);
   t.is(del.status, 409);
   t.like(del.json, { code: 'IMAGE_IS_DEFAULT' });
@@ -102,7 +112,10 @@ test('images: delete removes the files, drops the image from the list, and a new
   t.deepEqual((await c.request('DELETE', `/images/${rocky.id.slice(0, 8)}`)).json, { status: 'deleted' });
   t.is(await downloaded(c, rocky.id), undefined, 'gone from the list at once');
   await waitFor('files removed', async () => (await stat(imageDir(q.config.stateDir, rocky.id)).catch(() => null)) === null);
-  await waitFor('removed', async () => (await q.store.mustGet<ImageSpec, ImageStatus>(ImageKind.Image, rocky.id)).status.phase === 'removed');
+  await waitFor(
+    'removed',
+    async () => (await q.store.mustGet<ImageSpec, ImageStatus>(ImageKind.Image, rocky.id)).status.phase === 'removed',
+  );
   t.is(await q.images.images.downloadedFile(rocky.id, 'initrd.img'), null);
   t.true((await q.tasks.recent(100)).some((r) => r.spec.taskName === 'image.remove' && r.status.state === 'completed'));
   await fetchImage(c, rocky.id);
@@ -113,7 +126,12 @@ test('images: unknown, malformed and never-downloaded ids are refused', async (t
   const q = await startLab(t, 0);
   const c = await admin(q);
   const unknown = '00000000-0000-4000-8000-000000000000';
-  for (const [method, path] of [['GET', `/images/${unknown}/download`], ['POST', `/images/${unknown}/default`], ['DELETE', `/images/${unknown}`], ['GET', '/images/0badc0de/download']] as const) {
+  for (const [method, path] of [
+    ['GET', `/images/${unknown}/download`],
+    ['POST', `/images/${unknown}/default`],
+    ['DELETE', `/images/${unknown}`],
+    ['GET', '/images/0badc0de/download'],
+  ] as const) {
     const r = await c.request<ProblemBody>(method, path);
     t.is(r.status, 404, `${method} ${path}`);
     t.is(r.json.code, 'NOT_FOUND');
@@ -134,7 +152,11 @@ test('images: reading needs a session, and only admins download, set the default
   await viewer.post('/user/login', { username: 'viewer', password: 'viewer-password' });
   t.is((await viewer.get('/images/available')).status, 200);
   t.is((await viewer.get('/images/downloaded')).status, 200);
-  for (const [method, path] of [['GET', `/images/${debian.id}/download`], ['POST', `/images/${debian.id}/default`], ['DELETE', `/images/${debian.id}`]] as const) {
+  for (const [method, path] of [
+    ['GET', `/images/${debian.id}/download`],
+    ['POST', `/images/${debian.id}/default`],
+    ['DELETE', `/images/${debian.id}`],
+  ] as const) {
     t.is((await viewer.request(method, path)).status, 403, `${method} ${path}`);
     t.is((await new Client(q.url).request(method, path)).status, 401, `${method} ${path} without a session`);
   }

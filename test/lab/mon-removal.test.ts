@@ -43,15 +43,22 @@ test('mon loop: an undesired monitor waits while removing it would break quorum,
   await waitFor('the first monitor out of the monmap', () => !ceph.mons.get(first.spec.hostname), 30_000);
   t.deepEqual(ceph.mons.mons.map((m) => m.name).sort(), [second, third].map((n) => n.spec.hostname).sort());
   t.is(ceph.mons.quorum()?.length, 2);
-  const gone = await waitFor('the first node reports no monitor and carries no monitor state', async () => {
-    const n = await q.store.get<NodeSpec, NodeStatusFields>(Kind.Node, first.id);
-    return n && n.status.daemons?.mon === false && n.status.ceph?.mon === undefined ? n : undefined;
-  }, 30_000);
+  const gone = await waitFor(
+    'the first node reports no monitor and carries no monitor state',
+    async () => {
+      const n = await q.store.get<NodeSpec, NodeStatusFields>(Kind.Node, first.id);
+      return n && n.status.daemons?.mon === false && n.status.ceph?.mon === undefined ? n : undefined;
+    },
+    30_000,
+  );
   t.is(gone.status.ceph?.mon, undefined);
   t.false(ceph.monStores.has(first.spec.hostname), 'its store is deleted');
   t.true(ceph.monStores.has(second.spec.hostname));
   const runs = (await q.tasks.recent(1000)).filter((r) => r.spec.targetId === first.id && r.spec.taskName.includes('remove'));
-  const names = runs.filter((r) => r.status.state === 'completed').map((r) => r.spec.taskName).sort();
+  const names = runs
+    .filter((r) => r.status.state === 'completed')
+    .map((r) => r.spec.taskName)
+    .sort();
   t.deepEqual(names, ['ceph.mon.monmap-remove', 'ceph.mon.remove']);
   t.deepEqual(runs.find((r) => r.spec.taskName === 'ceph.mon.remove')?.spec.args, { monName: first.spec.hostname });
 });

@@ -6,7 +6,12 @@ import { Kind, type NodeSpec } from '../../src/model/kinds.js';
 import { cluster } from './ceph-cluster.js';
 import { waitFor } from './harness.js';
 
-interface Detail { id: string; hostname: string; hasNfs: boolean; nfsExists: boolean }
+interface Detail {
+  id: string;
+  hostname: string;
+  hasNfs: boolean;
+  nfsExists: boolean;
+}
 
 test('nfs gateway is created through the API for a filesystem, runs with a key for that filesystem only, and is stopped when no longer desired', async (t) => {
   const { q, c, ids } = await cluster(t);
@@ -32,28 +37,43 @@ test('nfs gateway is created through the API for a filesystem, runs with a key f
   t.deepEqual(r.json, { results: [{ id: node, status: 'scheduled' }] }, r.text);
   t.deepEqual((await q.store.get<NodeSpec>(Kind.Node, node))!.spec.daemons.nfs, { export: 'share', path: '/' });
 
-  const shown = await waitFor('nfs gateway running in the node details', async () => {
-    const d = ((await c.get('/nodes/details')).json as Detail[]).find((x) => x.id === node);
-    return d?.hasNfs && d.nfsExists ? d : undefined;
-  }, 30_000).catch(async (err: unknown) => {
+  const shown = await waitFor(
+    'nfs gateway running in the node details',
+    async () => {
+      const d = ((await c.get('/nodes/details')).json as Detail[]).find((x) => x.id === node);
+      return d?.hasNfs && d.nfsExists ? d : undefined;
+    },
+    30_000,
+  ).catch(async (err: unknown) => {
     const n = await q.store.get<NodeSpec>(Kind.Node, node);
-    t.log(JSON.stringify(n?.status), (await q.tasks.recent(1000)).filter((x) => x.spec.taskName.includes('nfs')).map((x) => [x.spec.taskName, x.status]));
+    t.log(
+      JSON.stringify(n?.status),
+      (await q.tasks.recent(1000)).filter((x) => x.spec.taskName.includes('nfs')).map((x) => [x.spec.taskName, x.status]),
+    );
     throw err;
   });
   const entity = `client.nfs.${shown.hostname}`;
-  t.deepEqual(q.lab!.ceph.accounts.entities.get(entity)?.caps, { mon: 'allow r fsname=share', mds: 'allow rw fsname=share', osd: 'allow rw tag cephfs data=share' });
+  t.deepEqual(q.lab!.ceph.accounts.entities.get(entity)?.caps, {
+    mon: 'allow r fsname=share',
+    mds: 'allow rw fsname=share',
+    osd: 'allow rw tag cephfs data=share',
+  });
   t.true(q.lab!.ceph.processes.get(`nfs.${shown.hostname}`)?.running);
   const started = (await q.tasks.recent(1000)).find((x) => x.spec.taskName === 'ceph.nfs.start' && x.status.state === 'completed');
   t.like(started?.spec.args, { name: shown.hostname, export: 'share', path: '/' });
 
   // No longer desired (as a spec file saying `state: absent` would make it): stopped, not left running.
   await q.store.mutateSpec<NodeSpec>(Kind.Node, node, (n) => {
-    const { nfs: _gone, ...daemons } = (n.spec as NodeSpec).daemons;
-    return { ...(n.spec as NodeSpec), daemons };
+    const { nfs: _gone, ...daemons } = n.spec.daemons;
+    return { ...n.spec, daemons };
   });
-  await waitFor('nfs gateway stopped', async () => {
-    const d = ((await c.get('/nodes/details')).json as Detail[]).find((x) => x.id === node);
-    return d !== undefined && !d.hasNfs && !d.nfsExists && q.lab!.ceph.processes.get(`nfs.${shown.hostname}`)?.running === false;
-  }, 30_000);
+  await waitFor(
+    'nfs gateway stopped',
+    async () => {
+      const d = ((await c.get('/nodes/details')).json as Detail[]).find((x) => x.id === node);
+      return d !== undefined && !d.hasNfs && !d.nfsExists && q.lab!.ceph.processes.get(`nfs.${shown.hostname}`)?.running === false;
+    },
+    30_000,
+  );
   t.true((await q.tasks.recent(1000)).some((x) => x.spec.taskName === 'ceph.nfs.stop' && x.status.state === 'completed'));
 });

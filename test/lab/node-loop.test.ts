@@ -20,7 +20,9 @@ test('node loop brings every lab machine from discovered through booting to acti
   const q = await startLab(t, 4);
   const nodes = await allActive(q, 4);
   const first = nodes[0]!;
-  const phases = q.events.filter((e) => isEvent(e, 'node.state.changed') && e.payload.nodeId === first.id).map((e) => (e.payload as { status: string }).status);
+  const phases = q.events
+    .filter((e) => isEvent(e, 'node.state.changed') && e.payload.nodeId === first.id)
+    .map((e) => (e.payload as { status: string }).status);
   t.deepEqual(phases.slice(0, 3), ['discovered', 'booting', 'active']);
   const disks = await q.store.list<DiskSpec, DiskStatusFields>(Kind.Disk);
   const reported = q.lab!.specs().reduce((n, m) => n + m.disks.length, 0);
@@ -40,8 +42,13 @@ test('node loop restarts a node through a run and confirms it by the new boot', 
   });
   t.not(after.status.bootId, before.status.bootId);
   const runs = await runsOf(q, before.id, 'node.restart');
-  t.deepEqual(runs.map((r) => r.status.state), ['completed']);
-  const states = q.events.filter((e) => isEvent(e, 'task.state.changed') && e.payload.runId === runs[0]!.id).map((e) => (e.payload as { state: string }).state);
+  t.deepEqual(
+    runs.map((r) => r.status.state),
+    ['completed'],
+  );
+  const states = q.events
+    .filter((e) => isEvent(e, 'task.state.changed') && e.payload.runId === runs[0]!.id)
+    .map((e) => (e.payload as { state: string }).state);
   t.deepEqual(states, ['pending', 'running', 'completed']);
 });
 
@@ -52,7 +59,14 @@ test('node loop retries a restart that fails twice, with backoff, then succeeds'
   const id = await request(q, 1, 'restartGeneration');
   await waitFor('restart acknowledged', async () => (await q.nodeOf(1)).status.observedRestartGeneration === 1);
   const runs = await runsOf(q, id, 'node.restart');
-  t.deepEqual(runs.map((r) => [r.spec.attempt, r.status.state]), [[1, 'failed'], [2, 'failed'], [3, 'completed']]);
+  t.deepEqual(
+    runs.map((r) => [r.spec.attempt, r.status.state]),
+    [
+      [1, 'failed'],
+      [2, 'failed'],
+      [3, 'completed'],
+    ],
+  );
   t.regex(runs[0]!.status.error ?? '', /simulated fault/);
   t.is((await q.nodeOf(1)).status.phase, 'active');
 });
@@ -142,6 +156,9 @@ test('node loop retries a run that a Quarry restart interrupted', async (t) => {
   const q2 = await startLab(t, 1, { stateDir });
   await waitFor('restart acknowledged', async () => (await q2.nodeOf(1)).status.observedRestartGeneration === 1);
   const runs = await runsOf(q2, id, 'node.restart');
-  t.deepEqual(runs.map((r) => r.status.state), ['failed', 'completed']);
+  t.deepEqual(
+    runs.map((r) => r.status.state),
+    ['failed', 'completed'],
+  );
   t.regex(runs[0]!.status.error ?? '', /interrupted/);
 });

@@ -8,10 +8,27 @@ import type { ProblemBody } from '../http/bodies.js';
 import { cluster, login } from './ceph-cluster.js';
 import { startLab, waitFor } from './harness.js';
 
-interface Fs { name: string; status: { phase: string; created: boolean; mdsActive: boolean; pools: Array<{ name: string; pgNum: number }>; conditions: Array<{ type: string; status: string; reason: string; message: string }> } }
-interface Gateway { id: string; hostname: string; running: boolean; desired: boolean; state: string; port: number }
+interface Fs {
+  name: string;
+  status: {
+    phase: string;
+    created: boolean;
+    mdsActive: boolean;
+    pools: Array<{ name: string; pgNum: number }>;
+    conditions: Array<{ type: string; status: string; reason: string; message: string }>;
+  };
+}
+interface Gateway {
+  id: string;
+  hostname: string;
+  running: boolean;
+  desired: boolean;
+  state: string;
+  port: number;
+}
 
-const fsNamed = async (c: Client, name: string): Promise<Fs | undefined> => ((await c.get('/ceph/fs')).json as Fs[]).find((f) => f.name === name);
+const fsNamed = async (c: Client, name: string): Promise<Fs | undefined> =>
+  ((await c.get('/ceph/fs')).json as Fs[]).find((f) => f.name === name);
 
 test('storage: a filesystem waits for an MDS and says so, then is created with its pools and served', async (t) => {
   const { q, c, ids } = await cluster(t);
@@ -22,18 +39,31 @@ test('storage: a filesystem waits for an MDS and says so, then is created with i
     return f?.status.phase === 'blocked' && f.status.conditions.some((x) => x.reason === 'WaitingForMds') ? f : undefined;
   });
   t.regex(waiting.status.conditions.find((x) => x.type === 'Blocked')!.message, /a filesystem needs a metadata server/);
-  t.false((await q.tasks.recent(1000)).some((r) => r.spec.taskName === 'ceph.fs.create'), 'nothing was run');
+  t.false(
+    (await q.tasks.recent(1000)).some((r) => r.spec.taskName === 'ceph.fs.create'),
+    'nothing was run',
+  );
   t.is(q.lab!.ceph.osdmap.poolByName('cephfs_metadata'), undefined);
 
   t.deepEqual((await c.post('/ceph/mds', { nodeId: ids[1] })).json, { status: 'scheduled' });
-  const ready = await waitFor('filesystem ready', async () => {
-    const f = await fsNamed(c, 'cephfs');
-    return f?.status.phase === 'ready' ? f : undefined;
-  }, 30_000);
+  const ready = await waitFor(
+    'filesystem ready',
+    async () => {
+      const f = await fsNamed(c, 'cephfs');
+      return f?.status.phase === 'ready' ? f : undefined;
+    },
+    30_000,
+  );
   t.like(ready, { name: 'cephfs', metadataPool: 'cephfs_metadata', metadataPG: 16, dataPool: 'cephfs_data', dataPG: 64 });
   t.like(ready.status, { created: true, mdsActive: true });
-  t.deepEqual(ready.status.pools, [{ name: 'cephfs_metadata', pgNum: 16 }, { name: 'cephfs_data', pgNum: 64 }]);
-  t.like(ready.status.conditions.find((x) => x.type === 'Ready'), { status: 'True', reason: 'Active' });
+  t.deepEqual(ready.status.pools, [
+    { name: 'cephfs_metadata', pgNum: 16 },
+    { name: 'cephfs_data', pgNum: 64 },
+  ]);
+  t.like(
+    ready.status.conditions.find((x) => x.type === 'Ready'),
+    { status: 'True', reason: 'Active' },
+  );
   // The simulated cluster agrees: the pools with the requested PG counts, the filesystem over them.
   const ceph = q.lab!.ceph;
   t.is(ceph.osdmap.poolByName('cephfs_metadata')?.pgNum, 16);
@@ -54,7 +84,11 @@ test('storage: POST /ceph/fs is idempotent for the same declaration and refuses 
   const c = await login(q);
   const body = { name: 'fs1', metadataPool: 'fs1_meta', dataPool: 'fs1_data' };
   t.is((await c.post('/ceph/fs', body)).status, 200);
-  t.deepEqual((await c.post('/ceph/fs', { ...body, metadataPG: 16, dataPG: 32 })).json, { status: 'scheduled' }, 'the defaults make it the same');
+  t.deepEqual(
+    (await c.post('/ceph/fs', { ...body, metadataPG: 16, dataPG: 32 })).json,
+    { status: 'scheduled' },
+    'the defaults make it the same',
+  );
   const other = await c.post<ProblemBody>('/ceph/fs', { ...body, dataPG: 128 });
   t.is(other.status, 409);
   t.is(other.json.code, 'FILESYSTEM_EXISTS');
@@ -65,7 +99,10 @@ test('storage: POST /ceph/fs is idempotent for the same declaration and refuses 
   t.is((await c.post('/ceph/fs', { name: 'fs3', metadataPool: 'same', dataPool: 'same' })).status, 400);
   t.is((await c.post('/ceph/fs', { name: '.hidden', metadataPool: 'm', dataPool: 'd' })).status, 400);
   const fs = (await c.get('/ceph/fs')).json as Fs[];
-  t.deepEqual(fs.map((f) => f.name), ['fs1']);
+  t.deepEqual(
+    fs.map((f) => f.name),
+    ['fs1'],
+  );
   t.is(fs[0]!.status.phase, 'blocked', 'no monitor, no quorum');
 });
 
@@ -76,11 +113,15 @@ test('storage: a gateway is deployed and removed through the API, and stops runn
   t.is((await c.post('/gateways/rgw/deploy', { nodeId: node })).status, 409, 'already desired');
   t.is((await c.post('/gateways/rgw/deploy', { nodeId: '00000000-0000-4000-8000-000000000000' })).status, 404);
   // The API shows what the agent last reported; the cluster may be a heartbeat ahead or behind.
-  const [gw] = await waitFor('gateway running in the API and in the cluster', async () => {
-    const list = (await c.get('/gateways/rgw')).json as Gateway[];
-    const one = list.length === 1 && list[0]!.running && list[0]!.state === 'running' ? list : undefined;
-    return one && q.lab!.ceph.rgws.get(one[0]!.hostname)?.running ? one : undefined;
-  }, 30_000);
+  const [gw] = await waitFor(
+    'gateway running in the API and in the cluster',
+    async () => {
+      const list = (await c.get('/gateways/rgw')).json as Gateway[];
+      const one = list.length === 1 && list[0]!.running && list[0]!.state === 'running' ? list : undefined;
+      return one && q.lab!.ceph.rgws.get(one[0]!.hostname)?.running ? one : undefined;
+    },
+    30_000,
+  );
   t.like(gw, { id: node, port: 7480, desired: true });
   t.true(q.lab!.ceph.rgws.get(gw!.hostname)?.running);
   t.deepEqual((await c.post(`/gateways/rgw/${node}/remove`, {})).json, { status: 'scheduled' });
@@ -95,14 +136,21 @@ test('storage: a gateway is deployed and removed through the API, and stops runn
 
 test('storage: an RGW user waits for a gateway, is created with keys, and its secret is shown once', async (t) => {
   const { q, c, ids } = await cluster(t);
-  t.is((await c.post('/users', { username: 'viewer', password: 'viewer-password-1', name: 'Viewer', email: 'viewer@example.com' })).status, 201);
+  t.is(
+    (await c.post('/users', { username: 'viewer', password: 'viewer-password-1', name: 'Viewer', email: 'viewer@example.com' })).status,
+    201,
+  );
   const viewer = await login(q, 'viewer', 'viewer-password-1');
   const refused = await viewer.post('/gateways/rgw/users', { userId: 'alice', displayName: 'Alice' });
   t.is(refused.status, 403);
   t.is((await c.post('/gateways/rgw/users', { userId: 'Alice!', displayName: 'Alice' })).status, 400);
 
   // The creation waits for the loop; the loop waits for a gateway and says so.
-  const creating = c.post<{ keys: Array<{ accessKey: string; secretKey: string }> }>('/gateways/rgw/users', { userId: 'alice', displayName: 'Alice', email: 'alice@example.com' });
+  const creating = c.post<{ keys: Array<{ accessKey: string; secretKey: string }> }>('/gateways/rgw/users', {
+    userId: 'alice',
+    displayName: 'Alice',
+    email: 'alice@example.com',
+  });
   await waitFor('blocked on a gateway', async () => {
     const [u] = (await c.get('/gateways/rgw/users')).json as Array<{ state: string; message: string }>;
     return u?.state === 'blocked' && /deploy a gateway first/.test(u.message);

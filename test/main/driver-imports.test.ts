@@ -68,8 +68,14 @@ async function loadedModules(t: { teardown(fn: () => unknown): void }, driver: '
 
 test('driver real start loads no module of the lab', async (t) => {
   const modules = await loadedModules(t, 'real');
-  t.true(modules.some((u) => u.endsWith('/dist/src/main.js')), 'the hook saw the start');
-  t.deepEqual(modules.filter((u) => u.startsWith(simDir)), []);
+  t.true(
+    modules.some((u) => u.endsWith('/dist/src/main.js')),
+    'the hook saw the start',
+  );
+  t.deepEqual(
+    modules.filter((u) => u.startsWith(simDir)),
+    [],
+  );
 });
 
 test('driver lab start loads the lab', async (t) => {

@@ -10,7 +10,16 @@ import { promisify } from 'node:util';
 const run = promisify(execFile);
 
 /** Debian's cloud kernel has virtio-net as modules; this is their load order (no modules.dep). */
-export const VIRTIO_MODULES = ['virtio_ring', 'virtio', 'virtio_pci_legacy_dev', 'virtio_pci_modern_dev', 'virtio_pci', 'failover', 'net_failover', 'virtio_net'];
+export const VIRTIO_MODULES = [
+  'virtio_ring',
+  'virtio',
+  'virtio_pci_legacy_dev',
+  'virtio_pci_modern_dev',
+  'virtio_pci',
+  'failover',
+  'net_failover',
+  'virtio_net',
+];
 
 export interface KernelKit {
   vmlinuz: string;
@@ -18,7 +27,11 @@ export interface KernelKit {
   modules: string[];
 }
 
-const exists = (p: string) => stat(p).then(() => true, () => false);
+const exists = (p: string) =>
+  stat(p).then(
+    () => true,
+    () => false,
+  );
 
 /** Fetches (once) and unpacks the kernel package and busybox-static into `cache`. */
 export async function kernelKit(cache = process.env.QUARRY_NETBOOT_CACHE ?? '/var/cache/quarry-netboot'): Promise<KernelKit> {

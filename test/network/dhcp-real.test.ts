@@ -25,7 +25,16 @@ const IPXE = ['-x', '0x4d:69505845']; // user-class "iPXE", as iPXE sends it
 async function quarryIn(t: ExecutionContext, pair: NetnsPair): Promise<Quarry> {
   const stateDir = await mkdtemp(join(tmpdir(), 'qnet-state-'));
   const q = await startQuarry({
-    config: loadConfig({ DRIVER: 'real', MASTER_NETNS: pair.nsA, STATE_DIR: stateDir, PORT: '0', HOST: '127.0.0.1', ADMIN_PASSWORD: PASSWORD, RESYNC_MS: '60000', SECRETS_KEY: Buffer.alloc(32, 1).toString('base64') }),
+    config: loadConfig({
+      DRIVER: 'real',
+      MASTER_NETNS: pair.nsA,
+      STATE_DIR: stateDir,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      ADMIN_PASSWORD: PASSWORD,
+      RESYNC_MS: '60000',
+      SECRETS_KEY: Buffer.alloc(32, 1).toString('base64'),
+    }),
     log: silentLogger,
     store: await createMemoryStore(),
     logs: new MemoryLogStore(),
@@ -45,10 +54,11 @@ async function quarryIn(t: ExecutionContext, pair: NetnsPair): Promise<Quarry> {
 
 type Net = { status: NetworkStatus; spec: NetworkSpec };
 const net = (q: Quarry, id: string) => q.store.mustGet<NetworkSpec, NetworkStatus>(NetworkKind.Network, id) as Promise<Net>;
-const serving = (q: Quarry, id: string, unlike?: Net) => waitFor('dnsmasq serving', async () => {
-  const n = await net(q, id);
-  return n.status.phase === 'running' && n.status.pid && n.status.pid !== unlike?.status.pid ? n : undefined;
-});
+const serving = (q: Quarry, id: string, unlike?: Net) =>
+  waitFor('dnsmasq serving', async () => {
+    const n = await net(q, id);
+    return n.status.phase === 'running' && n.status.pid && n.status.pid !== unlike?.status.pid ? n : undefined;
+  });
 
 async function declare(q: Quarry, pair: NetnsPair): Promise<string> {
   const c = new Client(q.url);
@@ -58,7 +68,14 @@ async function declare(q: Quarry, pair: NetnsPair): Promise<string> {
   const nic = nics.find((n) => n.name === pair.vethA);
   if (!nic || nic.ip !== pair.masterIp) throw new Error(`interface ${pair.vethA} not listed: ${JSON.stringify(nics)}`);
   const base = pair.masterIp.replace(/\.1$/, '');
-  const r = await c.post<Created>('/networks/create', { cidr: pair.subnet, gateway: `${base}.254`, dnsServers: [`${base}.53`, `${base}.54`], rangeStart: `${base}.100`, rangeEnd: `${base}.150`, nicId: nic.id });
+  const r = await c.post<Created>('/networks/create', {
+    cidr: pair.subnet,
+    gateway: `${base}.254`,
+    dnsServers: [`${base}.53`, `${base}.54`],
+    rangeStart: `${base}.100`,
+    rangeEnd: `${base}.150`,
+    nicId: nic.id,
+  });
   if (r.status !== 200) throw new Error(`create: ${r.status} ${r.text}`);
   return r.json.id;
 }
@@ -90,7 +107,10 @@ test.serial('real dhcp: udhcpc in another namespace gets a lease with the router
   // What the PXE ROM does next: fetch iPXE over TFTP from the master, byte for byte.
   execFileSync('ip', ['-n', pair.nsB, 'addr', 'add', `${pxe!.ip}/24`, 'dev', pair.vethB]);
   const kpxe = join(pair.dir, 'undionly.kpxe');
-  execFileSync('ip', ['netns', 'exec', pair.nsB, 'busybox', 'tftp', '-g', '-r', 'undionly.kpxe', '-l', kpxe, pair.masterIp], { timeout: 10_000, stdio: ['ignore', 'ignore', 'pipe'] });
+  execFileSync('ip', ['netns', 'exec', pair.nsB, 'busybox', 'tftp', '-g', '-r', 'undionly.kpxe', '-l', kpxe, pair.masterIp], {
+    timeout: 10_000,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   t.true((await readFile(kpxe)).equals(await readFile('/usr/lib/ipxe/undionly.kpxe')), 'iPXE over TFTP');
   const leases = await readFile(join(q.config.stateDir, 'dnsmasq', `${id}.leases`), 'utf8');
   t.regex(leases, /52:54:00:fa:00:01/);
@@ -111,7 +131,11 @@ test.serial('real dhcp: a killed dnsmasq is restarted, and a changed network res
   t.truthy(await pair.lease('52:54:00:fa:00:03'), 'the restarted dnsmasq answers');
 
   const base = pair.masterIp.replace(/\.1$/, '');
-  await q.store.mutateSpec<NetworkSpec>(NetworkKind.Network, id, (d) => ({ ...d.spec, rangeStart: `${base}.200`, rangeEnd: `${base}.210` }));
+  await q.store.mutateSpec<NetworkSpec>(NetworkKind.Network, id, (d) => ({
+    ...d.spec,
+    rangeStart: `${base}.200`,
+    rangeEnd: `${base}.210`,
+  }));
   const third = await serving(q, id, second);
   t.not(third.status.configHash, second.status.configHash);
   t.is(third.status.crashes, 0, 'a new configuration starts the count of deaths over');
@@ -123,7 +147,14 @@ test.serial('real dhcp: a killed dnsmasq is restarted, and a changed network res
 test.serial('real dhcp: a DHCP port held by another program is a Degraded PortBusy, served once it is free', async (t) => {
   const pair = await netnsPair(t);
   // A socket on 0.0.0.0:67 without SO_REUSEADDR, as a foreign DHCP server would hold it.
-  const holder = execFile('ip', ['netns', 'exec', pair.nsA, process.execPath, '-e', "require('dgram').createSocket('udp4').bind(67, () => console.log('bound'))"]);
+  const holder = execFile('ip', [
+    'netns',
+    'exec',
+    pair.nsA,
+    process.execPath,
+    '-e',
+    "require('dgram').createSocket('udp4').bind(67, () => console.log('bound'))",
+  ]);
   t.teardown(() => holder.kill('SIGKILL'));
   await new Promise<void>((resolve) => holder.stdout!.once('data', () => resolve()));
   const q = await quarryIn(t, pair);
@@ -132,7 +163,10 @@ test.serial('real dhcp: a DHCP port held by another program is a Degraded PortBu
     const x = await net(q, id);
     return x.status.conditions?.find((c) => c.type === 'Degraded' && c.reason === 'PortBusy' && c.status === 'True') ? x : undefined;
   });
-  t.regex(n.status.conditions!.find((c) => c.type === 'Degraded')!.message, /^the DHCP port is taken by another server: .*Address (already )?in use/);
+  t.regex(
+    n.status.conditions!.find((c) => c.type === 'Degraded')!.message,
+    /^the DHCP port is taken by another server: .*Address (already )?in use/,
+  );
   t.is(n.status.pid, null);
   holder.kill('SIGKILL');
   await serving(q, id);

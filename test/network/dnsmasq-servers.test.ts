@@ -23,7 +23,14 @@ class ScriptedSupervisor implements ProcessSupervisor {
       for (const l of this.script.lines) opts.onLine?.('stderr', l);
       if (this.script.exit) end(this.script.exit);
     });
-    return { pid: 70_000 + this.spawned.length, exited, stop: async () => { end({ code: null, signal: 'SIGTERM' }); return exited; } };
+    return {
+      pid: 70_000 + this.spawned.length,
+      exited,
+      stop: async () => {
+        end({ code: null, signal: 'SIGTERM' });
+        return exited;
+      },
+    };
   }
 }
 
@@ -43,7 +50,10 @@ test('dnsmasq servers run dnsmasq -k on the written file inside the namespace, a
   const died: string[] = [];
   servers.onExit((id) => died.push(id));
   const state = await servers.start('n1', req, () => undefined);
-  t.deepEqual(sup.spawned.map((s) => [s.cmd, ...s.args]), [['ip', 'netns', 'exec', 'qnet-a-1', 'dnsmasq', '-k', `--conf-file=${d}/n1.conf`]]);
+  t.deepEqual(
+    sup.spawned.map((s) => [s.cmd, ...s.args]),
+    [['ip', 'netns', 'exec', 'qnet-a-1', 'dnsmasq', '-k', `--conf-file=${d}/n1.conf`]],
+  );
   t.is(await readFile(join(d, 'n1.conf'), 'utf8'), req.config);
   t.deepEqual(servers.running('n1'), state);
   t.deepEqual(servers.networks(), ['n1']);
@@ -60,7 +70,10 @@ test('dnsmasq servers classify a start that fails and do not report it as a deat
   let deaths = 0;
   servers.onExit(() => deaths++);
   const lines: string[] = [];
-  const err = await t.throwsAsync(servers.start('n1', req, (l) => lines.push(l)), { instanceOf: DhcpStartError });
+  const err = await t.throwsAsync(
+    servers.start('n1', req, (l) => lines.push(l)),
+    { instanceOf: DhcpStartError },
+  );
   t.is(err.reason, 'NicMissing');
   t.true(lines.includes('dnsmasq: unknown interface qnet0'), 'dnsmasq own words reach the run log');
   t.like(servers.lastExit('n1'), { reason: 'NicMissing', message: 'interface qnet0 does not exist' });

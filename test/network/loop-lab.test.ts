@@ -17,15 +17,23 @@ const degraded = (n: Net) => n.status.conditions?.find((c) => c.type === 'Degrad
 
 async function declare(q: LabQuarry, body: Record<string, unknown> = {}): Promise<string> {
   const c = await admin(q);
-  const r = await c.post<Created>('/networks/create', { cidr: '10.0.0.0/16', gateway: '10.0.0.1', rangeStart: '10.0.1.1', rangeEnd: '10.0.9.254', nicId: ENO1, ...body });
+  const r = await c.post<Created>('/networks/create', {
+    cidr: '10.0.0.0/16',
+    gateway: '10.0.0.1',
+    rangeStart: '10.0.1.1',
+    rangeEnd: '10.0.9.254',
+    nicId: ENO1,
+    ...body,
+  });
   if (r.status !== 200) throw new Error(JSON.stringify(r.json));
   return r.json.id;
 }
 
-const running = (q: LabQuarry, id: string) => waitFor('network running', async () => {
-  const n = await net(q, id);
-  return n.status.phase === 'running' && n.status.pid ? n : undefined;
-});
+const running = (q: LabQuarry, id: string) =>
+  waitFor('network running', async () => {
+    const n = await net(q, id);
+    return n.status.phase === 'running' && n.status.pid ? n : undefined;
+  });
 
 test('network loop runs the rendered dnsmasq configuration and reports its pid and hash', async (t) => {
   const q = await startLab(t, 0);
@@ -37,7 +45,9 @@ test('network loop runs the rendered dnsmasq configuration and reports its pid a
   t.is(server.nic, 'eno1');
   const port = new URL(q.url).port;
   for (const line of [
-    'interface=eno1', 'bind-interfaces', 'port=0',
+    'interface=eno1',
+    'bind-interfaces',
+    'port=0',
     'dhcp-range=set:quarry,10.0.1.1,10.0.9.254,255.255.0.0,1h',
     'dhcp-option=tag:quarry,option:router,10.0.0.1',
     'dhcp-option=tag:quarry,option:dns-server,10.0.0.1',
@@ -46,12 +56,16 @@ test('network loop runs the rendered dnsmasq configuration and reports its pid a
     `dhcp-boot=tag:ipxe,http://10.0.255.254:${port}/boot/config?mac=\${net0/mac}`,
     'dhcp-option=tag:ipxe,encap:175,176,1',
     `pid-file=${q.config.stateDir}/dnsmasq/${id}.pid`,
-  ]) t.true(server.config.split('\n').includes(line), line);
+  ])
+    t.true(server.config.split('\n').includes(line), line);
   t.is(n.status.bootUrl, `http://10.0.255.254:${port}/boot/config?mac=\${net0/mac}`);
   const runs = await q.tasks.recent();
   const start = runs.find((r) => r.spec.taskName === 'network.dhcp.start' && r.spec.targetId === id);
   t.is(start?.status.state, 'completed');
-  t.true((await q.tasks.logs(start!.id)).some((l) => l.message.includes(`pid ${server.pid}`)), 'the start is in the run log');
+  t.true(
+    (await q.tasks.logs(start!.id)).some((l) => l.message.includes(`pid ${server.pid}`)),
+    'the start is in the run log',
+  );
 });
 
 test('network loop restarts the server when the rendered bytes change, not otherwise', async (t) => {
@@ -71,7 +85,10 @@ test('network loop restarts the server when the rendered bytes change, not other
   });
   t.not(second.status.pid, first.status.pid);
   t.is(second.status.configHash, createHash('sha256').update('dns=10.0.0.54 nic=eno1\n').digest('hex'));
-  t.deepEqual(q.network.sim!.starts.filter((s) => s.networkId === id).map((s) => s.pid), [first.status.pid, second.status.pid]);
+  t.deepEqual(
+    q.network.sim!.starts.filter((s) => s.networkId === id).map((s) => s.pid),
+    [first.status.pid, second.status.pid],
+  );
 });
 
 test('network loop restarts a server that died, counting the deaths', async (t) => {

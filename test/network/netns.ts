@@ -62,7 +62,14 @@ export async function netnsPair(t: ExecutionContext): Promise<NetnsPair> {
   if (process.getuid?.() !== 0) throw new Error('the real DHCP test needs root (ip netns, dnsmasq); CI runs as root');
   const tag = randomBytes(3).toString('hex');
   const third = 10 + (randomBytes(1)[0]! % 240);
-  const pair = { nsA: `qnet-a-${tag}`, nsB: `qnet-b-${tag}`, vethA: `qnet-${tag}a`, vethB: `qnet-${tag}b`, subnet: `10.250.${third}.0/24`, masterIp: `10.250.${third}.1` };
+  const pair = {
+    nsA: `qnet-a-${tag}`,
+    nsB: `qnet-b-${tag}`,
+    vethA: `qnet-${tag}a`,
+    vethB: `qnet-${tag}b`,
+    subnet: `10.250.${third}.0/24`,
+    masterIp: `10.250.${third}.1`,
+  };
   const dir = await mkdtemp(join(tmpdir(), 'qnet-'));
   t.teardown(async () => {
     removeNamespace(pair.nsB);
@@ -75,7 +82,10 @@ export async function netnsPair(t: ExecutionContext): Promise<NetnsPair> {
   ip('link', 'set', pair.vethA, 'netns', pair.nsA);
   ip('link', 'set', pair.vethB, 'netns', pair.nsB);
   ip('-n', pair.nsA, 'addr', 'add', `${pair.masterIp}/24`, 'dev', pair.vethA);
-  for (const [ns, dev] of [[pair.nsA, pair.vethA], [pair.nsB, pair.vethB]] as const) {
+  for (const [ns, dev] of [
+    [pair.nsA, pair.vethA],
+    [pair.nsB, pair.vethB],
+  ] as const) {
     ip('-n', ns, 'link', 'set', 'lo', 'up');
     ip('-n', ns, 'link', 'set', dev, 'up');
   }
@@ -84,7 +94,11 @@ export async function netnsPair(t: ExecutionContext): Promise<NetnsPair> {
   await chmod(script, 0o755);
   const lease = async (mac: string, extra: string[] = []): Promise<Record<string, string> | null> => {
     ip('-n', pair.nsB, 'link', 'set', pair.vethB, 'address', mac);
-    const out = await run('ip', ['netns', 'exec', pair.nsB, 'busybox', 'udhcpc', '-i', pair.vethB, '-f', '-q', '-n', '-t', '5', '-T', '1', '-s', script, ...extra], { timeout: 20_000 }).catch((err: unknown) => ({ stdout: (err as { stdout?: string }).stdout ?? '' }));
+    const out = await run(
+      'ip',
+      ['netns', 'exec', pair.nsB, 'busybox', 'udhcpc', '-i', pair.vethB, '-f', '-q', '-n', '-t', '5', '-T', '1', '-s', script, ...extra],
+      { timeout: 20_000 },
+    ).catch((err: unknown) => ({ stdout: (err as { stdout?: string }).stdout ?? '' }));
     const line = out.stdout.split('\n').find((l) => l.startsWith('ip='));
     if (!line) return null;
     return Object.fromEntries(line.split('|').map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));

@@ -16,7 +16,14 @@ interface Listed {
 
 const ENO1 = masterNicId('52:54:ff:00:00:01');
 const ENO2 = masterNicId('52:54:ff:00:00:02');
-const good = { cidr: '10.0.0.0/16', gateway: '10.0.0.1', dnsServers: ['10.0.0.53', '1.1.1.1'], rangeStart: '10.0.1.1', rangeEnd: '10.0.200.254', nicId: ENO1 };
+const good = {
+  cidr: '10.0.0.0/16',
+  gateway: '10.0.0.1',
+  dnsServers: ['10.0.0.53', '1.1.1.1'],
+  rangeStart: '10.0.1.1',
+  rangeEnd: '10.0.200.254',
+  nicId: ENO1,
+};
 
 test('networks interfaces lists the lab master NICs with stable ids and no loopback', async (t) => {
   const q = await startLab(t, 0);
@@ -59,7 +66,13 @@ const refusals: Array<[string, Record<string, unknown>, number, string, string?]
   ['a CIDR with host bits', { cidr: '10.0.0.5/16' }, 400, 'VALIDATION_FAILED', '/body/cidr'],
   ['something that is no CIDR', { cidr: '10.0.0.0' }, 400, 'VALIDATION_FAILED', '/body/cidr'],
   ['an IPv6 CIDR', { cidr: 'fd00::/64' }, 400, 'VALIDATION_FAILED', '/body/cidr'],
-  ['a /31', { cidr: '10.0.0.0/31', gateway: '10.0.0.1', rangeStart: '10.0.0.0', rangeEnd: '10.0.0.1' }, 400, 'VALIDATION_FAILED', '/body/cidr'],
+  [
+    'a /31',
+    { cidr: '10.0.0.0/31', gateway: '10.0.0.1', rangeStart: '10.0.0.0', rangeEnd: '10.0.0.1' },
+    400,
+    'VALIDATION_FAILED',
+    '/body/cidr',
+  ],
   ['a gateway outside the network', { gateway: '10.1.0.1' }, 400, 'VALIDATION_FAILED', '/body/gateway'],
   ['the network address as gateway', { gateway: '10.0.0.0' }, 400, 'VALIDATION_FAILED', '/body/gateway'],
   ['a range start outside', { rangeStart: '10.2.0.1' }, 400, 'VALIDATION_FAILED', '/body/rangeStart'],
@@ -94,7 +107,11 @@ for (const [name, over, status, code, path] of refusals) {
     t.is(r.status, status, JSON.stringify(r.json));
     t.is(r.headers.get('content-type'), 'application/problem+json');
     t.is(r.json.code, code);
-    if (path) t.true(r.json.errors.some((e) => e.path === path), JSON.stringify(r.json.errors));
+    if (path)
+      t.true(
+        r.json.errors.some((e) => e.path === path),
+        JSON.stringify(r.json.errors),
+      );
     t.deepEqual(await q.store.list(NetworkKind.Network), [], 'nothing was written');
   });
 }
@@ -128,7 +145,10 @@ test('networks create: concurrent overlapping requests let exactly one through',
 test('networks create is for admins; reading is for every user; nothing without a session', async (t) => {
   const q = await startLab(t, 0);
   const c = await admin(q);
-  t.is((await c.post('/users', { username: 'viewer', password: 'viewer-password-1', name: 'V', email: 'v@example.com' })).status < 300, true);
+  t.is(
+    (await c.post('/users', { username: 'viewer', password: 'viewer-password-1', name: 'V', email: 'v@example.com' })).status < 300,
+    true,
+  );
   const v = await login(q, 'viewer', 'viewer-password-1');
   const r = await v.post<ProblemBody>('/networks/create', good);
   t.is(r.status, 403);

@@ -12,12 +12,28 @@ const now = T0 + 3_600_000;
 const nowIso = new Date(now).toISOString();
 const limits = { maxBoots: 3, windowMs: 600_000 };
 const pxe = (...agoMs: number[]): BootStage[] => agoMs.map((a) => ({ at: now - a, stage: 'pxe' as const }));
-const looping: Condition = { type: 'BootLoop', status: 'True', reason: 'TooManyBoots', message: '4 network boots', lastTransitionTime: nowIso, observedGeneration: 1 };
+const looping: Condition = {
+  type: 'BootLoop',
+  status: 'True',
+  reason: 'TooManyBoots',
+  message: '4 network boots',
+  lastTransitionTime: nowIso,
+  observedGeneration: 1,
+};
 
 function observed(over: Partial<NodeObserved>): NodeObserved {
   return {
-    node: node().build(), obs: observation(), disks: new Map(), runs: { restart: null, shutdown: null },
-    now, nowIso, startedAt: T0, heartbeatTimeoutMs: 10_000, retryBaseMs: 1_000, bootLoop: limits, ...over,
+    node: node().build(),
+    obs: observation(),
+    disks: new Map(),
+    runs: { restart: null, shutdown: null },
+    now,
+    nowIso,
+    startedAt: T0,
+    heartbeatTimeoutMs: 10_000,
+    retryBaseMs: 1_000,
+    bootLoop: limits,
+    ...over,
   };
 }
 
@@ -31,14 +47,45 @@ test('boot loop counts network boots in the window, after the last report and af
   t.is(countedBoots(observation({ boots: [{ at: now - 5, stage: 'image' }] }), {}, now, 600_000), 0);
 });
 
-const table: Array<{ title: string; input: Partial<NodeObserved>; loop: Condition['status'] | undefined; phase: NodeStatus; run?: boolean }> = [
-  { title: 'as many boots as allowed are no loop', input: { obs: observation({ boots: pxe(40, 30, 20) }) }, loop: undefined, phase: 'discovered' },
+const table: Array<{
+  title: string;
+  input: Partial<NodeObserved>;
+  loop: Condition['status'] | undefined;
+  phase: NodeStatus;
+  run?: boolean;
+}> = [
+  {
+    title: 'as many boots as allowed are no loop',
+    input: { obs: observation({ boots: pxe(40, 30, 20) }) },
+    loop: undefined,
+    phase: 'discovered',
+  },
   { title: 'one boot more is a loop', input: { obs: observation({ boots: pxe(40, 30, 20, 10) }) }, loop: 'True', phase: 'error' },
-  { title: 'boots with agent reports between them are no loop', input: { obs: observation({ boots: pxe(40, 30, 20, 10), lastReportAt: now - 5, report: report() }) }, loop: undefined, phase: 'active' },
-  { title: 'a loop holds with no new boots', input: { node: node().withStatus({ conditions: [looping] }).build() }, loop: 'True', phase: 'error' },
+  {
+    title: 'boots with agent reports between them are no loop',
+    input: { obs: observation({ boots: pxe(40, 30, 20, 10), lastReportAt: now - 5, report: report() }) },
+    loop: undefined,
+    phase: 'active',
+  },
+  {
+    title: 'a loop holds with no new boots',
+    input: {
+      node: node()
+        .withStatus({ conditions: [looping] })
+        .build(),
+    },
+    loop: 'True',
+    phase: 'error',
+  },
   {
     title: 'a restart request resets a loop without a run',
-    input: { node: node().withStatus({ conditions: [looping] }).restartRequested().build(), obs: observation({ boots: pxe(40, 30, 20, 10) }) },
+    input: {
+      node: node()
+        .withStatus({ conditions: [looping] })
+        .restartRequested()
+        .build(),
+      obs: observation({ boots: pxe(40, 30, 20, 10) }),
+    },
     loop: 'False',
     phase: 'discovered',
     run: false,

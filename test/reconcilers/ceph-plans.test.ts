@@ -14,16 +14,27 @@ const DISK_ID = '9c1a0f3e-2b4d-5c6e-8f70-1a2b3c4d5e6f';
 
 function cluster(status: ClusterStatus = {}): Doc<ClusterSpec, ClusterStatus> {
   return {
-    kind: 'Cluster', id: 'default', name: 'ceph',
+    kind: 'Cluster',
+    id: 'default',
+    name: 'ceph',
     metadata: { generation: 1, resourceVersion: 1, createdAt: '', updatedAt: '', labels: {}, source: null },
-    spec: { fsid: '3b5c0c6e-7f4c-4f0e-9a52-2a3e1b1c9d10', publicNetwork: null, clusterNetwork: null, monPort: 3300, poolDefaults: { size: 3, minSize: 2 } },
+    spec: {
+      fsid: '3b5c0c6e-7f4c-4f0e-9a52-2a3e1b1c9d10',
+      publicNetwork: null,
+      clusterNetwork: null,
+      monPort: 3300,
+      poolDefaults: { size: 3, minSize: 2 },
+    },
     status,
   };
 }
 
 function monNode(hostname: string, opts: { phase?: 'active' | 'offline'; running?: boolean; ip?: string } = {}): NodeDoc {
   const n = node(opts.phase ?? 'active').build();
-  n.id = `00000000-0000-4000-8000-${hostname.padStart(12, '0').slice(-12).replace(/[^0-9a-f]/g, 'a')}`;
+  n.id = `00000000-0000-4000-8000-${hostname
+    .padStart(12, '0')
+    .slice(-12)
+    .replace(/[^0-9a-f]/g, 'a')}`;
   n.spec.hostname = hostname;
   n.spec.daemons = { mon: { diskId: DISK_ID } };
   n.status.ip = opts.ip ?? '192.0.2.1';
@@ -33,15 +44,34 @@ function monNode(hostname: string, opts: { phase?: 'active' | 'offline'; running
 
 const monDisk = { id: DISK_ID, status: { present: true, devicePath: '/dev/sdb' } } as unknown as DiskDoc;
 const run = (state: RunInfo['state'], over: Partial<RunInfo> = {}): RunInfo => ({
-  id: 'r1', state, attempt: 1, completedAt: state === 'pending' || state === 'running' ? null : NOW - 60_000, error: state === 'failed' ? 'boom' : null, args: {}, result: null, ...over,
+  id: 'r1',
+  state,
+  attempt: 1,
+  completedAt: state === 'pending' || state === 'running' ? null : NOW - 60_000,
+  error: state === 'failed' ? 'boom' : null,
+  args: {},
+  result: null,
+  ...over,
 });
 
 function mon(over: Partial<MonObserved> & { self?: NodeDoc; others?: NodeDoc[] }): MonObserved {
   const self = over.self ?? monNode('a');
   return {
-    node: self, cluster: cluster(), monNodes: [self, ...(over.others ?? [])], monDisk, quorum: false, bootstrapKeys: true, gatherEndsAt: null, bootstrap: null,
-    createRun: null, restartRun: null, now: NOW, retryBaseMs: 1_000, startGraceMs: 5_000,
-    removal: { monmap: null, othersRemoving: [], monmapRun: null, nodeRun: null }, ...over,
+    node: self,
+    cluster: cluster(),
+    monNodes: [self, ...(over.others ?? [])],
+    monDisk,
+    quorum: false,
+    bootstrapKeys: true,
+    gatherEndsAt: null,
+    bootstrap: null,
+    createRun: null,
+    restartRun: null,
+    now: NOW,
+    retryBaseMs: 1_000,
+    startGraceMs: 5_000,
+    removal: { monmap: null, othersRemoving: [], monmapRun: null, nodeRun: null },
+    ...over,
   };
 }
 
@@ -50,31 +80,106 @@ const argsOf = (p: ReturnType<typeof planMon>): Record<string, unknown> => (p.st
 /** The bootstrap `owner` opened, with its run in `state` naming `members` in the first monmap. */
 function opened(owner: string, state: RunInfo['state'], members: string[]): MonObserved['bootstrap'] {
   const node = monNode(owner);
-  return { owner: node, run: run(state, { args: { initialMembers: members.map((m) => ({ nodeId: monNode(m).id, name: m, addr: '192.0.2.1' })) } }), members: members.map((m) => ({ nodeId: monNode(m).id, name: m, addr: '192.0.2.1' })) };
+  return {
+    owner: node,
+    run: run(state, { args: { initialMembers: members.map((m) => ({ nodeId: monNode(m).id, name: m, addr: '192.0.2.1' })) } }),
+    members: members.map((m) => ({ nodeId: monNode(m).id, name: m, addr: '192.0.2.1' })),
+  };
 }
 
 const monTable: Array<[string, MonObserved, DaemonState['phase'], string | null, string]> = [
   ['the first monitor without keys makes them first', mon({ bootstrapKeys: false }), 'starting', 'bootstrap-keys', 'CreatingKeys'],
   ['the first monitor bootstraps the cluster', mon({}), 'starting', 'bootstrap', 'Starting'],
   ['another monitor waits for the first', mon({ self: monNode('b'), others: [monNode('a')] }), 'blocked', null, 'WaitingForFirstMonitor'],
-  ['an offline first candidate hands bootstrap to the next', mon({ self: monNode('b'), others: [monNode('a', { phase: 'offline' })] }), 'starting', 'bootstrap', 'Starting'],
-  ['once bootstrapped, a new monitor joins when there is quorum', mon({ self: monNode('b'), others: [monNode('a', { running: true })], quorum: true }), 'starting', 'join', 'Starting'],
-  ['no join without quorum', mon({ self: monNode('b'), others: [monNode('a', { running: true })], cluster: cluster({ bootstrapped: true }) }), 'blocked', null, 'WaitingForQuorum'],
+  [
+    'an offline first candidate hands bootstrap to the next',
+    mon({ self: monNode('b'), others: [monNode('a', { phase: 'offline' })] }),
+    'starting',
+    'bootstrap',
+    'Starting',
+  ],
+  [
+    'once bootstrapped, a new monitor joins when there is quorum',
+    mon({ self: monNode('b'), others: [monNode('a', { running: true })], quorum: true }),
+    'starting',
+    'join',
+    'Starting',
+  ],
+  [
+    'no join without quorum',
+    mon({ self: monNode('b'), others: [monNode('a', { running: true })], cluster: cluster({ bootstrapped: true }) }),
+    'blocked',
+    null,
+    'WaitingForQuorum',
+  ],
   ['nothing on a node that is not active', mon({ self: monNode('a', { phase: 'offline' }) }), 'blocked', null, 'NodeNotActive'],
   ['a running monitor is left alone', mon({ self: monNode('a', { running: true }) }), 'running', null, 'Running'],
   ['a bootstrap in progress starts nothing more', mon({ createRun: run('running') }), 'starting', null, 'Starting'],
-  ['a later monitor with an earlier hostname waits for the node already bootstrapping', mon({ self: monNode('a'), others: [monNode('b')], bootstrap: opened('b', 'running', ['b']) }), 'blocked', null, 'WaitingForFirstMonitor'],
+  [
+    'a later monitor with an earlier hostname waits for the node already bootstrapping',
+    mon({ self: monNode('a'), others: [monNode('b')], bootstrap: opened('b', 'running', ['b']) }),
+    'blocked',
+    null,
+    'WaitingForFirstMonitor',
+  ],
   ['the first monitor waits for others declared with it', mon({ gatherEndsAt: NOW + 300 }), 'starting', null, 'GatheringMonitors'],
   ['once the gathering ended it bootstraps', mon({ gatherEndsAt: NOW }), 'starting', 'bootstrap', 'Starting'],
-  ['a first monitor waits while the opener starts', mon({ self: monNode('b'), others: [monNode('a')], bootstrap: opened('a', 'running', ['a', 'b']) }), 'blocked', null, 'WaitingForFirstMonitor'],
-  ['a first monitor bootstraps once the opener ran, not joins', mon({ self: monNode('b'), others: [monNode('a', { running: true })], quorum: true, bootstrap: opened('a', 'completed', ['a', 'b']) }), 'starting', 'bootstrap', 'Starting'],
-  ['a first monitor bootstraps even without quorum: it is what forms the quorum', mon({ self: monNode('b'), others: [monNode('a', { running: true })], cluster: cluster({ bootstrapped: true }), bootstrap: opened('a', 'completed', ['a', 'b']) }), 'starting', 'bootstrap', 'Starting'],
-  ['a monitor declared after the first monmap joins', mon({ self: monNode('c'), others: [monNode('a', { running: true })], quorum: true, bootstrap: opened('a', 'completed', ['a', 'b']) }), 'starting', 'join', 'Starting'],
-  ['a failed bootstrap waits out its backoff', mon({ createRun: run('failed', { completedAt: NOW - 10 }) }), 'starting', null, 'RetryBackoff'],
+  [
+    'a first monitor waits while the opener starts',
+    mon({ self: monNode('b'), others: [monNode('a')], bootstrap: opened('a', 'running', ['a', 'b']) }),
+    'blocked',
+    null,
+    'WaitingForFirstMonitor',
+  ],
+  [
+    'a first monitor bootstraps once the opener ran, not joins',
+    mon({ self: monNode('b'), others: [monNode('a', { running: true })], quorum: true, bootstrap: opened('a', 'completed', ['a', 'b']) }),
+    'starting',
+    'bootstrap',
+    'Starting',
+  ],
+  [
+    'a first monitor bootstraps even without quorum: it is what forms the quorum',
+    mon({
+      self: monNode('b'),
+      others: [monNode('a', { running: true })],
+      cluster: cluster({ bootstrapped: true }),
+      bootstrap: opened('a', 'completed', ['a', 'b']),
+    }),
+    'starting',
+    'bootstrap',
+    'Starting',
+  ],
+  [
+    'a monitor declared after the first monmap joins',
+    mon({ self: monNode('c'), others: [monNode('a', { running: true })], quorum: true, bootstrap: opened('a', 'completed', ['a', 'b']) }),
+    'starting',
+    'join',
+    'Starting',
+  ],
+  [
+    'a failed bootstrap waits out its backoff',
+    mon({ createRun: run('failed', { completedAt: NOW - 10 }) }),
+    'starting',
+    null,
+    'RetryBackoff',
+  ],
   ['a failed bootstrap is retried', mon({ createRun: run('failed') }), 'starting', 'bootstrap', 'Retrying'],
-  ['three failures show as failed and are still retried', mon({ createRun: run('failed', { attempt: 3 }) }), 'failed', 'bootstrap', 'Retrying'],
+  [
+    'three failures show as failed and are still retried',
+    mon({ createRun: run('failed', { attempt: 3 }) }),
+    'failed',
+    'bootstrap',
+    'Retrying',
+  ],
   ['a created monitor that stopped running is started again', mon({ createRun: run('completed') }), 'starting', 'restart', 'Starting'],
-  ['right after creation the agent gets time to report it', mon({ createRun: run('completed', { completedAt: NOW - 100 }) }), 'starting', null, 'WaitingForAgent'],
+  [
+    'right after creation the agent gets time to report it',
+    mon({ createRun: run('completed', { completedAt: NOW - 100 }) }),
+    'starting',
+    null,
+    'WaitingForAgent',
+  ],
   ['a missing monitor disk blocks', mon({ monDisk: undefined }), 'blocked', null, 'MonitorDiskMissing'],
 ];
 
@@ -91,15 +196,35 @@ for (const [title, input, phase, step, reason] of monTable) {
 test('mon plan: a bootstrap run carries the fsid, the name, the address, the disk and the first monmap', (t) => {
   const p = planMon(mon({}));
   t.deepEqual(p.step, {
-    kind: 'bootstrap', attempt: 1,
-    args: { fsid: '3b5c0c6e-7f4c-4f0e-9a52-2a3e1b1c9d10', monName: 'a', addr: '192.0.2.1', monPort: 3300, devicePath: '/dev/sdb', initialMembers: [{ nodeId: monNode('a').id, name: 'a', addr: '192.0.2.1' }] },
+    kind: 'bootstrap',
+    attempt: 1,
+    args: {
+      fsid: '3b5c0c6e-7f4c-4f0e-9a52-2a3e1b1c9d10',
+      monName: 'a',
+      addr: '192.0.2.1',
+      monPort: 3300,
+      devicePath: '/dev/sdb',
+      initialMembers: [{ nodeId: monNode('a').id, name: 'a', addr: '192.0.2.1' }],
+    },
   });
 });
 
 test('mon plan: the first monmap names every active monitor node with an address, by hostname', (t) => {
-  const others = [monNode('c', { ip: '192.0.2.3' }), monNode('b', { ip: '192.0.2.2' }), monNode('d', { phase: 'offline', ip: '192.0.2.4' }), monNode('e', { ip: '' })];
+  const others = [
+    monNode('c', { ip: '192.0.2.3' }),
+    monNode('b', { ip: '192.0.2.2' }),
+    monNode('d', { phase: 'offline', ip: '192.0.2.4' }),
+    monNode('e', { ip: '' }),
+  ];
   const p = planMon(mon({ others, gatherEndsAt: NOW - 1 }));
-  t.deepEqual((argsOf(p).initialMembers as Array<{ name: string; addr: string }>).map((m) => [m.name, m.addr]), [['a', '192.0.2.1'], ['b', '192.0.2.2'], ['c', '192.0.2.3']]);
+  t.deepEqual(
+    (argsOf(p).initialMembers as Array<{ name: string; addr: string }>).map((m) => [m.name, m.addr]),
+    [
+      ['a', '192.0.2.1'],
+      ['b', '192.0.2.2'],
+      ['c', '192.0.2.3'],
+    ],
+  );
 });
 
 test('mon plan: the gathering is waited out exactly, then asked again', (t) => {
@@ -114,7 +239,7 @@ test('mon plan: a retried bootstrap keeps the first monmap its failed attempt ha
   t.deepEqual(argsOf(p).initialMembers, first);
 });
 
-test('mon plan: a following first monitor takes the opener\'s first monmap', (t) => {
+test("mon plan: a following first monitor takes the opener's first monmap", (t) => {
   const boot = opened('a', 'completed', ['a', 'b']);
   const p = planMon(mon({ self: monNode('b'), others: [monNode('a', { running: true })], bootstrap: boot }));
   t.deepEqual(argsOf(p).initialMembers, boot!.members);
@@ -125,7 +250,18 @@ function daemon(over: Partial<DaemonObserved> & { wanted?: boolean; running?: bo
   const n = node(over.phase ?? 'active').build();
   if (over.wanted ?? true) n.spec.daemons = { mgr: {} };
   n.status.daemons = { mgr: over.running ?? false };
-  return { type: 'mgr', node: n, quorum: true, keyExists: true, keyRun: null, startRun: null, now: NOW, retryBaseMs: 1_000, startGraceMs: 5_000, ...over };
+  return {
+    type: 'mgr',
+    node: n,
+    quorum: true,
+    keyExists: true,
+    keyRun: null,
+    startRun: null,
+    now: NOW,
+    retryBaseMs: 1_000,
+    startGraceMs: 5_000,
+    ...over,
+  };
 }
 
 const daemonTable: Array<[string, DaemonObserved, DaemonState['phase'] | undefined, string | null]> = [

@@ -27,7 +27,9 @@ const NODE_A = '5d3c1e2f-0a1b-4c2d-8e3f-4a5b6c7d8e9f';
 
 function cluster(): Doc<ClusterSpec, ClusterStatus> {
   return {
-    kind: 'Cluster', id: 'default', name: 'ceph',
+    kind: 'Cluster',
+    id: 'default',
+    name: 'ceph',
     metadata: { generation: 1, resourceVersion: 1, createdAt: '', updatedAt: '', labels: {}, source: null },
     spec: { fsid: FSID, publicNetwork: null, clusterNetwork: null, monPort: 3300, poolDefaults: { size: 3, minSize: 2 } },
     status: {},
@@ -51,19 +53,42 @@ function undesired(n: NodeDoc): NodeDoc {
 
 const monDisk = { id: DISK_ID, status: { present: true, devicePath: '/dev/sdb' } } as unknown as DiskDoc;
 const run = (state: RunInfo['state'], over: Partial<RunInfo> = {}): RunInfo => ({
-  id: 'r1', state, attempt: 1, completedAt: state === 'pending' || state === 'running' ? null : NOW - 60_000, error: state === 'failed' ? 'boom' : null, args: {}, result: null, ...over,
+  id: 'r1',
+  state,
+  attempt: 1,
+  completedAt: state === 'pending' || state === 'running' ? null : NOW - 60_000,
+  error: state === 'failed' ? 'boom' : null,
+  args: {},
+  result: null,
+  ...over,
 });
 
 /** `self` opened the bootstrap (its run completed) unless `owner` says another node did. */
 function observed(self: NodeDoc, over: Partial<MonObserved> & { owner?: NodeDoc } = {}): MonObserved {
   const owner = over.owner ?? self;
-  const members = [{ nodeId: owner.id, name: owner.spec.hostname, addr: '192.0.2.1' }, { nodeId: self.id, name: self.spec.hostname, addr: '192.0.2.2' }];
+  const members = [
+    { nodeId: owner.id, name: owner.spec.hostname, addr: '192.0.2.1' },
+    { nodeId: self.id, name: self.spec.hostname, addr: '192.0.2.2' },
+  ];
   return {
-    node: self, cluster: cluster(), monNodes: [self], monDisk, quorum: false, bootstrapKeys: true, gatherEndsAt: null,
+    node: self,
+    cluster: cluster(),
+    monNodes: [self],
+    monDisk,
+    quorum: false,
+    bootstrapKeys: true,
+    gatherEndsAt: null,
     bootstrap: { owner, run: run('completed', { args: { initialMembers: members } }), members },
-    createRun: run('completed'), restartRun: null, now: NOW, retryBaseMs: 1_000, startGraceMs: 5_000,
-    adminKeyImported: false, importRun: null, openedCluster: owner.id === self.id,
-    removal: { monmap: null, othersRemoving: [], monmapRun: null, nodeRun: null }, ...over,
+    createRun: run('completed'),
+    restartRun: null,
+    now: NOW,
+    retryBaseMs: 1_000,
+    startGraceMs: 5_000,
+    adminKeyImported: false,
+    importRun: null,
+    openedCluster: owner.id === self.id,
+    removal: { monmap: null, othersRemoving: [], monmapRun: null, nodeRun: null },
+    ...over,
   };
 }
 
@@ -71,17 +96,71 @@ function observed(self: NodeDoc, over: Partial<MonObserved> & { owner?: NodeDoc 
 type StepKind = NonNullable<ReturnType<typeof planMon>['step']>['kind'];
 
 const table: Array<[string, MonObserved, string, StepKind | null, string]> = [
-  ['the node that created the cluster imports client.admin once its monitor runs', observed(monNode('a', true)), 'running', 'import-admin-key', 'ImportingAdminKey'],
-  ['it imports right after its bootstrap, before its agent reports the monitor', observed(monNode('a'), { createRun: run('completed', { completedAt: NOW - 100 }) }), 'starting', 'import-admin-key', 'ImportingAdminKey'],
-  ['an import in progress starts nothing more', observed(monNode('a', true), { importRun: run('running') }), 'running', null, 'ImportingAdminKey'],
-  ['a failed import waits out its backoff', observed(monNode('a', true), { importRun: run('failed', { completedAt: NOW - 10 }) }), 'running', null, 'RetryBackoff'],
+  [
+    'the node that created the cluster imports client.admin once its monitor runs',
+    observed(monNode('a', true)),
+    'running',
+    'import-admin-key',
+    'ImportingAdminKey',
+  ],
+  [
+    'it imports right after its bootstrap, before its agent reports the monitor',
+    observed(monNode('a'), { createRun: run('completed', { completedAt: NOW - 100 }) }),
+    'starting',
+    'import-admin-key',
+    'ImportingAdminKey',
+  ],
+  [
+    'an import in progress starts nothing more',
+    observed(monNode('a', true), { importRun: run('running') }),
+    'running',
+    null,
+    'ImportingAdminKey',
+  ],
+  [
+    'a failed import waits out its backoff',
+    observed(monNode('a', true), { importRun: run('failed', { completedAt: NOW - 10 }) }),
+    'running',
+    null,
+    'RetryBackoff',
+  ],
   ['a failed import is retried', observed(monNode('a', true), { importRun: run('failed') }), 'running', 'import-admin-key', 'Retrying'],
-  ['three failed imports show as failed', observed(monNode('a', true), { importRun: run('failed', { attempt: 3 }) }), 'failed', 'import-admin-key', 'Retrying'],
+  [
+    'three failed imports show as failed',
+    observed(monNode('a', true), { importRun: run('failed', { attempt: 3 }) }),
+    'failed',
+    'import-admin-key',
+    'Retrying',
+  ],
   ['once imported the monitor is simply running', observed(monNode('a', true), { adminKeyImported: true }), 'running', null, 'Running'],
-  ['a first monitor that did not open the bootstrap imports nothing', observed(monNode('b', true), { owner: monNode('a', true) }), 'running', null, 'Running'],
-  ['a created monitor that stopped is started again before the import (which needs a quorum)', observed(monNode('a')), 'starting', 'restart', 'Starting'],
-  ['a monitor no longer desired that opened the cluster still imports first (its removal needs Ceph to answer)', observed(undesired(monNode('a', true))), 'orphaned', 'import-admin-key', 'ImportingAdminKey'],
-  ['once imported, a monitor no longer desired goes to its removal', observed(undesired(monNode('a', true)), { adminKeyImported: true }), 'blocked', null, 'MonmapUnknown'],
+  [
+    'a first monitor that did not open the bootstrap imports nothing',
+    observed(monNode('b', true), { owner: monNode('a', true) }),
+    'running',
+    null,
+    'Running',
+  ],
+  [
+    'a created monitor that stopped is started again before the import (which needs a quorum)',
+    observed(monNode('a')),
+    'starting',
+    'restart',
+    'Starting',
+  ],
+  [
+    'a monitor no longer desired that opened the cluster still imports first (its removal needs Ceph to answer)',
+    observed(undesired(monNode('a', true))),
+    'orphaned',
+    'import-admin-key',
+    'ImportingAdminKey',
+  ],
+  [
+    'once imported, a monitor no longer desired goes to its removal',
+    observed(undesired(monNode('a', true)), { adminKeyImported: true }),
+    'blocked',
+    null,
+    'MonmapUnknown',
+  ],
 ];
 
 for (const [title, input, phase, step, reason] of table) {
@@ -96,11 +175,29 @@ for (const [title, input, phase, step, reason] of table) {
 test('mon loop imports client.admin as mon. for the node that created the cluster, and the simulated cephx takes it from then on', async (t) => {
   const store = await createMemoryStore();
   const clock = new ManualClock();
-  await store.create({ kind: CephKind.Cluster, id: CLUSTER_ID, name: 'ceph', spec: { fsid: FSID, publicNetwork: null, clusterNetwork: null, monPort: 3300, poolDefaults: { size: 3, minSize: 2 } } });
-  await store.create({ kind: Kind.Disk, id: DISK_ID, name: 'sdb', spec: { nodeId: NODE_A, serial: 'S1', osd: false, wipeGeneration: 0 }, status: { present: true, devicePath: '/dev/sdb' } });
+  await store.create({
+    kind: CephKind.Cluster,
+    id: CLUSTER_ID,
+    name: 'ceph',
+    spec: { fsid: FSID, publicNetwork: null, clusterNetwork: null, monPort: 3300, poolDefaults: { size: 3, minSize: 2 } },
+  });
+  await store.create({
+    kind: Kind.Disk,
+    id: DISK_ID,
+    name: 'sdb',
+    spec: { nodeId: NODE_A, serial: 'S1', osd: false, wipeGeneration: 0 },
+    status: { present: true, devicePath: '/dev/sdb' },
+  });
   const spec = { ...newNodeSpec('52:54:00:00:00:01', 'a'), daemons: { mon: { diskId: DISK_ID } } };
-  await store.create({ kind: Kind.Node, id: NODE_A, name: 'a', spec, status: { phase: 'active', ip: '10.0.0.1', daemons: { mon: true, mgr: false, mds: false, rgw: false } } });
-  for (const k of BOOTSTRAP_KEYS) await saveKey(store, { entity: k.entity, nodeId: null, caps: { ...k.caps } }, newCephxKey(clock.now(), randomBytes));
+  await store.create({
+    kind: Kind.Node,
+    id: NODE_A,
+    name: 'a',
+    spec,
+    status: { phase: 'active', ip: '10.0.0.1', daemons: { mon: true, mgr: false, mds: false, rgw: false } },
+  });
+  for (const k of BOOTSTRAP_KEYS)
+    await saveKey(store, { entity: k.entity, nodeId: null, caps: { ...k.caps } }, newCephxKey(clock.now(), randomBytes));
   const monKey = (await getKey(store, 'mon.'))!.status.key!;
   const adminKey = (await getKey(store, 'client.admin'))!.status.key!;
   // The monitor's mkfs had only mon., as the agent makes it.
@@ -109,11 +206,26 @@ test('mon loop imports client.admin as mon. for the node that created the cluste
   sim.startMon('a');
   const ceph = new SimCephApi(sim, { sleep: instant, keyOf: async (e) => (await getKey(store, e))?.status.key });
   await t.throwsAsync(ceph.status(), { message: /exit code 13|RADOS permission denied/ });
-  const bootstrap = { id: 'boot', spec: { taskName: 'ceph.mon.bootstrap', targetId: NODE_A, attempt: 1, args: { monName: 'a', addr: '10.0.0.1' } }, status: { state: 'completed', completedAt: new Date(clock.now()).toISOString(), error: null, result: null }, metadata: { createdAt: new Date(clock.now() - 1000).toISOString() } } as unknown as TaskRun;
+  const bootstrap = {
+    id: 'boot',
+    spec: { taskName: 'ceph.mon.bootstrap', targetId: NODE_A, attempt: 1, args: { monName: 'a', addr: '10.0.0.1' } },
+    status: { state: 'completed', completedAt: new Date(clock.now()).toISOString(), error: null, result: null },
+    metadata: { createdAt: new Date(clock.now() - 1000).toISOString() },
+  } as unknown as TaskRun;
   const starts: StartRequest[] = [];
   const loop = monLoop({
-    store, ceph, clock, retryBaseMs: 1_000, startGraceMs: 1_000, blockedRecheckMs: 500, runTimeoutMs: 60_000, monGatherMs: 0,
-    tasks: { start: async (req) => (starts.push(req), { id: `run-${starts.length}` } as TaskRun), latestFor: async (_k, _id, name) => (name === 'ceph.mon.bootstrap' ? bootstrap : undefined) },
+    store,
+    ceph,
+    clock,
+    retryBaseMs: 1_000,
+    startGraceMs: 1_000,
+    blockedRecheckMs: 500,
+    runTimeoutMs: 60_000,
+    monGatherMs: 0,
+    tasks: {
+      start: async (req) => (starts.push(req), { id: `run-${starts.length}` } as TaskRun),
+      latestFor: async (_k, _id, name) => (name === 'ceph.mon.bootstrap' ? bootstrap : undefined),
+    },
   });
   const ctx = { signal: new AbortController().signal };
   const o = await loop.observe(NODE_A, ctx);
@@ -123,9 +235,16 @@ test('mon loop imports client.admin as mon. for the node that created the cluste
   t.is(starts.length, 1);
   t.is(starts[0]!.taskName, 'ceph.mon.import-admin-key');
   t.falsy(starts[0]!.node, 'a master-level run');
-  t.is((await store.get('Node', NODE_A) as NodeDoc).status.ceph?.mon?.reason, 'ImportingAdminKey');
+  t.is(((await store.get('Node', NODE_A)) as NodeDoc).status.ceph?.mon?.reason, 'ImportingAdminKey');
   const lines: LogLine[] = [];
-  await starts[0]!.script!({ runId: 'run-1', args: {}, signal: ctx.signal, log: (level, message) => lines.push({ timestamp: '', level, message }), ask: async () => 'no', runner: undefined as unknown as RunContext['runner'] });
+  await starts[0]!.script!({
+    runId: 'run-1',
+    args: {},
+    signal: ctx.signal,
+    log: (level, message) => lines.push({ timestamp: '', level, message }),
+    ask: async () => 'no',
+    runner: undefined as unknown as RunContext['runner'],
+  });
   t.is((await ceph.status()).monCount, 1, 'the master client.admin key works now');
   t.true((await getKey(store, 'client.admin'))!.status.imported);
   t.is((await getKey(store, 'client.admin'))!.status.key, adminKey);
@@ -143,7 +262,17 @@ test('mon import script fails without the keys and leaves client.admin unmarked'
   const store = await createMemoryStore();
   const { cluster: sim } = newCluster();
   const script = importAdminKeyScript({ store, ceph: new SimCephApi(sim, { sleep: instant }) });
-  await t.throwsAsync(script({ runId: 'r', args: {}, signal: new AbortController().signal, log: () => {}, ask: async () => 'no', runner: undefined as unknown as RunContext['runner'] }), { message: /no mon\. or client\.admin key/ });
+  await t.throwsAsync(
+    script({
+      runId: 'r',
+      args: {},
+      signal: new AbortController().signal,
+      log: () => {},
+      ask: async () => 'no',
+      runner: undefined as unknown as RunContext['runner'],
+    }),
+    { message: /no mon\. or client\.admin key/ },
+  );
   t.is(await getKey(store, 'client.admin'), undefined);
   await store.close();
 });

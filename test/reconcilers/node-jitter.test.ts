@@ -43,7 +43,10 @@ test('node loop spreads the staleness rechecks of nodes that share a deadline', 
   }
   const after = results.map((r) => (r.type === 'requeue' ? r.afterMs : -1));
   // Never before the deadline (nothing new to see then), spread over a fifth of the timeout.
-  t.deepEqual(after, draws.map((d) => HB + 1 + Math.floor(d * STALE_JITTER * HB)));
+  t.deepEqual(
+    after,
+    draws.map((d) => HB + 1 + Math.floor(d * STALE_JITTER * HB)),
+  );
   t.is(new Set(after).size, draws.length);
   t.true(Math.max(...after) - Math.min(...after) >= 0.19 * HB);
   await store.close();

@@ -15,10 +15,21 @@ const GB = 1e9;
 
 function diskDoc(spec: Partial<DiskDoc['spec']> = {}, status: Partial<DiskStatusFields> = {}): DiskDoc {
   return {
-    kind: 'Disk', id: '9c1a0f3e-2b4d-4c6e-8f70-1a2b3c4d5e6f', name: 'node-1/SER1',
+    kind: 'Disk',
+    id: '9c1a0f3e-2b4d-4c6e-8f70-1a2b3c4d5e6f',
+    name: 'node-1/SER1',
     metadata: { generation: 1, resourceVersion: 3, createdAt: '', updatedAt: '', labels: {}, source: null },
     spec: { nodeId: NODE_ID, serial: 'SER1', osd: true, wipeGeneration: 0, ...spec },
-    status: { present: true, devicePath: '/dev/sdb', capacityBytes: 4000 * GB, rotational: true, interface: 'sata', isSystem: false, hasFilesystem: false, ...status },
+    status: {
+      present: true,
+      devicePath: '/dev/sdb',
+      capacityBytes: 4000 * GB,
+      rotational: true,
+      interface: 'sata',
+      isSystem: false,
+      hasFilesystem: false,
+      ...status,
+    },
   };
 }
 
@@ -30,19 +41,42 @@ function hostNode(opts: { phase?: 'active' | 'offline'; osds?: number[]; monDisk
 }
 
 const run = (state: RunInfo['state'], over: Partial<RunInfo> = {}): RunInfo => ({
-  id: 'r1', state, attempt: 1, completedAt: state === 'pending' || state === 'running' ? null : NOW - 60_000,
-  error: state === 'failed' ? 'boom' : null, args: {}, result: null, ...over,
+  id: 'r1',
+  state,
+  attempt: 1,
+  completedAt: state === 'pending' || state === 'running' ? null : NOW - 60_000,
+  error: state === 'failed' ? 'boom' : null,
+  args: {},
+  result: null,
+  ...over,
 });
 
 function osd(over: Partial<OsdObserved> = {}): OsdObserved {
-  return { disk: diskDoc({}, { osdUuid: UUID }), node: hostNode(), quorum: true, newRun: null, createRun: null, restartRun: null, now: NOW, retryBaseMs: 1_000, startGraceMs: 5_000, ...over };
+  return {
+    disk: diskDoc({}, { osdUuid: UUID }),
+    node: hostNode(),
+    quorum: true,
+    newRun: null,
+    createRun: null,
+    restartRun: null,
+    now: NOW,
+    retryBaseMs: 1_000,
+    startGraceMs: 5_000,
+    ...over,
+  };
 }
 const registered = run('completed', { args: { uuid: UUID }, result: { osdId: 4, uuid: UUID } });
 const created = run('completed', { args: { osdId: 4, uuid: UUID } });
 
 const osdTable: Array<[string, OsdObserved, DaemonState['phase'] | undefined, string | null, string | undefined]> = [
   ['no OSD desired: nothing', osd({ disk: diskDoc({ osd: false }) }), undefined, null, undefined],
-  ['an OSD on the disk no longer desired is reported, not removed', osd({ disk: diskDoc({ osd: false }, { osdId: 2 }) }), 'orphaned', null, 'NotDesired'],
+  [
+    'an OSD on the disk no longer desired is reported, not removed',
+    osd({ disk: diskDoc({ osd: false }, { osdId: 2 }) }),
+    'orphaned',
+    null,
+    'NotDesired',
+  ],
   ['nothing on a node that is not active', osd({ node: hostNode({ phase: 'offline' }) }), 'blocked', null, 'NodeNotActive'],
   ['nothing on a disk of an unknown node', osd({ node: undefined }), 'blocked', null, 'NodeNotActive'],
   ['an absent disk blocks', osd({ disk: diskDoc({}, { present: false }) }), 'blocked', null, 'DiskAbsent'],
@@ -50,23 +84,93 @@ const osdTable: Array<[string, OsdObserved, DaemonState['phase'] | undefined, st
   ['the system disk takes no OSD', osd({ disk: diskDoc({}, { isSystem: true }) }), 'blocked', null, 'DiskNotEligible'],
   ['a disk with a filesystem takes no OSD', osd({ disk: diskDoc({}, { hasFilesystem: true }) }), 'blocked', null, 'DiskNotEligible'],
   ['a disk too small takes no OSD', osd({ disk: diskDoc({}, { capacityBytes: GB }) }), 'blocked', null, 'DiskNotEligible'],
-  ['the monitor disk takes no OSD', osd({ node: hostNode({ monDisk: '9c1a0f3e-2b4d-4c6e-8f70-1a2b3c4d5e6f' }) }), 'blocked', null, 'DiskNotEligible'],
+  [
+    'the monitor disk takes no OSD',
+    osd({ node: hostNode({ monDisk: '9c1a0f3e-2b4d-4c6e-8f70-1a2b3c4d5e6f' }) }),
+    'blocked',
+    null,
+    'DiskNotEligible',
+  ],
   ['a disk being wiped takes no OSD', osd({ disk: diskDoc({ wipeGeneration: 1 }) }), 'blocked', null, 'DiskNotEligible'],
   ['the uuid is chosen and stored first', osd({ disk: diskDoc() }), 'starting', 'assign-uuid', 'Registering'],
   ['then the OSD is registered with that uuid', osd(), 'starting', 'new', 'Starting'],
-  ['a registration in progress starts nothing more', osd({ newRun: run('running', { args: { uuid: UUID } }) }), 'starting', null, 'Starting'],
-  ['a failed registration waits out its backoff', osd({ newRun: run('failed', { args: { uuid: UUID }, completedAt: NOW - 10 }) }), 'starting', null, 'RetryBackoff'],
+  [
+    'a registration in progress starts nothing more',
+    osd({ newRun: run('running', { args: { uuid: UUID } }) }),
+    'starting',
+    null,
+    'Starting',
+  ],
+  [
+    'a failed registration waits out its backoff',
+    osd({ newRun: run('failed', { args: { uuid: UUID }, completedAt: NOW - 10 }) }),
+    'starting',
+    null,
+    'RetryBackoff',
+  ],
   ['a failed registration is retried', osd({ newRun: run('failed', { args: { uuid: UUID } }) }), 'starting', 'new', 'Retrying'],
-  ['a registration for another uuid does not count', osd({ newRun: run('completed', { args: { uuid: 'other' }, result: { osdId: 9 } }) }), 'starting', 'new', 'Starting'],
+  [
+    'a registration for another uuid does not count',
+    osd({ newRun: run('completed', { args: { uuid: 'other' }, result: { osdId: 9 } }) }),
+    'starting',
+    'new',
+    'Starting',
+  ],
   ['once registered, the agent creates it', osd({ newRun: registered }), 'starting', 'create', 'Starting'],
-  ['three failed creations show as failed and are still retried', osd({ newRun: registered, createRun: run('failed', { attempt: 3, args: { osdId: 4 } }) }), 'failed', 'create', 'Retrying'],
-  ['right after creation the agent gets time to report it', osd({ newRun: registered, createRun: { ...created, completedAt: NOW - 100 } }), 'starting', null, 'WaitingForAgent'],
-  ['reported running: running, and the id is recorded', osd({ newRun: registered, createRun: created, node: hostNode({ osds: [4] }) }), 'running', null, 'Running'],
+  [
+    'three failed creations show as failed and are still retried',
+    osd({ newRun: registered, createRun: run('failed', { attempt: 3, args: { osdId: 4 } }) }),
+    'failed',
+    'create',
+    'Retrying',
+  ],
+  [
+    'right after creation the agent gets time to report it',
+    osd({ newRun: registered, createRun: { ...created, completedAt: NOW - 100 } }),
+    'starting',
+    null,
+    'WaitingForAgent',
+  ],
+  [
+    'reported running: running, and the id is recorded',
+    osd({ newRun: registered, createRun: created, node: hostNode({ osds: [4] }) }),
+    'running',
+    null,
+    'Running',
+  ],
   ['a created OSD that stopped is started again', osd({ newRun: registered, createRun: created }), 'starting', 'restart', 'Starting'],
-  ['a recorded OSD that stopped is started again', osd({ disk: diskDoc({}, { osdUuid: UUID, osdId: 4, hasFilesystem: true }) }), 'starting', 'restart', 'Starting'],
-  ['a recorded OSD whose creation still runs is not restarted', osd({ newRun: registered, disk: diskDoc({}, { osdUuid: UUID, osdId: 4 }), createRun: run('running', { args: { osdId: 4, uuid: UUID } }) }), 'starting', null, 'Starting'],
-  ['a restart in progress starts nothing more', osd({ newRun: registered, createRun: created, restartRun: run('running', { args: { daemon: 'osd', id: 4 } }) }), 'starting', null, 'Starting'],
-  ['a failed restart is retried', osd({ newRun: registered, createRun: created, restartRun: run('failed', { args: { daemon: 'osd', id: 4 } }) }), 'starting', 'restart', 'Retrying'],
+  [
+    'a recorded OSD that stopped is started again',
+    osd({ disk: diskDoc({}, { osdUuid: UUID, osdId: 4, hasFilesystem: true }) }),
+    'starting',
+    'restart',
+    'Starting',
+  ],
+  [
+    'a recorded OSD whose creation still runs is not restarted',
+    osd({
+      newRun: registered,
+      disk: diskDoc({}, { osdUuid: UUID, osdId: 4 }),
+      createRun: run('running', { args: { osdId: 4, uuid: UUID } }),
+    }),
+    'starting',
+    null,
+    'Starting',
+  ],
+  [
+    'a restart in progress starts nothing more',
+    osd({ newRun: registered, createRun: created, restartRun: run('running', { args: { daemon: 'osd', id: 4 } }) }),
+    'starting',
+    null,
+    'Starting',
+  ],
+  [
+    'a failed restart is retried',
+    osd({ newRun: registered, createRun: created, restartRun: run('failed', { args: { daemon: 'osd', id: 4 } }) }),
+    'starting',
+    'restart',
+    'Retrying',
+  ],
 ];
 
 for (const [title, input, phase, step, reason] of osdTable) {
@@ -82,7 +186,9 @@ for (const [title, input, phase, step, reason] of osdTable) {
 test('osd plan: the create run carries the id, the uuid, the device, its size and its class', (t) => {
   const nvme = diskDoc({}, { osdUuid: UUID, devicePath: '/dev/nvme0n1', interface: 'nvme', rotational: false, capacityBytes: 1600 * GB });
   t.deepEqual(planOsd(osd({ disk: nvme, newRun: registered })).step, {
-    kind: 'create', attempt: 1, args: { osdId: 4, uuid: UUID, devicePath: '/dev/nvme0n1', sizeBytes: 1600 * GB, deviceClass: 'nvme' },
+    kind: 'create',
+    attempt: 1,
+    args: { osdId: 4, uuid: UUID, devicePath: '/dev/nvme0n1', sizeBytes: 1600 * GB, deviceClass: 'nvme' },
   });
   const ssd = diskDoc({}, { osdUuid: UUID, rotational: false });
   t.like(planOsd(osd({ disk: ssd, newRun: registered })).step, { args: { deviceClass: 'ssd' } });
@@ -92,12 +198,25 @@ test('osd plan: the create run carries the id, the uuid, the device, its size an
 test('osd plan: the id is recorded only once the agent reports the OSD running', (t) => {
   t.is(planOsd(osd({ newRun: registered, createRun: created })).osdId, null);
   t.is(planOsd(osd({ newRun: registered, createRun: created, node: hostNode({ osds: [4] }) })).osdId, 4);
-  t.deepEqual(planOsd(osd({ newRun: registered })).step, { kind: 'create', attempt: 1, args: { osdId: 4, uuid: UUID, devicePath: '/dev/sdb', sizeBytes: 4000 * GB, deviceClass: 'hdd' } });
+  t.deepEqual(planOsd(osd({ newRun: registered })).step, {
+    kind: 'create',
+    attempt: 1,
+    args: { osdId: 4, uuid: UUID, devicePath: '/dev/sdb', sizeBytes: 4000 * GB, deviceClass: 'hdd' },
+  });
 });
 
 function wipe(over: Partial<WipeObserved> & { status?: Partial<DiskStatusFields> } = {}): WipeObserved {
   const { status, ...rest } = over;
-  return { disk: diskDoc({ osd: false, wipeGeneration: 1 }, { hasFilesystem: true, ...status }), node: hostNode(), confirmRun: null, wipeRun: null, now: NOW, retryBaseMs: 1_000, startGraceMs: 5_000, ...rest };
+  return {
+    disk: diskDoc({ osd: false, wipeGeneration: 1 }, { hasFilesystem: true, ...status }),
+    node: hostNode(),
+    confirmRun: null,
+    wipeRun: null,
+    now: NOW,
+    retryBaseMs: 1_000,
+    startGraceMs: 5_000,
+    ...rest,
+  };
 }
 const asked = (answer: string) => run('completed', { args: { request: 1 }, result: { answer } });
 const wiped = (over: Partial<RunInfo> = {}) => run('completed', { args: { request: 1, devicePath: '/dev/sdb' }, ...over });
@@ -109,19 +228,85 @@ const wipeTable: Array<[string, WipeObserved, string | null, string | null, numb
   ['a disk with a filesystem: ask first', wipe(), 'confirm', 'Asking', null, false],
   ['what an OSD left there counts as data', wipe({ status: { hasFilesystem: false, osdUuid: UUID } }), 'confirm', 'Asking', null, false],
   ['a disk without data: no question, wipe', wipe({ status: { hasFilesystem: false } }), 'wipe', 'Wiping', null, false],
-  ['while the question is open nothing more', wipe({ confirmRun: run('running', { args: { request: 1 } }) }), null, 'AwaitingAnswer', null, false],
+  [
+    'while the question is open nothing more',
+    wipe({ confirmRun: run('running', { args: { request: 1 } }) }),
+    null,
+    'AwaitingAnswer',
+    null,
+    false,
+  ],
   ['"no" acknowledges the request as declined', wipe({ confirmRun: asked('no') }), null, 'Declined', 1, false],
   ['"yes" wipes', wipe({ confirmRun: asked('yes') }), 'wipe', 'Wiping', null, false],
-  ['an answer to an earlier request does not count', wipe({ disk: diskDoc({ osd: false, wipeGeneration: 2 }, { hasFilesystem: true, observedWipeGeneration: 1 }), confirmRun: asked('yes') }), 'confirm', 'Asking', null, false],
-  ['a canceled question leaves the disk untouched', wipe({ confirmRun: run('canceled', { args: { request: 1 } }) }), null, 'Canceled', 1, false],
-  ['a wipe in progress starts nothing more', wipe({ confirmRun: asked('yes'), wipeRun: run('running', { args: { request: 1 } }) }), null, 'Wiping', null, false],
-  ['a failed wipe is retried without asking again', wipe({ confirmRun: asked('yes'), wipeRun: wiped({ state: 'failed', error: 'boom' }) }), 'wipe', 'Wiping', null, false],
+  [
+    'an answer to an earlier request does not count',
+    wipe({
+      disk: diskDoc({ osd: false, wipeGeneration: 2 }, { hasFilesystem: true, observedWipeGeneration: 1 }),
+      confirmRun: asked('yes'),
+    }),
+    'confirm',
+    'Asking',
+    null,
+    false,
+  ],
+  [
+    'a canceled question leaves the disk untouched',
+    wipe({ confirmRun: run('canceled', { args: { request: 1 } }) }),
+    null,
+    'Canceled',
+    1,
+    false,
+  ],
+  [
+    'a wipe in progress starts nothing more',
+    wipe({ confirmRun: asked('yes'), wipeRun: run('running', { args: { request: 1 } }) }),
+    null,
+    'Wiping',
+    null,
+    false,
+  ],
+  [
+    'a failed wipe is retried without asking again',
+    wipe({ confirmRun: asked('yes'), wipeRun: wiped({ state: 'failed', error: 'boom' }) }),
+    'wipe',
+    'Wiping',
+    null,
+    false,
+  ],
   ['done once the agent reports no filesystem', wipe({ status: { hasFilesystem: false }, wipeRun: wiped() }), null, 'Wiped', 1, false],
-  ['the agent gets time to report the wipe', wipe({ confirmRun: asked('yes'), wipeRun: wiped({ completedAt: NOW - 100 }) }), null, 'WaitingForAgent', null, false],
-  ['a disk that holds an OSD is never wiped', wipe({ disk: diskDoc({ osd: true, wipeGeneration: 1 }, { osdId: 3 }) }), null, 'WipeRefused', null, true],
+  [
+    'the agent gets time to report the wipe',
+    wipe({ confirmRun: asked('yes'), wipeRun: wiped({ completedAt: NOW - 100 }) }),
+    null,
+    'WaitingForAgent',
+    null,
+    false,
+  ],
+  [
+    'a disk that holds an OSD is never wiped',
+    wipe({ disk: diskDoc({ osd: true, wipeGeneration: 1 }, { osdId: 3 }) }),
+    null,
+    'WipeRefused',
+    null,
+    true,
+  ],
   ['the system disk is never wiped', wipe({ status: { isSystem: true } }), null, 'WipeRefused', null, true],
-  ['the monitor disk is never wiped', wipe({ node: hostNode({ monDisk: '9c1a0f3e-2b4d-4c6e-8f70-1a2b3c4d5e6f' }) }), null, 'WipeRefused', null, true],
-  ['even after "yes", a disk that became an OSD disk is not wiped', wipe({ disk: diskDoc({ osd: true, wipeGeneration: 1 }, { hasFilesystem: true }), confirmRun: asked('yes') }), null, 'WipeRefused', null, true],
+  [
+    'the monitor disk is never wiped',
+    wipe({ node: hostNode({ monDisk: '9c1a0f3e-2b4d-4c6e-8f70-1a2b3c4d5e6f' }) }),
+    null,
+    'WipeRefused',
+    null,
+    true,
+  ],
+  [
+    'even after "yes", a disk that became an OSD disk is not wiped',
+    wipe({ disk: diskDoc({ osd: true, wipeGeneration: 1 }, { hasFilesystem: true }), confirmRun: asked('yes') }),
+    null,
+    'WipeRefused',
+    null,
+    true,
+  ],
   ['nothing on a node that is not active', wipe({ node: hostNode({ phase: 'offline' }) }), null, 'NodeNotActive', null, true],
   ['an absent disk blocks', wipe({ status: { present: false } }), null, 'DiskAbsent', null, true],
 ];
@@ -137,7 +322,9 @@ for (const [title, input, step, reason, ack, blocked] of wipeTable) {
 }
 
 test('wipe plan: the question names the node, the device, its serial and what is on it', (t) => {
-  const p = planWipe(wipe({ disk: diskDoc({ osd: false, wipeGeneration: 1 }, { hasFilesystem: true, vendor: 'Seagate', model: 'ST4000' }) }));
+  const p = planWipe(
+    wipe({ disk: diskDoc({ osd: false, wipeGeneration: 1 }, { hasFilesystem: true, vendor: 'Seagate', model: 'ST4000' }) }),
+  );
   if (p.step?.kind !== 'confirm') return t.fail('no question');
   t.regex(p.step.args.prompt, /\/dev\/sdb on node-1 \(serial SER1, Seagate ST4000\).*a filesystem/);
   t.is(p.step.args.request, 1);
@@ -148,7 +335,11 @@ test('osd gates: ok-to-stop lets through only an ok for exactly the OSDs that ru
   t.false(okToStopGate('restart', [1, 2], null).ok, 'not asked: no');
   t.true(okToStopGate('restart', [2, 1], okToStopAnswer([1, 2], { ok: true, osds: [1, 2] })).ok);
   t.false(okToStopGate('restart', [1, 2, 3], okToStopAnswer([1, 2], { ok: true, osds: [1, 2] })).ok, 'asked about other ids');
-  const no = okToStopGate('shutdown', [1], okToStopAnswer([1], { ok: false, reason: 'unsafe to stop osd(s) at this time (12 PGs are or would become offline)', osds: [1] }));
+  const no = okToStopGate(
+    'shutdown',
+    [1],
+    okToStopAnswer([1], { ok: false, reason: 'unsafe to stop osd(s) at this time (12 PGs are or would become offline)', osds: [1] }),
+  );
   t.like(no, { ok: false, reason: 'OsdNotOkToStop' });
   if (!no.ok) t.regex(no.message, /shutdown would stop osd\.1: unsafe to stop .*12 PGs.*nothing was sent/);
   const silent = okToStopGate('restart', [1], okToStopAnswer([1], { error: 'timed out' }));
@@ -159,7 +350,13 @@ test('osd gates: ok-to-stop lets through only an ok for exactly the OSDs that ru
 test('osd gates: safe-to-destroy needs every id safe', (t) => {
   const base = { safeIds: [] as number[], activeIds: [] as number[], missingStatsIds: [] as number[], storedPgIds: [] as number[] };
   t.true(safeToDestroyGate([3], { ...base, safe: true, safeIds: [3] }).ok);
-  const active = safeToDestroyGate([3, 4], { ...base, safe: false, safeIds: [3], activeIds: [4], reason: 'OSD(s) 4 have PGs currently mapped to them' });
+  const active = safeToDestroyGate([3, 4], {
+    ...base,
+    safe: false,
+    safeIds: [3],
+    activeIds: [4],
+    reason: 'OSD(s) 4 have PGs currently mapped to them',
+  });
   t.like(active, { ok: false, reason: 'OsdNotSafeToDestroy' });
   if (!active.ok) t.regex(active.message, /osd\.3, osd\.4 cannot be destroyed: OSD\(s\) 4 have PGs/);
   t.false(safeToDestroyGate([3], null).ok);
@@ -170,8 +367,15 @@ function restarting(osds: number[], osdGate?: NodeObserved['osdGate']): NodeObse
   const r = report('boot-1');
   r.daemons.osds = osds;
   return {
-    node: node('active').restartRequested(1, 0).build(), obs: observation({ lastReportAt: NOW - 100, report: r }), disks: new Map(),
-    runs: { restart: null, shutdown: null }, now: NOW, nowIso: new Date(NOW).toISOString(), startedAt: T0, heartbeatTimeoutMs: 10_000, retryBaseMs: 1_000,
+    node: node('active').restartRequested(1, 0).build(),
+    obs: observation({ lastReportAt: NOW - 100, report: r }),
+    disks: new Map(),
+    runs: { restart: null, shutdown: null },
+    now: NOW,
+    nowIso: new Date(NOW).toISOString(),
+    startedAt: T0,
+    heartbeatTimeoutMs: 10_000,
+    retryBaseMs: 1_000,
     ...(osdGate === undefined ? {} : { osdGate }),
   };
 }
@@ -180,7 +384,15 @@ const nodeGateTable: Array<[string, NodeObserved, string | null, string | null]>
   ['a node without OSDs restarts without asking', restarting([]), 'node.restart', null],
   ['a node with OSDs is not restarted before Ceph is asked', restarting([1, 2]), null, 'OsdNotOkToStop'],
   ['ok to stop: the restart is sent', restarting([1, 2], okToStopAnswer([1, 2], { ok: true, osds: [1, 2] })), 'node.restart', null],
-  ['not ok to stop: blocked, nothing sent', restarting([1, 2], okToStopAnswer([1, 2], { ok: false, reason: 'unsafe to stop osd(s) at this time (3 PGs are or would become offline)', osds: [1, 2] })), null, 'OsdNotOkToStop'],
+  [
+    'not ok to stop: blocked, nothing sent',
+    restarting(
+      [1, 2],
+      okToStopAnswer([1, 2], { ok: false, reason: 'unsafe to stop osd(s) at this time (3 PGs are or would become offline)', osds: [1, 2] }),
+    ),
+    null,
+    'OsdNotOkToStop',
+  ],
   ['Ceph silent: blocked, nothing sent', restarting([1], okToStopAnswer([1], { error: 'timed out' })), null, 'OsdNotOkToStop'],
 ];
 

@@ -20,8 +20,16 @@ import { KEYED_DAEMON_TYPES } from '../../src/catalogue/index.js';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
 const owners: StatusOwner[] = [
-  NODE_STATUS, DISK_HARDWARE_STATUS, MON_STATUS, ...KEYED_DAEMON_TYPES.map((t) => daemonStateOwner(t)),
-  DISK_OSD_STATUS, CLUSTER_STATUS, NETWORK_STATUS, IMAGE_STATUS, FS_STATUS, RGW_USER_STATUS,
+  NODE_STATUS,
+  DISK_HARDWARE_STATUS,
+  MON_STATUS,
+  ...KEYED_DAEMON_TYPES.map((t) => daemonStateOwner(t)),
+  DISK_OSD_STATUS,
+  CLUSTER_STATUS,
+  NETWORK_STATUS,
+  IMAGE_STATUS,
+  FS_STATUS,
+  RGW_USER_STATUS,
 ];
 
 test('status ownership: no two loops declare the same status field', (t) => {
@@ -31,7 +39,9 @@ test('status ownership: no two loops declare the same status field', (t) => {
 test('status ownership: the check finds a second writer of a field, of an entry, of a whole status', (t) => {
   const second: StatusOwner = { loop: 'intruder', kind: 'Node', fields: ['phase'] };
   t.deepEqual(ownershipClashes([...owners, second]), ['Node status phase: node and intruder']);
-  t.deepEqual(ownershipClashes([MON_STATUS, { loop: 'intruder', kind: 'Node', fields: ['ceph'] }]), ['Node status ceph.mon / ceph: mon and intruder']);
+  t.deepEqual(ownershipClashes([MON_STATUS, { loop: 'intruder', kind: 'Node', fields: ['ceph'] }]), [
+    'Node status ceph.mon / ceph: mon and intruder',
+  ]);
   t.is(ownershipClashes([FS_STATUS, { loop: 'intruder', kind: FS_STATUS.kind, fields: ['phase'] }]).length, 1);
   t.deepEqual(ownershipClashes([FS_STATUS, { loop: 'other', kind: 'Image', fields: 'all' }]), []);
 });
@@ -50,7 +60,7 @@ function sources(dir: string): string[] {
   });
 }
 
-test('status ownership: loops write status only through the kit\'s writer', (t) => {
+test("status ownership: loops write status only through the kit's writer", (t) => {
   // The two exceptions are documents no loop reconciles: cephx keys (Keyring) and an RGW
   // user's secret (RgwUserSecret), stored by the runs that made them.
   const allowed = ['reconcilers/rgw-user/loop.ts', 'reconcilers/shared/keys.ts'];

@@ -15,17 +15,40 @@ const NOW = T0 + 1_000_000;
 const ISO = new Date(NOW).toISOString();
 const meta = { generation: 1, resourceVersion: 1, createdAt: '', updatedAt: '', labels: {}, source: null };
 const run = (state: RunInfo['state'], over: Partial<RunInfo> = {}): RunInfo => ({
-  id: 'r1', state, attempt: 1, completedAt: state === 'pending' || state === 'running' ? null : NOW - 60_000, error: state === 'failed' ? 'boom' : null, args: {}, result: null, ...over,
+  id: 'r1',
+  state,
+  attempt: 1,
+  completedAt: state === 'pending' || state === 'running' ? null : NOW - 60_000,
+  error: state === 'failed' ? 'boom' : null,
+  args: {},
+  result: null,
+  ...over,
 });
 
 const fsDoc: Doc<FilesystemSpec, FilesystemStatus> = {
-  kind: 'Filesystem', id: 'f1', name: 'cephfs', metadata: meta,
-  spec: { name: 'cephfs', metadataPool: 'meta', metadataPG: 16, dataPool: 'data', dataPG: 32 }, status: {},
+  kind: 'Filesystem',
+  id: 'f1',
+  name: 'cephfs',
+  metadata: meta,
+  spec: { name: 'cephfs', metadataPool: 'meta', metadataPG: 16, dataPool: 'data', dataPG: 32 },
+  status: {},
 };
-const pools = [{ name: 'meta', pgNum: 16 }, { name: 'data', pgNum: 32 }];
+const pools = [
+  { name: 'meta', pgNum: 16 },
+  { name: 'data', pgNum: 32 },
+];
 const cephView = (over: Partial<FsCephView> = {}): FsCephView => ({ pools: [], listed: null, mdsUp: 1, activeMds: null, ...over });
 const listed = { metadataPool: 'meta', dataPools: ['data'] };
-const fs = (over: Partial<FsObserved> = {}): FsObserved => ({ fs: fsDoc, quorum: true, ceph: cephView(), run: null, now: NOW, nowIso: ISO, retryBaseMs: 1_000, ...over });
+const fs = (over: Partial<FsObserved> = {}): FsObserved => ({
+  fs: fsDoc,
+  quorum: true,
+  ceph: cephView(),
+  run: null,
+  now: NOW,
+  nowIso: ISO,
+  retryBaseMs: 1_000,
+  ...over,
+});
 
 const fsTable: Array<[string, FsObserved, NonNullable<FilesystemStatus['phase']>, string, boolean]> = [
   ['waits for monitor quorum', fs({ quorum: false, ceph: null }), 'blocked', 'WaitingForQuorum', false],
@@ -39,8 +62,20 @@ const fsTable: Array<[string, FsObserved, NonNullable<FilesystemStatus['phase']>
   ['a filesystem removed behind its back is created again', fs({ run: run('completed') }), 'creating', 'Creating', true],
   ['listed and served by an active MDS: ready', fs({ ceph: cephView({ pools, listed, activeMds: 'a' }) }), 'ready', 'Active', false],
   ['listed, an MDS up but not yet active for it', fs({ ceph: cephView({ pools, listed }) }), 'creating', 'WaitingForMdsActive', false],
-  ['listed, and its MDS gone: degraded, nothing to run', fs({ ceph: cephView({ pools, listed, mdsUp: 0 }) }), 'degraded', 'WaitingForMds', false],
-  ['a filesystem of that name over other pools is left alone', fs({ ceph: cephView({ listed: { metadataPool: 'x', dataPools: ['y'] } }) }), 'blocked', 'ExistsWithOtherPools', false],
+  [
+    'listed, and its MDS gone: degraded, nothing to run',
+    fs({ ceph: cephView({ pools, listed, mdsUp: 0 }) }),
+    'degraded',
+    'WaitingForMds',
+    false,
+  ],
+  [
+    'a filesystem of that name over other pools is left alone',
+    fs({ ceph: cephView({ listed: { metadataPool: 'x', dataPools: ['y'] } }) }),
+    'blocked',
+    'ExistsWithOtherPools',
+    false,
+  ],
 ];
 
 for (const [title, input, phase, reason, step] of fsTable) {
@@ -57,32 +92,78 @@ for (const [title, input, phase, reason, step] of fsTable) {
 test('fs plan: the MDS gate says why in words an operator acts on', (t) => {
   const p = planFs(fs({ ceph: cephView({ mdsUp: 0 }) }));
   t.regex(p.message, /a filesystem needs a metadata server/);
-  t.like(p.status.conditions?.find((c) => c.type === 'Blocked'), { status: 'True', reason: 'WaitingForMds' });
+  t.like(
+    p.status.conditions?.find((c) => c.type === 'Blocked'),
+    { status: 'True', reason: 'WaitingForMds' },
+  );
 });
 
 test('fs plan: a ready filesystem reports its pools, its MDS, and a PG count it did not get', (t) => {
-  const p = planFs(fs({ ceph: cephView({ pools: [{ name: 'meta', pgNum: 16 }, { name: 'data', pgNum: 8 }, { name: 'other', pgNum: 1 }], listed, activeMds: 'b' }) }));
-  t.deepEqual(p.status.pools, [{ name: 'meta', pgNum: 16 }, { name: 'data', pgNum: 8 }]);
+  const p = planFs(
+    fs({
+      ceph: cephView({
+        pools: [
+          { name: 'meta', pgNum: 16 },
+          { name: 'data', pgNum: 8 },
+          { name: 'other', pgNum: 1 },
+        ],
+        listed,
+        activeMds: 'b',
+      }),
+    }),
+  );
+  t.deepEqual(p.status.pools, [
+    { name: 'meta', pgNum: 16 },
+    { name: 'data', pgNum: 8 },
+  ]);
   t.like(p.status, { created: true, mdsActive: true, activeMds: 'b', observedGeneration: 1 });
-  t.like(p.status.conditions?.find((c) => c.type === 'Degraded'), { status: 'True', reason: 'PgCountDiffers' });
+  t.like(
+    p.status.conditions?.find((c) => c.type === 'Degraded'),
+    { status: 'True', reason: 'PgCountDiffers' },
+  );
 });
 
 test('fs plan: a status that has not changed is the same status (no write, no wake-up)', (t) => {
   const first = planFs(fs({ ceph: cephView({ pools, listed, activeMds: 'a' }) }));
-  const again = planFs(fs({ fs: { ...fsDoc, status: first.status }, nowIso: new Date(NOW + 5_000).toISOString(), ceph: cephView({ pools, listed, activeMds: 'a' }) }));
+  const again = planFs(
+    fs({
+      fs: { ...fsDoc, status: first.status },
+      nowIso: new Date(NOW + 5_000).toISOString(),
+      ceph: cephView({ pools, listed, activeMds: 'a' }),
+    }),
+  );
   t.deepEqual(again.status, first.status);
 });
 
 test('fs loop: an MDS counts as up when active anywhere or standby, and active only for its own filesystem', (t) => {
   const d = (name: string, state: string) => ({ name, gid: 1, rank: 0, state });
-  const stat = { epoch: 3, standbys: [d('s', 'up:standby')], filesystems: [{ id: 1, name: 'other', maxMds: 1, metadataPoolId: 1, dataPoolIds: [2], daemons: [d('o', 'up:active')] }] };
+  const stat = {
+    epoch: 3,
+    standbys: [d('s', 'up:standby')],
+    filesystems: [{ id: 1, name: 'other', maxMds: 1, metadataPoolId: 1, dataPoolIds: [2], daemons: [d('o', 'up:active')] }],
+  };
   t.deepEqual(mdsOf(stat, 'cephfs'), { mdsUp: 2, activeMds: null });
   t.deepEqual(mdsOf(stat, 'other'), { mdsUp: 2, activeMds: 'o' });
 });
 
-const userDoc: Doc<RgwUserSpec, RgwUserStatus> = { kind: 'RgwUser', id: 'u1', name: 'alice', metadata: meta, spec: { userId: 'alice', displayName: 'Alice' }, status: {} };
+const userDoc: Doc<RgwUserSpec, RgwUserStatus> = {
+  kind: 'RgwUser',
+  id: 'u1',
+  name: 'alice',
+  metadata: meta,
+  spec: { userId: 'alice', displayName: 'Alice' },
+  status: {},
+};
 const user = (over: Partial<RgwUserObserved> = {}): RgwUserObserved => ({
-  user: userDoc, quorum: true, gatewayRunning: true, issued: null, run: null, now: NOW, nowIso: ISO, retryBaseMs: 1_000, ...over,
+  user: userDoc,
+  quorum: true,
+  gatewayRunning: true,
+  issued: null,
+  run: null,
+  now: NOW,
+  nowIso: ISO,
+  retryBaseMs: 1_000,
+  ...over,
 });
 
 const userTable: Array<[string, RgwUserObserved, NonNullable<RgwUserStatus['phase']>, string, boolean]> = [
@@ -92,7 +173,13 @@ const userTable: Array<[string, RgwUserObserved, NonNullable<RgwUserStatus['phas
   ['a run under way starts nothing more', user({ run: run('running') }), 'creating', 'Creating', false],
   ['a failed run is retried after its backoff', user({ run: run('failed', { completedAt: NOW - 10 }) }), 'creating', 'RetryBackoff', false],
   ['three failures show as failed', user({ run: run('failed', { attempt: 3 }) }), 'failed', 'Retrying', true],
-  ['keys issued: ready, whatever the gates say now', user({ issued: 'AKIA', quorum: false, gatewayRunning: false }), 'ready', 'KeysIssued', false],
+  [
+    'keys issued: ready, whatever the gates say now',
+    user({ issued: 'AKIA', quorum: false, gatewayRunning: false }),
+    'ready',
+    'KeysIssued',
+    false,
+  ],
 ];
 
 for (const [title, input, phase, reason, step] of userTable) {
@@ -115,15 +202,40 @@ function gateway(over: Partial<DaemonObserved> & { wanted?: boolean; running?: b
   const n = node(over.phase ?? 'active').build();
   if (over.wanted ?? false) n.spec.daemons = { rgw: {} };
   n.status.daemons = { rgw: over.running ?? true };
-  return { type: 'rgw', node: n, quorum: true, keyExists: true, keyRun: null, startRun: null, now: NOW, retryBaseMs: 1_000, startGraceMs: 5_000, stopOrphan: true, stopRun: null, ...over };
+  return {
+    type: 'rgw',
+    node: n,
+    quorum: true,
+    keyExists: true,
+    keyRun: null,
+    startRun: null,
+    now: NOW,
+    retryBaseMs: 1_000,
+    startGraceMs: 5_000,
+    stopOrphan: true,
+    stopRun: null,
+    ...over,
+  };
 }
 
 const stopTable: Array<[string, DaemonObserved, DaemonState['phase'] | undefined, string | null, string | undefined]> = [
   ['a gateway no longer desired is stopped', gateway({}), 'orphaned', 'stop', 'Stopping'],
   ['a stop under way starts nothing more', gateway({ stopRun: run('running') }), 'orphaned', null, 'Stopping'],
-  ['right after a stop the agent gets time to report it', gateway({ stopRun: run('completed', { completedAt: NOW - 100 }) }), 'orphaned', null, 'WaitingForAgent'],
+  [
+    'right after a stop the agent gets time to report it',
+    gateway({ stopRun: run('completed', { completedAt: NOW - 100 }) }),
+    'orphaned',
+    null,
+    'WaitingForAgent',
+  ],
   ['a stop that did not take is tried again', gateway({ stopRun: run('completed') }), 'orphaned', 'stop', 'Stopping'],
-  ['a failed stop is retried after its backoff', gateway({ stopRun: run('failed', { completedAt: NOW - 10 }) }), 'orphaned', null, 'RetryBackoff'],
+  [
+    'a failed stop is retried after its backoff',
+    gateway({ stopRun: run('failed', { completedAt: NOW - 10 }) }),
+    'orphaned',
+    null,
+    'RetryBackoff',
+  ],
   ['nothing is done to a node that is not active', gateway({ phase: 'offline' }), 'orphaned', null, 'NodeNotActive'],
   ['a stopped gateway leaves no state', gateway({ running: false }), undefined, null, undefined],
   ['a desired gateway is not stopped', gateway({ wanted: true }), 'running', null, 'Running'],

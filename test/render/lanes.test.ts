@@ -13,7 +13,8 @@ test('template lanes a boot render completes while the operator lane is full, an
     lanes.render('slow', 1, '<% for (;;) {} %>', {}, 'operator').then(
       () => order.push(`slow ${i} rendered`),
       () => order.push(`slow ${i} stopped`),
-    ));
+    ),
+  );
   t.deepEqual(lanes.operator.stats().queued, 32);
   t.is(lanes.operator.stats().running, 'slow');
   const refused = await t.throwsAsync(lanes.render('slow', 1, '<% for (;;) {} %>', {}, 'operator'), { instanceOf: TemplateBusyError });
@@ -22,7 +23,10 @@ test('template lanes a boot render completes while the operator lane is full, an
   t.is(refused.retryAfterSeconds, 1);
   t.regex(refused.message, /32 template renders of the operator lane are waiting already/);
 
-  t.is(await lanes.render('ipxe-default', 1, '#!ipxe\nchain <%= url %>', { url: 'http://m/boot/config' }, 'boot'), '#!ipxe\nchain http://m/boot/config');
+  t.is(
+    await lanes.render('ipxe-default', 1, '#!ipxe\nchain <%= url %>', { url: 'http://m/boot/config' }, 'boot'),
+    '#!ipxe\nchain http://m/boot/config',
+  );
   order.push('boot rendered');
   t.deepEqual(order, ['boot rendered']);
   t.is(lanes.operator.stats().queued, 32);

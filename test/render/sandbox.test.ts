@@ -33,8 +33,14 @@ function sandbox(t: ExecutionContext, opts: Partial<SandboxOptions> = {}): Templ
 
 test('template sandbox renders ejs as ejs does: escaped and raw output, trimming, locals', async (t) => {
   const s = sandbox(t);
-  t.is(await s.render('a', 1, 'hi <%= who %> <%- who %><% if (n > 1) { -%> many<% } %>', { who: '<b>&"\'', n: 2 }), "hi &lt;b&gt;&amp;&#34;&#39; <b>&\"' many");
-  t.is(await s.render('b', 1, '<%= list.map((x) => x * 2).join(",") %> <%= JSON.stringify(obj) %>', { list: [1, 2], obj: { k: null } }), '2,4 {&#34;k&#34;:null}');
+  t.is(
+    await s.render('a', 1, 'hi <%= who %> <%- who %><% if (n > 1) { -%> many<% } %>', { who: '<b>&"\'', n: 2 }),
+    'hi &lt;b&gt;&amp;&#34;&#39; <b>&"\' many',
+  );
+  t.is(
+    await s.render('b', 1, '<%= list.map((x) => x * 2).join(",") %> <%= JSON.stringify(obj) %>', { list: [1, 2], obj: { k: null } }),
+    '2,4 {&#34;k&#34;:null}',
+  );
   t.is(await s.render('c', 1, '<%= agent ? agent.secret : "none" %>', { agent: undefined }), 'none');
 });
 
@@ -49,31 +55,42 @@ test('template sandbox a template reaches no secret, file, network or process of
     getBuiltinModule: `<%= process.getBuiltinModule('fs').readFileSync(${f}, 'utf8') %>`,
     'constructor chain': "<%= this.constructor.constructor('return process')().env.QUARRY_SANDBOX_TEST_SECRET %>",
     'constructor chain to fs': `<%= this.constructor.constructor('return process')().getBuiltinModule('fs').readFileSync(${f}, 'utf8') %>`,
-    'a local\'s constructor chain': "<%= node.constructor.constructor('return process')().pid %>",
-    'an error\'s constructor chain': "<% try { null.x } catch (e) { %><%= e.constructor.constructor('return process')().pid %><% } %>",
+    "a local's constructor chain": "<%= node.constructor.constructor('return process')().pid %>",
+    "an error's constructor chain": "<% try { null.x } catch (e) { %><%= e.constructor.constructor('return process')().pid %><% } %>",
     'global.process': '<%= global.process.env.QUARRY_SANDBOX_TEST_SECRET %>',
     'globalThis.process': '<%= globalThis.process.env.QUARRY_SANDBOX_TEST_SECRET %>',
     require: `<%= require('fs').readFileSync(${f}, 'utf8') %>`,
     'import()': `<% import('node:fs').then((fs) => fs.readFileSync(${f})) %>`,
     fetch: `<%= fetch(${url}) %>`,
     eval: "<%= eval('1 + 1') %>",
-    'stack frames': "<% Error.prepareStackTrace = (e, frames) => frames; const fr = new Error().stack; %><%= fr.map((c) => c.getFunction()).filter(Boolean).map((fn) => fn.constructor('return process')().pid).join() %>",
+    'stack frames':
+      "<% Error.prepareStackTrace = (e, frames) => frames; const fr = new Error().stack; %><%= fr.map((c) => c.getFunction()).filter(Boolean).map((fn) => fn.constructor('return process')().pid).join() %>",
     include: `<%- include(${f}) %>`,
   };
   for (const [what, source] of Object.entries(attempts)) {
-    const err = await t.throwsAsync(s.render('attack', 1 + Object.keys(attempts).indexOf(what), source, { node: { id: 'n1' } }), undefined, what);
+    const err = await t.throwsAsync(
+      s.render('attack', 1 + Object.keys(attempts).indexOf(what), source, { node: { id: 'n1' } }),
+      undefined,
+      what,
+    );
     t.is((err as { status?: number }).status, 422, what);
     t.is((err as { code?: string }).code, 'TEMPLATE_FAILED', what);
     t.false(err.message.includes(ENV_SECRET) || err.message.includes(FILE_SECRET), what);
   }
   // What the context offers, and nothing of the host: its global object holds no process.
-  t.is(await s.render('look', 1, '<%= typeof process %> <%= typeof globalThis.process %> <%= typeof require %> <%= typeof fetch %>', {}), 'undefined undefined undefined undefined');
+  t.is(
+    await s.render('look', 1, '<%= typeof process %> <%= typeof globalThis.process %> <%= typeof require %> <%= typeof fetch %>', {}),
+    'undefined undefined undefined undefined',
+  );
   t.is(server.hits(), 0);
 });
 
 test('template sandbox an endless loop, in the template or in a promise job it queued, is stopped at the deadline', async (t) => {
   const s = sandbox(t, { timeoutMs: 400 });
-  await t.throwsAsync(s.render('spin', 1, '<% for (;;) {} %>', {}), { code: 'TEMPLATE_TIMEOUT', message: /spin did not finish rendering within 400 ms/ });
+  await t.throwsAsync(s.render('spin', 1, '<% for (;;) {} %>', {}), {
+    code: 'TEMPLATE_TIMEOUT',
+    message: /spin did not finish rendering within 400 ms/,
+  });
   await t.throwsAsync(s.render('later', 1, '<% Promise.resolve().then(() => { for (;;) {} }) %>ok', {}), { code: 'TEMPLATE_TIMEOUT' });
   t.is(await s.render('next', 1, 'ok <%= n %>', { n: 7 }), 'ok 7');
 });
@@ -84,13 +101,19 @@ test('template sandbox a render that allocates without end is stopped by the mem
   t.is((err as { status?: number }).status, 422);
   t.is((err as { code?: string }).code, 'TEMPLATE_FAILED');
   t.regex(err.message, /hog failed to render: the render ran out of memory \(limit 32 MB\)/);
-  await t.throwsAsync(s.render('long', 1, "<% let x = 'x'; for (;;) x += x %>", {}), { code: 'TEMPLATE_FAILED', message: /Invalid string length/ });
+  await t.throwsAsync(s.render('long', 1, "<% let x = 'x'; for (;;) x += x %>", {}), {
+    code: 'TEMPLATE_FAILED',
+    message: /Invalid string length/,
+  });
   t.is(await s.render('after', 1, 'fine', {}), 'fine');
 });
 
 test('template sandbox output past the limit is refused', async (t) => {
   const s = sandbox(t, { maxOutput: 1_000 });
-  await t.throwsAsync(s.render('big', 1, "<%= 'x'.repeat(1001) %>", {}), { code: 'TEMPLATE_FAILED', message: /larger than 1000 characters/ });
+  await t.throwsAsync(s.render('big', 1, "<%= 'x'.repeat(1001) %>", {}), {
+    code: 'TEMPLATE_FAILED',
+    message: /larger than 1000 characters/,
+  });
   t.is((await s.render('fits', 1, "<%= 'x'.repeat(1000) %>", {})).length, 1_000);
 });
 
@@ -103,10 +126,16 @@ test('template sandbox each render has a fresh context: nothing one leaves behin
 test('template sandbox helper modules give templates their exports, as functions of the template context', async (t) => {
   const { dir } = await secretFile(t);
   const helper = join(dir, 'helper.js');
-  await writeFile(helper, "const BANG = '!';\nexport function shout(s) { return String(s).toUpperCase() + BANG; }\nexport const HELPER = 'h1';\n");
+  await writeFile(
+    helper,
+    "const BANG = '!';\nexport function shout(s) { return String(s).toUpperCase() + BANG; }\nexport const HELPER = 'h1';\n",
+  );
   const s = sandbox(t, { helpers: [pathToFileURL(helper)] });
   t.is(await s.render('h', 1, '<%= shout(name) %> <%= HELPER %>', { name: 'n1' }), 'N1! h1');
-  await t.throwsAsync(s.render('h2', 1, "<%= shout.constructor('return process')().pid %>", {}), { code: 'TEMPLATE_FAILED', message: /Code generation from strings disallowed/ });
+  await t.throwsAsync(s.render('h2', 1, "<%= shout.constructor('return process')().pid %>", {}), {
+    code: 'TEMPLATE_FAILED',
+    message: /Code generation from strings disallowed/,
+  });
   const bad = join(dir, 'bad.js');
   await writeFile(bad, "import fs from 'node:fs';\nexport const x = fs;\n");
   const withBad = sandbox(t, { helpers: [pathToFileURL(bad)] });
@@ -118,7 +147,9 @@ test('template sandbox the render process itself has no environment, files, chil
   const server = await countingServer(t);
   // Started exactly as render-child.js is, with this probe in its place.
   const probe = join(dir, 'probe.mjs');
-  await writeFile(probe, `
+  await writeFile(
+    probe,
+    `
 const out = {};
 const attempt = async (name, f) => { try { out[name] = 'allowed ' + String(await f()).slice(0, 80); } catch (e) { out[name] = 'denied ' + (e.code ?? e.name); } };
 out.env = Object.keys(process.env);
@@ -133,7 +164,8 @@ await attempt('net', () => new Promise((resolve, reject) => {
   s.on('error', reject);
 }));
 process.stdout.write(JSON.stringify(out));
-`);
+`,
+  );
   const unshare = findUnshare();
   const child = spawnRenderChild({ memoryMb: 64, helpers: [], unshare: unshare ? unshareArgs() : null }, unshare, pathToFileURL(probe));
   let stdout = '';
@@ -167,7 +199,11 @@ test('template sandbox a host that cannot make a network namespace renders witho
   const fake = join(dir, 'unshare');
   await writeFile(fake, '#!/bin/sh\necho "unshare: unshare failed: Operation not permitted" >&2\nexit 1\n', { mode: 0o755 });
   const logged: string[] = [];
-  const s = sandbox(t, { unsharePath: fake, lane: 'boot', log: (level, message, fields) => logged.push(`${level} ${message} ${JSON.stringify(fields)}`) });
+  const s = sandbox(t, {
+    unsharePath: fake,
+    lane: 'boot',
+    log: (level, message, fields) => logged.push(`${level} ${message} ${JSON.stringify(fields)}`),
+  });
   t.true(s.stats().networkIsolated);
   t.is(await s.render('a', 1, 'still <%= n %>', { n: 1 }), 'still 1');
   t.false(s.stats().networkIsolated);

@@ -15,7 +15,11 @@ test('backoffDelay doubles from the base and stops at the cap', (t) => {
     [5_000, 300_000],
   ];
   for (const [failures, expected] of table) {
-    t.is(backoffDelay(failures, exact, () => 0.5), expected, `failures=${failures}`);
+    t.is(
+      backoffDelay(failures, exact, () => 0.5),
+      expected,
+      `failures=${failures}`,
+    );
   }
 });
 
@@ -27,8 +31,14 @@ test('backoffDelay keeps jitter within [(1 - jitter) * d, d] and never above the
       t.true(delay <= d && delay >= Math.floor(0.8 * d), `failures=${failures} r=${r} delay=${delay}`);
     }
   }
-  t.is(backoffDelay(100, defaultBackoff, () => 0), 300_000);
-  t.is(backoffDelay(100, defaultBackoff, () => 0.5), 270_000);
+  t.is(
+    backoffDelay(100, defaultBackoff, () => 0),
+    300_000,
+  );
+  t.is(
+    backoffDelay(100, defaultBackoff, () => 0.5),
+    270_000,
+  );
 });
 
 test('backoffDelay grows with failures for a fixed random draw', (t) => {
@@ -42,7 +52,10 @@ test('backoffDelay grows with failures for a fixed random draw', (t) => {
 
 test('backoffDelay tolerates out-of-range inputs', (t) => {
   t.is(backoffDelay(-3, exact), 5);
-  t.is(backoffDelay(2, { baseMs: 5, capMs: 100, jitter: 7 }, () => 2), 0);
+  t.is(
+    backoffDelay(2, { baseMs: 5, capMs: 100, jitter: 7 }, () => 2),
+    0,
+  );
 });
 
 test('ManualTimers fires due timers in time order and honours cancel', (t) => {

@@ -41,12 +41,7 @@ test('setCondition returns a new array deep-equal to the old one on a no-op', (t
 });
 
 test('setCondition appends new types and keeps the order of others', (t) => {
-  const list = setConditions(
-    [],
-    [readyCondition(false, 'A'), progressingCondition(true, 'B'), degradedCondition(false, 'C')],
-    1,
-    T0,
-  );
+  const list = setConditions([], [readyCondition(false, 'A'), progressingCondition(true, 'B'), degradedCondition(false, 'C')], 1, T0);
   const updated = setCondition(list, progressingCondition(false, 'Done'), 1, T1);
   t.deepEqual(
     updated.map((c) => [c.type, c.status]),
@@ -67,7 +62,10 @@ test('getCondition isTrue and isFalse read one condition by type', (t) => {
   t.true(isFalse(list, 'Degraded'));
   t.false(isTrue(undefined, 'Ready'));
   t.is(getCondition(list, 'Blocked'), undefined);
-  t.deepEqual(removeCondition(list, 'Ready').map((c) => c.type), ['Degraded']);
+  t.deepEqual(
+    removeCondition(list, 'Ready').map((c) => c.type),
+    ['Degraded'],
+  );
 });
 
 test('withConditions sets conditions and observedGeneration and is stable on repeat', (t) => {

@@ -7,7 +7,18 @@ import { newNodeSpec } from '../../src/fleet/discovery.js';
 import { createMemoryStore } from '../../src/store/index.js';
 import type { Store } from '../../src/store/types.js';
 import type { StartRequest, TaskRun } from '../../src/tasks/types.js';
-import { applyPlan, completedAt, graceWait, patchOwned, resultOf, writeOwned, writeStatus, WRITE_RETRIES, type LoopPlan, type StatusOwner } from '../../src/runtime/loop-kit/index.js';
+import {
+  applyPlan,
+  completedAt,
+  graceWait,
+  patchOwned,
+  resultOf,
+  writeOwned,
+  writeStatus,
+  WRITE_RETRIES,
+  type LoopPlan,
+  type StatusOwner,
+} from '../../src/runtime/loop-kit/index.js';
 import { requeueAfter } from '../../src/runtime/types.js';
 
 const MON: StatusOwner = { loop: 'mon', kind: Kind.Node, fields: ['ceph.mon'] };
@@ -44,13 +55,19 @@ test('loop kit writer skips a status that did not change', async (t) => {
 test('loop kit writer removes an absent entry without inventing an empty map', async (t) => {
   const store = await nodeStore({ phase: 'active' });
   t.is(await writeOwned<NodeStatusFields>(store, MON, 'n1', { ceph: {} }), 'unchanged');
-  t.deepEqual(patchOwned<NodeStatusFields>(MON, { phase: 'active', ceph: { mon: running, mgr: running } }, { ceph: {} }), { phase: 'active', ceph: { mgr: running } });
+  t.deepEqual(patchOwned<NodeStatusFields>(MON, { phase: 'active', ceph: { mon: running, mgr: running } }, { ceph: {} }), {
+    phase: 'active',
+    ceph: { mgr: running },
+  });
 });
 
 test('loop kit writer changes only its own entry and keeps the others', async (t) => {
   const store = await nodeStore({ phase: 'active', ceph: { mgr: running } });
   t.is(await writeOwned<NodeStatusFields>(store, MON, 'n1', { ceph: { mon: running } }), 'written');
-  t.deepEqual((await store.get<unknown, NodeStatusFields>(Kind.Node, 'n1'))!.status, { phase: 'active', ceph: { mgr: running, mon: running } });
+  t.deepEqual((await store.get<unknown, NodeStatusFields>(Kind.Node, 'n1'))!.status, {
+    phase: 'active',
+    ceph: { mgr: running, mon: running },
+  });
 });
 
 test('loop kit writer retries a conflict and then writes', async (t) => {
@@ -65,7 +82,9 @@ test('loop kit writer gives up after its retries with the conflict', async (t) =
   await t.throwsAsync(writeOwned<NodeStatusFields>(store, MON, 'n1', { ceph: { mon: running } }), { instanceOf: ConflictError });
   t.is(calls(), WRITE_RETRIES + 1);
   const few = flaky(await nodeStore(), Infinity);
-  await t.throwsAsync(writeOwned<NodeStatusFields>(few.store, MON, 'n1', { ceph: { mon: running } }, { retries: 2 }), { instanceOf: ConflictError });
+  await t.throwsAsync(writeOwned<NodeStatusFields>(few.store, MON, 'n1', { ceph: { mon: running } }, { retries: 2 }), {
+    instanceOf: ConflictError,
+  });
   t.is(few.calls(), 3);
 });
 
@@ -73,14 +92,22 @@ test('loop kit writer with a resourceVersion does not retry and writes nothing o
   const store = await nodeStore();
   const old = (await store.get(Kind.Node, 'n1'))!.metadata.resourceVersion;
   await writeOwned<NodeStatusFields>(store, MON, 'n1', { ceph: { mon: running } });
-  await t.throwsAsync(writeOwned<NodeStatusFields>(store, NODE, 'n1', { phase: 'offline' }, { resourceVersion: old }), { instanceOf: ConflictError });
+  await t.throwsAsync(writeOwned<NodeStatusFields>(store, NODE, 'n1', { phase: 'offline' }, { resourceVersion: old }), {
+    instanceOf: ConflictError,
+  });
   t.is((await store.get<unknown, NodeStatusFields>(Kind.Node, 'n1'))!.status.phase, 'active');
 });
 
 test('loop kit writer refuses a field its loop does not own and writes nothing', async (t) => {
   const store = await nodeStore();
-  await t.throwsAsync(writeStatus<NodeStatusFields>(store, MON, 'n1', (s) => ({ ...s, phase: 'offline', ceph: { mon: running } })), { message: /mon loop may not write Node status phase/ });
-  await t.throwsAsync(writeStatus<NodeStatusFields>(store, MON, 'n1', (s) => ({ ...s, ceph: { mgr: running } })), { message: /ceph\.mgr/ });
+  await t.throwsAsync(
+    writeStatus<NodeStatusFields>(store, MON, 'n1', (s) => ({ ...s, phase: 'offline', ceph: { mon: running } })),
+    { message: /mon loop may not write Node status phase/ },
+  );
+  await t.throwsAsync(
+    writeStatus<NodeStatusFields>(store, MON, 'n1', (s) => ({ ...s, ceph: { mgr: running } })),
+    { message: /ceph\.mgr/ },
+  );
   t.deepEqual((await store.get<unknown, NodeStatusFields>(Kind.Node, 'n1'))!.status, { phase: 'active' });
 });
 
@@ -89,12 +116,28 @@ test('loop kit writer says gone for an object that no longer exists', async (t) 
   t.is(await writeOwned<NodeStatusFields>(store, MON, 'nope', { ceph: { mon: running } }), 'gone');
 });
 
-const plan = (over: Partial<LoopPlan<string, string>> = {}): LoopPlan<string, string> => ({ status: 's', step: null, requeueAfterMs: null, gate: null, ...over });
+const plan = (over: Partial<LoopPlan<string, string>> = {}): LoopPlan<string, string> => ({
+  status: 's',
+  step: null,
+  requeueAfterMs: null,
+  gate: null,
+  ...over,
+});
 
-test('loop kit result maps a gate to blocked with the recheck delay, or the plan\'s own wait', (t) => {
+test("loop kit result maps a gate to blocked with the recheck delay, or the plan's own wait", (t) => {
   const gate = { reason: 'WaitingForQuorum', message: 'waiting for monitor quorum' };
-  t.deepEqual(resultOf(plan({ gate }), { recheckMs: 500 }), { type: 'blocked', reason: 'WaitingForQuorum', message: 'waiting for monitor quorum', retryAfterMs: 500 });
-  t.deepEqual(resultOf(plan({ gate, requeueAfterMs: 70 }), { recheckMs: 500, idleMs: 9 }), { type: 'blocked', reason: 'WaitingForQuorum', message: 'waiting for monitor quorum', retryAfterMs: 70 });
+  t.deepEqual(resultOf(plan({ gate }), { recheckMs: 500 }), {
+    type: 'blocked',
+    reason: 'WaitingForQuorum',
+    message: 'waiting for monitor quorum',
+    retryAfterMs: 500,
+  });
+  t.deepEqual(resultOf(plan({ gate, requeueAfterMs: 70 }), { recheckMs: 500, idleMs: 9 }), {
+    type: 'blocked',
+    reason: 'WaitingForQuorum',
+    message: 'waiting for monitor quorum',
+    retryAfterMs: 70,
+  });
 });
 
 test('loop kit result maps a wait to a requeue, and nothing to done or the poll interval', (t) => {
@@ -104,7 +147,9 @@ test('loop kit result maps a wait to a requeue, and nothing to done or the poll 
   t.deepEqual(resultOf(plan(), { recheckMs: 500, idleMs: 10_000 }), { type: 'requeue', afterMs: 10_000 });
 });
 
-function recorder(over: { stepFirst?: boolean; act?: (step: string) => StartRequest | StartRequest[] | null | ReturnType<typeof requeueAfter> } = {}) {
+function recorder(
+  over: { stepFirst?: boolean; act?: (step: string) => StartRequest | StartRequest[] | null | ReturnType<typeof requeueAfter> } = {},
+) {
   const log: string[] = [];
   const req = (name: string): StartRequest => ({ taskName: name, target: { kind: 'Node', id: 'n1', generation: 1 } });
   return {
@@ -137,13 +182,20 @@ test('loop kit apply starts several runs in order and none without a step', asyn
   await applyPlan(r.fx, {}, plan({ step: 'both' }));
   t.deepEqual(r.log, ['write s', 'start ceph.osd.create', 'start disk.wipe']);
   const none = recorder();
-  t.like(await applyPlan(none.fx, {}, plan({ gate: { reason: 'NodeNotActive', message: 'm' } })), { type: 'blocked', reason: 'NodeNotActive', retryAfterMs: 500 });
+  t.like(await applyPlan(none.fx, {}, plan({ gate: { reason: 'NodeNotActive', message: 'm' } })), {
+    type: 'blocked',
+    reason: 'NodeNotActive',
+    retryAfterMs: 500,
+  });
   t.deepEqual(none.log, ['write s']);
 });
 
 test('loop kit apply returns the Result of a step the loop carried out itself', async (t) => {
   const r = recorder({ act: () => requeueAfter(0) });
-  t.deepEqual(await applyPlan(r.fx, {}, plan({ step: 'assign-uuid', gate: { reason: 'X', message: 'y' } })), { type: 'requeue', afterMs: 0 });
+  t.deepEqual(await applyPlan(r.fx, {}, plan({ step: 'assign-uuid', gate: { reason: 'X', message: 'y' } })), {
+    type: 'requeue',
+    afterMs: 0,
+  });
   t.deepEqual(r.log, ['write s']);
 });
 
@@ -166,5 +218,8 @@ test('loop kit grace begins only at a completed run', (t) => {
 test('loop kit apply without a task service refuses a run rather than dropping it', async (t) => {
   const { start: _start, ...fx } = recorder().fx;
   await t.throwsAsync(applyPlan(fx, {}, plan({ step: 'ceph.fs.create' })), { message: /no task service to start ceph\.fs\.create/ });
-  t.deepEqual(await applyPlan({ ...fx, act: () => null }, {}, plan({ step: 'nothing', requeueAfterMs: 3 })), { type: 'requeue', afterMs: 3 });
+  t.deepEqual(await applyPlan({ ...fx, act: () => null }, {}, plan({ step: 'nothing', requeueAfterMs: 3 })), {
+    type: 'requeue',
+    afterMs: 3,
+  });
 });

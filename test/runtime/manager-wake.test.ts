@@ -2,16 +2,7 @@ import test from 'ava';
 import type { DiskSpec } from '../../src/model/kinds.js';
 import { done, type Reconciler } from '../../src/runtime/types.js';
 import { createMemoryStore } from '../../src/store/index.js';
-import {
-  createNode,
-  createRun,
-  detachedWatch,
-  harness,
-  proxyStore,
-  toyNodeLoop,
-  total,
-  type NodeDoc,
-} from './fixtures.js';
+import { createNode, createRun, detachedWatch, harness, proxyStore, toyNodeLoop, total, type NodeDoc } from './fixtures.js';
 
 /** A Disk loop that only records which ids it was asked to look at. */
 function diskLoop(diskOfNode: Map<string, string>) {
@@ -138,7 +129,14 @@ test('Manager survives a watch mapping that throws', async (t) => {
   const bad: Reconciler<string, null> = {
     name: 'bad',
     kind: 'Disk',
-    watches: [{ kind: 'Node', map: () => { throw new Error('mapping bug'); } }],
+    watches: [
+      {
+        kind: 'Node',
+        map: () => {
+          throw new Error('mapping bug');
+        },
+      },
+    ],
     observe: async (id) => id,
     plan: () => null,
     apply: async () => done(),

@@ -248,7 +248,10 @@ test('WorkQueue processes a large backlog once each, oldest first, within the co
   });
   await q.idle();
   t.is(seen.length, n + 1);
-  t.deepEqual(seen.slice(0, n), Array.from({ length: n }, (_, i) => `k${i}`));
+  t.deepEqual(
+    seen.slice(0, n),
+    Array.from({ length: n }, (_, i) => `k${i}`),
+  );
   t.is(seen[n], 'late');
   t.is(maxRunning, 3);
   t.deepEqual(q.stats().waiting, 0);

@@ -1,13 +1,6 @@
 import test from 'ava';
 import type { AnyDoc } from '../../src/model/document.js';
-import {
-  checkDependencies,
-  describeLoops,
-  keysForDoc,
-  loopsFor,
-  parseKey,
-  type AnyReconciler,
-} from '../../src/runtime/routing.js';
+import { checkDependencies, describeLoops, keysForDoc, loopsFor, parseKey, type AnyReconciler } from '../../src/runtime/routing.js';
 import { done, type WatchMapping } from '../../src/runtime/types.js';
 
 function loop(name: string, kind: string, extra: { watches?: WatchMapping[]; dependsOn?: string[] } = {}): AnyReconciler {
@@ -46,7 +39,16 @@ test('keysForDoc wakes own loops, watchers and the target of a task run', (t) =>
 });
 
 test('keysForDoc reports a throwing watch mapping and keeps the other keys', (t) => {
-  const bad = loop('bad', 'Disk', { watches: [{ kind: 'Node', map: () => { throw new Error('nope'); } }] });
+  const bad = loop('bad', 'Disk', {
+    watches: [
+      {
+        kind: 'Node',
+        map: () => {
+          throw new Error('nope');
+        },
+      },
+    ],
+  });
   const failed: string[] = [];
   const keys = keysForDoc([...loops, bad], doc('Node', 'n1'), (name) => failed.push(name));
   t.deepEqual(failed, ['bad']);
@@ -67,9 +69,7 @@ test('checkDependencies names an unknown dependency', (t) => {
 
 test('checkDependencies rejects a cycle and accepts a DAG', (t) => {
   t.notThrows(() => checkDependencies(loops));
-  const err = t.throws(() =>
-    checkDependencies([loop('a', 'X', { dependsOn: ['b'] }), loop('b', 'X', { dependsOn: ['a'] })]),
-  );
+  const err = t.throws(() => checkDependencies([loop('a', 'X', { dependsOn: ['b'] }), loop('b', 'X', { dependsOn: ['a'] })]));
   t.regex(err.message, /cycle: a → b → a/);
 });
 

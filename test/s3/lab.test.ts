@@ -9,7 +9,10 @@ import type { Client } from '../http/client.js';
 import { runS3Steps } from './steps.js';
 import type { ProblemBody } from '../http/bodies.js';
 
-interface Gateway { hostname: string; running: boolean }
+interface Gateway {
+  hostname: string;
+  running: boolean;
+}
 
 async function rgwUser(c: Client, userId: string): Promise<S3Credentials> {
   const r = await c.post<{ keys: S3Credentials[] }>('/gateways/rgw/users', { userId, displayName: userId });
@@ -18,7 +21,8 @@ async function rgwUser(c: Client, userId: string): Promise<S3Credentials> {
   return pair!;
 }
 
-const running = async (c: Client): Promise<Gateway | undefined> => ((await c.get('/gateways/rgw')).json as Gateway[]).find((g) => g.running);
+const running = async (c: Client): Promise<Gateway | undefined> =>
+  ((await c.get('/gateways/rgw')).json as Gateway[]).find((g) => g.running);
 
 test('s3: buckets and objects through Quarry and directly at the gateway, with keys in headers and in the query', async (t) => {
   const { q, c, ids } = await cluster(t);
@@ -47,5 +51,8 @@ test('s3: buckets and objects through Quarry and directly at the gateway, with k
   t.is((await c.post('/gateways/rgw/deploy', { nodeId: ids[1] })).status, 200);
   await waitFor('another gateway running', () => running(c), 30_000);
   const page = await c.get<{ objects: Array<{ key: string }> }>(`/s3/buckets/${bucket}/objects`, inHeaders);
-  t.deepEqual(page.json.objects.map((o) => o.key), ['data/x.bin', 'logs/2026-01.txt', 'logs/2026-03.txt']);
+  t.deepEqual(
+    page.json.objects.map((o) => o.key),
+    ['data/x.bin', 'logs/2026-01.txt', 'logs/2026-03.txt'],
+  );
 });

@@ -16,10 +16,16 @@ test('master ceph files: calls at once each bring the conf up to date, and leave
   const store = await createMemoryStore();
   await ensureCluster(store);
   // One instance per CLI (ceph, radosgw-admin), several calls of each in flight.
-  const files = [new MasterCephFiles(store, dir, fileTemplates(defaultTemplatesDir)), new MasterCephFiles(store, dir, fileTemplates(defaultTemplatesDir))];
+  const files = [
+    new MasterCephFiles(store, dir, fileTemplates(defaultTemplatesDir)),
+    new MasterCephFiles(store, dir, fileTemplates(defaultTemplatesDir)),
+  ];
   await Promise.all(Array.from({ length: 8 }, (_, i) => files[i % 2]!.sync()));
   t.regex(await readFile(join(dir, 'ceph.conf'), 'utf8'), /^fsid = [0-9a-f-]{36}$/m);
-  t.deepEqual((await readdir(dir)).filter((f) => f.endsWith('.tmp')), []);
+  t.deepEqual(
+    (await readdir(dir)).filter((f) => f.endsWith('.tmp')),
+    [],
+  );
 });
 
 test('master ceph files are owner-only, and the plaintext admin keyring is gone once closed', async (t) => {

@@ -15,12 +15,24 @@ const [N0, NA, NB] = [uuid('0'), uuid('a'), uuid('b')];
 
 /** What the route answered before it had a projection: list, group, build, serialize. */
 async function fresh(store: Store): Promise<string> {
-  const nodes = await store.list(Kind.Node) as NodeDoc[];
+  const nodes = (await store.list(Kind.Node)) as NodeDoc[];
   const byNode = disksByNode(await store.list(Kind.Disk));
   return JSON.stringify(nodes.map((n) => nodeDetail(n, byNode.get(n.id) ?? [])));
 }
 
-const diskStatus = (over: Record<string, unknown> = {}) => ({ present: true, devicePath: '/dev/sdb', capacityBytes: 4e12, rotational: true, interface: 'sata', model: 'M', vendor: 'V', isSystem: false, hasFilesystem: false, osdId: null, ...over });
+const diskStatus = (over: Record<string, unknown> = {}) => ({
+  present: true,
+  devicePath: '/dev/sdb',
+  capacityBytes: 4e12,
+  rotational: true,
+  interface: 'sata',
+  model: 'M',
+  vendor: 'V',
+  isSystem: false,
+  hasFilesystem: false,
+  osdId: null,
+  ...over,
+});
 
 async function addDisk(store: Store, id: string, nodeId: string) {
   return store.create({ kind: Kind.Disk, id, name: id, spec: { nodeId, serial: id, osd: false, wipeGeneration: 0 }, status: diskStatus() });
@@ -29,7 +41,13 @@ async function addDisk(store: Store, id: string, nodeId: string) {
 test('node details: every node or disk change shows in the next read, byte for byte as before', async (t) => {
   const store = await createMemoryStore(testDeps());
   for (const id of [NB, NA]) {
-    await store.create({ kind: Kind.Node, id, name: id, spec: nodeSpec({ hostname: id }), status: { phase: 'active', ip: '192.0.2.1', daemons: { mon: false, mgr: false, mds: false, rgw: false } } });
+    await store.create({
+      kind: Kind.Node,
+      id,
+      name: id,
+      spec: nodeSpec({ hostname: id }),
+      status: { phase: 'active', ip: '192.0.2.1', daemons: { mon: false, mgr: false, mds: false, rgw: false } },
+    });
   }
   for (const id of ['d-1', 'd-2', 'd-3']) await addDisk(store, id, NA);
   const details = new NodeDetails(store);
@@ -102,7 +120,11 @@ test('node details: random changes between reads keep it equal to a fresh build'
       const d = await store.mustGet<{ nodeId: string }>(Kind.Disk, pick(disks));
       await store.updateSpec(Kind.Disk, d.id, { ...d.spec, nodeId: pick(nodes) }, { resourceVersion: d.metadata.resourceVersion });
     } else if (r < 0.85 && disks.length > 0) {
-      await store.updateStatus(Kind.Disk, pick(disks), diskStatus({ present: random() < 0.8, osdId: random() < 0.5 ? null : 1, model: `M${step}` }));
+      await store.updateStatus(
+        Kind.Disk,
+        pick(disks),
+        diskStatus({ present: random() < 0.8, osdId: random() < 0.5 ? null : 1, model: `M${step}` }),
+      );
     } else {
       await store.updateStatus(Kind.Node, pick(nodes), { phase: pick(['active', 'offline', 'rebooting']), ip: `192.0.2.${step % 250}` });
     }

@@ -9,7 +9,10 @@ const DISK = '33333333-3333-4333-8333-333333333333';
 function node(over: { mon?: boolean; mgr?: boolean; monRunning?: boolean; admin?: boolean } = {}): NodeKeyView {
   return {
     id: ME,
-    spec: { daemons: { ...(over.mon ? { mon: { diskId: DISK } } : {}), ...(over.mgr ? { mgr: {} } : {}) }, ...(over.admin === undefined ? {} : { adminKeyring: over.admin }) },
+    spec: {
+      daemons: { ...(over.mon ? { mon: { diskId: DISK } } : {}), ...(over.mgr ? { mgr: {} } : {}) },
+      ...(over.admin === undefined ? {} : { adminKeyring: over.admin }),
+    },
     status: { daemons: { mon: over.monRunning ?? false, mgr: false, mds: false, rgw: false, osds: [] } },
   };
 }
@@ -32,7 +35,13 @@ const table: Array<[string, NodeKeyView, { entity: string; nodeId: string | null
   ['a node gets its own MDS and gateway keys', node(), key('client.rgw.n1'), false, true],
   ['a node never gets another node daemon key', node({ mgr: true }), key('mgr.n2', OTHER), false, false],
   ['a node never gets another node OSD key', node(), key('osd.4', OTHER), false, false],
-  ['no node gets a cluster-wide key other than mon. and client.admin', node({ mon: true, monRunning: true, admin: true }), key('client.bootstrap-osd', null), true, false],
+  [
+    'no node gets a cluster-wide key other than mon. and client.admin',
+    node({ mon: true, monRunning: true, admin: true }),
+    key('client.bootstrap-osd', null),
+    true,
+    false,
+  ],
 ];
 
 for (const [title, n, k, monScheduled, expected] of table) {

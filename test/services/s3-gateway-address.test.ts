@@ -15,12 +15,26 @@ const KEYS: S3Credentials = { accessKey: 'AK', secretKey: 'SK' };
 async function withGateway(reportedIp: string) {
   const store = await createMemoryStore();
   const id = '00000000-0000-4000-8000-0000000000a1';
-  const spec: NodeSpec = { hostname: 'gw-a', macs: ['52:54:00:00:20:01'], role: 'worker', image: null, power: 'on', restartGeneration: 0, shutdownGeneration: 0, daemons: { rgw: {} } };
+  const spec: NodeSpec = {
+    hostname: 'gw-a',
+    macs: ['52:54:00:00:20:01'],
+    role: 'worker',
+    image: null,
+    power: 'on',
+    restartGeneration: 0,
+    shutdownGeneration: 0,
+    daemons: { rgw: {} },
+  };
   await store.create({ kind: Kind.Node, id, name: 'gw-a', spec, status: { phase: 'active', ip: reportedIp, daemons: { rgw: true } } });
   const endpoints: string[] = [];
   const connect = (endpoint: string): S3Session => {
     endpoints.push(endpoint);
-    return { listBuckets: async () => [], createBucket: async () => {}, listObjects: async () => ({ objects: [], isTruncated: false, continuationToken: null }), deleteObject: async () => {} };
+    return {
+      listBuckets: async () => [],
+      createBucket: async () => {},
+      listObjects: async () => ({ objects: [], isTruncated: false, continuationToken: null }),
+      deleteObject: async () => {},
+    };
   };
   return { store, id, endpoints, connect };
 }
@@ -38,7 +52,11 @@ test('s3 gateway without an observed IP is not used', async (t) => {
   for (const seen of [null, 'evil.example', '192.0.2.30/steal', '10.0.0.5\n']) {
     const g = await withGateway('192.0.2.30');
     const s3 = new S3Service({ store: g.store, connect: g.connect, addressOf: () => seen });
-    await t.throwsAsync(s3.with(KEYS, (s) => s.listBuckets()), { instanceOf: ServiceUnavailableError, message: /no RADOS gateway is running/ }, String(seen));
+    await t.throwsAsync(
+      s3.with(KEYS, (s) => s.listBuckets()),
+      { instanceOf: ServiceUnavailableError, message: /no RADOS gateway is running/ },
+      String(seen),
+    );
     t.deepEqual(g.endpoints, [], String(seen));
   }
 });
@@ -54,7 +72,14 @@ test('s3 gateway URL is built from a validated IP and a port, with no path', (t)
 
 test('s3 gateway the fleet keeps the source address of the last report', (t) => {
   const fleet = new Fleet(systemClock, 1_000);
-  const report = { bootId: 'b', hostname: 'gw-a', ip: '203.0.113.9', disks: [], nics: [], daemons: { mon: false, mgr: false, mds: false, rgw: true, osds: [] } };
+  const report = {
+    bootId: 'b',
+    hostname: 'gw-a',
+    ip: '203.0.113.9',
+    disks: [],
+    nics: [],
+    daemons: { mon: false, mgr: false, mds: false, rgw: true, osds: [] },
+  };
   t.is(fleet.observe('n').address ?? null, null);
   fleet.report('n', report, '192.0.2.30');
   t.is(fleet.observe('n').address, '192.0.2.30');

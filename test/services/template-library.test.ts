@@ -33,14 +33,26 @@ test('template library a newer shipped file upgrades an unedited template and le
   await writeFile(join(dir, 'b.ejs'), 'B1\n');
   await writeFile(join(dir, 'not-a-template.txt'), 'ignored');
   await lib.seed(url);
-  t.deepEqual((await lib.list()).map((x) => [x.name, x.version, x.description]), [['a', 1, 'first'], ['b', 1, '']]);
+  t.deepEqual(
+    (await lib.list()).map((x) => [x.name, x.version, x.description]),
+    [
+      ['a', 1, 'first'],
+      ['b', 1, ''],
+    ],
+  );
   t.is(await lib.render('a', { x: 1 }), 'A1 1\n');
   await lib.replace('b', 'B edited\n');
   await writeFile(join(dir, 'a.ejs'), 'A2 <%= x %>\n');
   await writeFile(join(dir, 'b.ejs'), 'B2\n');
   await lib.seed(url);
   await lib.seed(url); // the same files again change nothing
-  t.deepEqual((await lib.list()).map((x) => [x.name, x.version]), [['a', 2], ['b', 2]]);
+  t.deepEqual(
+    (await lib.list()).map((x) => [x.name, x.version]),
+    [
+      ['a', 2],
+      ['b', 2],
+    ],
+  );
   t.is(await lib.render('a', { x: 2 }), 'A2 2\n');
   t.is((await lib.source('a', 1)).source, '<%# description: first -%>\nA1 <%= x %>\n');
   t.is(await lib.render('b', {}), 'B edited\n');

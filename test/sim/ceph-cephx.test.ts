@@ -12,7 +12,11 @@ const key = (): string => newCephxKey(Date.now(), randomBytes);
 const ADMIN_CAPS = { mds: 'allow *', mgr: 'allow *', mon: 'allow *', osd: 'allow *' };
 
 /** The sim as the master calls it: `keyOf` shows a key for the caller, `files` are keyrings by path. */
-function api(cluster: ConstructorParameters<typeof SimCephApi>[0], keys: Record<string, string>, files: Record<string, string> = {}): SimCephApi {
+function api(
+  cluster: ConstructorParameters<typeof SimCephApi>[0],
+  keys: Record<string, string>,
+  files: Record<string, string> = {},
+): SimCephApi {
   return new SimCephApi(cluster, {
     sleep: instant,
     keyOf: async (entity) => keys[entity],
@@ -26,7 +30,10 @@ function api(cluster: ConstructorParameters<typeof SimCephApi>[0], keys: Record<
 
 function cluster(monKey: string, extra: Array<{ entity: string; key: string; caps: Record<string, string> }> = []) {
   const { cluster } = newCluster();
-  cluster.bootstrap(FSID, { name: 'a', addr: '10.0.0.1', host: 'h1' }, undefined, [{ entity: 'mon.', key: monKey, caps: { mon: 'allow *' } }, ...extra]);
+  cluster.bootstrap(FSID, { name: 'a', addr: '10.0.0.1', host: 'h1' }, undefined, [
+    { entity: 'mon.', key: monKey, caps: { mon: 'allow *' } },
+    ...extra,
+  ]);
   cluster.startMon('a');
   return cluster;
 }
@@ -46,12 +53,19 @@ test('sim cephx refuses the master client.admin after a mkfs with only mon., and
   t.true(c.accounts.entities.has('client.admin'));
   t.not(c.accounts.entities.get('client.admin')?.key, adminKey);
   refusedAsCephx(t, await master.status().catch((e: unknown) => e));
-  refusedAsCephx(t, await master.authImport(keyringText({ entity: 'client.admin', key: adminKey, caps: ADMIN_CAPS })).catch((e: unknown) => e));
-  await master.authImport(keyringText({ entity: 'client.admin', key: adminKey, caps: ADMIN_CAPS }), { as: { name: 'mon.', keyring: '/tmp/mon.keyring' } });
+  refusedAsCephx(
+    t,
+    await master.authImport(keyringText({ entity: 'client.admin', key: adminKey, caps: ADMIN_CAPS })).catch((e: unknown) => e),
+  );
+  await master.authImport(keyringText({ entity: 'client.admin', key: adminKey, caps: ADMIN_CAPS }), {
+    as: { name: 'mon.', keyring: '/tmp/mon.keyring' },
+  });
   t.is((await master.status()).quorumNames.join(), 'a');
   t.deepEqual((await master.authGet('client.admin'))?.caps, ADMIN_CAPS);
   // Importing the same key again changes nothing.
-  await master.authImport(keyringText({ entity: 'client.admin', key: adminKey, caps: ADMIN_CAPS }), { as: { name: 'mon.', keyring: '/tmp/mon.keyring' } });
+  await master.authImport(keyringText({ entity: 'client.admin', key: adminKey, caps: ADMIN_CAPS }), {
+    as: { name: 'mon.', keyring: '/tmp/mon.keyring' },
+  });
   t.is((await master.status()).monCount, 1);
 });
 
@@ -76,7 +90,9 @@ test('sim cephx auth import needs mon allow *: a daemon key cannot import client
   const c = cluster(monKey, [{ entity: 'client.admin', key: adminKey, caps: ADMIN_CAPS }]);
   c.accounts.put('mgr.x', { mon: 'allow profile mgr' }, mgrKey);
   const asMgr = api(c, {}, { '/mgr': keyringText({ entity: 'mgr.x', key: mgrKey, caps: {} }) });
-  const err = await asMgr.authImport(keyringText({ entity: 'client.admin', key: key(), caps: ADMIN_CAPS }), { as: { name: 'mgr.x', keyring: '/mgr' } }).catch((e: unknown) => e);
+  const err = await asMgr
+    .authImport(keyringText({ entity: 'client.admin', key: key(), caps: ADMIN_CAPS }), { as: { name: 'mgr.x', keyring: '/mgr' } })
+    .catch((e: unknown) => e);
   t.true(err instanceof CommandError);
   t.regex((err as CommandError).stderr, /Error EACCES: access denied/);
   t.is(c.accounts.entities.get('client.admin')?.key, adminKey, 'client.admin is unchanged');
@@ -84,10 +100,21 @@ test('sim cephx auth import needs mon allow *: a daemon key cannot import client
 
 test('sim cephx refuses a monitor mkfs without the mon. key, and a later monitor with another mon. key', (t) => {
   const { cluster: c } = newCluster();
-  t.throws(() => c.bootstrap(FSID, { name: 'a', addr: '10.0.0.1' }, undefined, [{ entity: 'client.admin', key: key(), caps: ADMIN_CAPS }]), { message: /holds no mon\. key/ });
+  t.throws(
+    () => c.bootstrap(FSID, { name: 'a', addr: '10.0.0.1' }, undefined, [{ entity: 'client.admin', key: key(), caps: ADMIN_CAPS }]),
+    { message: /holds no mon\. key/ },
+  );
   t.false(c.mons.bootstrapped);
   const monKey = key();
-  c.bootstrap(FSID, { name: 'a', addr: '10.0.0.1' }, [{ name: 'a', addr: '10.0.0.1' }, { name: 'b', addr: '10.0.0.2' }], [{ entity: 'mon.', key: monKey, caps: { mon: 'allow *' } }]);
+  c.bootstrap(
+    FSID,
+    { name: 'a', addr: '10.0.0.1' },
+    [
+      { name: 'a', addr: '10.0.0.1' },
+      { name: 'b', addr: '10.0.0.2' },
+    ],
+    [{ entity: 'mon.', key: monKey, caps: { mon: 'allow *' } }],
+  );
   t.throws(() => c.checkMonKey('b', [{ entity: 'mon.', key: key(), caps: {} }]), { message: /not the cluster's/ });
   t.notThrows(() => c.checkMonKey('b', [{ entity: 'mon.', key: monKey, caps: {} }]));
 });

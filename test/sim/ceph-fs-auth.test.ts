@@ -20,7 +20,10 @@ test('fs new on a missing pool fails with ENOENT, then works once the pools exis
   const list = await api.fsList();
   t.deepEqual(list, [{ name: 'cephfs', metadataPool: 'cephfs_metadata', metadataPoolId: 2, dataPools: ['cephfs_data'], dataPoolIds: [3] }]);
   const pools = await api.poolList();
-  t.deepEqual(pools.filter((p) => p.name.startsWith('cephfs')).map((p) => p.applications), [['cephfs'], ['cephfs']]);
+  t.deepEqual(
+    pools.filter((p) => p.name.startsWith('cephfs')).map((p) => p.applications),
+    [['cephfs'], ['cephfs']],
+  );
 });
 
 test('a filesystem without an MDS is offline; an MDS makes it active; losing it degrades it', async (t) => {
@@ -32,22 +35,38 @@ test('a filesystem without an MDS is offline; an MDS makes it active; losing it 
   await api.fsNew('fs1', 'm', 'd');
   let h = await api.health();
   t.is(h.status, 'HEALTH_ERR');
-  t.deepEqual(h.checks.map((c) => [c.code, c.message]), [
-    ['MDS_ALL_DOWN', '1 filesystem is offline'],
-    ['MDS_UP_LESS_THAN_MAX', '1 filesystem is online with fewer MDS than max_mds'],
-  ]);
+  t.deepEqual(
+    h.checks.map((c) => [c.code, c.message]),
+    [
+      ['MDS_ALL_DOWN', '1 filesystem is offline'],
+      ['MDS_UP_LESS_THAN_MAX', '1 filesystem is online with fewer MDS than max_mds'],
+    ],
+  );
   t.deepEqual(h.checks[0]?.detail, ['fs fs1 is offline because no MDS is active for it.'], 'the recorded detail line');
   cluster.startMds('a', 'h1');
   const mds = await api.mdsStat();
-  t.deepEqual(mds.filesystems.map((f) => [f.name, f.daemons.map((d) => [d.name, d.state, d.rank])]), [['fs1', [['a', 'up:active', 0]]]]);
+  t.deepEqual(
+    mds.filesystems.map((f) => [f.name, f.daemons.map((d) => [d.name, d.state, d.rank])]),
+    [['fs1', [['a', 'up:active', 0]]]],
+  );
   t.is((await api.health()).status, 'HEALTH_OK');
   cluster.startMds('b', 'h2');
-  t.deepEqual((await api.mdsStat()).standbys.map((d) => [d.name, d.state]), [['b', 'up:standby']]);
+  t.deepEqual(
+    (await api.mdsStat()).standbys.map((d) => [d.name, d.state]),
+    [['b', 'up:standby']],
+  );
   cluster.killMds('a');
-  t.deepEqual((await api.mdsStat()).filesystems[0]?.daemons.map((d) => d.name), ['b'], 'the standby takes over');
+  t.deepEqual(
+    (await api.mdsStat()).filesystems[0]?.daemons.map((d) => d.name),
+    ['b'],
+    'the standby takes over',
+  );
   cluster.killMds('b');
   h = await api.health();
-  t.deepEqual(h.checks.map((c) => c.code), ['FS_DEGRADED', 'FS_WITH_FAILED_MDS', 'MDS_ALL_DOWN']);
+  t.deepEqual(
+    h.checks.map((c) => c.code),
+    ['FS_DEGRADED', 'FS_WITH_FAILED_MDS', 'MDS_ALL_DOWN'],
+  );
 });
 
 test('fs new refuses a metadata pool that already holds objects', async (t) => {
@@ -99,8 +118,11 @@ test('cephx keys have the type, timestamp and length header ceph-authtool writes
   const raw = Buffer.from(key, 'base64');
   t.is(key.length, 40);
   t.true(key.startsWith('AQ'));
-  t.deepEqual([raw.readUInt16LE(0), raw.readUInt32LE(2), raw.readUInt32LE(6), raw.readUInt16LE(10), raw.length], [1, 1_700_000_000, 123_000_000, 16, 28]);
-  t.true(isCephxKey('AQAAAAAAAAAAABAAcXVhcnJ5LWZha2Uta2V5IQ=='), 'the fixtures\' fake key is well-formed');
+  t.deepEqual(
+    [raw.readUInt16LE(0), raw.readUInt32LE(2), raw.readUInt32LE(6), raw.readUInt16LE(10), raw.length],
+    [1, 1_700_000_000, 123_000_000, 16, 28],
+  );
+  t.true(isCephxKey('AQAAAAAAAAAAABAAcXVhcnJ5LWZha2Uta2V5IQ=='), "the fixtures' fake key is well-formed");
   t.is(newCephxKey(seeded(1), 0), newCephxKey(seeded(1), 0), 'a seeded lab gives the same keys');
 });
 
@@ -121,5 +143,8 @@ test('RGW users: create generates S3 keys, info finds them, a second create is E
   t.deepEqual(given.keys, [{ user: 'app', accessKey: 'APPKEY00000000000001', secretKey: 's3cr3t' }]);
   t.is(given.email, undefined);
   t.true(cluster.osdmap.poolByName('.rgw.root') !== undefined, 'radosgw-admin created the zone pools');
-  t.false(rgw.runner.calls.some((c) => c.includes('s3cr3t')), 'the secret key never shows in a command line');
+  t.false(
+    rgw.runner.calls.some((c) => c.includes('s3cr3t')),
+    'the secret key never shows in a command line',
+  );
 });

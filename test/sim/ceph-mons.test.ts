@@ -16,8 +16,18 @@ test('bootstrap and two joins give three monitors in quorum', async (t) => {
   const dump = await api.monDump();
   t.is(dump.fsid, FSID);
   t.is(dump.epoch, 3, 'one monmap epoch per monitor added');
-  t.deepEqual(dump.mons.map((m) => [m.name, m.rank, m.addr]), [['a', 0, '10.0.0.1:6789/0'], ['b', 1, '10.0.0.2:6789/0'], ['c', 2, '10.0.0.3:6789/0']]);
-  t.deepEqual(dump.mons[0]?.addrs, [{ type: 'v2', addr: '10.0.0.1:3300' }, { type: 'v1', addr: '10.0.0.1:6789' }]);
+  t.deepEqual(
+    dump.mons.map((m) => [m.name, m.rank, m.addr]),
+    [
+      ['a', 0, '10.0.0.1:6789/0'],
+      ['b', 1, '10.0.0.2:6789/0'],
+      ['c', 2, '10.0.0.3:6789/0'],
+    ],
+  );
+  t.deepEqual(dump.mons[0]?.addrs, [
+    { type: 'v2', addr: '10.0.0.1:3300' },
+    { type: 'v1', addr: '10.0.0.1:6789' },
+  ]);
   const s = await api.status();
   t.is(s.monCount, 3);
   t.deepEqual(s.quorumNames, ['a', 'b', 'c']);
@@ -99,13 +109,19 @@ test('bootstrapping again with another fsid is refused; the same again is a no-o
   const { cluster } = newCluster();
   withMons(cluster, 1);
   t.notThrows(() => cluster.bootstrap(FSID, { name: 'a', addr: '10.0.0.1' }));
-  t.throws(() => cluster.bootstrap('11111111-2222-4333-8444-555555555555', { name: 'a', addr: '10.0.0.1' }), { message: /already bootstrapped/ });
+  t.throws(() => cluster.bootstrap('11111111-2222-4333-8444-555555555555', { name: 'a', addr: '10.0.0.1' }), {
+    message: /already bootstrapped/,
+  });
   t.throws(() => cluster.addMonToMap('z', '10.0.0.1'), { message: /already used by mon.a/ });
 });
 
 test('first monitors bootstrapped together share monmap epoch 1 and have quorum once a majority runs', async (t) => {
   const { cluster } = newCluster();
-  const first = [{ name: 'a', addr: '10.0.0.1' }, { name: 'b', addr: '10.0.0.2' }, { name: 'c', addr: '10.0.0.3' }];
+  const first = [
+    { name: 'a', addr: '10.0.0.1' },
+    { name: 'b', addr: '10.0.0.2' },
+    { name: 'c', addr: '10.0.0.3' },
+  ];
   cluster.bootstrap(FSID, { ...first[0]!, host: 'h1' }, first);
   cluster.startMon('a');
   t.false(cluster.hasQuorum(), 'one of three is no majority');
@@ -114,10 +130,17 @@ test('first monitors bootstrapped together share monmap epoch 1 and have quorum 
   t.true(cluster.hasQuorum());
   const dump = await apiOf(cluster).monDump();
   t.is(dump.epoch, 1, 'nobody joined: the map is the first one');
-  t.deepEqual(dump.mons.map((m) => m.name), ['a', 'b', 'c']);
+  t.deepEqual(
+    dump.mons.map((m) => m.name),
+    ['a', 'b', 'c'],
+  );
   t.is(cluster.mons.get('b')?.host, 'h2');
   t.is(cluster.monStores.get('b'), 'h2');
-  t.throws(() => cluster.bootstrap(FSID, { name: 'd', addr: '10.0.0.4' }, first), { message: /already bootstrapped/ }, 'd is not a first monitor');
+  t.throws(
+    () => cluster.bootstrap(FSID, { name: 'd', addr: '10.0.0.4' }, first),
+    { message: /already bootstrapped/ },
+    'd is not a first monitor',
+  );
 });
 
 test('per-verb latency is spent before the answer; a deadline shorter than it kills the call', async (t) => {
@@ -143,7 +166,13 @@ test('mon remove answers as recorded: out of the map, quorum re-formed; absent i
   t.deepEqual(await api.monRemove('b'), { removed: true });
   const q = await api.quorumStatus();
   t.deepEqual(q.quorumNames, ['a', 'c']);
-  t.deepEqual(q.monmap.mons.map((m) => [m.name, m.rank]), [['a', 0], ['c', 1]]);
+  t.deepEqual(
+    q.monmap.mons.map((m) => [m.name, m.rank]),
+    [
+      ['a', 0],
+      ['c', 1],
+    ],
+  );
   t.is(q.monmap.epoch, epoch + 1);
   t.is(cluster.monStores.get('b'), 'h2', 'the store stays on its host until the node removes it');
   t.deepEqual(await api.monRemove('b'), { removed: false });

@@ -14,8 +14,21 @@ const DIR = new URL('../../../test/fixtures/ceph/', import.meta.url);
 const fixture = (name: string): unknown => JSON.parse(readFileSync(new URL(`${name}.json`, DIR), 'utf8'));
 
 /** Keys whose children are data (daemon names, check codes, gids), not fields. */
-const DATA_KEYED = [/(^|\.)checks$/, /services$/, /daemons$/, /\.info$/, /mdsmap\.up$/, /application_metadata$/, /stats_by_class$/,
-  /erasure_code_profiles$/, /options$/, /metadata$/, /^(mon|mgr|osd|mds|rgw|overall)$/, /(^|\.)caps$/, /byType(\.\*)?$/];
+const DATA_KEYED = [
+  /(^|\.)checks$/,
+  /services$/,
+  /daemons$/,
+  /\.info$/,
+  /mdsmap\.up$/,
+  /application_metadata$/,
+  /stats_by_class$/,
+  /erasure_code_profiles$/,
+  /options$/,
+  /metadata$/,
+  /^(mon|mgr|osd|mds|rgw|overall)$/,
+  /(^|\.)caps$/,
+  /byType(\.\*)?$/,
+];
 
 /** Every key path of a JSON value: arrays merge their items, data-keyed maps become `*`. */
 function paths(v: unknown, prefix = '', out = new Set<string>()): Set<string> {
@@ -65,8 +78,14 @@ const NOT_SIMULATED: Record<string, RegExp[]> = {
   'pg-stat': [/^pg_summary\.(read_bytes_sec|write_bytes_sec|io_sec)$/],
   // Per-OSD and per-pool internals nobody reads: heartbeat addresses, xinfo, PG merge and
   // cache-tier tuning.
-  'osd-dump': [/heartbeat_/, /^osd_xinfo\[\]\./, /^pools\[\]\.(peering_crush|last_pg_merge_meta|last_force_op|hit_set|cache_|target_max|min_(read|write)_recency|grade_|use_gmt)/],
-  'osd-pool-ls-detail': [/^\[\]\.(peering_crush|last_pg_merge_meta|last_force_op|hit_set|cache_|target_max|min_(read|write)_recency|grade_|use_gmt)/],
+  'osd-dump': [
+    /heartbeat_/,
+    /^osd_xinfo\[\]\./,
+    /^pools\[\]\.(peering_crush|last_pg_merge_meta|last_force_op|hit_set|cache_|target_max|min_(read|write)_recency|grade_|use_gmt)/,
+  ],
+  'osd-pool-ls-detail': [
+    /^\[\]\.(peering_crush|last_pg_merge_meta|last_force_op|hit_set|cache_|target_max|min_(read|write)_recency|grade_|use_gmt)/,
+  ],
   // MDS feature bits.
   'mds-stat': [/compat/],
   'fs-dump': [/compat/],
@@ -97,9 +116,17 @@ for (const [name, cmd, verb] of RAW) {
   test(`sim ${cmd} ${verb.join(' ')} has the keys of the recorded ${name}.json`, async (t) => {
     const real = paths(fixture(name));
     const sim = paths(await raw(recordedLike(), cmd, verb));
-    t.deepEqual([...sim].filter((p) => !real.has(p)), [], 'keys Ceph does not print');
+    t.deepEqual(
+      [...sim].filter((p) => !real.has(p)),
+      [],
+      'keys Ceph does not print',
+    );
     const allowed = NOT_SIMULATED[name] ?? [];
-    t.deepEqual([...real].filter((p) => !sim.has(p) && !allowed.some((r) => r.test(p))), [], 'keys Ceph prints that the sim lacks');
+    t.deepEqual(
+      [...real].filter((p) => !sim.has(p) && !allowed.some((r) => r.test(p))),
+      [],
+      'keys Ceph prints that the sim lacks',
+    );
   });
 }
 
@@ -140,11 +167,21 @@ const TYPED: [string, string[], string, Query, boolean?][] = [
   ['pgStat', ['pg', 'stat'], 'pg-stat', (c) => c.pgStat()],
   ['versions', ['versions'], 'versions', (c) => c.versions()],
   ['authGet', ['auth', 'get', 'client.quarry-fixture'], 'auth-get', (c) => c.authGet('client.quarry-fixture')],
-  ['authGetOrCreate', ['auth', 'get-or-create', 'client.quarry-fixture', 'mon', 'allow r', 'osd', 'allow rw pool=quarry-fixture'],
-    'auth-get-or-create', (c) => c.authGetOrCreate('client.quarry-fixture', { mon: 'allow r', osd: 'allow rw pool=quarry-fixture' })],
+  [
+    'authGetOrCreate',
+    ['auth', 'get-or-create', 'client.quarry-fixture', 'mon', 'allow r', 'osd', 'allow rw pool=quarry-fixture'],
+    'auth-get-or-create',
+    (c) => c.authGetOrCreate('client.quarry-fixture', { mon: 'allow r', osd: 'allow rw pool=quarry-fixture' }),
+  ],
   ['okToStop', ['osd', 'ok-to-stop', '0'], 'osd-ok-to-stop-0', (c) => c.okToStop([0]), true],
   ['safeToDestroy', ['osd', 'safe-to-destroy', '0'], 'osd-safe-to-destroy-0', (c) => c.safeToDestroy([0]), true],
-  ['osdNew', ['osd', 'new', 'e5875f0e-05f1-4655-b787-e92ce09ef0e8'], 'osd-new', (c) => c.osdNew('e5875f0e-05f1-4655-b787-e92ce09ef0e8'), true],
+  [
+    'osdNew',
+    ['osd', 'new', 'e5875f0e-05f1-4655-b787-e92ce09ef0e8'],
+    'osd-new',
+    (c) => c.osdNew('e5875f0e-05f1-4655-b787-e92ce09ef0e8'),
+    true,
+  ],
   ['poolCreate', ['osd', 'pool', 'create', 'quarry-fixture', '8'], 'osd-pool-create', (c) => c.poolCreate('quarry-fixture', 8), true],
 ];
 

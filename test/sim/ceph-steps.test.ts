@@ -10,7 +10,9 @@ import { apiOf, FSID, newCluster, uuidOf } from './ceph-helpers.js';
 function lab(nodes = 3) {
   const { cluster, clock } = newCluster();
   const machines = buildMachines(nodes, 42, 3);
-  const reports = new Map<number, DaemonReport>(machines.map((m) => [m.index, { mon: false, mgr: false, mds: false, rgw: false, osds: [] }]));
+  const reports = new Map<number, DaemonReport>(
+    machines.map((m) => [m.index, { mon: false, mgr: false, mds: false, rgw: false, osds: [] }]),
+  );
   const steps = cephSteps(cluster, {
     hostnameOf: (m) => `node-${m.index}`,
     daemonsOf: (m) => reports.get(m.index) as DaemonReport,
@@ -35,7 +37,10 @@ test('mon bootstrap and joins form a quorum and every node reports its monitor',
   const l = lab();
   await monitors(l);
   t.deepEqual((await l.api.quorumStatus()).quorumNames, ['a', 'b', 'c']);
-  t.deepEqual([...l.reports.values()].map((r) => r.mon), [true, true, true]);
+  t.deepEqual(
+    [...l.reports.values()].map((r) => r.mon),
+    [true, true, true],
+  );
   t.true(l.reports.get(1)?.mgr);
   t.false(l.reports.get(2)?.mgr);
   await t.notThrowsAsync(l.run('ceph.mon.bootstrap', l.m(1), { fsid: FSID, monName: 'a', addr: l.m(1).ip }), 'a retried bootstrap');
@@ -54,12 +59,24 @@ test('osd.create puts an OSD on the disk and starts it; the node reports it', as
   await monitors(l);
   const disk = l.m(1).disks[1];
   const id = await l.api.osdNew(uuidOf(1));
-  const result = await l.run('ceph.osd.create', l.m(1), { osdId: id, uuid: uuidOf(1), devicePath: disk?.devicePath, sizeBytes: disk?.sizeBytes, deviceClass: 'hdd' });
+  const result = await l.run('ceph.osd.create', l.m(1), {
+    osdId: id,
+    uuid: uuidOf(1),
+    devicePath: disk?.devicePath,
+    sizeBytes: disk?.sizeBytes,
+    deviceClass: 'hdd',
+  });
   t.deepEqual(result, { osdId: id, host: 'node-1' });
   t.deepEqual(l.reports.get(1)?.osds, [id]);
   const tree = await l.api.osdTree();
-  t.deepEqual(tree.nodes.filter((n) => n.type === 'osd').map((n) => [n.name, n.host, n.status]), [['osd.0', 'node-1', 'up']]);
-  await t.notThrowsAsync(l.run('ceph.osd.create', l.m(1), { osdId: id, uuid: uuidOf(1), devicePath: disk?.devicePath }), 'a retry on the same disk');
+  t.deepEqual(
+    tree.nodes.filter((n) => n.type === 'osd').map((n) => [n.name, n.host, n.status]),
+    [['osd.0', 'node-1', 'up']],
+  );
+  await t.notThrowsAsync(
+    l.run('ceph.osd.create', l.m(1), { osdId: id, uuid: uuidOf(1), devicePath: disk?.devicePath }),
+    'a retry on the same disk',
+  );
   await t.throwsAsync(l.run('disk.wipe', l.m(1), { devicePath: disk?.devicePath }), { message: /holds osd.0/ });
 });
 
@@ -77,7 +94,7 @@ test('osd.create refuses a missing disk, a disk with a filesystem and an unregis
   await t.throwsAsync(l.run('ceph.osd.create', l.m(3), { ...args, osdId: 7 }), { message: /osd.7 .* is not in the OSD map/ });
   await l.run('ceph.osd.create', l.m(3), args);
   t.deepEqual(l.reports.get(3)?.osds, [id]);
-  t.is(l.cluster.osdmap.osds.get(id)?.sizeBytes, dirty?.sizeBytes, 'the size defaults to the disk\'s');
+  t.is(l.cluster.osdmap.osds.get(id)?.sizeBytes, dirty?.sizeBytes, "the size defaults to the disk's");
 });
 
 test('a killed OSD comes back only when a step restarts it', async (t) => {
@@ -108,8 +125,14 @@ test('mds and rgw steps start their daemons; the filesystem goes active', async 
   await l.run('ceph.rgw.start', l.m(3), { name: 'gw1', port: 7480 });
   t.true(l.reports.get(2)?.mds);
   t.true(l.reports.get(3)?.rgw);
-  t.deepEqual((await l.api.mdsStat()).filesystems[0]?.daemons.map((d) => [d.name, d.state]), [['b', 'up:active']]);
-  t.true((await l.api.poolList()).some((p) => p.name === 'default.rgw.meta'), 'radosgw created its pools');
+  t.deepEqual(
+    (await l.api.mdsStat()).filesystems[0]?.daemons.map((d) => [d.name, d.state]),
+    [['b', 'up:active']],
+  );
+  t.true(
+    (await l.api.poolList()).some((p) => p.name === 'default.rgw.meta'),
+    'radosgw created its pools',
+  );
 });
 
 test('a host losing power stops its daemons; booting starts again what was running', async (t) => {

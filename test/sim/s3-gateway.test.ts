@@ -2,7 +2,14 @@
 // SigV4 checked against the simulated RGW users' keys, RGW's answers for ownership and names,
 // and Quarry's client turning those answers into its error classes.
 import test, { type ExecutionContext } from 'ava';
-import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, type S3ServiceException } from '@aws-sdk/client-s3';
+import {
+  CreateBucketCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+  type S3ServiceException,
+} from '@aws-sdk/client-s3';
 import { SdkS3Session, s3ClientConfig } from '../../src/clients/s3.js';
 import { AuthError, ConflictError, ForbiddenError, NotFoundError, ServiceUnavailableError } from '../../src/errors.js';
 import type { S3Credentials } from '../../src/model/s3.js';
@@ -28,7 +35,13 @@ async function sdk(t: ExecutionContext, lab: Lab, keys: S3Credentials): Promise<
   return c;
 }
 
-const failure = (p: Promise<unknown>): Promise<S3ServiceException> => p.then(() => { throw new Error('expected a refusal'); }, (e: unknown) => e as S3ServiceException);
+const failure = (p: Promise<unknown>): Promise<S3ServiceException> =>
+  p.then(
+    () => {
+      throw new Error('expected a refusal');
+    },
+    (e: unknown) => e as S3ServiceException,
+  );
 
 test('s3 gateway objects round-trip with keys that need encoding, and pages follow the token', async (t) => {
   const lab = setup();
@@ -49,7 +62,10 @@ test('s3 gateway objects round-trip with keys that need encoding, and pages foll
     if (!page.IsTruncated) break;
   }
   t.deepEqual(seen, [...keys].sort());
-  t.deepEqual((await c.send(new ListObjectsV2Command({ Bucket: 'bkt1', Prefix: 'dir/' }))).Contents?.map((o) => o.Key), ['dir/ü ñ.txt']);
+  t.deepEqual(
+    (await c.send(new ListObjectsV2Command({ Bucket: 'bkt1', Prefix: 'dir/' }))).Contents?.map((o) => o.Key),
+    ['dir/ü ñ.txt'],
+  );
   t.is((await failure(c.send(new ListObjectsV2Command({ Bucket: 'bkt1', ContinuationToken: 'not-a-token!' })))).name, 'InvalidArgument');
 });
 
@@ -65,11 +81,14 @@ test('s3 gateway refuses a wrong secret, an unknown key, a skewed clock and a bo
   const c = await sdk(t, lab, lab.alice);
   await c.send(new CreateBucketCommand({ Bucket: 'bkt2' }));
   // After signing (which is in the finalize step), swap the body for one of the same length.
-  c.middlewareStack.add((next) => async (args) => {
-    const req = args.request as { body?: unknown };
-    if (req.body === 'original') req.body = 'tampered';
-    return next(args);
-  }, { step: 'deserialize', name: 'qs3Tamper' });
+  c.middlewareStack.add(
+    (next) => async (args) => {
+      const req = args.request as { body?: unknown };
+      if (req.body === 'original') req.body = 'tampered';
+      return next(args);
+    },
+    { step: 'deserialize', name: 'qs3Tamper' },
+  );
   t.is((await failure(c.send(new PutObjectCommand({ Bucket: 'bkt2', Key: 'k', Body: 'original' })))).name, 'XAmzContentSHA256Mismatch');
   t.is(lab.gateways.buckets.bucket('alice', 'bkt2').objects.size, 0);
 
@@ -98,7 +117,10 @@ test("s3 client turns the gateway's answers into Quarry's errors, and a stopped 
   const alice = new SdkS3Session(url, lab.alice, { timeoutMs: 5_000 });
   const bob = new SdkS3Session(url, lab.bob, { timeoutMs: 5_000 });
   await alice.createBucket('mine');
-  t.deepEqual((await alice.listBuckets()).map((x) => x.name), ['mine']);
+  t.deepEqual(
+    (await alice.listBuckets()).map((x) => x.name),
+    ['mine'],
+  );
   const wrong = new SdkS3Session(url, { accessKey: lab.alice.accessKey, secretKey: 'not-the-secret-key-of-alice' });
   const refused = await t.throwsAsync(() => wrong.listBuckets(), { instanceOf: AuthError });
   t.false(refused.message.includes('not-the-secret-key-of-alice'));

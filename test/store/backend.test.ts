@@ -26,7 +26,8 @@ const backends: [string, Open][] = [
   ],
 ];
 
-const summary = (e: WatchEvent | RelistSignal): string => (e.type === 'relist' ? `relist@${e.revision}` : `${e.type} ${e.key}@${e.revision}`);
+const summary = (e: WatchEvent | RelistSignal): string =>
+  e.type === 'relist' ? `relist@${e.revision}` : `${e.type} ${e.key}@${e.revision}`;
 
 for (const [name, open] of backends) {
   test(`${name} backend numbers writes with one global revision`, async (t) => {
@@ -38,7 +39,10 @@ for (const [name, open] of backends) {
     t.deepEqual(await b.get('a/1'), { key: 'a/1', value: { v: 3 }, createRevision: 1, modRevision: 3 });
     const { items, revision } = await b.list('a/');
     t.is(revision, 3);
-    t.deepEqual(items.map((kv) => kv.key), ['a/1']);
+    t.deepEqual(
+      items.map((kv) => kv.key),
+      ['a/1'],
+    );
   });
 
   test(`${name} backend refuses a put whose precondition does not hold`, async (t) => {

@@ -32,7 +32,10 @@ async function writeUntilKilled(dir: string, compactAfterBytes: number): Promise
   return acked;
 }
 
-for (const [label, compactAfterBytes] of [['without compaction', 64 * 1024 * 1024], ['with compactions', 16 * 1024]] as const) {
+for (const [label, compactAfterBytes] of [
+  ['without compaction', 64 * 1024 * 1024],
+  ['with compactions', 16 * 1024],
+] as const) {
   test(`embedded store keeps every acknowledged write through SIGKILL ${label}`, async (t) => {
     t.timeout(60_000);
     for (let round = 0; round < 5; round++) {

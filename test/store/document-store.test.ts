@@ -44,7 +44,9 @@ for (const [name, open] of factories) {
     const store = await open(t);
     const doc = await store.create({ kind: 'Node', id: 'a', name: 'n1', spec: nodeSpec() });
     await store.updateSpec('Node', 'a', nodeSpec({ power: 'off' }), { resourceVersion: doc.metadata.resourceVersion });
-    const err = await t.throwsAsync(store.updateSpec('Node', 'a', nodeSpec({ role: 'master' }), { resourceVersion: 1 }), { instanceOf: ConflictError });
+    const err = await t.throwsAsync(store.updateSpec('Node', 'a', nodeSpec({ role: 'master' }), { resourceVersion: 1 }), {
+      instanceOf: ConflictError,
+    });
     t.is(err.message, 'Node a was modified concurrently: resourceVersion 1 is stale (current 2)');
     t.is(err.code, 'CONFLICT');
     t.is((await store.mustGet<{ role: string }>('Node', 'a')).spec.role, 'worker');
@@ -117,16 +119,34 @@ for (const [name, open] of factories) {
     const bad = { ...nodeSpec(), power: 'sideways' };
     const err = await t.throwsAsync(store.updateSpec('Node', 'a', bad, { resourceVersion: 1 }), { instanceOf: InputError });
     t.is(err.message, 'invalid Node spec: /spec/power must be equal to one of the allowed values');
-    t.deepEqual(err.errors.map((e) => e.path), ['/spec/power']);
-    const err2 = await t.throwsAsync(store.create({ kind: 'Node', id: 'b', name: 'n2', spec: nodeSpec(), status: { bootCount: -1 } }), { instanceOf: InputError });
-    t.deepEqual(err2.errors.map((e) => e.path), ['/status/bootCount']);
+    t.deepEqual(
+      err.errors.map((e) => e.path),
+      ['/spec/power'],
+    );
+    const err2 = await t.throwsAsync(store.create({ kind: 'Node', id: 'b', name: 'n2', spec: nodeSpec(), status: { bootCount: -1 } }), {
+      instanceOf: InputError,
+    });
+    t.deepEqual(
+      err2.errors.map((e) => e.path),
+      ['/status/bootCount'],
+    );
     t.is(store.revision(), 1);
     t.is(await store.get('Node', 'b'), undefined);
   });
 
   test(`${name} store validates a TaskRun status only when one is given`, async (t) => {
     const store = await open(t);
-    const spec = { taskName: 'node.boot', targetKind: 'Node', targetId: 'a', generation: 1, nodeId: null, nodeHostname: null, args: {}, timeoutMs: 1000, attempt: 1 };
+    const spec = {
+      taskName: 'node.boot',
+      targetKind: 'Node',
+      targetId: 'a',
+      generation: 1,
+      nodeId: null,
+      nodeHostname: null,
+      args: {},
+      timeoutMs: 1000,
+      attempt: 1,
+    };
     await store.create({ kind: 'TaskRun', id: 't1', name: 'boot', spec });
     const err = await t.throwsAsync(store.updateStatus('TaskRun', 't1', { state: 'running' }), { instanceOf: InputError });
     t.true(err.errors.some((e) => e.path === '/status/startedAt'));
@@ -135,7 +155,8 @@ for (const [name, open] of factories) {
   test(`${name} store mutateSpec retries until its increment lands`, async (t) => {
     const store = await open(t);
     await store.create({ kind: 'Node', id: 'a', name: 'n1', spec: nodeSpec() });
-    const bump = () => store.mutateSpec<ReturnType<typeof nodeSpec>>('Node', 'a', (d) => ({ ...d.spec, restartGeneration: d.spec.restartGeneration + 1 }));
+    const bump = () =>
+      store.mutateSpec<ReturnType<typeof nodeSpec>>('Node', 'a', (d) => ({ ...d.spec, restartGeneration: d.spec.restartGeneration + 1 }));
     await Promise.all([bump(), bump(), bump(), bump(), bump()]);
     const doc = await store.mustGet<{ restartGeneration: number }>('Node', 'a');
     t.is(doc.spec.restartGeneration, 5);
@@ -156,8 +177,16 @@ for (const [name, open] of factories) {
   test(`${name} store lists one kind in id order`, async (t) => {
     const store = await open(t);
     for (const id of ['c', 'a', 'b']) await store.create({ kind: 'Node', id, name: id, spec: nodeSpec() });
-    await store.create({ kind: 'Disk', id: 'd', name: 'd', spec: { nodeId: '6f1c0a8e-0d2b-4c3e-9f4a-1b2c3d4e5f60', serial: 's', osd: false, wipeGeneration: 0 } });
-    t.deepEqual((await store.list('Node')).map((d) => d.id), ['a', 'b', 'c']);
+    await store.create({
+      kind: 'Disk',
+      id: 'd',
+      name: 'd',
+      spec: { nodeId: '6f1c0a8e-0d2b-4c3e-9f4a-1b2c3d4e5f60', serial: 's', osd: false, wipeGeneration: 0 },
+    });
+    t.deepEqual(
+      (await store.list('Node')).map((d) => d.id),
+      ['a', 'b', 'c'],
+    );
   });
 
   test(`${name} store hands out frozen documents: a caller cannot change the store by mutating one`, async (t) => {
@@ -167,10 +196,17 @@ for (const [name, open] of factories) {
     spec.macs.push('52:54:00:00:00:03');
     t.throws(() => doc.spec.macs.push('52:54:00:00:00:02'), { instanceOf: TypeError });
     const read = await store.mustGet<{ macs: string[] }>('Node', 'a');
-    t.throws(() => {
-      read.spec.macs.length = 0;
-    }, { instanceOf: TypeError });
-    t.deepEqual((await store.mustGet<{ macs: string[] }>('Node', 'a')).spec.macs, ['52:54:00:00:00:01'], 'the input object was copied, not kept');
+    t.throws(
+      () => {
+        read.spec.macs.length = 0;
+      },
+      { instanceOf: TypeError },
+    );
+    t.deepEqual(
+      (await store.mustGet<{ macs: string[] }>('Node', 'a')).spec.macs,
+      ['52:54:00:00:00:01'],
+      'the input object was copied, not kept',
+    );
   });
 
   test(`${name} store watch reports kinds of change and specChanged`, async (t) => {

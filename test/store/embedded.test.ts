@@ -78,7 +78,10 @@ for (const [what, tail] of tornTails) {
     await first.close();
     const path = segmentPath(dir, 1);
     const goodSize = (await stat(path)).size;
-    const next = encodeRecord({ rev: before.revision + 1, op: 'put', key: 'doc/torn', createRevision: before.revision + 1 }, '{"torn":true}');
+    const next = encodeRecord(
+      { rev: before.revision + 1, op: 'put', key: 'doc/torn', createRevision: before.revision + 1 },
+      '{"torn":true}',
+    );
     await appendFile(path, tail(next));
     const second = await openAt(t, dir);
     t.deepEqual(await dump(second), before);
@@ -159,7 +162,10 @@ test('embedded backend group-commits concurrent writes into few fdatasyncs', asy
   const dir = await tempDir(t);
   const b = await openAt(t, dir);
   const revs = await Promise.all(Array.from({ length: 500 }, (_, i) => b.put(`k/${i}`, { i })));
-  t.deepEqual(revs, Array.from({ length: 500 }, (_, i) => i + 1));
+  t.deepEqual(
+    revs,
+    Array.from({ length: 500 }, (_, i) => i + 1),
+  );
   t.true(b.stats().syncs <= 5, `${b.stats().syncs} syncs for 500 writes`);
   await b.close();
   const again = await openAt(t, dir);

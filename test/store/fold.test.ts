@@ -23,7 +23,10 @@ async function fixture(t: ExecutionContext): Promise<{ dir: string; segments: st
   });
   const records: Array<[Mutation, unknown?]> = [
     [{ rev: 2, op: 'put', key: 'Node/old', createRevision: 2 }, { skipped: 'at or below the snapshot' }],
-    [{ rev: 4, op: 'put', key: 'Node/a', createRevision: 1 }, { n: 2, tricky }],
+    [
+      { rev: 4, op: 'put', key: 'Node/a', createRevision: 1 },
+      { n: 2, tricky },
+    ],
     [{ rev: 5, op: 'del', key: 'Disk/gone' }],
     [{ rev: 6, op: 'put', key: 'Disk/new ☃', createRevision: 6 }, { made: ',"value":' }],
     [{ rev: 7, op: 'put', key: 'Node/a', createRevision: 1 }, { n: 3 }],
@@ -69,10 +72,13 @@ test('fold: without a snapshot file the segments alone make one', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'qmem-fold-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   const seg = segmentPath(dir, 1);
-  await writeFile(seg, Buffer.concat([
-    encodeRecord({ rev: 1, op: 'put', key: 'Node/x', createRevision: 1 }, '{"a":1}'),
-    encodeRecord({ rev: 2, op: 'put', key: 'Node/y' }, '[]'),
-  ]));
+  await writeFile(
+    seg,
+    Buffer.concat([
+      encodeRecord({ rev: 1, op: 'put', key: 'Node/x', createRevision: 1 }, '{"a":1}'),
+      encodeRecord({ rev: 2, op: 'put', key: 'Node/y' }, '[]'),
+    ]),
+  );
   t.is(await foldSegmentsBytes(dir, [seg]), 2);
   t.deepEqual(await readSnapshot(dir), {
     revision: 2,

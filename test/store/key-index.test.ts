@@ -4,7 +4,7 @@ import { KeyIndex } from '../../src/store/key-index.js';
 
 // A seeded generator, so a failure repeats.
 function rng(seed: number): () => number {
-  return () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  return () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 }
 
 test('key index: lists by prefix in key order through adds, deletes and re-adds', (t) => {
@@ -40,7 +40,10 @@ test('key index: the backend lists every prefix as a sorted scan would', async (
   await b.delete('Node/c');
   const keys = async (p: string) => (await b.list(p)).items.map((kv) => kv.key);
   t.deepEqual(await keys('Node/'), ['Node/a', 'Node/b']);
-  t.deepEqual((await b.list('Node/')).items.map((kv) => kv.value), [1, 2]);
+  t.deepEqual(
+    (await b.list('Node/')).items.map((kv) => kv.value),
+    [1, 2],
+  );
   t.deepEqual(await keys('Disk/'), ['Disk/a/1', 'Disk/z']);
   t.deepEqual(await keys('Disk'), ['Disk/a/1', 'Disk/z', 'Diskette/q']);
   t.deepEqual(await keys('Disk/a/'), ['Disk/a/1']);

@@ -49,7 +49,10 @@ test('secret box opened with another key names both key ids and no secret', (t) 
   const other = new SecretBox(randomBytes(32), 'SECRETS_KEY_FILE /etc/quarry/other.key');
   const sealed = a.seal(SECRET, 'Keyring/a#status.key');
   const err = t.throws(() => other.open(sealed, 'Keyring/a#status.key'), { instanceOf: SecretKeyError });
-  t.is(err.message, `Keyring/a#status.key was encrypted with key ${a.keyId}, but SECRETS_KEY_FILE /etc/quarry/other.key is key ${other.keyId}: start Quarry with the key this state was written with`);
+  t.is(
+    err.message,
+    `Keyring/a#status.key was encrypted with key ${a.keyId}, but SECRETS_KEY_FILE /etc/quarry/other.key is key ${other.keyId}: start Quarry with the key this state was written with`,
+  );
   t.false(err.message.includes(SECRET));
   t.not(a.keyId, other.keyId);
   t.is(JSON.stringify({ a }), `{"a":"SecretBox(${a.keyId})"}`, 'a box never serialises its key');
@@ -65,12 +68,15 @@ test('secret box binds a value to its object and field', (t) => {
 test('secret box keys are 32 bytes of base64, anything else is refused by name', (t) => {
   const text = randomBytes(32).toString('base64');
   t.deepEqual(Buffer.from(parseKey(`${text}\n`, 'SECRETS_KEY')), Buffer.from(text, 'base64'));
-  t.throws(() => parseKey(randomBytes(16).toString('base64'), 'SECRETS_KEY'), { instanceOf: SecretKeyError, message: /^SECRETS_KEY must hold 32 bytes in base64, found 16 bytes$/ });
+  t.throws(() => parseKey(randomBytes(16).toString('base64'), 'SECRETS_KEY'), {
+    instanceOf: SecretKeyError,
+    message: /^SECRETS_KEY must hold 32 bytes in base64, found 16 bytes$/,
+  });
   t.throws(() => parseKey('not base64!', 'SECRETS_KEY'), { instanceOf: SecretKeyError, message: /SECRETS_KEY must hold 32 bytes/ });
   t.throws(() => new SecretBox(new Uint8Array(31)), { instanceOf: SecretKeyError });
 });
 
-test('secret fields name only fields their kind\'s schema declares', (t) => {
+test("secret fields name only fields their kind's schema declares", (t) => {
   for (const [kind, fields] of Object.entries(SECRET_FIELDS)) {
     for (const f of fields) {
       const props = (kindSchemas[kind]?.[f.part] as { properties?: Record<string, unknown> } | undefined)?.properties ?? {};
@@ -88,7 +94,10 @@ test('secret codec seals the declared fields only and leaves the document it was
   t.deepEqual(doc, before);
   t.false(JSON.stringify(stored).includes(SECRET));
   t.deepEqual({ ...stored, status: {} }, { ...doc, status: {} }, 'nothing but the secret changes');
-  t.is(b.open((stored.status as { key: string }).key, secretAad('Keyring/client.admin', { part: 'status', field: 'key' })), JSON.stringify(SECRET));
+  t.is(
+    b.open((stored.status as { key: string }).key, secretAad('Keyring/client.admin', { part: 'status', field: 'key' })),
+    JSON.stringify(SECRET),
+  );
   const plain = keyring(undefined);
   t.is(codec.encode('Keyring/x', plain), plain, 'no secret, no copy');
   const node = { ...plain, kind: 'Node' };
@@ -106,5 +115,9 @@ test('secret codec reads plaintext written before encryption and says so', (t) =
   const sealed = codec.encode('AgentCredential/n', cred) as StoredDoc;
   t.is((sealed.spec as { initialSecret: unknown }).initialSecret, null, 'null is no secret and stays null');
   t.deepEqual(codec.decode('AgentCredential/n', JSON.parse(JSON.stringify(sealed))), { value: cred, legacy: false });
-  t.throws(() => codec.decode('AgentCredential/other', JSON.parse(JSON.stringify(sealed))), { instanceOf: SecretKeyError }, 'moved to another object');
+  t.throws(
+    () => codec.decode('AgentCredential/other', JSON.parse(JSON.stringify(sealed))),
+    { instanceOf: SecretKeyError },
+    'moved to another object',
+  );
 });

@@ -4,14 +4,27 @@ import test, { type ExecutionContext } from 'ava';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DocumentStore, EmbeddedBackend, openEmbeddedStore, SecretBox, SecretKeyError, secretFieldsCodec, type Store, type StoredDoc } from '../../src/store/index.js';
+import {
+  DocumentStore,
+  EmbeddedBackend,
+  openEmbeddedStore,
+  SecretBox,
+  SecretKeyError,
+  secretFieldsCodec,
+  type Store,
+  type StoredDoc,
+} from '../../src/store/index.js';
 import { tempDir } from './helpers.js';
 
 const box = (key: Buffer = randomBytes(32)): SecretBox => new SecretBox(key, 'SECRETS_KEY');
 
 /** One more write, after a compaction, so the newest segment is not empty. */
 const another = (store: Store): Promise<unknown> =>
-  store.create({ kind: 'User', name: 'bob', spec: { username: 'bob', name: 'Bob', email: '', isAdmin: false, passwordHash: `scrypt$${randomBytes(8).toString('hex')}` } });
+  store.create({
+    kind: 'User',
+    name: 'bob',
+    spec: { username: 'bob', name: 'Bob', email: '', isAdmin: false, passwordHash: `scrypt$${randomBytes(8).toString('hex')}` },
+  });
 
 interface Secrets {
   passwordHash: string;
@@ -37,12 +50,34 @@ function newSecrets(): Secrets {
 async function putSecrets(store: Store, s: Secrets): Promise<void> {
   const now = new Date().toISOString();
   const userId = randomUUID();
-  await store.create({ kind: 'User', id: userId, name: 'alice', spec: { username: 'alice', name: 'Alice', email: 'a@example.com', isAdmin: false, passwordHash: s.passwordHash } });
+  await store.create({
+    kind: 'User',
+    id: userId,
+    name: 'alice',
+    spec: { username: 'alice', name: 'Alice', email: 'a@example.com', isAdmin: false, passwordHash: s.passwordHash },
+  });
   await store.create({ kind: 'Session', name: 's', spec: { userId, refreshJti: s.refreshJti, expiresAt: now } });
   const nodeId = randomUUID();
-  await store.create({ kind: 'AgentCredential', id: nodeId, name: nodeId, spec: { nodeId, secretHash: s.secretHash, initialSecret: s.initialSecret, issuedAt: now, firstUsedAt: null, rotatedAt: null } });
-  await store.create({ kind: 'Keyring', id: 'client.admin', name: 'client.admin', spec: { entity: 'client.admin', nodeId: null, caps: {} }, status: { key: s.cephxKey } });
-  await store.create({ kind: 'RgwUserSecret', id: 'alice', name: 'alice', spec: { userId: 'alice', accessKey: 'AK1' }, status: { secretKey: s.rgwSecret, shownAt: null } });
+  await store.create({
+    kind: 'AgentCredential',
+    id: nodeId,
+    name: nodeId,
+    spec: { nodeId, secretHash: s.secretHash, initialSecret: s.initialSecret, issuedAt: now, firstUsedAt: null, rotatedAt: null },
+  });
+  await store.create({
+    kind: 'Keyring',
+    id: 'client.admin',
+    name: 'client.admin',
+    spec: { entity: 'client.admin', nodeId: null, caps: {} },
+    status: { key: s.cephxKey },
+  });
+  await store.create({
+    kind: 'RgwUserSecret',
+    id: 'alice',
+    name: 'alice',
+    spec: { userId: 'alice', accessKey: 'AK1' },
+    status: { secretKey: s.rgwSecret, shownAt: null },
+  });
 }
 
 const needles = (s: Secrets): string[] => Object.values(s) as string[];
@@ -60,7 +95,11 @@ function plaintextIn(files: Array<{ name: string; bytes: Buffer }>, s: Secrets):
   return found;
 }
 
-async function openWith(t: ExecutionContext, dir: string, secrets: SecretBox | undefined): Promise<{ store: DocumentStore; backend: EmbeddedBackend<StoredDoc> }> {
+async function openWith(
+  t: ExecutionContext,
+  dir: string,
+  secrets: SecretBox | undefined,
+): Promise<{ store: DocumentStore; backend: EmbeddedBackend<StoredDoc> }> {
   const backend = new EmbeddedBackend<StoredDoc>(dir, secrets ? { codec: secretFieldsCodec(secrets) } : {});
   const store = new DocumentStore(backend);
   await store.open();
@@ -70,7 +109,8 @@ async function openWith(t: ExecutionContext, dir: string, secrets: SecretBox | u
 
 async function readAll(store: Store): Promise<unknown[]> {
   const out = [];
-  for (const kind of ['User', 'Session', 'AgentCredential', 'Keyring', 'RgwUserSecret']) out.push(...(await store.list(kind)).map((d) => ({ ...d, metadata: { ...d.metadata } })));
+  for (const kind of ['User', 'Session', 'AgentCredential', 'Keyring', 'RgwUserSecret'])
+    out.push(...(await store.list(kind)).map((d) => ({ ...d, metadata: { ...d.metadata } })));
   return out;
 }
 
@@ -91,7 +131,10 @@ test('secrets at rest: the journal and the snapshot hold no plaintext secret, an
   await store.close();
   const again = await openWith(t, dir, box(keyBytes));
   t.deepEqual(await readAll(again.store), all);
-  t.deepEqual(all.filter((d) => (d as { name: string }).name !== 'bob'), written);
+  t.deepEqual(
+    all.filter((d) => (d as { name: string }).name !== 'bob'),
+    written,
+  );
 });
 
 test('secrets at rest: a store opened with another key fails with a clear error naming both keys', async (t) => {
@@ -126,7 +169,11 @@ test('secrets at rest: plaintext state written before encryption is re-encrypted
   t.is(migrated.backend.recovery.reencoded, 6, 'five in the snapshot, the key again in the journal');
   t.deepEqual(await readAll(migrated.store), before);
   t.deepEqual(plaintextIn(await filesOf(dir), s), []);
-  t.deepEqual((await readdir(dir)).filter((f) => f.startsWith('journal.')), ['journal.3.log'], 'the old segments are gone');
+  t.deepEqual(
+    (await readdir(dir)).filter((f) => f.startsWith('journal.')),
+    ['journal.3.log'],
+    'the old segments are gone',
+  );
   await another(migrated.store);
   await migrated.store.close();
   const reopened = await openWith(t, dir, key);
@@ -135,7 +182,7 @@ test('secrets at rest: plaintext state written before encryption is re-encrypted
   t.deepEqual(plaintextIn(await filesOf(dir), s), []);
 });
 
-test('secrets at rest: the store\'s files are 0600 and its directory 0700', async (t) => {
+test("secrets at rest: the store's files are 0600 and its directory 0700", async (t) => {
   const dir = join(await tempDir(t), 'store');
   const { store, backend } = await openWith(t, dir, box());
   await putSecrets(store, newSecrets());
@@ -144,5 +191,8 @@ test('secrets at rest: the store\'s files are 0600 and its directory 0700', asyn
   t.is((await stat(dir)).mode & 0o777, 0o700);
   const modes = await Promise.all((await readdir(dir)).map(async (f) => [f, ((await stat(join(dir, f))).mode & 0o777).toString(8)]));
   t.true(modes.length >= 3, JSON.stringify(modes));
-  t.deepEqual(modes.filter(([, m]) => m !== '600'), []);
+  t.deepEqual(
+    modes.filter(([, m]) => m !== '600'),
+    [],
+  );
 });

@@ -31,10 +31,19 @@ test('api: monitor, manager, OSD, MDS and gateway on one real node through the A
   const devices: string[] = [];
   const port = await freePortWindow();
   const agentConf: AgentConfig = {
-    masterUrl: '', credentialFile: join(dir, 'agent', 'credential.json'),
-    dataDir: join(dir, 'node', 'data'), runDir: join(dir, 'node', 'run'), logDir: join(dir, 'node', 'log'),
-    publicAddr: '127.0.0.1', portRange: { min: port + 10, max: port + 99 }, extraConf: TEST_CONF,
-    hostname: 'qceph-n1', disks: devices, heartbeatMs: 500, claimWaitMs: 2_000, parallelSteps: 4,
+    masterUrl: '',
+    credentialFile: join(dir, 'agent', 'credential.json'),
+    dataDir: join(dir, 'node', 'data'),
+    runDir: join(dir, 'node', 'run'),
+    logDir: join(dir, 'node', 'log'),
+    publicAddr: '127.0.0.1',
+    portRange: { min: port + 10, max: port + 99 },
+    extraConf: TEST_CONF,
+    hostname: 'qceph-n1',
+    disks: devices,
+    heartbeatMs: 500,
+    claimWaitMs: 2_000,
+    parallelSteps: 4,
   };
   const stops: Array<() => Promise<unknown>> = [];
   t.teardown(async () => {
@@ -48,17 +57,35 @@ test('api: monitor, manager, OSD, MDS and gateway on one real node through the A
 
   const started = Date.now();
   const q = await startQuarry({
-    config: loadConfig({ DRIVER: 'real', LAB_NODES: '0', PORT: '0', HOST: '127.0.0.1', STATE_DIR: join(dir, 'master'), ADMIN_PASSWORD, HEARTBEAT_TIMEOUT_MS: '10000', RESYNC_MS: '5000' }),
-    log: silentLogger, store: await createMemoryStore(), logs: new MemoryLogStore(), print: () => undefined,
+    config: loadConfig({
+      DRIVER: 'real',
+      LAB_NODES: '0',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      STATE_DIR: join(dir, 'master'),
+      ADMIN_PASSWORD,
+      HEARTBEAT_TIMEOUT_MS: '10000',
+      RESYNC_MS: '5000',
+    }),
+    log: silentLogger,
+    store: await createMemoryStore(),
+    logs: new MemoryLogStore(),
+    print: () => undefined,
     auth: { scrypt: { N: 2 ** 10, r: 8, p: 1 } },
-    retryBaseMs: 1_000, runTimeoutMs: 180_000,
+    retryBaseMs: 1_000,
+    runTimeoutMs: 180_000,
     // A start's grace is generous: on a loaded 2-core machine an OSD may take seconds to show
     // in the agent's report, and a restart in that window would kill a booting OSD.
     cephTiming: { pollMs: 1_000, queryTimeoutMs: 15_000, startGraceMs: 20_000, blockedRecheckMs: 1_000, monGatherMs: 1_000 },
   });
   stops.push(() => q.stop());
   // The cluster's settings have no API yet: a private port window, one copy of each object.
-  await q.store.mutateSpec<ClusterSpec>(CephKind.Cluster, CLUSTER_ID, (c) => ({ ...c.spec, monPort: port, publicNetwork: '127.0.0.0/8', poolDefaults: { size: 1, minSize: 1 } }));
+  await q.store.mutateSpec<ClusterSpec>(CephKind.Cluster, CLUSTER_ID, (c) => ({
+    ...c.spec,
+    monPort: port,
+    publicNetwork: '127.0.0.0/8',
+    poolDefaults: { size: 1, minSize: 1 },
+  }));
 
   // The node network-boots and installs (the gateway's boot answers), which writes its first credential.
   const boot = await q.gateway.pxeBoot('02:00:00:00:0c:01');
@@ -70,7 +97,8 @@ test('api: monitor, manager, OSD, MDS and gateway on one real node through the A
   // On a failure, what the loops did and saw: the first thing anyone debugging CI needs.
   t.teardown(async () => {
     if (t.passed) return;
-    for (const r of (await q.tasks.recent(50)).reverse()) t.log(`${r.spec.taskName} ${JSON.stringify(r.spec.args)} ${r.status.state} ${r.status.error ?? ''}`);
+    for (const r of (await q.tasks.recent(50)).reverse())
+      t.log(`${r.spec.taskName} ${JSON.stringify(r.spec.args)} ${r.status.state} ${r.status.error ?? ''}`);
     const c = await q.store.get<ClusterSpec, ClusterStatus>(CephKind.Cluster, CLUSTER_ID);
     t.log(JSON.stringify(c?.status.conditions));
     for (const f of await readdir(agentConf.logDir).catch(() => [] as string[])) {
@@ -81,8 +109,16 @@ test('api: monitor, manager, OSD, MDS and gateway on one real node through the A
   const admin = new Client(q.url);
   t.is((await admin.post('/user/login', { username: 'admin', password: ADMIN_PASSWORD })).status, 200);
   const nodeId = boot.nodeId;
-  await until('the node active', () => admin.get('/nodes/details'), (r) => Array.isArray(r.json) && r.json.some((n: { id: string; status: string }) => n.id === nodeId && n.status === 'active'));
-  const disks = await until('both disks', () => admin.get<Array<{ id: string; devicePath: string }>>('/disks').then((r) => r.json), (ds) => devices.every((d) => ds.some((x) => x.devicePath === d)));
+  await until(
+    'the node active',
+    () => admin.get('/nodes/details'),
+    (r) => Array.isArray(r.json) && r.json.some((n: { id: string; status: string }) => n.id === nodeId && n.status === 'active'),
+  );
+  const disks = await until(
+    'both disks',
+    () => admin.get<Array<{ id: string; devicePath: string }>>('/disks').then((r) => r.json),
+    (ds) => devices.every((d) => ds.some((x) => x.devicePath === d)),
+  );
   const diskAt = (path: string) => disks.find((d) => d.devicePath === path)!.id;
 
   const scheduled = async (path: string, body: unknown) => {
@@ -91,24 +127,52 @@ test('api: monitor, manager, OSD, MDS and gateway on one real node through the A
   };
   const firstCall = Date.now();
   await scheduled('/ceph/mon/create', { nodeId, diskId: diskAt(devices[0]!) });
-  await until('monitor quorum in /ceph/metrics', () => admin.get<ClusterMetrics>('/ceph/metrics'), (r) => r.status === 200 && r.json.monCount === 1, 60_000);
-  for (const operation of ['ceph.create-mgr', 'ceph.create-mds', 'ceph.create-rgw']) await scheduled('/invoke/node', { operation, nodeIds: [nodeId] });
+  await until(
+    'monitor quorum in /ceph/metrics',
+    () => admin.get<ClusterMetrics>('/ceph/metrics'),
+    (r) => r.status === 200 && r.json.monCount === 1,
+    60_000,
+  );
+  for (const operation of ['ceph.create-mgr', 'ceph.create-mds', 'ceph.create-rgw'])
+    await scheduled('/invoke/node', { operation, nodeIds: [nodeId] });
   await scheduled('/ceph/osd', { nodeId, diskId: diskAt(devices[1]!) });
 
-  const metrics = await until('the OSD up and in', () => admin.get<ClusterMetrics | undefined>('/ceph/metrics'), (r) => r.json?.osdUp === 1 && r.json.osdIn === 1, 180_000);
-  const state = await until('every daemon running on the node', () => admin.get<NodeCephState | undefined>(`/ceph/nodes/${nodeId}/state`),
-    (r) => r.json !== undefined && r.json.mon && r.json.mgr && r.json.mds && r.json.rgw && r.json.osdIds.length === 1, 180_000);
+  const metrics = await until(
+    'the OSD up and in',
+    () => admin.get<ClusterMetrics | undefined>('/ceph/metrics'),
+    (r) => r.json?.osdUp === 1 && r.json.osdIn === 1,
+    180_000,
+  );
+  const state = await until(
+    'every daemon running on the node',
+    () => admin.get<NodeCephState | undefined>(`/ceph/nodes/${nodeId}/state`),
+    (r) => r.json !== undefined && r.json.mon && r.json.mgr && r.json.mds && r.json.rgw && r.json.osdIds.length === 1,
+    180_000,
+  );
   const secs = (from: number): string => ((Date.now() - from) / 1000).toFixed(1);
   t.log(`every daemon running ${secs(firstCall)} s after the first API call (${secs(started)} s after Quarry started)`);
 
   // Observed equals real: the master's own CLI (its files written from the store) agrees.
-  const ceph = new CephClient({ runner, conf: join(dir, 'master', 'ceph', 'ceph.conf'), name: 'client.admin', keyring: join(dir, 'master', 'ceph', 'ceph.client.admin.keyring') });
-  const status = await until('mgr active', () => ceph.status(), (s) => s.mgrAvailable);
+  const ceph = new CephClient({
+    runner,
+    conf: join(dir, 'master', 'ceph', 'ceph.conf'),
+    name: 'client.admin',
+    keyring: join(dir, 'master', 'ceph', 'ceph.client.admin.keyring'),
+  });
+  const status = await until(
+    'mgr active',
+    () => ceph.status(),
+    (s) => s.mgrAvailable,
+  );
   t.deepEqual(status.quorumNames.length, 1);
   t.like(status, { osdUp: 1, osdIn: 1, monCount: 1 });
   t.deepEqual(state.json?.osdIds, [0]);
   t.is(metrics.json?.osdCount, 1);
-  await until('rgw answering S3 on 7480', () => fetch('http://127.0.0.1:7480/').then((r) => r.status), (c) => c === 200);
+  await until(
+    'rgw answering S3 on 7480',
+    () => fetch('http://127.0.0.1:7480/').then((r) => r.status),
+    (c) => c === 200,
+  );
 
   // The agent stops (an upgrade, a crash) and comes back: the daemons never noticed.
   const host = new CephHost({ runner, ...agentConf });
@@ -121,8 +185,28 @@ test('api: monitor, manager, OSD, MDS and gateway on one real node through the A
   // An OSD killed outright is reported gone and started again by the OSD loop through the agent.
   const osdPid = (await host.pidOf('osd', '0'))!;
   process.kill(osdPid, 'SIGKILL');
-  await until('osd.0 restarted', () => host.pidOf('osd', '0'), (p) => p !== null && p !== osdPid, 120_000);
-  await until('the restart run completed', () => q.tasks.recent(100),
-    (runs) => runs.some((r) => r.spec.taskName === 'ceph.daemon.restart' && r.spec.args.daemon === 'osd' && r.spec.args.id === 0 && r.status.state === 'completed'));
-  await until('the OSD up again', () => ceph.osdStat(), (o) => o.numUpOsds === 1, 120_000);
+  await until(
+    'osd.0 restarted',
+    () => host.pidOf('osd', '0'),
+    (p) => p !== null && p !== osdPid,
+    120_000,
+  );
+  await until(
+    'the restart run completed',
+    () => q.tasks.recent(100),
+    (runs) =>
+      runs.some(
+        (r) =>
+          r.spec.taskName === 'ceph.daemon.restart' &&
+          r.spec.args.daemon === 'osd' &&
+          r.spec.args.id === 0 &&
+          r.status.state === 'completed',
+      ),
+  );
+  await until(
+    'the OSD up again',
+    () => ceph.osdStat(),
+    (o) => o.numUpOsds === 1,
+    120_000,
+  );
 });

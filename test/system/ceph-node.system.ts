@@ -23,16 +23,31 @@ test('agent steps bring up two monitors (bootstrap, join), mgr, osd on a loop de
 
   await run(s, 'ceph.mon.bootstrap', { fsid: s.fsid, monName: 'a', addr: '127.0.0.1', monPort: s.port, devicePath: '/dev/null' });
   // The node's mkfs had mon. alone: the master's client.admin is refused until it imports it.
-  const answer = await until('an answer from the monitor', () => s.admin.monStat({ timeoutMs: 10_000 }).then(() => 'accepted', (e: unknown) => String((e as { stderr?: string }).stderr ?? e)),
-    (v) => v === 'accepted' || /permission denied/.test(v));
+  const answer = await until(
+    'an answer from the monitor',
+    () =>
+      s.admin.monStat({ timeoutMs: 10_000 }).then(
+        () => 'accepted',
+        (e: unknown) => String((e as { stderr?: string }).stderr ?? e),
+      ),
+    (v) => v === 'accepted' || /permission denied/.test(v),
+  );
   t.regex(answer, /RADOS permission denied/);
   await s.importAdmin();
-  await until('quorum', () => s.admin.monStat({ timeoutMs: 10_000 }), (m) => m.quorum.some((q) => q.name === 'a'));
+  await until(
+    'quorum',
+    () => s.admin.monStat({ timeoutMs: 10_000 }),
+    (m) => m.quorum.some((q) => q.name === 'a'),
+  );
 
   // A second monitor on another node (another loopback address) joins with the master's monmap.
   const b = s.addNode('n2', '127.0.0.2');
   await run(s, 'ceph.mon.join', { monName: 'b', addr: '127.0.0.2', monPort: s.port }, b);
-  await until('a quorum of two', () => s.admin.monStat({ timeoutMs: 10_000 }), (m) => m.quorum.length === 2);
+  await until(
+    'a quorum of two',
+    () => s.admin.monStat({ timeoutMs: 10_000 }),
+    (m) => m.quorum.length === 2,
+  );
 
   s.master.add('mgr.a', (await s.admin.authGetOrCreate('mgr.a', caps(DAEMONS.mgr.caps))).key, caps(DAEMONS.mgr.caps));
   await run(s, 'ceph.mgr.start', { name: 'a', fsid: s.fsid });
@@ -49,12 +64,19 @@ test('agent steps bring up two monitors (bootstrap, join), mgr, osd on a loop de
   s.master.add('client.rgw.a', (await s.admin.authGetOrCreate('client.rgw.a', caps(DAEMONS.rgw.caps))).key, caps(DAEMONS.rgw.caps));
   await run(s, 'ceph.rgw.start', { name: 'a', fsid: s.fsid, port: s.port + 2 });
 
-  const status: CephStatus = await until('osd up/in and mgr active', () => s.admin.status({ timeoutMs: 20_000 }),
-    (st) => st.osdUp === 1 && st.osdIn === 1 && st.mgrAvailable);
+  const status: CephStatus = await until(
+    'osd up/in and mgr active',
+    () => s.admin.status({ timeoutMs: 20_000 }),
+    (st) => st.osdUp === 1 && st.osdIn === 1 && st.mgrAvailable,
+  );
   t.deepEqual(status.quorumNames, ['a', 'b']);
   t.like(await b.report(), { mon: true, mgr: false, osds: [] });
   t.is(status.fsid, s.fsid);
-  await until('rgw answering S3', () => fetch(`http://127.0.0.1:${s.port + 2}/`).then((r) => r.status), (c) => c === 200);
+  await until(
+    'rgw answering S3',
+    () => fetch(`http://127.0.0.1:${s.port + 2}/`).then((r) => r.status),
+    (c) => c === 200,
+  );
   t.deepEqual(await s.host.report(), { mon: true, mgr: true, mds: true, rgw: true, osds: [osdId] });
   t.log(`bring-up through the agent steps: ${((Date.now() - started) / 1000).toFixed(1)} s`);
   // The master takes mon.b out of the monmap (quorum stays: a alone is a majority of one),
@@ -62,10 +84,17 @@ test('agent steps bring up two monitors (bootstrap, join), mgr, osd on a loop de
   await s.runner.run('ceph', s.admin.args(['mon', 'remove', 'b']), { timeoutMs: 30_000 });
   await run(s, 'ceph.mon.remove', { monName: 'b' }, b);
   t.false((await b.report()).mon);
-  await until('a quorum of one', () => s.admin.monStat({ timeoutMs: 10_000 }), (m) => m.numMons === 1 && m.quorum.length === 1);
+  await until(
+    'a quorum of one',
+    () => s.admin.monStat({ timeoutMs: 10_000 }),
+    (m) => m.numMons === 1 && m.quorum.length === 1,
+  );
   // No secret went into a step's log.
   const logged = s.lines.map((l) => l.message).join('\n');
   for (const k of s.master.keys) t.false(logged.includes(k.keyring.split('key = ')[1]!.split('\n')[0]!));
   t.false(logged.includes(s.adminKey));
-  t.false(s.master.keys.some((k) => k.entity === 'client.admin'), 'no node was handed client.admin');
+  t.false(
+    s.master.keys.some((k) => k.entity === 'client.admin'),
+    'no node was handed client.admin',
+  );
 });

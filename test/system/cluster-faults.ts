@@ -16,12 +16,19 @@ const hostnameOf = async (c: NetnsCluster, n: ClusterNode): Promise<string> =>
   ((await c.admin.get('/nodes/details')).json as Array<{ id: string; hostname: string }>).find((d) => d.id === n.id)!.hostname;
 
 const completedRestart = async (c: NetnsCluster, since: number, args: Record<string, unknown>): Promise<boolean> =>
-  (await c.q.tasks.recent(100)).some((r) => r.spec.taskName === 'ceph.daemon.restart' && Date.parse(r.metadata.createdAt) >= since
-    && Object.entries(args).every(([k, v]) => r.spec.args[k] === v) && r.status.state === 'completed');
+  (await c.q.tasks.recent(100)).some(
+    (r) =>
+      r.spec.taskName === 'ceph.daemon.restart' &&
+      Date.parse(r.metadata.createdAt) >= since &&
+      Object.entries(args).every(([k, v]) => r.spec.args[k] === v) &&
+      r.status.state === 'completed',
+  );
 
 /** `up_from` of an OSD: the osdmap epoch it last came up in; it grows when Ceph saw it down. */
 async function upFrom(c: NetnsCluster, id: number): Promise<number> {
-  const dump = JSON.parse((await c.runner.run('ceph', c.ceph.args(['osd', 'dump']), { timeoutMs: 30_000 })).stdout) as { osds: Array<{ osd: number; up_from: number }> };
+  const dump = JSON.parse((await c.runner.run('ceph', c.ceph.args(['osd', 'dump']), { timeoutMs: 30_000 })).stdout) as {
+    osds: Array<{ osd: number; up_from: number }>;
+  };
   return dump.osds.find((o) => o.osd === id)!.up_from;
 }
 
@@ -47,10 +54,18 @@ export async function killMonitor(t: ExecutionContext, c: NetnsCluster): Promise
     }
   }
   t.true(back, `mon.${name} back in the quorum`);
-  t.true(quorums.every((q) => Number(q) >= 2), `quorum sizes seen: ${quorums.join(' ')}`);
+  t.true(
+    quorums.every((q) => Number(q) >= 2),
+    `quorum sizes seen: ${quorums.join(' ')}`,
+  );
   t.log(`quorum sizes while mon.${name} was away: ${quorums.join(' ')}`);
   t.true(await completedRestart(c, since, { daemon: 'mon', name }), 'the mon loop restarted it through the agent');
-  await until('its state running again', () => c.admin.get<NodeCephState | undefined>(`/ceph/nodes/${n.id}/state`), (r) => r.json?.mon === true, 30_000);
+  await until(
+    'its state running again',
+    () => c.admin.get<NodeCephState | undefined>(`/ceph/nodes/${n.id}/state`),
+    (r) => r.json?.mon === true,
+    30_000,
+  );
   reported.stop();
   t.true(reported.values.includes(false), `Quarry reported it not running: ${JSON.stringify(reported.values)}`);
   t.is(reported.values.at(-1), true);
@@ -68,14 +83,32 @@ export async function killOsd(t: ExecutionContext, c: NetnsCluster): Promise<voi
   const upBefore = await upFrom(c, id);
   const since = Date.now();
   process.kill(pid, 'SIGKILL');
-  await until(`osd.${id} started again`, () => n.host.pidOf('osd', String(id)), (p) => p !== null && p !== pid, 120_000);
-  await until(`osd.${id} up again`, () => c.ceph.osdStat(), (o) => o.numUpOsds === 3, 120_000);
-  t.true(await upFrom(c, id) > upBefore, 'Ceph saw it down and up again');
+  await until(
+    `osd.${id} started again`,
+    () => n.host.pidOf('osd', String(id)),
+    (p) => p !== null && p !== pid,
+    120_000,
+  );
+  await until(
+    `osd.${id} up again`,
+    () => c.ceph.osdStat(),
+    (o) => o.numUpOsds === 3,
+    120_000,
+  );
+  t.true((await upFrom(c, id)) > upBefore, 'Ceph saw it down and up again');
   t.true(await completedRestart(c, since, { daemon: 'osd', id }), 'the OSD loop restarted it through the agent');
-  await until('the disk running again', async () => phases.values, (v) => v.at(-1) === 'running', 30_000);
+  await until(
+    'the disk running again',
+    async () => phases.values,
+    (v) => v.at(-1) === 'running',
+    30_000,
+  );
   [reported, phases, counted].forEach((r) => r.stop());
   t.true(reported.values.includes(false), `the agent reported osd.${id} gone: ${JSON.stringify(reported.values)}`);
-  t.true(phases.values.some((p) => p !== 'running'), `the disk showed it not running: ${JSON.stringify(phases.values)}`);
+  t.true(
+    phases.values.some((p) => p !== 'running'),
+    `the disk showed it not running: ${JSON.stringify(phases.values)}`,
+  );
   t.log(`osd.${id}: disk phases ${phases.values.join(' → ')}; /ceph/metrics osdUp ${counted.values.join(' → ')}`);
 }
 
@@ -84,26 +117,54 @@ export async function killOsd(t: ExecutionContext, c: NetnsCluster): Promise<voi
 export async function nodeAway(t: ExecutionContext, c: NetnsCluster): Promise<void> {
   const n = c.nodes[1]!;
   const [id] = (await n.host.report()).osds;
-  const status = () => c.admin.get('/nodes/details').then((r) => (r.json as Array<{ id: string; status: string }>).find((d) => d.id === n.id)?.status);
+  const status = () =>
+    c.admin.get('/nodes/details').then((r) => (r.json as Array<{ id: string; status: string }>).find((d) => d.id === n.id)?.status);
   await c.stopAgent(n);
   await until('the node offline', status, (s) => s === 'offline', 60_000);
   const offlineAt = Date.now();
   const pid = (await n.host.pidOf('osd', String(id)))!;
   process.kill(pid, 'SIGKILL');
-  await until(`Ceph marking osd.${id} down`, () => c.ceph.osdStat(), (o) => o.numUpOsds === 2, 60_000);
+  await until(
+    `Ceph marking osd.${id} down`,
+    () => c.ceph.osdStat(),
+    (o) => o.numUpOsds === 2,
+    60_000,
+  );
   // Well past the heartbeat, the grace and a loop's recheck: an active node's OSD would be
   // restarted by now.
   await sleep(10_000);
   const sent = (await c.q.tasks.recent(200)).filter((r) => r.spec.nodeId === n.id && Date.parse(r.metadata.createdAt) >= offlineAt);
-  t.deepEqual(sent.map((r) => r.spec.taskName), [], 'no run was sent to the offline node');
+  t.deepEqual(
+    sent.map((r) => r.spec.taskName),
+    [],
+    'no run was sent to the offline node',
+  );
   t.is(await n.host.pidOf('osd', String(id)), null, 'its OSD was left as it was');
   // The disk loop says so once it looks again: waited for, as a loaded machine may take longer.
-  const disk = await until('the disk blocked', async () => ((await c.admin.get('/disks')).json as Array<{ osdId: number | null; osdState: string; message: string }>).find((d) => d.osdId === id)!, (d) => d.osdState === 'blocked', 60_000);
+  const disk = await until(
+    'the disk blocked',
+    async () =>
+      ((await c.admin.get('/disks')).json as Array<{ osdId: number | null; osdState: string; message: string }>).find(
+        (d) => d.osdId === id,
+      )!,
+    (d) => d.osdState === 'blocked',
+    60_000,
+  );
   t.is(disk.osdState, 'blocked', disk.message);
 
   c.startAgent(n);
   await until('the node active again', status, (s) => s === 'active', 60_000);
-  await until(`osd.${id} started again`, () => n.host.pidOf('osd', String(id)), (p) => p !== null, 120_000);
-  await until(`osd.${id} up`, () => c.ceph.osdStat(), (o) => o.numUpOsds === 3, 120_000);
+  await until(
+    `osd.${id} started again`,
+    () => n.host.pidOf('osd', String(id)),
+    (p) => p !== null,
+    120_000,
+  );
+  await until(
+    `osd.${id} up`,
+    () => c.ceph.osdStat(),
+    (o) => o.numUpOsds === 3,
+    120_000,
+  );
   t.true(await completedRestart(c, offlineAt, { daemon: 'osd', id }));
 }

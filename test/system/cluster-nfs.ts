@@ -11,16 +11,35 @@ import { until } from './node-sandbox.js';
 
 const NFS_PORT = 2049;
 
-interface Detail { id: string; hasNfs: boolean; nfsExists: boolean }
+interface Detail {
+  id: string;
+  hasNfs: boolean;
+  nfsExists: boolean;
+}
 
 export async function nfsThroughApi(t: ExecutionContext, c: NetnsCluster): Promise<void> {
   const node = c.nodes[1]!;
-  const asked = await c.admin.post('/invoke/node', { operation: 'ceph.create-nfs', nodeIds: [node.id], params: { export: FS.name, path: '/' } });
+  const asked = await c.admin.post('/invoke/node', {
+    operation: 'ceph.create-nfs',
+    nodeIds: [node.id],
+    params: { export: FS.name, path: '/' },
+  });
   t.deepEqual(asked.json, { results: [{ id: node.id, status: 'scheduled' }] }, asked.text);
   const started = Date.now();
-  await until('the NFS gateway reported running', () => c.admin.get('/nodes/details').then((r) => (r.json as Detail[]).find((d) => d.id === node.id)), (d) => d?.hasNfs === true && d.nfsExists, 120_000);
+  await until(
+    'the NFS gateway reported running',
+    () => c.admin.get('/nodes/details').then((r) => (r.json as Detail[]).find((d) => d.id === node.id)),
+    (d) => d?.hasNfs === true && d.nfsExists,
+    120_000,
+  );
   t.log(`NFS gateway running ${((Date.now() - started) / 1000).toFixed(1)} s after the API call`);
-  const trip = await nfsRoundTrip({ runner: c.runner, cephArgs: ['-c', c.cephConf, '-n', 'client.admin', '-k', join(dirname(c.cephConf), 'ceph.client.admin.keyring')], addr: node.addr, port: NFS_PORT, fs: FS.name });
+  const trip = await nfsRoundTrip({
+    runner: c.runner,
+    cephArgs: ['-c', c.cephConf, '-n', 'client.admin', '-k', join(dirname(c.cephConf), 'ceph.client.admin.keyring')],
+    addr: node.addr,
+    port: NFS_PORT,
+    fs: FS.name,
+  });
   t.log(`nfs-cp write ${trip.writeMs} ms, read ${trip.readMs} ms; object ${trip.object} of ${trip.dataPool}`);
   t.is(trip.dataPool, FS.dataPool);
   t.true(trip.bytes > 0);

@@ -27,7 +27,8 @@ const need = <T>(v: T | undefined, what: string): T => {
 function explainOnFailure(t: ExecutionContext): void {
   t.teardown(async () => {
     if (t.passed || !cluster?.q) return;
-    for (const r of (await cluster.q.tasks.recent(40)).reverse()) t.log(`${r.metadata.createdAt} ${r.spec.taskName} ${JSON.stringify(r.spec.args)} ${r.status.state} ${r.status.error ?? ''}`);
+    for (const r of (await cluster.q.tasks.recent(40)).reverse())
+      t.log(`${r.metadata.createdAt} ${r.spec.taskName} ${JSON.stringify(r.spec.args)} ${r.status.state} ${r.status.error ?? ''}`);
     for (const tail of await cluster.logTails()) t.log(tail);
   });
 }
@@ -45,17 +46,20 @@ test.after.always(async () => {
   if (left.length) throw new Error(`teardown left behind:\n${left.join('\n')}`);
 });
 
-test.serial('cluster: three monitors, a manager, OSDs, MDS, a filesystem, a gateway and an RGW user through the API reach HEALTH_OK', async (t) => {
-  explainOnFailure(t);
-  const c = need(cluster, 'the cluster');
-  const disks = await waitNodesReady(c, DISKS_PER_NODE);
-  t.is(disks.length, 6);
-  up = await bringUp(c, disks);
-  t.log(`HEALTH_OK with every PG active+clean ${(up.healthyAfterMs / 1000).toFixed(1)} s after the first API call`);
-  t.is(up.status.quorumNames.length, 3);
-  t.is(up.status.osdUp, 3);
-  t.true(up.status.pgStates.every((p) => p.state === 'active+clean'));
-});
+test.serial(
+  'cluster: three monitors, a manager, OSDs, MDS, a filesystem, a gateway and an RGW user through the API reach HEALTH_OK',
+  async (t) => {
+    explainOnFailure(t);
+    const c = need(cluster, 'the cluster');
+    const disks = await waitNodesReady(c, DISKS_PER_NODE);
+    t.is(disks.length, 6);
+    up = await bringUp(c, disks);
+    t.log(`HEALTH_OK with every PG active+clean ${(up.healthyAfterMs / 1000).toFixed(1)} s after the first API call`);
+    t.is(up.status.quorumNames.length, 3);
+    t.is(up.status.osdUp, 3);
+    t.true(up.status.pgStates.every((p) => p.state === 'active+clean'));
+  },
+);
 
 test.serial('cluster: /ceph/metrics, /nodes/details and node Ceph state agree with ceph status, osd tree and mon dump', async (t) => {
   explainOnFailure(t);
@@ -83,11 +87,14 @@ test.serial('cluster: S3 through Quarry and directly with the AWS SDK against th
   await runS3Steps(t, { base: c.q.url, keys: u.userKeys, gatewayUrl: u.gatewayUrl, otherKeys });
 });
 
-test.serial('cluster: an NFS gateway through the API exports the filesystem; a userspace NFS client writes and reads a file that the data pool holds', async (t) => {
-  explainOnFailure(t);
-  need(up, 'the bring-up');
-  await nfsThroughApi(t, need(cluster, 'the cluster'));
-});
+test.serial(
+  'cluster: an NFS gateway through the API exports the filesystem; a userspace NFS client writes and reads a file that the data pool holds',
+  async (t) => {
+    explainOnFailure(t);
+    need(up, 'the bring-up');
+    await nfsThroughApi(t, need(cluster, 'the cluster'));
+  },
+);
 
 test.serial('cluster: a killed monitor leaves a quorum, is reported not running and is started again', async (t) => {
   explainOnFailure(t);
@@ -103,7 +110,12 @@ test.serial('cluster: a node whose agent stops goes offline, is sent nothing, an
   explainOnFailure(t);
   const c = need(cluster, 'the cluster');
   await nodeAway(t, c);
-  const s = await until('HEALTH_OK again', () => c.ceph.status(), (x) => healthy(x, 3), 180_000);
+  const s = await until(
+    'HEALTH_OK again',
+    () => c.ceph.status(),
+    (x) => healthy(x, 3),
+    180_000,
+  );
   t.is(s.health, 'HEALTH_OK');
 });
 

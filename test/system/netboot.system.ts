@@ -44,8 +44,17 @@ async function registry(files: Record<string, Buffer>): Promise<{ url: string; s
     const name = req.url?.slice(1) ?? '';
     if (name === 'catalog.json') {
       const entry = {
-        id: IMAGE_ID, name: 'Debian 12 netboot test', distro: 'debian', version: '12', arch: 'amd64',
-        files: Object.entries(files).map(([n, b]) => ({ name: n, url: n, size: b.length, sha256: createHash('sha256').update(b).digest('hex') })),
+        id: IMAGE_ID,
+        name: 'Debian 12 netboot test',
+        distro: 'debian',
+        version: '12',
+        arch: 'amd64',
+        files: Object.entries(files).map(([n, b]) => ({
+          name: n,
+          url: n,
+          size: b.length,
+          sha256: createHash('sha256').update(b).digest('hex'),
+        })),
       };
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify([entry]));
       return;
@@ -71,8 +80,16 @@ test('netboot: a VM network-boots through Quarry (DHCP, iPXE, image, cloud-init)
   t.teardown(async () => {
     qemu?.kill('SIGKILL');
     qemu2?.kill('SIGKILL');
-    try { ip('netns', 'del', ns); } catch { /* not made */ }
-    try { ip('link', 'del', hostEnd); } catch { /* gone with the namespace */ }
+    try {
+      ip('netns', 'del', ns);
+    } catch {
+      /* not made */
+    }
+    try {
+      ip('link', 'del', hostEnd);
+    } catch {
+      /* gone with the namespace */
+    }
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -81,7 +98,11 @@ test('netboot: a VM network-boots through Quarry (DHCP, iPXE, image, cloud-init)
   const initrd = join(dir, 'initrd.img');
   await buildInitrd(kit, await readFile(fileURLToPath(new URL('../../../test/system/netboot-init.sh', import.meta.url)), 'utf8'), initrd);
   const attackerInitrd = join(dir, 'attacker.img');
-  await buildInitrd(kit, await readFile(fileURLToPath(new URL('../../../test/system/netboot-attacker.sh', import.meta.url)), 'utf8'), attackerInitrd);
+  await buildInitrd(
+    kit,
+    await readFile(fileURLToPath(new URL('../../../test/system/netboot-attacker.sh', import.meta.url)), 'utf8'),
+    attackerInitrd,
+  );
   const reg = await registry({ vmlinuz: await readFile(kit.vmlinuz), 'initrd.img': await readFile(initrd) });
   t.teardown(() => new Promise<void>((r) => reg.server.close(() => r())));
 
@@ -109,7 +130,16 @@ test('netboot: a VM network-boots through Quarry (DHCP, iPXE, image, cloud-init)
     if (e.type === 'node.state.changed' && p.nodeId === nodeId && p.status && seen.at(-1) !== p.status) seen.push(p.status);
   });
   const q = await startQuarry({
-    config: loadConfig({ DRIVER: 'real', STATE_DIR: join(dir, 'state'), HOST: masterIp, PORT: '0', ADMIN_PASSWORD: PASSWORD, IMAGE_REGISTRY: reg.url, HEARTBEAT_TIMEOUT_MS: '600000', APPROVAL_RETRY_SECONDS: '2' }),
+    config: loadConfig({
+      DRIVER: 'real',
+      STATE_DIR: join(dir, 'state'),
+      HOST: masterIp,
+      PORT: '0',
+      ADMIN_PASSWORD: PASSWORD,
+      IMAGE_REGISTRY: reg.url,
+      HEARTBEAT_TIMEOUT_MS: '600000',
+      APPROVAL_RETRY_SECONDS: '2',
+    }),
     log: silentLogger,
     store: await createMemoryStore(),
     logs: new MemoryLogStore(),
@@ -130,28 +160,70 @@ test('netboot: a VM network-boots through Quarry (DHCP, iPXE, image, cloud-init)
   const nic = ((await api.get('/networks/interfaces')).json as Array<{ id: string; name: string }>).find((n) => n.name === hostEnd);
   t.truthy(nic, 'the test interface is listed');
   const base = masterIp.replace(/\.1$/, '');
-  const created = await api.post<Created>('/networks/create', { cidr: `${base}.0/24`, gateway: masterIp, dnsServers: [masterIp], rangeStart: `${base}.100`, rangeEnd: `${base}.150`, nicId: nic!.id });
+  const created = await api.post<Created>('/networks/create', {
+    cidr: `${base}.0/24`,
+    gateway: masterIp,
+    dnsServers: [masterIp],
+    rangeStart: `${base}.100`,
+    rangeEnd: `${base}.150`,
+    nicId: nic!.id,
+  });
   t.is(created.status, 200, created.text);
-  await waitFor('dnsmasq serving', async () => (await q.store.mustGet<NetworkSpec, NetworkStatus>(NetworkKind.Network, created.json.id)).status.phase === 'running', 60_000);
+  await waitFor(
+    'dnsmasq serving',
+    async () => (await q.store.mustGet<NetworkSpec, NetworkStatus>(NetworkKind.Network, created.json.id)).status.phase === 'running',
+    60_000,
+  );
   const firstCall = Date.now();
 
   const serial = join(dir, 'serial.log');
-  qemu = spawn('ip', ['netns', 'exec', ns, 'qemu-system-x86_64', '-machine', 'pc,accel=tcg', '-m', '512', '-nographic', '-nodefaults',
-    '-serial', `file:${serial}`, '-monitor', 'none', '-no-reboot', '-netdev', 'tap,id=n0,ifname=tap0,script=no,downscript=no',
-    '-device', `virtio-net-pci,netdev=n0,mac=${vmMac}`, '-boot', 'n'], { stdio: 'ignore' });
+  qemu = spawn(
+    'ip',
+    [
+      'netns',
+      'exec',
+      ns,
+      'qemu-system-x86_64',
+      '-machine',
+      'pc,accel=tcg',
+      '-m',
+      '512',
+      '-nographic',
+      '-nodefaults',
+      '-serial',
+      `file:${serial}`,
+      '-monitor',
+      'none',
+      '-no-reboot',
+      '-netdev',
+      'tap,id=n0,ifname=tap0,script=no,downscript=no',
+      '-device',
+      `virtio-net-pci,netdev=n0,mac=${vmMac}`,
+      '-boot',
+      'n',
+    ],
+    { stdio: 'ignore' },
+  );
   const exited = new Promise<number | null>((r) => qemu.on('exit', (code) => r(code)));
   // Found by its network boot, it waits: unapproved, no credential, asking again every 2 s.
-  const waiting = await waitFor('the VM discovered and waiting', async () => {
-    const n = await q.store.get<NodeSpec, NodeStatusFields>(Kind.Node, nodeId);
-    return n?.status.conditions?.some((c) => c.type === 'Approved' && c.status === 'False') ? n : undefined;
-  }, 120_000);
+  const waiting = await waitFor(
+    'the VM discovered and waiting',
+    async () => {
+      const n = await q.store.get<NodeSpec, NodeStatusFields>(Kind.Node, nodeId);
+      return n?.status.conditions?.some((c) => c.type === 'Approved' && c.status === 'False') ? n : undefined;
+    },
+    120_000,
+  );
   t.is(waiting.spec.approved, false);
   t.is(waiting.status.phase, 'discovered');
   t.is(await q.store.get(Kind.AgentCredential, nodeId), undefined, 'no credential before approval');
   const details = ((await api.get('/nodes/details')).json as Array<{ id: string; approved: boolean }>).find((n) => n.id === nodeId);
   t.is(details?.approved, false);
   t.deepEqual((await api.get(`/nodes/${nodeId}/operations`)).json, ['node.approve']);
-  t.is((await api.post<InvokeResults>('/invoke/node', { operation: 'node.approve', nodeIds: [nodeId] })).json.results[0]?.status, 'scheduled');
+  t.is(
+    (await api.post<InvokeResults>('/invoke/node', { operation: 'node.approve', nodeIds: [nodeId] })).json.results[0]?.status,
+    'scheduled',
+  );
   const approvedAt = Date.now();
 
   const rc = await Promise.race([exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 150_000).unref())]);
@@ -161,7 +233,11 @@ test('netboot: a VM network-boots through Quarry (DHCP, iPXE, image, cloud-init)
 
   const node = await q.store.mustGet<NodeSpec, NodeStatusFields>(Kind.Node, nodeId);
   t.deepEqual(node.spec.macs, [vmMac]);
-  await waitFor('node active', async () => (await q.store.mustGet<NodeSpec, NodeStatusFields>(Kind.Node, nodeId)).status.phase === 'active', 60_000);
+  await waitFor(
+    'node active',
+    async () => (await q.store.mustGet<NodeSpec, NodeStatusFields>(Kind.Node, nodeId)).status.phase === 'active',
+    60_000,
+  );
   const approvalToActive = (Date.now() - approvedAt) / 1000;
   t.is(seen[0], 'discovered');
   t.true(seen.includes('active'), `statuses: ${seen.join(' → ')}`);
@@ -171,16 +247,43 @@ test('netboot: a VM network-boots through Quarry (DHCP, iPXE, image, cloud-init)
   const leases = await readFile(join(q.config.stateDir, 'dnsmasq', `${created.json.id}.leases`), 'utf8');
   t.true(leases.includes(vmMac), 'dnsmasq leased to the VM');
   const leased = new RegExp(`^\\d+ ${vmMac} (\\S+) `, 'm').exec(leases)?.[1];
-  t.is(cred.spec.boundAddress, leased, 'the install credential was bound to the VM\'s lease');
+  t.is(cred.spec.boundAddress, leased, "the install credential was bound to the VM's lease");
   t.is(cred.spec.claimedBy, leased, 'and claimed from it');
 
   // The second VM: another MAC, its own lease, the first VM's MAC in its requests.
   const vm2Mac = `52:54:00:${randomBytes(3).toString('hex').match(/../g)!.join(':')}`;
   const serial2 = join(dir, 'serial2.log');
-  qemu2 = spawn('ip', ['netns', 'exec', ns, 'qemu-system-x86_64', '-machine', 'pc,accel=tcg', '-m', '512', '-nographic', '-nodefaults',
-    '-serial', `file:${serial2}`, '-monitor', 'none', '-no-reboot', '-netdev', 'tap,id=n0,ifname=tap1,script=no,downscript=no',
-    '-device', `virtio-net-pci,netdev=n0,mac=${vm2Mac}`, '-kernel', kit.vmlinuz, '-initrd', attackerInitrd,
-    '-append', `console=ttyS0 quiet quarry.url=${q.url} quarry.target=${vmMac}`], { stdio: 'ignore' });
+  qemu2 = spawn(
+    'ip',
+    [
+      'netns',
+      'exec',
+      ns,
+      'qemu-system-x86_64',
+      '-machine',
+      'pc,accel=tcg',
+      '-m',
+      '512',
+      '-nographic',
+      '-nodefaults',
+      '-serial',
+      `file:${serial2}`,
+      '-monitor',
+      'none',
+      '-no-reboot',
+      '-netdev',
+      'tap,id=n0,ifname=tap1,script=no,downscript=no',
+      '-device',
+      `virtio-net-pci,netdev=n0,mac=${vm2Mac}`,
+      '-kernel',
+      kit.vmlinuz,
+      '-initrd',
+      attackerInitrd,
+      '-append',
+      `console=ttyS0 quiet quarry.url=${q.url} quarry.target=${vmMac}`,
+    ],
+    { stdio: 'ignore' },
+  );
   const exited2 = new Promise<number | null>((r) => qemu2.on('exit', (code) => r(code)));
   const rc2 = await Promise.race([exited2, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 120_000).unref())]);
   const log2 = await readFile(serial2, 'utf8').catch(() => '');
@@ -193,11 +296,13 @@ test('netboot: a VM network-boots through Quarry (DHCP, iPXE, image, cloud-init)
   t.regex(log2, /quarry-attacker: boot wait kernel=0/, log2.slice(-3000));
   t.regex(log2, /quarry-attacker: login 401/, log2.slice(-3000));
   const after = await q.store.mustGet<AgentCredentialSpec>(Kind.AgentCredential, nodeId);
-  t.is(after.spec.secretHash, cred.spec.secretHash, 'the first VM\'s credential is untouched');
+  t.is(after.spec.secretHash, cred.spec.secretHash, "the first VM's credential is untouched");
   t.falsy(after.spec.conflict);
   const still = await q.store.mustGet<NodeSpec, NodeStatusFields>(Kind.Node, nodeId);
   t.true(still.spec.approved);
   t.is(await q.store.get(Kind.Node, nodeIdForMac(vm2Mac)), undefined, 'the second VM never network-booted, so it is no node');
   t.log(`approval → node active: ${approvalToActive.toFixed(1)} s`);
-  t.log(`first API call after set-up → node reported: ${((Date.now() - firstCall) / 1000).toFixed(1)} s (whole test ${((Date.now() - started) / 1000).toFixed(1)} s); statuses ${seen.join(' → ')}`);
+  t.log(
+    `first API call after set-up → node reported: ${((Date.now() - firstCall) / 1000).toFixed(1)} s (whole test ${((Date.now() - started) / 1000).toFixed(1)} s); statuses ${seen.join(' → ')}`,
+  );
 });

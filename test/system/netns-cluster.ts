@@ -59,7 +59,10 @@ export class NetnsCluster {
   readonly nodes: ClusterNode[] = [];
   private stopped = false;
 
-  private constructor(readonly net: NetLab, readonly dir: string) {}
+  private constructor(
+    readonly net: NetLab,
+    readonly dir: string,
+  ) {}
 
   static async start(opts: ClusterOptions = {}): Promise<NetnsCluster> {
     if (process.getuid?.() !== 0) throw new Error('the real-cluster test needs root (namespaces, loop devices); CI runs as root');
@@ -89,30 +92,72 @@ export class NetnsCluster {
     for (const n of this.net.nodes) {
       const d = join(this.dir, n.ns);
       await mkdir(d, { recursive: true });
-      const paths = { dataDir: join(d, 'data'), runDir: join(d, 'run'), logDir: join(d, 'log'), publicAddr: n.addr, portRange: null, extraConf: TEST_CONF };
+      const paths = {
+        dataDir: join(d, 'data'),
+        runDir: join(d, 'run'),
+        logDir: join(d, 'log'),
+        publicAddr: n.addr,
+        portRange: null,
+        extraConf: TEST_CONF,
+      };
       const devices: string[] = [];
       const env = {
-        CREDENTIAL_FILE: join(d, 'credential.json'), CEPH_DATA_DIR: paths.dataDir, CEPH_RUN_DIR: paths.runDir, CEPH_LOG_DIR: paths.logDir,
-        PUBLIC_ADDR: n.addr, NODE_HOSTNAME: n.ns, CEPH_EXTRA_CONF: extraConf, HEARTBEAT_MS: '1000', CLAIM_WAIT_MS: '5000',
+        CREDENTIAL_FILE: join(d, 'credential.json'),
+        CEPH_DATA_DIR: paths.dataDir,
+        CEPH_RUN_DIR: paths.runDir,
+        CEPH_LOG_DIR: paths.logDir,
+        PUBLIC_ADDR: n.addr,
+        NODE_HOSTNAME: n.ns,
+        CEPH_EXTRA_CONF: extraConf,
+        HEARTBEAT_MS: '1000',
+        CLAIM_WAIT_MS: '5000',
       };
       // Listed before its loop devices exist, so that stop() detaches whatever was made.
-      this.nodes.push({ ...n, id: '', devices, agent: null, env, host: new CephHost({ runner: this.runner, ...paths, stopGraceMs: 10_000 }) });
+      this.nodes.push({
+        ...n,
+        id: '',
+        devices,
+        agent: null,
+        env,
+        host: new CephHost({ runner: this.runner, ...paths, stopGraceMs: 10_000 }),
+      });
       for (let k = 0; k < (opts.disksPerNode ?? 2); k++) devices.push(await loopDevice(this.runner, join(d, `disk${k}.img`), 6));
       Object.assign(env, { DISKS: devices.join(',') });
     }
     this.q = await startQuarry({
       config: loadConfig({
-        DRIVER: 'real', LAB_NODES: '0', PORT: '0', HOST: this.net.masterAddr, STATE_DIR: join(this.dir, 'master'), ADMIN_PASSWORD,
-        HEARTBEAT_TIMEOUT_MS: String(opts.heartbeatTimeoutMs ?? 8_000), RESYNC_MS: '5000',
+        DRIVER: 'real',
+        LAB_NODES: '0',
+        PORT: '0',
+        HOST: this.net.masterAddr,
+        STATE_DIR: join(this.dir, 'master'),
+        ADMIN_PASSWORD,
+        HEARTBEAT_TIMEOUT_MS: String(opts.heartbeatTimeoutMs ?? 8_000),
+        RESYNC_MS: '5000',
       }),
-      log: silentLogger, store: await createMemoryStore(), logs: new MemoryLogStore(), print: () => undefined,
+      log: silentLogger,
+      store: await createMemoryStore(),
+      logs: new MemoryLogStore(),
+      print: () => undefined,
       auth: { scrypt: { N: 2 ** 10, r: 8, p: 1 } },
-      retryBaseMs: 1_000, runTimeoutMs: 180_000,
-      cephTiming: { pollMs: opts.pollMs ?? 2_000, queryTimeoutMs: 15_000, startGraceMs: 20_000, blockedRecheckMs: 1_000, monGatherMs: 1_000 },
+      retryBaseMs: 1_000,
+      runTimeoutMs: 180_000,
+      cephTiming: {
+        pollMs: opts.pollMs ?? 2_000,
+        queryTimeoutMs: 15_000,
+        startGraceMs: 20_000,
+        blockedRecheckMs: 1_000,
+        monGatherMs: 1_000,
+      },
     });
     const state = join(this.dir, 'master', 'ceph');
     this.cephConf = join(state, 'ceph.conf');
-    this.ceph = new CephClient({ runner: this.runner, conf: this.cephConf, name: 'client.admin', keyring: join(state, 'ceph.client.admin.keyring') });
+    this.ceph = new CephClient({
+      runner: this.runner,
+      conf: this.cephConf,
+      name: 'client.admin',
+      keyring: join(state, 'ceph.client.admin.keyring'),
+    });
     for (const node of this.nodes) {
       // Network boot and install, as the gateway answers a machine: the node's first credential.
       const boot = await this.q.gateway.pxeBoot(node.mac);
@@ -130,9 +175,14 @@ export class NetnsCluster {
    * and `unshare` exec in place, so the child's pid is the agent's). */
   startAgent(node: ClusterNode): void {
     const out = openSync(join(this.dir, node.ns, 'agent.log'), 'a');
-    node.agent = spawn('ip', ['netns', 'exec', node.ns, 'unshare', '--uts', '--', 'sh', '-c', 'hostname "$0" && exec "$@"', node.ns, process.execPath, AGENT_MAIN], {
-      env: { ...process.env, ...node.env, MASTER_URL: this.q.url }, stdio: ['ignore', out, out],
-    });
+    node.agent = spawn(
+      'ip',
+      ['netns', 'exec', node.ns, 'unshare', '--uts', '--', 'sh', '-c', 'hostname "$0" && exec "$@"', node.ns, process.execPath, AGENT_MAIN],
+      {
+        env: { ...process.env, ...node.env, MASTER_URL: this.q.url },
+        stdio: ['ignore', out, out],
+      },
+    );
     closeSync(out);
   }
 
@@ -157,7 +207,8 @@ export class NetnsCluster {
     // After a failed start, q was never assigned.
     await (this.q as Quarry | undefined)?.stop().catch(() => undefined);
     await stopAll(this.nodes.map((n) => n.host)).catch(() => undefined);
-    for (const d of this.nodes.flatMap((n) => n.devices)) await this.runner.run('losetup', ['-d', d], { timeoutMs: 10_000 }).catch(() => undefined);
+    for (const d of this.nodes.flatMap((n) => n.devices))
+      await this.runner.run('losetup', ['-d', d], { timeoutMs: 10_000 }).catch(() => undefined);
     removeNetLab(this.net);
     await rm(this.dir, { recursive: true, force: true });
   }
@@ -184,7 +235,10 @@ export class NetnsCluster {
     const out: string[] = [];
     for (const n of this.nodes) {
       const daemons = await n.host.daemons().catch(() => []);
-      const files = [join(this.dir, n.ns, 'agent.log'), ...daemons.filter((d) => d.type !== 'rgw').map((d) => join(n.host.opts.logDir, `ceph-${d.type}.${d.id}.log`))];
+      const files = [
+        join(this.dir, n.ns, 'agent.log'),
+        ...daemons.filter((d) => d.type !== 'rgw').map((d) => join(n.host.opts.logDir, `ceph-${d.type}.${d.id}.log`)),
+      ];
       for (const f of files) {
         const tail = (await readFile(f, 'utf8').catch(() => '')).trim().split('\n').slice(-lines).join('\n');
         if (tail) out.push(`${f}:\n${tail}`);

@@ -50,7 +50,11 @@ export function makeNetLab(count: number): NetLab {
   ip('addr', 'add', `${lab.masterAddr}/24`, 'dev', lab.bridge);
   ip('link', 'set', lab.bridge, 'up');
   for (let i = 1; i <= count; i++) {
-    const node: NetNode = { ns: `${id}-n${i}`, addr: `${net}.${10 + i}`, mac: `02:52:${randomBytes(3).toString('hex').match(/../g)!.join(':')}:${i.toString(16).padStart(2, '0')}` };
+    const node: NetNode = {
+      ns: `${id}-n${i}`,
+      addr: `${net}.${10 + i}`,
+      mac: `02:52:${randomBytes(3).toString('hex').match(/../g)!.join(':')}:${i.toString(16).padStart(2, '0')}`,
+    };
     const [outer, inner] = [`${id}h${i}`, `${id}v${i}`];
     ip('netns', 'add', node.ns);
     ip('link', 'add', outer, 'type', 'veth', 'peer', 'name', inner);
@@ -67,7 +71,9 @@ export function makeNetLab(count: number): NetLab {
 
 /** Deleting a namespace deletes its veth end, and with it the pair; then the bridge. */
 export function removeNetLab(lab: Pick<NetLab, 'id' | 'bridge'>): void {
-  for (const ns of ip('netns', 'list').split('\n').map((l) => l.split(' ')[0] ?? '')) {
+  for (const ns of ip('netns', 'list')
+    .split('\n')
+    .map((l) => l.split(' ')[0] ?? '')) {
     if (ns.startsWith(`${lab.id}-`)) quiet(() => ip('netns', 'del', ns));
   }
   for (const link of linksWith(lab.id)) quiet(() => ip('link', 'del', link));
@@ -89,7 +95,10 @@ export async function sweepStale(): Promise<string[]> {
   const swept: string[] = [];
   for (const name of (await readdir(tmpdir())).filter((n) => n.startsWith(TAG))) {
     const dir = join(tmpdir(), name);
-    const owner = await readFile(join(dir, 'owner.json'), 'utf8').then((s) => JSON.parse(s) as { pid: number; id: string; bridge: string }, () => null);
+    const owner = await readFile(join(dir, 'owner.json'), 'utf8').then(
+      (s) => JSON.parse(s) as { pid: number; id: string; bridge: string },
+      () => null,
+    );
     if (!owner || alive(owner.pid)) continue;
     const killed: number[] = [];
     for (const left of await leftovers(owner.id, dir)) {
@@ -97,7 +106,7 @@ export async function sweepStale(): Promise<string[]> {
       if (pid) quiet(() => (process.kill(Number(pid), 'SIGKILL'), killed.push(Number(pid))));
     }
     // Until they are gone (a loop device still open cannot be detached), not a guessed 500 ms.
-    for (const end = Date.now() + 30_000; killed.some(alive) && Date.now() < end; ) await new Promise((r) => setTimeout(r, 50));
+    for (const end = Date.now() + 30_000; killed.some(alive) && Date.now() < end;) await new Promise((r) => setTimeout(r, 50));
     for (const left of await leftovers(owner.id, dir)) {
       const loop = /^loop device (\S+) /.exec(left)?.[1];
       if (loop) quiet(() => execFileSync('losetup', ['-d', loop]));
@@ -117,7 +126,9 @@ export async function leftovers(id: string, dir: string): Promise<string[]> {
     if (cmd!.includes(dir) || env!.includes(dir) || cmd!.includes(id)) found.push(`process ${pid}: ${cmd!.split('\0').join(' ').trim()}`);
   }
   for (const line of (await readFile('/proc/mounts', 'utf8')).split('\n')) if (line.includes(dir)) found.push(`mount ${line}`);
-  const loops = JSON.parse(execFileSync('losetup', ['-J', '-l'], { encoding: 'utf8' }) || '{"loopdevices":[]}') as { loopdevices: Array<{ name: string; 'back-file': string | null }> };
+  const loops = JSON.parse(execFileSync('losetup', ['-J', '-l'], { encoding: 'utf8' }) || '{"loopdevices":[]}') as {
+    loopdevices: Array<{ name: string; 'back-file': string | null }>;
+  };
   for (const l of loops.loopdevices) if (l['back-file']?.includes(dir)) found.push(`loop device ${l.name} over ${l['back-file']}`);
   for (const ns of ip('netns', 'list').split('\n')) if (ns.includes(id)) found.push(`namespace ${ns}`);
   for (const link of linksWith(id)) found.push(`link ${link}`);

@@ -43,8 +43,11 @@ const TOOL_MS = 30_000;
 
 export async function nfsRoundTrip(target: NfsTarget): Promise<NfsRoundTrip> {
   const { runner, cephArgs, addr, port, fs } = target;
-  const ceph = async (cmd: string, args: string[]): Promise<string> => (await runner.run(cmd, [...cephArgs, ...args], { timeoutMs: TOOL_MS })).stdout;
-  const fsInfo = (JSON.parse(await ceph('ceph', ['fs', 'ls', '-f', 'json'])) as Array<{ name: string; data_pools: string[] }>).find((f) => f.name === fs);
+  const ceph = async (cmd: string, args: string[]): Promise<string> =>
+    (await runner.run(cmd, [...cephArgs, ...args], { timeoutMs: TOOL_MS })).stdout;
+  const fsInfo = (JSON.parse(await ceph('ceph', ['fs', 'ls', '-f', 'json'])) as Array<{ name: string; data_pools: string[] }>).find(
+    (f) => f.name === fs,
+  );
   const dataPool = fsInfo?.data_pools[0];
   if (!dataPool) throw new Error(`no filesystem ${fs} with a data pool in this cluster`);
   const host = addr.includes(':') ? `[${addr}]` : addr;

@@ -27,8 +27,15 @@ test('nfs gateway started by its agent step exports a CephFS that a userspace NF
   t.teardown(() => s.host.stop('nfs', 'a'));
   const caps = (c: Readonly<Record<string, string>>) => ({ ...c });
   await run(s, 'ceph.mon.bootstrap', { fsid: s.fsid, monName: 'a', addr: '127.0.0.1', monPort: s.port, devicePath: '/dev/null' });
-  await until('the monitor answering', () => s.admin.monStat({ timeoutMs: 10_000 }).then(() => 'up', (e: unknown) => String((e as { stderr?: string }).stderr ?? e)),
-    (v) => v === 'up' || /permission denied/.test(v));
+  await until(
+    'the monitor answering',
+    () =>
+      s.admin.monStat({ timeoutMs: 10_000 }).then(
+        () => 'up',
+        (e: unknown) => String((e as { stderr?: string }).stderr ?? e),
+      ),
+    (v) => v === 'up' || /permission denied/.test(v),
+  );
   await s.importAdmin();
   s.master.add('mgr.a', (await s.admin.authGetOrCreate('mgr.a', caps(DAEMONS.mgr.caps))).key, caps(DAEMONS.mgr.caps));
   await run(s, 'ceph.mgr.start', { name: 'a', fsid: s.fsid });
@@ -42,8 +49,12 @@ test('nfs gateway started by its agent step exports a CephFS that a userspace NF
   await s.admin.poolCreate(`${FS}_metadata`, 8);
   await s.admin.poolCreate(`${FS}_data`, 8);
   await s.admin.fsNew(FS, `${FS}_metadata`, `${FS}_data`);
-  await until('an active MDS and every PG active+clean', () => s.admin.status({ timeoutMs: 20_000 }),
-    (st) => st.osdUp === 1 && st.pgStates.length > 0 && st.pgStates.every((p) => p.state === 'active+clean'), 180_000);
+  await until(
+    'an active MDS and every PG active+clean',
+    () => s.admin.status({ timeoutMs: 20_000 }),
+    (st) => st.osdUp === 1 && st.pgStates.length > 0 && st.pgStates.every((p) => p.state === 'active+clean'),
+    180_000,
+  );
 
   // The gateway's own key: what `ceph fs authorize <fs> client.nfs.a / rw` grants.
   const nfsCaps = { mon: `allow r fsname=${FS}`, mds: `allow rw fsname=${FS}`, osd: `allow rw tag cephfs data=${FS}` };
@@ -52,7 +63,12 @@ test('nfs gateway started by its agent step exports a CephFS that a userspace NF
   const started = Date.now();
   // The filesystem's MDS may still be joining: a start without the export fails and is retried,
   // as the gateway's loop would.
-  const out = await until('the gateway serving its export', () => startNfs(s.ctx({ name: 'a', fsid: s.fsid, export: FS, port })), () => true, 120_000);
+  const out = await until(
+    'the gateway serving its export',
+    () => startNfs(s.ctx({ name: 'a', fsid: s.fsid, export: FS, port })),
+    () => true,
+    120_000,
+  );
   t.log(`startNfs: ${Date.now() - started} ms`);
   t.deepEqual(out, { name: 'a', export: FS, path: '/', pseudo: `/${FS}`, endpoint: `127.0.0.1:${port}` });
   const pid = await s.host.pidOf('nfs', 'a');
@@ -70,7 +86,9 @@ test('nfs gateway started by its agent step exports a CephFS that a userspace NF
   // An undesired gateway is stopped; clients are refused from then on.
   t.deepEqual(await stopNfs(s.ctx({ name: 'a' })), { name: 'a' });
   t.is(await s.host.pidOf('nfs', 'a'), null);
-  const refused = await s.runner.run('nfs-cat', [`nfs://127.0.0.1/${FS}/${trip.name}?version=4&nfsport=${port}`], { timeoutMs: 30_000 }).catch((e: unknown) => e);
+  const refused = await s.runner
+    .run('nfs-cat', [`nfs://127.0.0.1/${FS}/${trip.name}?version=4&nfsport=${port}`], { timeoutMs: 30_000 })
+    .catch((e: unknown) => e);
   t.true(refused instanceof CommandError);
   // No secret went into a step's log.
   const logged = s.lines.map((l) => l.message).join('\n');

@@ -87,8 +87,14 @@ export async function sandbox(t: ExecutionContext, diskGiB = 3): Promise<Sandbox
   const addNode = (name: string, addr: string): CephHost => {
     const k = hosts.length;
     const h = new CephHost({
-      runner, dataDir: join(dir, name, 'data'), runDir: join(dir, name, 'run'), logDir: join(dir, name, 'log'),
-      publicAddr: addr, portRange: { min: port + 10 + 30 * k, max: port + 39 + 30 * k }, extraConf: TEST_CONF, stopGraceMs: 10_000,
+      runner,
+      dataDir: join(dir, name, 'data'),
+      runDir: join(dir, name, 'run'),
+      logDir: join(dir, name, 'log'),
+      publicAddr: addr,
+      portRange: { min: port + 10 + 30 * k, max: port + 39 + 30 * k },
+      extraConf: TEST_CONF,
+      stopGraceMs: 10_000,
     });
     hosts.push(h);
     return h;
@@ -102,8 +108,12 @@ export async function sandbox(t: ExecutionContext, diskGiB = 3): Promise<Sandbox
   device = await loopDevice(runner, join(dir, 'disk.img'), diskGiB);
   const fsid = randomUUID();
   const conf = await new CephConfRenderer(fileTemplates(defaultTemplatesDir)).renderConf({
-    fsid, monInitialMembers: ['a'], monHost: [monAddrVec('127.0.0.1', port)],
-    publicNetwork: '127.0.0.0/8', clusterNetwork: null, poolDefaults: { size: 1, minSize: 1 },
+    fsid,
+    monInitialMembers: ['a'],
+    monHost: [monAddrVec('127.0.0.1', port)],
+    publicNetwork: '127.0.0.0/8',
+    clusterNetwork: null,
+    poolDefaults: { size: 1, minSize: 1 },
   });
   const master = new FakeMaster(conf);
   master.monmapFrom = async () => {
@@ -123,11 +133,17 @@ export async function sandbox(t: ExecutionContext, diskGiB = 3): Promise<Sandbox
   const importAdmin = async (): Promise<void> => {
     const monKeyring = join(dir, 'mon.keyring');
     await writeFile(monKeyring, keyringText({ entity: 'mon.', key: monKey, caps: {} }), { mode: 0o600 });
-    await admin.authImport(keyringText({ entity: 'client.admin', key: adminKey, caps: adminCaps }), { as: { name: 'mon.', keyring: monKeyring } });
+    await admin.authImport(keyringText({ entity: 'client.admin', key: adminKey, caps: adminCaps }), {
+      as: { name: 'mon.', keyring: monKeyring },
+    });
   };
   const lines: LogLine[] = [];
   const ctx = (args: Record<string, unknown>, on = host): AgentStepContext => ({
-    args, signal: new AbortController().signal, runner, host: on, master,
+    args,
+    signal: new AbortController().signal,
+    runner,
+    host: on,
+    master,
     log: (level, message) => lines.push({ timestamp: new Date().toISOString(), level, message }),
   });
   return { dir, device, port, fsid, host, master, runner, admin, adminKey, importAdmin, lines, ctx, addNode };
@@ -181,7 +197,8 @@ export async function until<T>(what: string, get: () => Promise<T>, ok: (v: T) =
     } catch (err) {
       last = err;
     }
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}; last: ${last instanceof Error ? last.message : JSON.stringify(last)}`);
+    if (Date.now() > end)
+      throw new Error(`timed out waiting for ${what}; last: ${last instanceof Error ? last.message : JSON.stringify(last)}`);
     await new Promise((r) => setTimeout(r, 500));
   }
 }

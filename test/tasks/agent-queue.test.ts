@@ -79,7 +79,10 @@ test('AgentQueue a node cannot claim or finish another node’s run', async (t) 
   const message = `task run ${run.id} does not belong to node ${NODE_B.id}`;
   await t.throwsAsync(h.service.agents.finish(NODE_B.id, run.id, { ok: true }), { instanceOf: ConflictError, message });
   await t.throwsAsync(h.service.agents.appendLogs(NODE_B.id, run.id, [line('x')]), { instanceOf: ConflictError, message });
-  await t.throwsAsync(h.service.agents.finish(NODE_A.id, 'missing', { ok: true }), { instanceOf: NotFoundError, message: 'task run missing not found' });
+  await t.throwsAsync(h.service.agents.finish(NODE_A.id, 'missing', { ok: true }), {
+    instanceOf: NotFoundError,
+    message: 'task run missing not found',
+  });
   await t.throwsAsync(h.service.agents.finish(NODE_A.id, run.id, { ok: true }), {
     instanceOf: ConflictError,
     message: `task run ${run.id} is pending, not running on its node`,

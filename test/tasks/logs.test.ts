@@ -45,12 +45,19 @@ for (const [name, make] of variants) {
     const lines = await logs.read('r');
     t.is(lines.length, 6);
     t.is(lines[4]?.message, 'l4');
-    t.deepEqual(lines[5], { timestamp: '2026-01-01T00:00:00.000Z', level: 'warn', message: 'log truncated: more than 5 lines, the rest was dropped' });
+    t.deepEqual(lines[5], {
+      timestamp: '2026-01-01T00:00:00.000Z',
+      level: 'warn',
+      message: 'log truncated: more than 5 lines, the rest was dropped',
+    });
   });
 
   test(`${name} refuses a run id that could escape the log directory`, async (t) => {
     const logs = make(await tempDir(t));
-    t.throws(() => logs.append('../etc/passwd', line('x')), { instanceOf: InputError, message: 'invalid run id for a log: "../etc/passwd"' });
+    t.throws(() => logs.append('../etc/passwd', line('x')), {
+      instanceOf: InputError,
+      message: 'invalid run id for a log: "../etc/passwd"',
+    });
     await t.throwsAsync(logs.read('a/b'), { instanceOf: InputError });
   });
 }

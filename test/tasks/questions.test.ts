@@ -29,7 +29,13 @@ test('TaskService question holds the run until answered and refuses a bad answer
   });
   const stored = await h.service.get(run.id);
   t.is(stored.status.state, 'running');
-  t.deepEqual(stored.status.question, { id: pending.id, prompt: pending.prompt, options: ['yes', 'no'], createdAt: pending.createdAt, answer: null });
+  t.deepEqual(stored.status.question, {
+    id: pending.id,
+    prompt: pending.prompt,
+    options: ['yes', 'no'],
+    createdAt: pending.createdAt,
+    answer: null,
+  });
   t.false(reached);
 
   await t.throwsAsync(h.service.answer(pending.id, 'maybe'), { instanceOf: InputError, message: 'answer must be one of: yes, no' });
@@ -41,7 +47,10 @@ test('TaskService question holds the run until answered and refuses a bad answer
   t.deepEqual(await h.service.pendingQuestions(), []);
   t.true(h.events.some((e) => isEvent(e, 'task.question.answered') && e.payload.answer === 'yes'));
 
-  await t.throwsAsync(h.service.answer(pending.id, 'yes'), { instanceOf: ConflictError, message: `question ${pending.id} is already answered` });
+  await t.throwsAsync(h.service.answer(pending.id, 'yes'), {
+    instanceOf: ConflictError,
+    message: `question ${pending.id} is already answered`,
+  });
   await t.throwsAsync(h.service.answer('ffffffff-0000-4000-8000-000000000000', 'yes'), {
     instanceOf: NotFoundError,
     message: 'question ffffffff-0000-4000-8000-000000000000 not found',

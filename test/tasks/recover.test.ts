@@ -32,9 +32,17 @@ async function leftovers() {
     (await store.create({ kind: Kind.TaskRun, name: 'disk.wipe', spec: spec(s), status: status(state), labels: { case: name } })).id;
   const ids = {
     running: await put('running', { targetId: 'dddddddd-0000-4000-8000-000000000001' }, 'running'),
-    runningNode: await put('runningNode', { targetId: 'dddddddd-0000-4000-8000-000000000002', nodeId: NODE_A.id, nodeHostname: 'node-a' }, 'running'),
+    runningNode: await put(
+      'runningNode',
+      { targetId: 'dddddddd-0000-4000-8000-000000000002', nodeId: NODE_A.id, nodeHostname: 'node-a' },
+      'running',
+    ),
     sameTarget: await put('sameTarget', { targetId: 'dddddddd-0000-4000-8000-000000000002', taskName: 'osd.create' }, 'pending'),
-    pendingNode: await put('pendingNode', { targetId: 'dddddddd-0000-4000-8000-000000000003', nodeId: NODE_A.id, nodeHostname: 'node-a' }, 'pending'),
+    pendingNode: await put(
+      'pendingNode',
+      { targetId: 'dddddddd-0000-4000-8000-000000000003', nodeId: NODE_A.id, nodeHostname: 'node-a' },
+      'pending',
+    ),
     completed: await put('completed', { targetId: 'dddddddd-0000-4000-8000-000000000004' }, 'completed'),
   };
   return { store, ids };
@@ -44,10 +52,7 @@ test('TaskService recover fails interrupted runs and returns their targets once 
   const { store, ids } = await leftovers();
   const h = await harness(t, { store, ids: idGen('e') });
   const targets = await h.service.recover();
-  t.deepEqual(
-    targets.map((x) => x.id).sort(),
-    ['dddddddd-0000-4000-8000-000000000001', 'dddddddd-0000-4000-8000-000000000002'],
-  );
+  t.deepEqual(targets.map((x) => x.id).sort(), ['dddddddd-0000-4000-8000-000000000001', 'dddddddd-0000-4000-8000-000000000002']);
   t.true(targets.every((x) => x.kind === 'Disk'));
 
   const state = async (id: string) => (await h.service.get(id)).status;

@@ -154,10 +154,10 @@ test('TaskService start refuses a request with both or neither of script and nod
   const h = await harness(t);
   const message = 'a run needs either a script (master-level) or a node (node-level)';
   await t.throwsAsync(h.service.start({ taskName: 'x', target }), { instanceOf: InputError, message });
-  await t.throwsAsync(
-    h.service.start({ taskName: 'x', target, node: { id: target.id, hostname: 'h' }, script: () => Promise.resolve() }),
-    { instanceOf: InputError, message },
-  );
+  await t.throwsAsync(h.service.start({ taskName: 'x', target, node: { id: target.id, hostname: 'h' }, script: () => Promise.resolve() }), {
+    instanceOf: InputError,
+    message,
+  });
 });
 
 test('TaskService start refuses an invalid task name through the schema', async (t) => {

@@ -8,15 +8,17 @@ import type { AgentStepOf } from './context.js';
 import { refreshConf } from './context.js';
 
 /** ceph-mgr / ceph-mds: the key in the daemon's data dir, where Ceph looks for it. */
-const dataDaemon = (type: Extract<DataDaemonType, KeyedDaemonType>): AgentStepOf<'ceph.mgr.start'> => async (ctx) => {
-  const name = ctx.args.name;
-  checkFsid(ctx.args.fsid, await refreshConf(ctx));
-  const entity = DAEMONS[type].entity(name);
-  await ctx.host.writeSecret(join(ctx.host.dataDirOf(type, name), 'keyring'), await keyringFor(ctx.master, entity));
-  const how = await ctx.host.start(type, name, [], ctx.signal);
-  ctx.log('info', `${entity}: ${how === 'running' ? 'already running' : 'started'}`);
-  return { name };
-};
+const dataDaemon =
+  (type: Extract<DataDaemonType, KeyedDaemonType>): AgentStepOf<'ceph.mgr.start'> =>
+  async (ctx) => {
+    const name = ctx.args.name;
+    checkFsid(ctx.args.fsid, await refreshConf(ctx));
+    const entity = DAEMONS[type].entity(name);
+    await ctx.host.writeSecret(join(ctx.host.dataDirOf(type, name), 'keyring'), await keyringFor(ctx.master, entity));
+    const how = await ctx.host.start(type, name, [], ctx.signal);
+    ctx.log('info', `${entity}: ${how === 'running' ? 'already running' : 'started'}`);
+    return { name };
+  };
 
 export const startMgr: AgentStepOf<'ceph.mgr.start'> = dataDaemon(Daemon.mgr);
 // The same arguments as the manager's (one schema, two names): compared once, not expanded.
@@ -29,7 +31,12 @@ export const startRgw: AgentStepOf<'ceph.rgw.start'> = async (ctx) => {
   const entity = DAEMONS.rgw.entity(name);
   await ctx.host.writeSecret(ctx.host.keyringOf(entity), await keyringFor(ctx.master, entity));
   const endpoint = `${ctx.host.opts.publicAddr ?? '0.0.0.0'}:${port}`;
-  const how = await ctx.host.start(Daemon.rgw, name, ['--rgw-frontends', `beast endpoint=${endpoint}`, '--rgw-thread-pool-size', '64'], ctx.signal);
+  const how = await ctx.host.start(
+    Daemon.rgw,
+    name,
+    ['--rgw-frontends', `beast endpoint=${endpoint}`, '--rgw-thread-pool-size', '64'],
+    ctx.signal,
+  );
   ctx.log('info', `${entity}: ${how === 'running' ? 'already running' : `started, S3 on ${endpoint}`}`);
   return { name, endpoint };
 };
@@ -44,7 +51,10 @@ export const stopRgw: AgentStepOf<'ceph.rgw.stop'> = async (ctx) => {
 
 export const restartDaemon: AgentStepOf<'ceph.daemon.restart'> = async (ctx) => {
   const type = ctx.args.daemon;
-  const id = type === DISK_DAEMON_TYPE ? String(ctx.args.id ?? required(ctx.args.name, 'name').replace(/^osd\./, '')) : required(ctx.args.name, 'name');
+  const id =
+    type === DISK_DAEMON_TYPE
+      ? String(ctx.args.id ?? required(ctx.args.name, 'name').replace(/^osd\./, ''))
+      : required(ctx.args.name, 'name');
   await refreshConf(ctx);
   await ctx.host.restart(type, id, ctx.signal);
   ctx.log('info', `${type}.${id}: restarted`);

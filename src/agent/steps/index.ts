@@ -46,6 +46,7 @@ export function checked(name: NodeStepName, impl: AnyImpl): AgentStep {
 export function agentSteps(): Map<string, AgentStep> {
   const all: Partial<Record<NodeStepName, AnyImpl>> = IMPLEMENTED;
   const out = new Map<string, AgentStep>();
-  for (const [name, impl] of Object.entries(all) as Array<[NodeStepName, AnyImpl | undefined]>) if (impl) out.set(name, checked(name, impl));
+  for (const [name, impl] of Object.entries(all) as Array<[NodeStepName, AnyImpl | undefined]>)
+    if (impl) out.set(name, checked(name, impl));
   return out;
 }

@@ -24,7 +24,8 @@ export const bootstrapMon: AgentStepOf<'ceph.mon.bootstrap'> = async (ctx) => {
   await refreshConf(ctx);
   const addrv = monAddrVec(addr, port);
   const members = ctx.args.initialMembers?.map((m) => ({ name: m.name, addr: m.addr })) ?? [{ name, addr }];
-  if (!members.some((m) => m.name === name)) throw new Error(`mon.${name} is not one of the first monitors (${members.map((m) => m.name).join(', ')})`);
+  if (!members.some((m) => m.name === name))
+    throw new Error(`mon.${name} is not one of the first monitors (${members.map((m) => m.name).join(', ')})`);
   // The master's conf names the monitors it knows of in mon_initial_members. A new monitor
   // store takes names it does not find in the monmap as 0.0.0.0 placeholders, and would then
   // wait forever for a majority that can never form. The initial members are exactly the
@@ -33,7 +34,16 @@ export const bootstrapMon: AgentStepOf<'ceph.mon.bootstrap'> = async (ctx) => {
   await withMkfsFiles(ctx, async (dir) => {
     const monmap = join(dir, 'monmap');
     const addv = members.flatMap((m) => ['--addv', m.name, monAddrVec(m.addr, port)]);
-    await tool(ctx, 'monmaptool', ['--create', '--fsid', fsid, ...addv, '--set-min-mon-release', 'pacific', '--enable-all-features', monmap]);
+    await tool(ctx, 'monmaptool', [
+      '--create',
+      '--fsid',
+      fsid,
+      ...addv,
+      '--set-min-mon-release',
+      'pacific',
+      '--enable-all-features',
+      monmap,
+    ]);
     await mkfs(ctx, name, monmap, dir, MON_KEYS, initial);
   });
   await startMon(ctx, name, addrv, initial);
@@ -62,7 +72,14 @@ export const removeMon: AgentStepOf<'ceph.mon.remove'> = async (ctx) => {
   return { monName: name };
 };
 
-async function mkfs<A>(ctx: AgentStepContext<A>, name: string, monmap: string, dir: string, entities: string[], extra: string[] = []): Promise<void> {
+async function mkfs<A>(
+  ctx: AgentStepContext<A>,
+  name: string,
+  monmap: string,
+  dir: string,
+  entities: string[],
+  extra: string[] = [],
+): Promise<void> {
   const data = ctx.host.dataDirOf(Daemon.mon, name);
   if (await exists(join(data, 'kv_backend'))) {
     ctx.log('info', `mon.${name}: its store exists already; not made again`);
@@ -76,7 +93,9 @@ async function mkfs<A>(ctx: AgentStepContext<A>, name: string, monmap: string, d
   });
   const keyring = join(dir, 'mon.keyring');
   await ctx.host.writeSecret(keyring, text.join(''));
-  await ctx.host.explained(`mon.${name}`, () => tool(ctx, 'ceph-mon', ['-c', ctx.host.conf, '--mkfs', '-i', name, '--monmap', monmap, '--keyring', keyring, ...extra]));
+  await ctx.host.explained(`mon.${name}`, () =>
+    tool(ctx, 'ceph-mon', ['-c', ctx.host.conf, '--mkfs', '-i', name, '--monmap', monmap, '--keyring', keyring, ...extra]),
+  );
   ctx.log('info', `mon.${name}: store made in ${data}`);
 }
 
@@ -95,4 +114,8 @@ async function withMkfsFiles<A>(ctx: AgentStepContext<A>, body: (dir: string) =>
   }
 }
 
-const exists = (p: string): Promise<boolean> => access(p).then(() => true, () => false);
+const exists = (p: string): Promise<boolean> =>
+  access(p).then(
+    () => true,
+    () => false,
+  );

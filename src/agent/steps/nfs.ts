@@ -104,7 +104,8 @@ async function waitReady(ctx: AgentStepContext, name: string, log: string, from:
       throw new Error(`${entity}: ganesha started without its export, stopped it; its log says:\n${failed.map(trim).join('\n')}`);
     }
     const waited = Date.now() - started;
-    if (!pid && (waited > PID_GRACE_MS || /:FATAL :|Server exiting/.test(text))) throw new Error(`${entity}: ganesha exited during its start${tail(text)}`);
+    if (!pid && (waited > PID_GRACE_MS || /:FATAL :|Server exiting/.test(text)))
+      throw new Error(`${entity}: ganesha exited during its start${tail(text)}`);
     if (waited > READY_TIMEOUT_MS) {
       await host.stop(Daemon.nfs, name);
       throw new Error(`${entity}: ganesha did not serve within ${READY_TIMEOUT_MS / 1000} s, stopped it${tail(text)}`);
@@ -123,6 +124,10 @@ async function readFrom(file: string, from: number): Promise<string> {
 const trim = (line: string): string => line.replace(/^.*?\] /, '').slice(0, 300);
 
 function tail(text: string): string {
-  const lines = text.trim().split('\n').filter((l) => l && !/:DBUS :/.test(l)).slice(-LOG_TAIL_LINES);
+  const lines = text
+    .trim()
+    .split('\n')
+    .filter((l) => l && !/:DBUS :/.test(l))
+    .slice(-LOG_TAIL_LINES);
   return lines.length ? `; its log ends with:\n${lines.map(trim).join('\n')}` : '';
 }

@@ -19,7 +19,10 @@ export const createOsd: AgentStepOf<'ceph.osd.create'> = async (ctx) => {
   const { osdId: id, uuid, devicePath: device } = ctx.args;
   await refreshConf(ctx);
   const data = ctx.host.dataDirOf(Daemon.osd, String(id));
-  const made = await readFile(join(data, 'fsid'), 'utf8').then((s) => s.trim(), () => null);
+  const made = await readFile(join(data, 'fsid'), 'utf8').then(
+    (s) => s.trim(),
+    () => null,
+  );
   if (made !== null && made !== uuid) throw new Error(`osd.${id} exists on this node with fsid ${made}, not ${uuid}`);
   const holder = await osdOn(ctx, device);
   if (holder !== null && holder !== id) throw new Error(`${device} already holds osd.${holder}`);
@@ -32,7 +35,10 @@ export const createOsd: AgentStepOf<'ceph.osd.create'> = async (ctx) => {
   }
   const how = await ctx.host.start(Daemon.osd, String(id), [], ctx.signal);
   const cls = ctx.args.deviceClass;
-  ctx.log('info', `osd.${id}: ${how === 'running' ? 'already running' : 'started'}${cls ? ` (device class ${cls} as the master sees the disk)` : ''}`);
+  ctx.log(
+    'info',
+    `osd.${id}: ${how === 'running' ? 'already running' : 'started'}${cls ? ` (device class ${cls} as the master sees the disk)` : ''}`,
+  );
   return { osdId: id, devicePath: device };
 };
 

@@ -88,7 +88,12 @@ export class Auth {
     await sessions.load();
     await ensureFirstAdmin(users, { stateDir: deps.stateDir, adminPassword: deps.adminPassword, logger: deps.logger, print: deps.print });
     await hasher.warm();
-    const tokens = new TokenService(key, deps.clock, { accessSeconds: o.accessSeconds, refreshSeconds: o.refreshSeconds }, o.tokenCacheSize);
+    const tokens = new TokenService(
+      key,
+      deps.clock,
+      { accessSeconds: o.accessSeconds, refreshSeconds: o.refreshSeconds },
+      o.tokenCacheSize,
+    );
     const limiters = [new LoginLimiter(deps.clock, o.loginLimits), new LoginLimiter(deps.clock, o.agentLoginLimits)] as const;
     return new Auth(users, sessions, tokens, ...limiters, hasher, deps.clock, deps.logger, deps.agents ?? null);
   }
@@ -114,7 +119,13 @@ export class Auth {
     if (nodeId !== null) {
       const state = await this.agents?.state(nodeId);
       if (!state) throw new AuthError();
-      return { kind: 'agent', nodeId, username: claims.userId, sessionId: claims.sessionId, rotated: state.rotated } satisfies AgentPrincipal;
+      return {
+        kind: 'agent',
+        nodeId,
+        username: claims.userId,
+        sessionId: claims.sessionId,
+        rotated: state.rotated,
+      } satisfies AgentPrincipal;
     }
     const doc = await this.users.get(claims.userId);
     if (!doc) throw new AuthError();

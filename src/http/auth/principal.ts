@@ -23,7 +23,8 @@ export interface AgentPrincipal {
 
 export type Caller = Principal | AgentPrincipal;
 
-export const isAgent = (caller: Caller | null | undefined): caller is AgentPrincipal => (caller as AgentPrincipal | null | undefined)?.kind === 'agent';
+export const isAgent = (caller: Caller | null | undefined): caller is AgentPrincipal =>
+  (caller as AgentPrincipal | null | undefined)?.kind === 'agent';
 
 /**
  * Node secrets (keyrings) may be read by an admin, for any node, and by a node's own agent,

@@ -96,7 +96,11 @@ export class LoginLimiter {
     const pair = this.entries.get(pairKey(username, address));
     let wait = pair?.until !== undefined ? pair.until - now : 0;
     if (!this.known(username, address)) {
-      wait = Math.max(wait, this.windowWait(userKey(username), this.limits.perUser), this.windowWait(addressKey(address), this.limits.perAddress));
+      wait = Math.max(
+        wait,
+        this.windowWait(userKey(username), this.limits.perUser),
+        this.windowWait(addressKey(address), this.limits.perAddress),
+      );
     }
     return Math.max(0, wait);
   }

@@ -9,7 +9,8 @@ export const S3_HEADERS = { accessKey: 'X-S3-Access-Key', secretKey: 'X-S3-Secre
 /** Query parameters that carry the pair; they are taken out of the query before it is validated. */
 export const S3_QUERY_KEYS = ['accessKey', 'secretKey'] as const;
 
-const MISSING = 'the S3 operations need an RGW key pair: headers X-S3-Access-Key and X-S3-Secret-Key, or query parameters accessKey and secretKey';
+const MISSING =
+  'the S3 operations need an RGW key pair: headers X-S3-Access-Key and X-S3-Secret-Key, or query parameters accessKey and secretKey';
 
 function one(ctx: Context, name: keyof S3Credentials): string {
   const header = ctx.get(S3_HEADERS[name]);

@@ -74,7 +74,13 @@ export class UserDirectory {
     return this.serial(async () => {
       await this.assertFree(input.username);
       const passwordHash = await this.hasher.hash(input.password);
-      const spec: UserSpec = { username: input.username, name: input.name, email: input.email, isAdmin: input.isAdmin ?? false, passwordHash };
+      const spec: UserSpec = {
+        username: input.username,
+        name: input.name,
+        email: input.email,
+        isAdmin: input.isAdmin ?? false,
+        passwordHash,
+      };
       return this.store.create<UserSpec>({ kind: Kind.User, name: input.username, spec, source: { type: 'api' } });
     });
   }
@@ -88,7 +94,10 @@ export class UserDirectory {
       const { username, name, email, isAdmin } = changes;
       const fields = Object.entries({ username, name, email, isAdmin }).filter(([, v]) => v !== undefined);
       const spec: UserSpec = { ...current.spec, ...Object.fromEntries(fields), passwordHash };
-      const doc = await this.store.updateSpec<UserSpec>(Kind.User, id, spec, { resourceVersion: current.metadata.resourceVersion, name: spec.username });
+      const doc = await this.store.updateSpec<UserSpec>(Kind.User, id, spec, {
+        resourceVersion: current.metadata.resourceVersion,
+        name: spec.username,
+      });
       return doc;
     });
   }

@@ -21,8 +21,14 @@ const logLineSchema = object(
   ['timestamp', 'level', 'message'],
 );
 const claimedSchema = object({ id: uuidSchema, taskName: { type: 'string' }, args: { type: 'object' } }, ['id', 'taskName', 'args']);
-const runStateSchema = object({ state: { enum: ['pending', 'running', 'completed', 'failed', 'canceled'] }, canceled: bool }, ['state', 'canceled']);
-const credentialSchema = object({ username: { type: 'string' }, secret: { type: 'string', description: 'shown once; the previous secret no longer works' } }, ['username', 'secret']);
+const runStateSchema = object({ state: { enum: ['pending', 'running', 'completed', 'failed', 'canceled'] }, canceled: bool }, [
+  'state',
+  'canceled',
+]);
+const credentialSchema = object(
+  { username: { type: 'string' }, secret: { type: 'string', description: 'shown once; the previous secret no longer works' } },
+  ['username', 'secret'],
+);
 
 type RunParams = { runId: string };
 const runParams = object({ runId: uuidSchema }, ['runId']);
@@ -74,7 +80,11 @@ export function agentRoutes(gateway: AgentGateway, auth: Auth): AnyRoute[] {
       tags,
       agent: true,
       body: object({ waitMs: { type: 'integer', minimum: 0, maximum: 30_000, default: 0 } }),
-      response: { description: 'the claimed run', schema: claimedSchema, empty: { status: 204, description: 'no run for the node within waitMs' } },
+      response: {
+        description: 'the claimed run',
+        schema: claimedSchema,
+        empty: { status: 204, description: 'no run for the node within waitMs' },
+      },
       handler: async ({ agent, body, ctx }) => {
         const { nodeId } = rotatedAgent(agent);
         // A client that hangs up ends the wait, so no run is handed to a closed connection.

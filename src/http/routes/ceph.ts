@@ -15,8 +15,15 @@ const unavailable = (message: string) => new ServiceUnavailableError(message, 'C
 const int = { type: 'integer', minimum: 0 };
 const metricsProps = {
   health: { enum: ['HEALTH_OK', 'HEALTH_WARN', 'HEALTH_ERR'] },
-  monCount: int, osdCount: int, osdUp: int, osdIn: int, pgCount: int, poolCount: int,
-  usedBytes: int, availableBytes: int, totalBytes: int,
+  monCount: int,
+  osdCount: int,
+  osdUp: int,
+  osdIn: int,
+  pgCount: int,
+  poolCount: int,
+  usedBytes: int,
+  availableBytes: int,
+  totalBytes: int,
 };
 const nodeStateProps = {
   nodeId: uuidSchema,
@@ -27,7 +34,10 @@ const nodeStateProps = {
 export function cephRoutes(config: CephConfig, inventory: Inventory): AnyRoute[] {
   return [
     route({
-      method: 'GET', path: '/ceph/metrics', summary: 'Cluster health, daemon counts, placement groups and capacity, as last observed', tags: ['ceph'],
+      method: 'GET',
+      path: '/ceph/metrics',
+      summary: 'Cluster health, daemon counts, placement groups and capacity, as last observed',
+      tags: ['ceph'],
       response: { description: 'metrics', schema: object(metricsProps, Object.keys(metricsProps)) },
       errors: [503],
       handler: async () => {
@@ -37,7 +47,10 @@ export function cephRoutes(config: CephConfig, inventory: Inventory): AnyRoute[]
       },
     }),
     route({
-      method: 'GET', path: '/ceph/cluster/config', summary: 'The ceph.conf every node uses, base64', tags: ['ceph'],
+      method: 'GET',
+      path: '/ceph/cluster/config',
+      summary: 'The ceph.conf every node uses, base64',
+      tags: ['ceph'],
       // Every node's agent writes this file for its daemons (no secret in it).
       agent: 'also',
       response: { description: 'config', schema: object({ config: { type: 'string', contentEncoding: 'base64' } }, ['config']) },
@@ -45,15 +58,25 @@ export function cephRoutes(config: CephConfig, inventory: Inventory): AnyRoute[]
       handler: async () => ({ config: Buffer.from(await config.text()).toString('base64') }),
     }),
     route({
-      method: 'GET', path: '/ceph/cluster/config/hash', summary: 'SHA-256 of exactly the bytes GET /ceph/cluster/config encodes', tags: ['ceph'],
+      method: 'GET',
+      path: '/ceph/cluster/config/hash',
+      summary: 'SHA-256 of exactly the bytes GET /ceph/cluster/config encodes',
+      tags: ['ceph'],
       // Agents compare their copy with it.
       agent: 'also',
       response: { description: 'hash', schema: object({ hash: { type: 'string', pattern: '^[0-9a-f]{64}$' } }, ['hash']) },
       errors: [422], // the ceph.conf template fails to render
-      handler: async () => ({ hash: createHash('sha256').update(await config.text()).digest('hex') }),
+      handler: async () => ({
+        hash: createHash('sha256')
+          .update(await config.text())
+          .digest('hex'),
+      }),
     }),
     route({
-      method: 'GET', path: '/ceph/monmap', summary: 'The current monitor map, binary', tags: ['ceph'],
+      method: 'GET',
+      path: '/ceph/monmap',
+      summary: 'The current monitor map, binary',
+      tags: ['ceph'],
       // A joining monitor's mkfs reads it on its node.
       agent: 'also',
       response: { description: 'the monmap', contentType: 'application/octet-stream' },
@@ -68,23 +91,37 @@ export function cephRoutes(config: CephConfig, inventory: Inventory): AnyRoute[]
       },
     }),
     route<unknown, unknown, { nodeId: string }>({
-      method: 'GET', path: '/ceph/nodes/{nodeId}/keyrings', summary: "The keyrings of a node's daemons: secrets, for admins and that node's own agent only", tags: ['ceph'],
+      method: 'GET',
+      path: '/ceph/nodes/{nodeId}/keyrings',
+      summary: "The keyrings of a node's daemons: secrets, for admins and that node's own agent only",
+      tags: ['ceph'],
       agent: 'also',
       admin: true,
       params: object({ nodeId: uuidSchema }, ['nodeId']),
       response: {
         description: 'keyrings',
-        schema: object({ nodeId: uuidSchema, keyrings: { type: 'array', items: object({ entity: { type: 'string' }, keyring: { type: 'string' } }, ['entity', 'keyring']) } }, ['nodeId', 'keyrings']),
+        schema: object(
+          {
+            nodeId: uuidSchema,
+            keyrings: { type: 'array', items: object({ entity: { type: 'string' }, keyring: { type: 'string' } }, ['entity', 'keyring']) },
+          },
+          ['nodeId', 'keyrings'],
+        ),
       },
       errors: [403, 404],
       handler: async ({ params, principal, agent }) => {
-        if (!mayReadNodeSecrets(principal ?? agent, params.nodeId)) throw new ForbiddenError("only an admin or the node's own agent may read its keyrings");
+        if (!mayReadNodeSecrets(principal ?? agent, params.nodeId))
+          throw new ForbiddenError("only an admin or the node's own agent may read its keyrings");
         return { nodeId: params.nodeId, keyrings: await config.keyringsOf(params.nodeId) };
       },
     }),
     route<{ adminKeyring: boolean }, unknown, { nodeId: string }>({
-      method: 'POST', path: '/ceph/nodes/{nodeId}/admin-keyring', tags: ['ceph'], admin: true,
-      summary: "Make a node an admin node (`adminKeyring: true`: its agent is also handed client.admin) or not (the default: only the master holds client.admin)",
+      method: 'POST',
+      path: '/ceph/nodes/{nodeId}/admin-keyring',
+      tags: ['ceph'],
+      admin: true,
+      summary:
+        'Make a node an admin node (`adminKeyring: true`: its agent is also handed client.admin) or not (the default: only the master holds client.admin)',
       params: object({ nodeId: uuidSchema }, ['nodeId']),
       body: object({ adminKeyring: { type: 'boolean' } }, ['adminKeyring']),
       response: { description: 'updated', schema: statusSchema('updated') },
@@ -95,7 +132,10 @@ export function cephRoutes(config: CephConfig, inventory: Inventory): AnyRoute[]
       },
     }),
     route<unknown, unknown, { nodeId: string }>({
-      method: 'GET', path: '/ceph/nodes/{nodeId}/state', summary: "A node's Ceph daemons: desired and running", tags: ['ceph'],
+      method: 'GET',
+      path: '/ceph/nodes/{nodeId}/state',
+      summary: "A node's Ceph daemons: desired and running",
+      tags: ['ceph'],
       params: object({ nodeId: uuidSchema }, ['nodeId']),
       response: { description: 'node Ceph state', schema: object(nodeStateProps, Object.keys(nodeStateProps)) },
       errors: [404],

@@ -20,8 +20,9 @@ export function eventRoutes(hub: SseHub): (area: EventArea) => AnyRoute[] {
       route<unknown, { lastEventId?: string }>({
         method: 'GET',
         path: '/events',
-        summary: 'Server-sent events: `id: <n>` and one `data:` line of {type, payload}; resume with Last-Event-ID. '
-          + `The stream ends when its session does (logout, refresh-token reuse, expiry); a user may hold ${streams.maxPerUser} at once, more are 429.`,
+        summary:
+          'Server-sent events: `id: <n>` and one `data:` line of {type, payload}; resume with Last-Event-ID. ' +
+          `The stream ends when its session does (logout, refresh-token reuse, expiry); a user may hold ${streams.maxPerUser} at once, more are 429.`,
         tags: ['events'],
         query: object({ lastEventId: { type: 'string', pattern: '^[0-9]{1,16}$' } }),
         response: { description: 'an endless text/event-stream', contentType: 'text/event-stream' },

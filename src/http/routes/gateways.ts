@@ -30,18 +30,27 @@ const gatewaySchema = object(
 
 const keysOf = (secret: boolean) => ({
   type: 'array',
-  items: object(secret ? { accessKey: { type: 'string' }, secretKey: { type: 'string' } } : { accessKey: { type: 'string' } }, secret ? ['accessKey', 'secretKey'] : ['accessKey']),
+  items: object(
+    secret ? { accessKey: { type: 'string' }, secretKey: { type: 'string' } } : { accessKey: { type: 'string' } },
+    secret ? ['accessKey', 'secretKey'] : ['accessKey'],
+  ),
 });
 const userView = object(
   {
-    userId: { type: 'string' }, displayName: { type: 'string' }, email: { type: 'string' },
+    userId: { type: 'string' },
+    displayName: { type: 'string' },
+    email: { type: 'string' },
     keys: { ...keysOf(false), description: 'access keys only: a secret key is shown once, when the user is created' },
     state: { enum: ['pending', 'blocked', 'creating', 'ready', 'failed'] },
     message: { type: 'string', description: 'why the user is not ready, or which key it has' },
   },
   ['userId', 'displayName', 'keys', 'state', 'message'],
 );
-const createdUser = object({ userId: { type: 'string' }, displayName: { type: 'string' }, email: { type: 'string' }, keys: keysOf(true) }, ['userId', 'displayName', 'keys']);
+const createdUser = object({ userId: { type: 'string' }, displayName: { type: 'string' }, email: { type: 'string' }, keys: keysOf(true) }, [
+  'userId',
+  'displayName',
+  'keys',
+]);
 
 export interface GatewayDeps {
   store: Store;
@@ -54,13 +63,18 @@ export function gatewayRoutes({ store, inventory, invocations, users }: GatewayD
   const gateways = new RgwGateways(store, inventory);
   return [
     route({
-      method: 'GET', path: '/gateways/rgw', tags: ['gateways'],
+      method: 'GET',
+      path: '/gateways/rgw',
+      tags: ['gateways'],
       summary: 'The RADOS gateways: one per node that wants one, and removed ones until they have stopped',
       response: { description: 'gateways by hostname', schema: { type: 'array', items: gatewaySchema } },
       handler: () => gateways.list(),
     }),
     route<{ nodeId: string }>({
-      method: 'POST', path: '/gateways/rgw/deploy', tags: ['gateways'], admin: true,
+      method: 'POST',
+      path: '/gateways/rgw/deploy',
+      tags: ['gateways'],
+      admin: true,
       summary: 'Deploy a RADOS gateway on a node (the same as invoking ceph.create-rgw on it)',
       body: object({ nodeId: uuidSchema }, ['nodeId']),
       response: { description: 'scheduled', schema: statusSchema('scheduled') },
@@ -68,7 +82,10 @@ export function gatewayRoutes({ store, inventory, invocations, users }: GatewayD
       handler: async ({ body }) => single((await invocations.invokeNodes(NodeOperation.createRgw, [body.nodeId]))[0]),
     }),
     route<unknown, unknown, { id: string }>({
-      method: 'POST', path: '/gateways/rgw/{id}/remove', tags: ['gateways'], admin: true,
+      method: 'POST',
+      path: '/gateways/rgw/{id}/remove',
+      tags: ['gateways'],
+      admin: true,
       summary: 'Remove a RADOS gateway: it is no longer desired, and the rgw loop stops it (a gateway holds no data)',
       params: object({ id: uuidSchema }, ['id']),
       response: { description: 'scheduled', schema: statusSchema('scheduled') },
@@ -78,22 +95,33 @@ export function gatewayRoutes({ store, inventory, invocations, users }: GatewayD
       },
     }),
     route({
-      method: 'GET', path: '/gateways/rgw/users', tags: ['gateways'],
-      summary: 'The RGW (S3) users with their access keys. Secret keys are never listed, to admins neither: each is shown once, in the answer that created it',
+      method: 'GET',
+      path: '/gateways/rgw/users',
+      tags: ['gateways'],
+      summary:
+        'The RGW (S3) users with their access keys. Secret keys are never listed, to admins neither: each is shown once, in the answer that created it',
       response: { description: 'users by id', schema: { type: 'array', items: userView } },
       handler: () => users.list(),
     }),
     route<RgwUserSpec>({
-      method: 'POST', path: '/gateways/rgw/users', tags: ['gateways'], admin: true,
-      summary: 'Create an RGW (S3) user. Answers 201 with its key pair once the user exists in RGW (this is the only time the secret key is shown), '
-        + 'or 202 when that takes longer than 30 s (monitor quorum and a running gateway are needed): repeat the same request later to get the keys. '
-        + 'A user whose secret was shown already, or declared with another display name or email, is 409 RGW_USER_EXISTS.',
+      method: 'POST',
+      path: '/gateways/rgw/users',
+      tags: ['gateways'],
+      admin: true,
+      summary:
+        'Create an RGW (S3) user. Answers 201 with its key pair once the user exists in RGW (this is the only time the secret key is shown), ' +
+        'or 202 when that takes longer than 30 s (monitor quorum and a running gateway are needed): repeat the same request later to get the keys. ' +
+        'A user whose secret was shown already, or declared with another display name or email, is 409 RGW_USER_EXISTS.',
       body: rgwUserInputSchema,
       response: {
         status: 201,
         description: 'created, with the key pair (the secret key is shown this once)',
         schema: createdUser,
-        also: { status: 202, description: 'declared, keys not issued yet: the same request again answers 201 with them once they are', schema: statusSchema('scheduled') },
+        also: {
+          status: 202,
+          description: 'declared, keys not issued yet: the same request again answers 201 with them once they are',
+          schema: statusSchema('scheduled'),
+        },
       },
       errors: [409],
       handler: async ({ body, ctx }) => {

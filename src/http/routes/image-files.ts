@@ -9,7 +9,8 @@ import type { SignedUrls } from '../signed-urls.js';
 /** Where a downloaded image's file is on the master; null when it is not there. */
 export type ImageFileLookup = (imageId: string, file: string) => Promise<string | null>;
 
-export const imageFilePath = (imageId: string, file: string): string => `/images/${encodeURIComponent(imageId)}/files/${encodeURIComponent(file)}`;
+export const imageFilePath = (imageId: string, file: string): string =>
+  `/images/${encodeURIComponent(imageId)}/files/${encodeURIComponent(file)}`;
 
 const name = { type: 'string', minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$' };
 
@@ -21,7 +22,12 @@ export function imageFileRoutes(links: SignedUrls, lookup: ImageFileLookup): Any
       summary: 'A file of a downloaded image, for a booting machine (signed link from its boot script)',
       tags: ['images', 'boot'],
       signed: true,
-      params: { type: 'object', required: ['imageId', 'file'], additionalProperties: false, properties: { imageId: { type: 'string', format: 'uuid' }, file: name } },
+      params: {
+        type: 'object',
+        required: ['imageId', 'file'],
+        additionalProperties: false,
+        properties: { imageId: { type: 'string', format: 'uuid' }, file: name },
+      },
       // Both optional to the schema: a link without them is a missing credential (401), not a bad request.
       query: {
         type: 'object',

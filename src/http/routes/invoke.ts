@@ -16,18 +16,34 @@ export const MAX_TARGETS = 100;
 // Over 100 ids is refused before the schema looks at any of them, with its own code (the route
 // layer reads LIMIT_CODE), however many there are.
 const ids = {
-  type: 'array', items: uuidSchema, minItems: 1, maxItems: MAX_TARGETS, [LIMIT_CODE]: 'TOO_MANY_TARGETS',
+  type: 'array',
+  items: uuidSchema,
+  minItems: 1,
+  maxItems: MAX_TARGETS,
+  [LIMIT_CODE]: 'TOO_MANY_TARGETS',
   description: `at most ${MAX_TARGETS}; more is refused whole with 400 TOO_MANY_TARGETS`,
 };
 const resultSchema = object(
-  { id: uuidSchema, status: { enum: ['scheduled', 'rejected'] }, reason: { type: 'string', description: 'why a target was rejected' }, code: { type: 'string', description: 'the stable code of a rejection that has one: SPEC_OWNED when a specs file owns what the operation would change' } },
+  {
+    id: uuidSchema,
+    status: { enum: ['scheduled', 'rejected'] },
+    reason: { type: 'string', description: 'why a target was rejected' },
+    code: {
+      type: 'string',
+      description: 'the stable code of a rejection that has one: SPEC_OWNED when a specs file owns what the operation would change',
+    },
+  },
   ['id', 'status'],
 );
 const resultsSchema = object({ results: { type: 'array', items: resultSchema } }, ['results']);
 
 function checkCount(list: string[], what: string): void {
   if (list.length > MAX_TARGETS) {
-    throw new InputError(`at most ${MAX_TARGETS} ${what} per request, got ${list.length}`, [{ path: `/${what}`, message: `must have at most ${MAX_TARGETS} items` }], 'TOO_MANY_TARGETS');
+    throw new InputError(
+      `at most ${MAX_TARGETS} ${what} per request, got ${list.length}`,
+      [{ path: `/${what}`, message: `must have at most ${MAX_TARGETS} items` }],
+      'TOO_MANY_TARGETS',
+    );
   }
 }
 
@@ -35,7 +51,12 @@ function checkCount(list: string[], what: string): void {
 const DISK_OPERATIONS = NODE_DAEMON_TYPES.filter((t) => DAEMONS[t].needsDisk).map((t) => DAEMONS[t].operation as string);
 
 function requireDisk(op: string, diskId: string | undefined): asserts diskId is string {
-  if (!diskId) throw new InputError(`${op} needs diskId: the disk that will hold the monitor store`, [{ path: '/diskId', message: `required for ${op}` }], 'DISK_REQUIRED');
+  if (!diskId)
+    throw new InputError(
+      `${op} needs diskId: the disk that will hold the monitor store`,
+      [{ path: '/diskId', message: `required for ${op}` }],
+      'DISK_REQUIRED',
+    );
 }
 
 interface NodeBody {
@@ -48,8 +69,12 @@ interface NodeBody {
 /** The spec fields a create operation takes (catalogue `params`; an NFS gateway's export), each
  * with its own schema; which ones an operation takes and needs is checked per operation. */
 const PARAMS_SCHEMA = {
-  type: 'object', additionalProperties: false, maxProperties: 16,
-  properties: Object.fromEntries(NODE_DAEMON_TYPES.flatMap((t) => Object.entries(DAEMONS[t].params).map(([k, v]) => [k, { ...v, default: undefined }]))),
+  type: 'object',
+  additionalProperties: false,
+  maxProperties: 16,
+  properties: Object.fromEntries(
+    NODE_DAEMON_TYPES.flatMap((t) => Object.entries(DAEMONS[t].params).map(([k, v]) => [k, { ...v, default: undefined }])),
+  ),
 };
 
 function checkParams(op: NodeOperation, params: Record<string, unknown> | undefined): void {
@@ -57,17 +82,23 @@ function checkParams(op: NodeOperation, params: Record<string, unknown> | undefi
   const d: DaemonEntry | undefined = t ? DAEMONS[t] : undefined;
   const taken = Object.keys(d?.params ?? {});
   for (const k of Object.keys(params ?? {})) {
-    if (!taken.includes(k)) throw new InputError(`${op} does not take params.${k}`, [{ path: `/params/${k}`, message: `not taken by ${op}` }]);
+    if (!taken.includes(k))
+      throw new InputError(`${op} does not take params.${k}`, [{ path: `/params/${k}`, message: `not taken by ${op}` }]);
   }
   for (const k of d?.required ?? []) {
-    if (params?.[k] === undefined) throw new InputError(`${op} needs params.${k}`, [{ path: `/params/${k}`, message: `required for ${op}` }], 'PARAM_REQUIRED');
+    if (params?.[k] === undefined)
+      throw new InputError(`${op} needs params.${k}`, [{ path: `/params/${k}`, message: `required for ${op}` }], 'PARAM_REQUIRED');
   }
 }
 
 export function invokeRoutes(invocations: Invocations): AnyRoute[] {
   const createOn = (path: string, op: NodeOperation, summary: string): AnyRoute =>
     route<{ nodeId: string }>({
-      method: 'POST', path, summary, tags: ['ceph'], admin: true,
+      method: 'POST',
+      path,
+      summary,
+      tags: ['ceph'],
+      admin: true,
       body: object({ nodeId: uuidSchema }, ['nodeId']),
       response: { description: 'scheduled', schema: statusSchema('scheduled') },
       errors: [404, 409],
@@ -80,12 +111,18 @@ export function invokeRoutes(invocations: Invocations): AnyRoute[] {
       summary: 'Run an operation on up to 100 nodes; each target is scheduled or rejected with a reason',
       tags: ['operations'],
       admin: true,
-      body: object({ operation: { enum: [...nodeOperations] }, nodeIds: ids, diskId: uuidSchema, params: PARAMS_SCHEMA }, ['operation', 'nodeIds']),
+      body: object({ operation: { enum: [...nodeOperations] }, nodeIds: ids, diskId: uuidSchema, params: PARAMS_SCHEMA }, [
+        'operation',
+        'nodeIds',
+      ]),
       response: { description: 'one result per distinct target', schema: resultsSchema },
       handler: async ({ body }) => {
         checkCount(body.nodeIds, 'nodeIds');
         if (DISK_OPERATIONS.includes(body.operation)) requireDisk(body.operation, body.diskId);
-        else if (body.diskId) throw new InputError(`diskId is only taken by ${DISK_OPERATIONS.join(', ')}`, [{ path: '/diskId', message: `only for ${DISK_OPERATIONS.join(', ')}` }]);
+        else if (body.diskId)
+          throw new InputError(`diskId is only taken by ${DISK_OPERATIONS.join(', ')}`, [
+            { path: '/diskId', message: `only for ${DISK_OPERATIONS.join(', ')}` },
+          ]);
         checkParams(body.operation, body.params);
         return { results: await invocations.invokeNodes(body.operation, body.nodeIds, body.diskId, body.params) };
       },

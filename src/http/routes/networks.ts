@@ -8,20 +8,36 @@ import { conditionView, object, statusSchema, uuidSchema } from '../schemas.js';
 const str = { type: 'string' };
 const networkView = object(
   {
-    id: uuidSchema, cidr: str, gateway: str, dnsServers: { type: 'array', items: str }, rangeStart: str, rangeEnd: str, nicId: uuidSchema,
-    status: object({
-      phase: { enum: ['pending', 'starting', 'running', 'degraded'] },
-      pid: { type: ['integer', 'null'], description: 'the dnsmasq serving the network' },
-      configHash: { type: ['string', 'null'], description: 'SHA-256 of the configuration it runs' },
-      nicName: str,
-      bootUrl: { type: 'string', description: 'where iPXE clients are sent' },
-      conditions: { type: 'array', items: conditionView },
-    }, ['phase', 'pid', 'configHash', 'conditions']),
+    id: uuidSchema,
+    cidr: str,
+    gateway: str,
+    dnsServers: { type: 'array', items: str },
+    rangeStart: str,
+    rangeEnd: str,
+    nicId: uuidSchema,
+    status: object(
+      {
+        phase: { enum: ['pending', 'starting', 'running', 'degraded'] },
+        pid: { type: ['integer', 'null'], description: 'the dnsmasq serving the network' },
+        configHash: { type: ['string', 'null'], description: 'SHA-256 of the configuration it runs' },
+        nicName: str,
+        bootUrl: { type: 'string', description: 'where iPXE clients are sent' },
+        conditions: { type: 'array', items: conditionView },
+      },
+      ['phase', 'pid', 'configHash', 'conditions'],
+    ),
   },
   ['id', 'cidr', 'gateway', 'dnsServers', 'rangeStart', 'rangeEnd', 'nicId', 'status'],
 );
 const nicView = object(
-  { id: { ...uuidSchema, description: 'stable: derived from the MAC' }, name: str, mac: str, ip: { type: 'string', description: "first IPv4 address, '' when none" }, connected: { type: 'boolean' }, mtu: { type: 'integer' } },
+  {
+    id: { ...uuidSchema, description: 'stable: derived from the MAC' },
+    name: str,
+    mac: str,
+    ip: { type: 'string', description: "first IPv4 address, '' when none" },
+    connected: { type: 'boolean' },
+    mtu: { type: 'integer' },
+  },
   ['id', 'name', 'mac', 'ip', 'connected', 'mtu'],
 );
 
@@ -41,13 +57,18 @@ const view = (n: NetworkDoc) => ({
 export function networkRoutes(networks: Networks): AnyRoute[] {
   return [
     route({
-      method: 'GET', path: '/networks', tags: ['networks'],
+      method: 'GET',
+      path: '/networks',
+      tags: ['networks'],
       summary: 'The DHCP networks, each with what the network loop last saw of its dnsmasq',
       response: { description: 'networks by CIDR', schema: { type: 'array', items: networkView } },
       handler: async () => (await networks.list()).sort((a, b) => a.spec.cidr.localeCompare(b.spec.cidr)).map(view),
     }),
     route<NetworkInput>({
-      method: 'POST', path: '/networks/create', tags: ['networks'], admin: true,
+      method: 'POST',
+      path: '/networks/create',
+      tags: ['networks'],
+      admin: true,
       summary: `Declare a DHCP network on an interface of the master; the network loop serves it with dnsmasq (the same declaration again answers the same id)`,
       body: networkInputSchema,
       response: { description: 'created', schema: statusSchema('created', true) },
@@ -55,10 +76,15 @@ export function networkRoutes(networks: Networks): AnyRoute[] {
       handler: async ({ body }) => ({ status: 'created', id: await networks.create(body) }),
     }),
     route({
-      method: 'GET', path: '/networks/interfaces', tags: ['networks'],
+      method: 'GET',
+      path: '/networks/interfaces',
+      tags: ['networks'],
       summary: `The master's interfaces a network can bind to (Ethernet links; loopback excluded)`,
       response: { description: 'interfaces by name', schema: { type: 'array', items: nicView } },
-      handler: async () => (await networks.interfaces()).sort((a, b) => a.name.localeCompare(b.name)).map(({ id, name, mac, ip, connected, mtu }) => ({ id, name, mac, ip, connected, mtu })),
+      handler: async () =>
+        (await networks.interfaces())
+          .sort((a, b) => a.name.localeCompare(b.name))
+          .map(({ id, name, mac, ip, connected, mtu }) => ({ id, name, mac, ip, connected, mtu })),
     }),
   ];
 }

@@ -9,7 +9,13 @@ import { nicViews, nodeSummary } from '../../services/views.js';
 const str = { type: 'string' };
 const bool = { type: 'boolean' };
 const int = { type: 'integer', minimum: 0 };
-const summaryProps = { id: uuidSchema, hostname: str, role: { enum: ['master', 'worker'] }, ip: str, createdAt: { type: 'string', format: 'date-time' } };
+const summaryProps = {
+  id: uuidSchema,
+  hostname: str,
+  role: { enum: ['master', 'worker'] },
+  ip: str,
+  createdAt: { type: 'string', format: 'date-time' },
+};
 const summarySchema = object(summaryProps, Object.keys(summaryProps));
 const detailProps = {
   ...summaryProps,
@@ -17,9 +23,16 @@ const detailProps = {
   // has<Type> (desired) and <type>Exists (running), for each node daemon of the catalogue.
   ...Object.fromEntries(NODE_DAEMON_TYPES.map((t) => [`has${t.charAt(0).toUpperCase()}${t.slice(1)}`, bool])),
   ...Object.fromEntries(NODE_DAEMON_TYPES.map((t) => [`${t}Exists`, bool])),
-  diskCount: int, osdCount: int,
-  approved: { type: 'boolean', description: 'enrollment: false for a machine found by network boot until an admin approves it (node.approve)' },
-  bootAddress: { type: 'string', description: 'the source address of its last boot request ("" when none since Quarry started): what an admin checks before approving' },
+  diskCount: int,
+  osdCount: int,
+  approved: {
+    type: 'boolean',
+    description: 'enrollment: false for a machine found by network boot until an admin approves it (node.approve)',
+  },
+  bootAddress: {
+    type: 'string',
+    description: 'the source address of its last boot request ("" when none since Quarry started): what an admin checks before approving',
+  },
 };
 const detailSchema = object(detailProps, Object.keys(detailProps));
 const nicProps = { nodeId: uuidSchema, nodeHostname: str, name: str, mac: str, ip: str, connected: bool, mtu: int };

@@ -15,16 +15,30 @@ const bucketName = {
 };
 // An existing bucket's name: the same characters; as short as one, as buckets from before the
 // length rule may be.
-const bucketParam = object({
-  bucket: { type: 'string', minLength: 1, maxLength: 63, pattern: `^${notAddressNorDots}([a-z0-9]|[a-z0-9][a-z0-9.-]*[a-z0-9])$`, description: "a-z, 0-9, '.' and '-', up to 63" },
-}, ['bucket']);
+const bucketParam = object(
+  {
+    bucket: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 63,
+      pattern: `^${notAddressNorDots}([a-z0-9]|[a-z0-9][a-z0-9.-]*[a-z0-9])$`,
+      description: "a-z, 0-9, '.' and '-', up to 63",
+    },
+  },
+  ['bucket'],
+);
 // S3's limit is 1024 bytes of UTF-8; NUL is no part of a key.
 const noNul = '^[^\\u0000]*$';
 const objectKey = { type: 'string', minLength: 1, maxLength: 1024, pattern: noNul, description: 'up to 1024 characters, no NUL' };
 
 const bucketView = object({ name: { type: 'string' }, creationDate: { type: 'string', format: 'date-time' } }, ['name', 'creationDate']);
 const objectView = object(
-  { key: { type: 'string' }, size: { type: 'integer' }, lastModified: { type: 'string', format: 'date-time' }, etag: { type: 'string', description: 'without quotes' } },
+  {
+    key: { type: 'string' },
+    size: { type: 'integer' },
+    lastModified: { type: 'string', format: 'date-time' },
+    etag: { type: 'string', description: 'without quotes' },
+  },
   ['key', 'size', 'lastModified', 'etag'],
 );
 const pageView = object(
@@ -47,14 +61,21 @@ const keys = (s3: S3Credentials | null): S3Credentials => {
 export function s3Routes(service: S3Service): AnyRoute[] {
   return [
     route({
-      method: 'GET', path: '/s3/buckets', tags: ['s3'], s3: true,
+      method: 'GET',
+      path: '/s3/buckets',
+      tags: ['s3'],
+      s3: true,
       summary: "The buckets of the key pair's RGW user",
       response: { description: 'buckets, in the order the gateway lists them', schema: { type: 'array', items: bucketView } },
       handler: ({ s3 }) => service.with(keys(s3), (gw) => gw.listBuckets()),
     }),
     route<{ name: string }>({
-      method: 'POST', path: '/s3/buckets', tags: ['s3'], s3: true,
-      summary: "Create a bucket owned by the key pair's RGW user. Creating one it already owns succeeds; a name another user holds is 409 BUCKET_EXISTS",
+      method: 'POST',
+      path: '/s3/buckets',
+      tags: ['s3'],
+      s3: true,
+      summary:
+        "Create a bucket owned by the key pair's RGW user. Creating one it already owns succeeds; a name another user holds is 409 BUCKET_EXISTS",
       body: object({ name: bucketName }, ['name']),
       response: { description: 'created (or owned by this user already)', schema: statusSchema('created') },
       errors: [409],
@@ -64,7 +85,10 @@ export function s3Routes(service: S3Service): AnyRoute[] {
       },
     }),
     route<unknown, ListQuery, { bucket: string }>({
-      method: 'GET', path: '/s3/buckets/{bucket}/objects', tags: ['s3'], s3: true,
+      method: 'GET',
+      path: '/s3/buckets/{bucket}/objects',
+      tags: ['s3'],
+      s3: true,
       summary: 'One page of the objects of a bucket, in key order; an unknown bucket is 404',
       params: bucketParam,
       query: object({
@@ -83,7 +107,10 @@ export function s3Routes(service: S3Service): AnyRoute[] {
       },
     }),
     route<{ key: string }, unknown, { bucket: string }>({
-      method: 'POST', path: '/s3/buckets/{bucket}/objects/delete', tags: ['s3'], s3: true,
+      method: 'POST',
+      path: '/s3/buckets/{bucket}/objects/delete',
+      tags: ['s3'],
+      s3: true,
       summary: 'Delete an object. A key that is not there is deleted already (as in S3); an unknown bucket is 404',
       params: bucketParam,
       body: object({ key: objectKey }, ['key']),

@@ -17,7 +17,10 @@ export function sessionRoutes(auth: Auth): AnyRoute[] {
       tags: ['session'],
       public: true,
       // Length limits only: a username that could never exist still gets the generic 401.
-      body: object({ username: { type: 'string', minLength: 1, maxLength: 256 }, password: { type: 'string', minLength: 1, maxLength: 1024 } }, ['username', 'password']),
+      body: object(
+        { username: { type: 'string', minLength: 1, maxLength: 256 }, password: { type: 'string', minLength: 1, maxLength: 1024 } },
+        ['username', 'password'],
+      ),
       response: { description: 'the logged-in user', schema: userSchema },
       // A public route, so the layer adds no 401: wrong username or password is one.
       errors: [401, 429],
@@ -31,7 +34,10 @@ export function sessionRoutes(auth: Auth): AnyRoute[] {
       public: true,
       response: {
         description: 'the new access token (also set as cookie); expiresIn in seconds',
-        schema: object({ accessToken: { type: 'string' }, expiresIn: { type: 'integer', const: auth.accessSeconds } }, ['accessToken', 'expiresIn']),
+        schema: object({ accessToken: { type: 'string' }, expiresIn: { type: 'integer', const: auth.accessSeconds } }, [
+          'accessToken',
+          'expiresIn',
+        ]),
       },
       errors: [401], // a missing, expired, revoked or reused refresh token
       handler: ({ ctx }) => auth.refresh(ctx),

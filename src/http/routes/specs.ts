@@ -8,35 +8,62 @@ const str = { type: 'string' };
 const int = { type: 'integer' };
 const strings = { type: 'array', items: str };
 const errorView = object(
-  { file: str, document: { type: ['integer', 'null'] }, line: int, column: int, field: { type: 'string', description: "JSON pointer of the field; '' for a document or the file" }, message: str },
+  {
+    file: str,
+    document: { type: ['integer', 'null'] },
+    line: int,
+    column: int,
+    field: { type: 'string', description: "JSON pointer of the field; '' for a document or the file" },
+    message: str,
+  },
   ['file', 'document', 'line', 'column', 'field', 'message'],
 );
 const ref = { kind: str, id: str, name: str, document: { type: ['integer', 'null'] } };
 const refView = object(ref, ['kind', 'id', 'name', 'document']);
-const pendingView = object({ document: int, kind: str, name: str, reason: str, message: str }, ['document', 'kind', 'name', 'reason', 'message']);
+const pendingView = object({ document: int, kind: str, name: str, reason: str, message: str }, [
+  'document',
+  'kind',
+  'name',
+  'reason',
+  'message',
+]);
 const changeView = object({ ...ref, fields: strings, reason: str }, ['kind', 'id', 'name', 'document', 'fields']);
-const taskView = object({ task: str, kind: str, id: str, name: str, wipes: { type: 'string', description: 'the disk whose contents the task destroys' } }, ['task', 'kind', 'id', 'name']);
+const taskView = object(
+  { task: str, kind: str, id: str, name: str, wipes: { type: 'string', description: 'the disk whose contents the task destroys' } },
+  ['task', 'kind', 'id', 'name'],
+);
 const orphanCondition = { ...conditionView, required: ['type', 'status', 'reason', 'message'] };
 
 const fileView = object(
   {
     file: { type: 'string', description: 'path relative to SPECS_DIR' },
-    state: { enum: ['applied', 'pending', 'failed', 'deleted'], description: 'pending: applied, but something it names does not exist yet' },
+    state: {
+      enum: ['applied', 'pending', 'failed', 'deleted'],
+      description: 'pending: applied, but something it names does not exist yet',
+    },
     documents: int,
     appliedAt: { type: ['string', 'null'] },
     lastError: { anyOf: [{ type: 'null' }, object({ message: str, errors: { type: 'array', items: errorView } }, ['message', 'errors'])] },
     objects: { type: 'array', items: refView, description: 'what the file owns' },
     pending: { type: 'array', items: pendingView },
-    orphans: { type: 'array', items: object({ ...ref, condition: orphanCondition }, ['kind', 'id', 'name', 'document', 'condition']), description: 'data-bearing objects the file no longer declares: kept, owned by no one' },
+    orphans: {
+      type: 'array',
+      items: object({ ...ref, condition: orphanCondition }, ['kind', 'id', 'name', 'document', 'condition']),
+      description: 'data-bearing objects the file no longer declares: kept, owned by no one',
+    },
   },
   ['file', 'state', 'documents', 'appliedAt', 'lastError', 'objects', 'pending', 'orphans'],
 );
 
 const planSchema = object(
   {
-    file: str, valid: { type: 'boolean' }, errors: { type: 'array', items: errorView },
-    created: { type: 'array', items: changeView }, updated: { type: 'array', items: changeView },
-    pruned: { type: 'array', items: changeView }, orphaned: { type: 'array', items: changeView },
+    file: str,
+    valid: { type: 'boolean' },
+    errors: { type: 'array', items: errorView },
+    created: { type: 'array', items: changeView },
+    updated: { type: 'array', items: changeView },
+    pruned: { type: 'array', items: changeView },
+    orphaned: { type: 'array', items: changeView },
     pending: { type: 'array', items: pendingView },
     tasks: { type: 'array', items: taskView, description: 'the kinds of task runs the loops would schedule' },
   },
@@ -46,23 +73,44 @@ const planSchema = object(
 export function specRoutes(folder: SpecsFolder): AnyRoute[] {
   return [
     route({
-      method: 'GET', path: '/specs/schemas', tags: ['specs'],
-      summary: "The JSON Schemas of a specs file's documents: the envelope, and each kind's spec (the very schemas the API's bodies are validated with, where the API declares that kind)",
-      response: { description: 'schemas', schema: object({ apiVersion: str, envelope: { type: 'object' }, kinds: { type: 'object', additionalProperties: { type: 'object' } } }, ['apiVersion', 'envelope', 'kinds']) },
+      method: 'GET',
+      path: '/specs/schemas',
+      tags: ['specs'],
+      summary:
+        "The JSON Schemas of a specs file's documents: the envelope, and each kind's spec (the very schemas the API's bodies are validated with, where the API declares that kind)",
+      response: {
+        description: 'schemas',
+        schema: object(
+          { apiVersion: str, envelope: { type: 'object' }, kinds: { type: 'object', additionalProperties: { type: 'object' } } },
+          ['apiVersion', 'envelope', 'kinds'],
+        ),
+      },
       handler: () => ({ apiVersion: SPEC_API_VERSION, envelope: envelopeSchema, kinds: specInputSchemas }),
     }),
     route({
-      method: 'GET', path: '/specs/status', tags: ['specs'],
-      summary: 'Every file of the watched specs folder: its state, last error (file, line, column, field), the objects it owns and those it left orphaned',
+      method: 'GET',
+      path: '/specs/status',
+      tags: ['specs'],
+      summary:
+        'Every file of the watched specs folder: its state, last error (file, line, column, field), the objects it owns and those it left orphaned',
       response: { description: 'files by path', schema: { type: 'array', items: fileView } },
       handler: () => folder.status(),
     }),
     route<string, { file?: string }>({
-      method: 'POST', path: '/specs/plan', tags: ['specs'],
-      summary: 'Dry run: what applying this YAML as the file `file` would create, update, prune and orphan, and the task runs the loops would schedule. Changes nothing',
+      method: 'POST',
+      path: '/specs/plan',
+      tags: ['specs'],
+      summary:
+        'Dry run: what applying this YAML as the file `file` would create, update, prune and orphan, and the task runs the loops would schedule. Changes nothing',
       bodyType: 'text',
       textTypes: ['application/yaml', 'application/x-yaml', 'text/yaml', 'text/plain'],
-      query: object({ file: { type: 'string', pattern: '^[A-Za-z0-9_][A-Za-z0-9_./-]{0,254}\\.ya?ml$', description: 'the file it would be (its objects are compared as that file\'s); default plan.yaml' } }),
+      query: object({
+        file: {
+          type: 'string',
+          pattern: '^[A-Za-z0-9_][A-Za-z0-9_./-]{0,254}\\.ya?ml$',
+          description: "the file it would be (its objects are compared as that file's); default plan.yaml",
+        },
+      }),
       response: { description: 'the plan; errors when the text would be refused', schema: planSchema },
       handler: ({ body, query }) => folder.plan(query.file ?? 'plan.yaml', body),
     }),

@@ -5,7 +5,16 @@ import { AuthError, ForbiddenError, InputError } from '../../errors.js';
 import { toPublic, type Auth, type Principal } from '../auth/index.js';
 import type { UserChanges } from '../auth/users.js';
 import { route, type AnyRoute, type RouteDef } from '../route.js';
-import { emailSchema, fullNameSchema, newPasswordSchema, object, statusSchema, userSchema, usernameSchema, uuidSchema } from '../schemas.js';
+import {
+  emailSchema,
+  fullNameSchema,
+  newPasswordSchema,
+  object,
+  statusSchema,
+  userSchema,
+  usernameSchema,
+  uuidSchema,
+} from '../schemas.js';
 
 interface PasswordBody {
   oldPassword: string;
@@ -37,7 +46,8 @@ function assertMayUpdate(caller: Principal, userId: string, changes: UserChanges
   if (caller.user.isAdmin) return;
   if (caller.user.id !== userId) throw new ForbiddenError('only an admin may change another user');
   const refused = Object.keys(changes).filter((k) => !SELF_EDITABLE.has(k));
-  if (refused.length) throw new ForbiddenError(`only an admin may change ${refused.join(', ')}; use POST /user/password for your own password`);
+  if (refused.length)
+    throw new ForbiddenError(`only an admin may change ${refused.join(', ')}; use POST /user/password for your own password`);
 }
 
 function updateRoute(auth: Auth, method: 'PATCH' | 'PUT'): RouteDef<UserChanges, unknown, UserParams> {
@@ -47,7 +57,13 @@ function updateRoute(auth: Auth, method: 'PATCH' | 'PUT'): RouteDef<UserChanges,
     summary: method === 'PATCH' ? 'Update a user; only the given fields change' : 'Same as PATCH (only the given fields change)',
     tags: ['users'],
     params: userParams,
-    body: object({ username: usernameSchema, name: fullNameSchema, email: emailSchema, newPassword: newPasswordSchema, isAdmin: isAdminSchema }),
+    body: object({
+      username: usernameSchema,
+      name: fullNameSchema,
+      email: emailSchema,
+      newPassword: newPasswordSchema,
+      isAdmin: isAdminSchema,
+    }),
     response: { description: 'the updated user', schema: userSchema },
     errors: [409, 429], // 429: the password hashing queue is full
     handler: async ({ params, body, principal }) => {
@@ -76,7 +92,10 @@ export function userRoutes(auth: Auth): AnyRoute[] {
       path: '/user/password',
       summary: "Change the current user's password; other sessions of the user end",
       tags: ['users'],
-      body: object({ oldPassword: { type: 'string', minLength: 1, maxLength: 1024 }, newPassword: newPasswordSchema }, ['oldPassword', 'newPassword']),
+      body: object({ oldPassword: { type: 'string', minLength: 1, maxLength: 1024 }, newPassword: newPasswordSchema }, [
+        'oldPassword',
+        'newPassword',
+      ]),
       response: { description: 'changed', schema: statusSchema('updated') },
       errors: [429],
       handler: async ({ body, principal, ctx }) => {
@@ -85,7 +104,9 @@ export function userRoutes(auth: Auth): AnyRoute[] {
         auth.limiter.check(caller.user.username, ctx.ip);
         if (!(await auth.hasher.verify(body.oldPassword, caller.doc.spec.passwordHash, ctx.ip))) {
           auth.limiter.fail(caller.user.username, ctx.ip);
-          throw new InputError('oldPassword is not the current password', [{ path: '/body/oldPassword', message: 'is not the current password' }]);
+          throw new InputError('oldPassword is not the current password', [
+            { path: '/body/oldPassword', message: 'is not the current password' },
+          ]);
         }
         await auth.users.update(caller.user.id, { newPassword: body.newPassword });
         await auth.sessions.revokeUser(caller.user.id, caller.sessionId);
@@ -106,7 +127,10 @@ export function userRoutes(auth: Auth): AnyRoute[] {
       summary: 'Create a user',
       tags: ['users'],
       admin: true,
-      body: object({ username: usernameSchema, password: newPasswordSchema, name: fullNameSchema, email: emailSchema, isAdmin: isAdminSchema }, ['username', 'password', 'name', 'email']),
+      body: object(
+        { username: usernameSchema, password: newPasswordSchema, name: fullNameSchema, email: emailSchema, isAdmin: isAdminSchema },
+        ['username', 'password', 'name', 'email'],
+      ),
       response: { status: 201, description: 'created', schema: statusSchema('created', true) },
       errors: [409, 429], // 429: the password hashing queue is full
       handler: async ({ body }) => ({ status: 'created', id: (await auth.users.create(body)).id }),

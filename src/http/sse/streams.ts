@@ -48,7 +48,11 @@ export class SessionStreams {
   }
 
   /** Holds an opened stream until `closed` fires; `end` ends it from the server's side. */
-  add(owner: StreamOwner, end: () => void, closed: { once(event: 'close', listener: () => void): unknown; destroyed: boolean; writableEnded: boolean }): void {
+  add(
+    owner: StreamOwner,
+    end: () => void,
+    closed: { once(event: 'close', listener: () => void): unknown; destroyed: boolean; writableEnded: boolean },
+  ): void {
     // A client gone before its stream opened has already had its 'close'.
     if (closed.destroyed || closed.writableEnded) {
       end();

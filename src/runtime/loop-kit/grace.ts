@@ -16,5 +16,4 @@ export function graceWait(since: number | null, now: number, graceMs: number): n
 }
 
 /** When a run's grace begins: its completion, for a completed run; otherwise none. */
-export const completedAt = (run: RunInfoLike | null | undefined): number | null =>
-  run?.state === 'completed' ? run.completedAt : null;
+export const completedAt = (run: RunInfoLike | null | undefined): number | null => (run?.state === 'completed' ? run.completedAt : null);

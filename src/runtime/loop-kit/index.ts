@@ -5,4 +5,13 @@ export { resultOf, type ResultTimings } from './result.js';
 export { completedAt, graceWait } from './grace.js';
 export { applyPlan, type Act, type LoopEffects } from './apply.js';
 export { ownershipClashes } from './ownership.js';
-export { patchOwned, foreignChanges, writeOwned, writeStatus, WRITE_RETRIES, type StatusOwner, type WriteOptions, type WriteOutcome } from './status-writer.js';
+export {
+  patchOwned,
+  foreignChanges,
+  writeOwned,
+  writeStatus,
+  WRITE_RETRIES,
+  type StatusOwner,
+  type WriteOptions,
+  type WriteOutcome,
+} from './status-writer.js';

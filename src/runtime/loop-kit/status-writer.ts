@@ -98,7 +98,8 @@ export async function writeStatus<S extends object>(
     const next = change(doc.status);
     if (isDeepStrictEqual(next, doc.status)) return 'unchanged';
     const foreign = foreignChanges(owner, doc.status, next);
-    if (foreign.length > 0) throw new Error(`the ${owner.loop} loop may not write ${owner.kind} status ${foreign.join(', ')} (docs/status-ownership.md)`);
+    if (foreign.length > 0)
+      throw new Error(`the ${owner.loop} loop may not write ${owner.kind} status ${foreign.join(', ')} (docs/status-ownership.md)`);
     try {
       await store.updateStatus(owner.kind, id, next, { resourceVersion: opts.resourceVersion ?? doc.metadata.resourceVersion });
       return 'written';
@@ -109,6 +110,12 @@ export async function writeStatus<S extends object>(
 }
 
 /** The owner's fields of `part` written over the stored status (patchOwned + writeStatus). */
-export function writeOwned<S extends object>(store: Store, owner: StatusOwner, id: string, part: Partial<S>, opts: WriteOptions = {}): Promise<WriteOutcome> {
+export function writeOwned<S extends object>(
+  store: Store,
+  owner: StatusOwner,
+  id: string,
+  part: Partial<S>,
+  opts: WriteOptions = {},
+): Promise<WriteOutcome> {
   return writeStatus<S>(store, owner, id, (cur) => patchOwned(owner, cur, part), opts);
 }

@@ -30,7 +30,10 @@ export class Accounts {
    * link carries none) took the node's mon. key unseen, so any key presented for it counts. */
   private readonly unseen = new Set<string>();
 
-  constructor(private readonly random: Random, private readonly now: () => number) {}
+  constructor(
+    private readonly random: Random,
+    private readonly now: () => number,
+  ) {}
 
   /** The first monitor's mkfs (AuthMonitor::create_initial_keys): every entity of the mkfs
    * keyring with its key and caps, and the initial ones it lacks with keys the monitor makes
@@ -96,7 +99,8 @@ export class Accounts {
     if (this.rgwUsers.has(u.uid)) {
       throw new CephRefusal('EEXIST', `could not create user: unable to parse parameters, user: ${u.uid} exists`);
     }
-    if (u.displayName === '') throw new CephRefusal('EINVAL', 'could not create user: unable to parse parameters, no display name specified');
+    if (u.displayName === '')
+      throw new CephRefusal('EINVAL', 'could not create user: unable to parse parameters, no display name specified');
     const accessKey = u.accessKey ?? rgwAccessKey(this.random);
     if ([...this.rgwUsers.values()].some((x) => x.keys.some((k) => k.accessKey === accessKey))) {
       throw new CephRefusal('EEXIST', 'could not create user: unable to parse parameters, access key exists');

@@ -25,7 +25,10 @@ export class SimCephApi implements CephApi {
   readonly runner: SimCephRunner;
   readonly client: CephClient;
 
-  constructor(readonly cluster: SimCephCluster, opts: SimApiOptions = {}) {
+  constructor(
+    readonly cluster: SimCephCluster,
+    opts: SimApiOptions = {},
+  ) {
     this.runner = new SimCephRunner(cluster, opts);
     this.client = new CephClient({
       runner: this.runner,
@@ -72,7 +75,10 @@ export class SimRgwApi implements RgwApi {
   readonly runner: SimCephRunner;
   readonly admin: RgwAdmin;
 
-  constructor(readonly cluster: SimCephCluster, opts: SimApiOptions = {}) {
+  constructor(
+    readonly cluster: SimCephCluster,
+    opts: SimApiOptions = {},
+  ) {
     this.runner = new SimCephRunner(cluster, opts);
     this.admin = new RgwAdmin({
       runner: this.runner,

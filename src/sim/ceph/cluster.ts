@@ -77,7 +77,12 @@ export class SimCephCluster {
    * map. It is not started. `keyring` is the mkfs keyring (`--keyring`): it must hold the
    * `mon.` key, and its entities go into the auth database as they are; without it (the lab's
    * in-process link carries no keys) the monitor's key is taken unseen. */
-  bootstrap(fsid: string, mon: { name: string; addr: string; host?: string }, members?: Array<{ name: string; addr: string }>, keyring?: SimAuthEntity[]): void {
+  bootstrap(
+    fsid: string,
+    mon: { name: string; addr: string; host?: string },
+    members?: Array<{ name: string; addr: string }>,
+    keyring?: SimAuthEntity[],
+  ): void {
     if (keyring) this.checkMonKey(mon.name, keyring);
     const fresh = !this.mons.bootstrapped;
     this.mons.bootstrap(fsid, mon.name, mon.addr, mon.host, members);
@@ -160,7 +165,14 @@ export class SimCephCluster {
     if (known?.running && known.port === port) return;
     this.workloads.rgwPools();
     const h = host ?? known?.host;
-    this.rgws.set(name, { name, port, gid: this.nextGid(), running: true, startedAt: this.options.now(), ...(h === undefined ? {} : { host: h }) });
+    this.rgws.set(name, {
+      name,
+      port,
+      gid: this.nextGid(),
+      running: true,
+      startedAt: this.options.now(),
+      ...(h === undefined ? {} : { host: h }),
+    });
   }
   stopRgw(name: string): void {
     const r = this.rgws.get(name);
@@ -251,7 +263,10 @@ export class SimCephCluster {
   pgs(): SimPg[] {
     this.tick();
     if (this.placed?.epoch !== this.osdmap.epoch) {
-      this.placed = { epoch: this.osdmap.epoch, pgs: mapPgs(this.osdmap.osds.values(), this.osdmap.pools.values(), this.options.failureDomain) };
+      this.placed = {
+        epoch: this.osdmap.epoch,
+        pgs: mapPgs(this.osdmap.osds.values(), this.osdmap.pools.values(), this.options.failureDomain),
+      };
     }
     return this.placed.pgs;
   }

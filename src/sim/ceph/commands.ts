@@ -117,9 +117,19 @@ function okToStop(x: CommandContext): Reply {
     if (pg.up.filter((id) => !stopping.has(id)).length < pg.pool.minSize) bad.push(pg.pgid);
     else ok += 1;
   }
-  const verdict = { ok_to_stop: bad.length === 0, osds: ids, num_ok_pgs: ok, num_not_ok_pgs: bad.length, ...(bad.length > 0 ? { bad_become_inactive: bad } : {}) };
+  const verdict = {
+    ok_to_stop: bad.length === 0,
+    osds: ids,
+    num_ok_pgs: ok,
+    num_not_ok_pgs: bad.length,
+    ...(bad.length > 0 ? { bad_become_inactive: bad } : {}),
+  };
   if (bad.length === 0) return json(verdict);
-  return { ...json(verdict), exitCode: 16, stderr: `Error EBUSY: unsafe to stop osd(s) at this time (${bad.length} PGs are or would become offline)\n` };
+  return {
+    ...json(verdict),
+    exitCode: 16,
+    stderr: `Error EBUSY: unsafe to stop osd(s) at this time (${bad.length} PGs are or would become offline)\n`,
+  };
 }
 
 /** DaemonServer's verdict: PGs mapped to an up OSD keep it; a down one is safe only once
@@ -141,7 +151,8 @@ function safeToDestroy(x: CommandContext): Reply {
 
 function osdNew(x: CommandContext): Reply {
   const uuid = word(x, 0, 'uuid');
-  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(uuid)) throw new CephRefusal('EINVAL', `invalid uuid '${uuid}'`);
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(uuid))
+    throw new CephRefusal('EINVAL', `invalid uuid '${uuid}'`);
   const rest = x.args.slice(1).filter((a, i, all) => a !== '-i' && all[i - 1] !== '-i');
   const id = rest[0] === undefined ? undefined : Number(rest[0]);
   let cephxSecret: string | undefined;
@@ -163,7 +174,9 @@ function osdNew(x: CommandContext): Reply {
 function fsNew(x: CommandContext): Reply {
   const [name, meta, data] = [word(x, 0, 'fs_name'), word(x, 1, 'metadata'), word(x, 2, 'data')];
   const { created, fs } = x.cluster.newFs(name, meta, data);
-  const stderr = created ? `new fs with metadata pool ${fs.metadataPool} and data pool ${fs.dataPools[0]}\n` : `filesystem '${name}' already exists\n`;
+  const stderr = created
+    ? `new fs with metadata pool ${fs.metadataPool} and data pool ${fs.dataPools[0]}\n`
+    : `filesystem '${name}' already exists\n`;
   return { stdout: '\n', stderr };
 }
 

@@ -9,7 +9,10 @@ export class MgrMap {
   active: string | null = null;
   readonly daemons = new Map<string, SimDaemon>();
 
-  constructor(private readonly gid: NewGid, private readonly now: () => number) {}
+  constructor(
+    private readonly gid: NewGid,
+    private readonly now: () => number,
+  ) {}
 
   get available(): boolean {
     return this.active !== null;
@@ -42,7 +45,10 @@ export class FsMap {
   readonly mds = new Map<string, SimMds>();
   private nextFsId = 1;
 
-  constructor(private readonly gid: NewGid, private readonly now: () => number) {}
+  constructor(
+    private readonly gid: NewGid,
+    private readonly now: () => number,
+  ) {}
 
   get(name: string): SimFs | undefined {
     return this.filesystems.find((f) => f.name === name);
@@ -58,7 +64,15 @@ export class FsMap {
   }
 
   create(name: string, metadataPool: number, dataPool: number): SimFs {
-    const fs: SimFs = { id: this.nextFsId++, name, metadataPool, dataPools: [dataPool], maxMds: 1, everActive: false, createdAt: this.now() };
+    const fs: SimFs = {
+      id: this.nextFsId++,
+      name,
+      metadataPool,
+      dataPools: [dataPool],
+      maxMds: 1,
+      everActive: false,
+      createdAt: this.now(),
+    };
     this.filesystems.push(fs);
     this.epoch += 1;
     this.assign();

@@ -6,7 +6,10 @@ export type ErrnoName = keyof typeof ERRNOS;
 
 export class CephRefusal extends Error {
   readonly errno: number;
-  constructor(readonly errnoName: ErrnoName, message: string) {
+  constructor(
+    readonly errnoName: ErrnoName,
+    message: string,
+  ) {
     super(message);
     this.name = 'CephRefusal';
     this.errno = ERRNOS[errnoName];

@@ -43,8 +43,13 @@ export function healthOf(v: HealthView): SimHealth {
   };
   const quorum = v.mons.quorum() ?? [];
   const downMons = v.mons.mons.filter((m) => !m.running);
-  add('MON_DOWN', 'HEALTH_WARN', `${downMons.length}/${v.mons.mons.length} mons down, quorum ${quorum.map((m) => m.name).join(',')}`,
-    downMons.length, downMons.map((m) => `mon.${m.name} (rank ${m.rank}) addr ${monAddr(m)} is down (out of quorum)`));
+  add(
+    'MON_DOWN',
+    'HEALTH_WARN',
+    `${downMons.length}/${v.mons.mons.length} mons down, quorum ${quorum.map((m) => m.name).join(',')}`,
+    downMons.length,
+    downMons.map((m) => `mon.${m.name} (rank ${m.rank}) addr ${monAddr(m)} is down (out of quorum)`),
+  );
   add('MGR_DOWN', 'HEALTH_WARN', 'no active mgr', v.mgrAvailable ? 0 : 1, []);
   osdChecks(v, add);
   pgChecks(v, add);
@@ -64,14 +69,24 @@ type Add = (code: string, severity: Severity, message: string, count: number, de
 function osdChecks(v: HealthView, add: Add): void {
   // An OSD that never booted is not in CRUSH yet: Ceph does not call it down.
   const down = v.osds.filter((o) => o.booted && o.in && !o.up);
-  add('OSD_DOWN', 'HEALTH_WARN', `${down.length} osds down`, down.length,
-    down.map((o) => `osd.${o.id} (root=default,host=${o.host ?? ''}) is down`));
+  add(
+    'OSD_DOWN',
+    'HEALTH_WARN',
+    `${down.length} osds down`,
+    down.length,
+    down.map((o) => `osd.${o.id} (root=default,host=${o.host ?? ''}) is down`),
+  );
   const hosts = new Map<string, SimOsd[]>();
   for (const o of v.osds) if (o.booted && o.host !== undefined) hosts.set(o.host, [...(hosts.get(o.host) ?? []), o]);
   const downHosts = [...hosts].filter(([, osds]) => osds.every((o) => !o.up) && osds.some((o) => o.in));
   const downHostOsds = downHosts.reduce((n, [, osds]) => n + osds.length, 0);
-  add('OSD_HOST_DOWN', 'HEALTH_WARN', `${s(downHosts.length, 'host', 'hosts')} (${downHostOsds} osds) down`, downHosts.length,
-    downHosts.map(([h, osds]) => `host ${h} (root=default) (${osds.length} osds) is down`));
+  add(
+    'OSD_HOST_DOWN',
+    'HEALTH_WARN',
+    `${s(downHosts.length, 'host', 'hosts')} (${downHostOsds} osds) down`,
+    downHosts.length,
+    downHosts.map(([h, osds]) => `host ${h} (root=default) (${osds.length} osds) is down`),
+  );
   const size = v.options.poolDefaultSize;
   add('TOO_FEW_OSDS', 'HEALTH_WARN', `OSD count ${v.osds.length} < osd_pool_default_size ${size}`, v.osds.length < size ? 1 : 0, []);
   const level = (id: number): 'full' | 'backfillfull' | 'nearfull' | null => {
@@ -85,9 +100,27 @@ function osdChecks(v: HealthView, add: Add): void {
   const full = at('full');
   const backfill = at('backfillfull');
   const near = at('nearfull');
-  add('OSD_FULL', 'HEALTH_ERR', `${full.length} full osd(s)`, full.length, full.map((o) => `osd.${o.id} is full`));
-  add('OSD_BACKFILLFULL', 'HEALTH_WARN', `${backfill.length} backfillfull osd(s)`, backfill.length, backfill.map((o) => `osd.${o.id} is backfill full`));
-  add('OSD_NEARFULL', 'HEALTH_WARN', `${near.length} nearfull osd(s)`, near.length, near.map((o) => `osd.${o.id} is near full`));
+  add(
+    'OSD_FULL',
+    'HEALTH_ERR',
+    `${full.length} full osd(s)`,
+    full.length,
+    full.map((o) => `osd.${o.id} is full`),
+  );
+  add(
+    'OSD_BACKFILLFULL',
+    'HEALTH_WARN',
+    `${backfill.length} backfillfull osd(s)`,
+    backfill.length,
+    backfill.map((o) => `osd.${o.id} is backfill full`),
+  );
+  add(
+    'OSD_NEARFULL',
+    'HEALTH_WARN',
+    `${near.length} nearfull osd(s)`,
+    near.length,
+    near.map((o) => `osd.${o.id} is near full`),
+  );
 }
 
 function pgChecks(v: HealthView, add: Add): void {
@@ -102,8 +135,13 @@ function pgChecks(v: HealthView, add: Add): void {
     ...(inactive.length > 0 ? [`${s(inactive.length, 'pg', 'pgs')} inactive`] : []),
     ...(stale.length > 0 ? [`${s(stale.length, 'pg', 'pgs')} stale`] : []),
   ];
-  add('PG_AVAILABILITY', 'HEALTH_WARN', `Reduced data availability: ${availability.join(', ')}`,
-    inactive.length + stale.length, [...inactive, ...stale].map(line));
+  add(
+    'PG_AVAILABILITY',
+    'HEALTH_WARN',
+    `Reduced data availability: ${availability.join(', ')}`,
+    inactive.length + stale.length,
+    [...inactive, ...stale].map(line),
+  );
   const degraded = v.pgs.filter((pg) => words(pg).includes('degraded'));
   const undersized = v.pgs.filter((pg) => words(pg).includes('undersized'));
   const affected = v.pgs.filter((pg) => words(pg).includes('degraded') || words(pg).includes('undersized'));
@@ -123,12 +161,33 @@ function fsChecks(v: HealthView, add: Add): void {
   const neverUp = offline.filter((fs) => !fs.everActive);
   const failed = offline.filter((fs) => fs.everActive);
   const fsIs = (n: number) => (n === 1 ? '1 filesystem is' : `${n} filesystems are`);
-  add('MDS_ALL_DOWN', 'HEALTH_ERR', `${fsIs(offline.length)} offline`, offline.length,
-    offline.map((fs) => `fs ${fs.name} is offline because no MDS is active for it.`));
+  add(
+    'MDS_ALL_DOWN',
+    'HEALTH_ERR',
+    `${fsIs(offline.length)} offline`,
+    offline.length,
+    offline.map((fs) => `fs ${fs.name} is offline because no MDS is active for it.`),
+  );
   // A rank that was never filled is "fewer MDS than max_mds"; one whose MDS died is failed.
-  add('MDS_UP_LESS_THAN_MAX', 'HEALTH_WARN', `${fsIs(neverUp.length)} online with fewer MDS than max_mds`, neverUp.length,
-    neverUp.map((fs) => `fs ${fs.name} has 0 MDS online, but wants ${fs.maxMds}`));
-  add('FS_DEGRADED', 'HEALTH_WARN', `${fsIs(failed.length)} degraded`, failed.length, failed.map((fs) => `fs ${fs.name} is degraded`));
-  add('FS_WITH_FAILED_MDS', 'HEALTH_WARN', `${failed.length === 1 ? '1 filesystem has' : `${failed.length} filesystems have`} a failed mds daemon`,
-    failed.length, failed.map((fs) => `fs ${fs.name} has 1 failed mds`));
+  add(
+    'MDS_UP_LESS_THAN_MAX',
+    'HEALTH_WARN',
+    `${fsIs(neverUp.length)} online with fewer MDS than max_mds`,
+    neverUp.length,
+    neverUp.map((fs) => `fs ${fs.name} has 0 MDS online, but wants ${fs.maxMds}`),
+  );
+  add(
+    'FS_DEGRADED',
+    'HEALTH_WARN',
+    `${fsIs(failed.length)} degraded`,
+    failed.length,
+    failed.map((fs) => `fs ${fs.name} is degraded`),
+  );
+  add(
+    'FS_WITH_FAILED_MDS',
+    'HEALTH_WARN',
+    `${failed.length === 1 ? '1 filesystem has' : `${failed.length} filesystems have`} a failed mds daemon`,
+    failed.length,
+    failed.map((fs) => `fs ${fs.name} has 1 failed mds`),
+  );
 }

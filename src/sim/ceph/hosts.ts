@@ -27,10 +27,15 @@ const SIM = {
   mon: { list: (c) => c.mons.mons, start: (c, name) => c.startMon(name), stop: (c, name) => c.stopMon(name) },
   mgr: { list: (c) => c.mgrs.daemons.values(), start: (c, name) => c.startMgr(name), stop: (c, name) => c.stopMgr(name) },
   mds: { list: (c) => c.fsmap.mds.values(), start: (c, name) => c.startMds(name), stop: (c, name) => c.stopMds(name) },
-  rgw: { list: (c) => c.rgws.values(), start: (c, name) => c.startRgw(name, c.rgws.get(name)?.port ?? 7480), stop: (c, name) => c.stopRgw(name) },
+  rgw: {
+    list: (c) => c.rgws.values(),
+    start: (c, name) => c.startRgw(name, c.rgws.get(name)?.port ?? 7480),
+    stop: (c, name) => c.stopRgw(name),
+  },
   nfs: plainProcess(Daemon.nfs),
   osd: {
-    list: (c) => [...c.osdmap.osds.values()].map((o) => ({ name: String(o.id), running: o.up, ...(o.host === undefined ? {} : { host: o.host }) })),
+    list: (c) =>
+      [...c.osdmap.osds.values()].map((o) => ({ name: String(o.id), running: o.up, ...(o.host === undefined ? {} : { host: o.host }) })),
     start: (c, name, host) => {
       const o = c.osdmap.require(Number(name));
       if (host === undefined) throw new Error(`osd.${name} has never run: create it on a disk first`);
@@ -38,7 +43,13 @@ const SIM = {
     },
     stop: (c, name) => c.stopOsd(Number(name)),
   },
-} satisfies { [T in DaemonType]: { list(c: HostedCluster): Iterable<Listed>; start(c: HostedCluster, name: string, host: string | undefined): void; stop(c: HostedCluster, name: string): void } };
+} satisfies {
+  [T in DaemonType]: {
+    list(c: HostedCluster): Iterable<Listed>;
+    start(c: HostedCluster, name: string, host: string | undefined): void;
+    stop(c: HostedCluster, name: string): void;
+  };
+};
 
 /** The parts of SimCephCluster this needs (an interface, not an import: no cycle). */
 export interface HostedCluster {

@@ -26,7 +26,13 @@ export class MonMap {
    * the first monitors (`members`, by default this one alone); none runs yet. Another of those
    * first monitors doing its own mkfs from the same map, or doing it again, is a no-op;
    * anything else is refused. */
-  bootstrap(fsid: string, name: string, addr: string, host?: string, members: Array<{ name: string; addr: string }> = [{ name, addr }]): void {
+  bootstrap(
+    fsid: string,
+    name: string,
+    addr: string,
+    host?: string,
+    members: Array<{ name: string; addr: string }> = [{ name, addr }],
+  ): void {
     if (this.bootstrapped) {
       const first = this.mons[0];
       if (this.fsid === fsid && this.firstMonitors.has(name)) {

@@ -57,8 +57,17 @@ export class OsdMap {
     while (wantId === undefined && this.osds.has(id)) id += 1;
     // Ceph marks a new OSD in at once; it stays down (and outside CRUSH) until it boots.
     this.osds.set(id, {
-      id, uuid, sizeBytes: 0, deviceClass: 'hdd', crushWeight: 0,
-      up: false, in: true, autoOut: false, booted: false, upFrom: 0, downAt: 0,
+      id,
+      uuid,
+      sizeBytes: 0,
+      deviceClass: 'hdd',
+      crushWeight: 0,
+      up: false,
+      in: true,
+      autoOut: false,
+      booted: false,
+      upFrom: 0,
+      downAt: 0,
     });
     this.bump();
     this.lastInChange = this.modified;
@@ -125,8 +134,17 @@ export class OsdMap {
   createPool(name: string, pgNum: number, size: number, applications: SimPool['applications'] = {}): SimPool {
     const now = this.now();
     const pool: SimPool = {
-      id: ++this.poolMax, name, pgNum, size, minSize: defaultMinSize(size),
-      applications, options: {}, storedBytes: 0, objects: 0, createdAt: now, lastChange: 0,
+      id: ++this.poolMax,
+      name,
+      pgNum,
+      size,
+      minSize: defaultMinSize(size),
+      applications,
+      options: {},
+      storedBytes: 0,
+      objects: 0,
+      createdAt: now,
+      lastChange: 0,
     };
     this.pools.set(pool.id, pool);
     this.bump();

@@ -32,8 +32,7 @@ function stringId(s: string): number {
 }
 
 /** straw2: ln(u)/w with u uniform in (0, 1]; the highest draw wins. */
-const straw2 = (x: number, id: number, r: number, weight: number): number =>
-  Math.log((hash3(x, id, r) + 1) / 4294967296) / weight;
+const straw2 = (x: number, id: number, r: number, weight: number): number => Math.log((hash3(x, id, r) + 1) / 4294967296) / weight;
 
 interface Bucket {
   id: number;

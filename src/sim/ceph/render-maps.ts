@@ -15,7 +15,12 @@ const secs = (ms: number): number => Math.floor(ms / 1000);
 const monEntry = (m: SimMon) => ({
   rank: m.rank,
   name: m.name,
-  public_addrs: { addrvec: [{ type: 'v2', addr: `${m.ip}:${m.port}`, nonce: 0 }, { type: 'v1', addr: `${m.ip}:${v1PortOf(m.port)}`, nonce: 0 }] },
+  public_addrs: {
+    addrvec: [
+      { type: 'v2', addr: `${m.ip}:${m.port}`, nonce: 0 },
+      { type: 'v1', addr: `${m.ip}:${v1PortOf(m.port)}`, nonce: 0 },
+    ],
+  },
   addr: `${m.ip}:${v1PortOf(m.port)}/0`,
   public_addr: `${m.ip}:${v1PortOf(m.port)}/0`,
   priority: 0,
@@ -76,22 +81,46 @@ export function rawOsdTree(c: SimCephCluster): Record<string, unknown> {
   const osdNode = (id: number) => {
     const o = c.osdmap.require(id);
     return {
-      id, device_class: o.deviceClass, name: `osd.${id}`, type: 'osd', type_id: 0, crush_weight: o.crushWeight, depth: 2,
-      pool_weights: {}, exists: 1, status: o.up ? 'up' : 'down', reweight: o.in ? 1 : 0, primary_affinity: 1,
+      id,
+      device_class: o.deviceClass,
+      name: `osd.${id}`,
+      type: 'osd',
+      type_id: 0,
+      crush_weight: o.crushWeight,
+      depth: 2,
+      pool_weights: {},
+      exists: 1,
+      status: o.up ? 'up' : 'down',
+      reweight: o.in ? 1 : 0,
+      primary_affinity: 1,
     };
   };
   const nodes: Record<string, unknown>[] = [
     { id: -1, name: 'default', type: 'root', type_id: 11, children: hosts.map(([, id]) => id).reverse() },
   ];
   for (const [name, id] of hosts) {
-    const ids = osds.filter((o) => o.host === name).map((o) => o.id).sort((a, b) => a - b);
+    const ids = osds
+      .filter((o) => o.host === name)
+      .map((o) => o.id)
+      .sort((a, b) => a - b);
     nodes.push({ id, name, type: 'host', type_id: 1, pool_weights: {}, children: [...ids].reverse() });
     nodes.push(...ids.map(osdNode));
   }
   // Created but never booted: not in CRUSH yet.
-  const stray = osds.filter((o) => o.host === undefined).map((o) => ({
-    id: o.id, name: `osd.${o.id}`, type: 'osd', type_id: 0, crush_weight: 0, depth: 0, exists: 1, status: 'down', reweight: o.in ? 1 : 0, primary_affinity: 1,
-  }));
+  const stray = osds
+    .filter((o) => o.host === undefined)
+    .map((o) => ({
+      id: o.id,
+      name: `osd.${o.id}`,
+      type: 'osd',
+      type_id: 0,
+      crush_weight: 0,
+      depth: 0,
+      exists: 1,
+      status: 'down',
+      reweight: o.in ? 1 : 0,
+      primary_affinity: 1,
+    }));
   return { nodes, stray };
 }
 
@@ -110,12 +139,41 @@ export function rawOsdStat(c: SimCephCluster): Record<string, unknown> {
 
 /** The fields `osd dump` and `osd pool ls detail` share for a replicated pool. */
 const poolFields = (p: SimPool) => ({
-  pool_name: p.name, create_time: stamp(p.createdAt), flags: 1, flags_names: 'hashpspool', type: 1, size: p.size,
-  min_size: p.minSize, crush_rule: 0, object_hash: 2, pg_autoscale_mode: 'on', pg_num: p.pgNum, pg_placement_num: p.pgNum,
-  pg_placement_num_target: p.pgNum, pg_num_target: p.pgNum, pg_num_pending: p.pgNum, last_change: String(p.lastChange),
-  auid: 0, snap_mode: 'selfmanaged', snap_seq: 0, snap_epoch: 0, pool_snaps: [], removed_snaps: '[]', quota_max_bytes: 0,
-  quota_max_objects: 0, tiers: [], tier_of: -1, read_tier: -1, write_tier: -1, cache_mode: 'none', erasure_code_profile: '',
-  stripe_width: 0, expected_num_objects: 0, fast_read: false, options: { ...p.options }, application_metadata: p.applications,
+  pool_name: p.name,
+  create_time: stamp(p.createdAt),
+  flags: 1,
+  flags_names: 'hashpspool',
+  type: 1,
+  size: p.size,
+  min_size: p.minSize,
+  crush_rule: 0,
+  object_hash: 2,
+  pg_autoscale_mode: 'on',
+  pg_num: p.pgNum,
+  pg_placement_num: p.pgNum,
+  pg_placement_num_target: p.pgNum,
+  pg_num_target: p.pgNum,
+  pg_num_pending: p.pgNum,
+  last_change: String(p.lastChange),
+  auid: 0,
+  snap_mode: 'selfmanaged',
+  snap_seq: 0,
+  snap_epoch: 0,
+  pool_snaps: [],
+  removed_snaps: '[]',
+  quota_max_bytes: 0,
+  quota_max_objects: 0,
+  tiers: [],
+  tier_of: -1,
+  read_tier: -1,
+  write_tier: -1,
+  cache_mode: 'none',
+  erasure_code_profile: '',
+  stripe_width: 0,
+  expected_num_objects: 0,
+  fast_read: false,
+  options: { ...p.options },
+  application_metadata: p.applications,
 });
 
 export const rawPoolLs = (c: SimCephCluster) => [...c.osdmap.pools.values()].map((p) => ({ pool_id: p.id, ...poolFields(p) }));
@@ -123,46 +181,134 @@ export const rawPoolLs = (c: SimCephCluster) => [...c.osdmap.pools.values()].map
 export function rawOsdDump(c: SimCephCluster): Record<string, unknown> {
   const m = c.osdmap;
   const addrs = (ip: string | undefined, port: number) =>
-    ip === undefined ? { addrvec: [] } : { addrvec: [{ type: 'v2', addr: `${ip}:${port}`, nonce: 0 }, { type: 'v1', addr: `${ip}:${port + 1}`, nonce: 0 }] };
+    ip === undefined
+      ? { addrvec: [] }
+      : {
+          addrvec: [
+            { type: 'v2', addr: `${ip}:${port}`, nonce: 0 },
+            { type: 'v1', addr: `${ip}:${port + 1}`, nonce: 0 },
+          ],
+        };
   const addr = (ip: string | undefined, port: number) => (ip === undefined ? '(unrecognized address family 0)/0' : `${ip}:${port + 1}/0`);
   return {
-    epoch: m.epoch, fsid: c.fsid, created: stamp(m.created), modified: stamp(m.modified),
-    last_up_change: stamp(m.lastUpChange), last_in_change: stamp(m.lastInChange),
-    flags: 'sortbitwise,recovery_deletes,purged_snapdirs,pglog_hardlimit', flags_num: 5799936, flags_set: ['pglog_hardlimit', 'purged_snapdirs', 'recovery_deletes', 'sortbitwise'],
-    crush_version: 1 + m.hostIds.size, full_ratio: c.options.fullRatio, backfillfull_ratio: c.options.backfillfullRatio,
-    nearfull_ratio: c.options.nearfullRatio, cluster_snapshot: '', pool_max: m.poolMax, max_osd: m.maxOsd,
-    require_min_compat_client: 'luminous', min_compat_client: 'jewel', require_osd_release: 'pacific',
+    epoch: m.epoch,
+    fsid: c.fsid,
+    created: stamp(m.created),
+    modified: stamp(m.modified),
+    last_up_change: stamp(m.lastUpChange),
+    last_in_change: stamp(m.lastInChange),
+    flags: 'sortbitwise,recovery_deletes,purged_snapdirs,pglog_hardlimit',
+    flags_num: 5799936,
+    flags_set: ['pglog_hardlimit', 'purged_snapdirs', 'recovery_deletes', 'sortbitwise'],
+    crush_version: 1 + m.hostIds.size,
+    full_ratio: c.options.fullRatio,
+    backfillfull_ratio: c.options.backfillfullRatio,
+    nearfull_ratio: c.options.nearfullRatio,
+    cluster_snapshot: '',
+    pool_max: m.poolMax,
+    max_osd: m.maxOsd,
+    require_min_compat_client: 'luminous',
+    min_compat_client: 'jewel',
+    require_osd_release: 'pacific',
     pools: [...m.pools.values()].map((p) => ({ pool: p.id, ...poolFields(p) })),
-    osds: [...m.osds.values()].sort((a, b) => a.id - b.id).map((o) => ({
-      osd: o.id, uuid: o.uuid, up: o.up ? 1 : 0, in: o.in ? 1 : 0, weight: o.in ? 1 : 0, primary_affinity: 1,
-      last_clean_begin: 0, last_clean_end: 0, up_from: o.upFrom, up_thru: o.up ? m.epoch : 0, down_at: o.downAt, lost_at: 0,
-      public_addrs: addrs(o.ip, 6800), cluster_addrs: addrs(o.ip, 6802), public_addr: addr(o.ip, 6800), cluster_addr: addr(o.ip, 6802),
-      state: ['exists', ...(o.up ? ['up'] : []), ...(o.booted ? [] : ['new'])],
-    })),
-    osd_xinfo: [], pg_upmap: [], pg_upmap_items: [], pg_temp: [], primary_temp: [], blocklist: {}, range_blocklist: {},
+    osds: [...m.osds.values()]
+      .sort((a, b) => a.id - b.id)
+      .map((o) => ({
+        osd: o.id,
+        uuid: o.uuid,
+        up: o.up ? 1 : 0,
+        in: o.in ? 1 : 0,
+        weight: o.in ? 1 : 0,
+        primary_affinity: 1,
+        last_clean_begin: 0,
+        last_clean_end: 0,
+        up_from: o.upFrom,
+        up_thru: o.up ? m.epoch : 0,
+        down_at: o.downAt,
+        lost_at: 0,
+        public_addrs: addrs(o.ip, 6800),
+        cluster_addrs: addrs(o.ip, 6802),
+        public_addr: addr(o.ip, 6800),
+        cluster_addr: addr(o.ip, 6802),
+        state: ['exists', ...(o.up ? ['up'] : []), ...(o.booted ? [] : ['new'])],
+      })),
+    osd_xinfo: [],
+    pg_upmap: [],
+    pg_upmap_items: [],
+    pg_temp: [],
+    primary_temp: [],
+    blocklist: {},
+    range_blocklist: {},
     erasure_code_profiles: { default: { k: '2', m: '1', plugin: 'jerasure', technique: 'reed_sol_van' } },
-    removed_snaps_queue: [], new_removed_snaps: [], new_purged_snaps: [], crush_node_flags: {}, device_class_flags: {},
-    stretch_mode: { stretch_mode_enabled: false, stretch_bucket_count: 0, degraded_stretch_mode: 0, recovering_stretch_mode: 0, stretch_mode_bucket: 0 },
+    removed_snaps_queue: [],
+    new_removed_snaps: [],
+    new_purged_snaps: [],
+    crush_node_flags: {},
+    device_class_flags: {},
+    stretch_mode: {
+      stretch_mode_enabled: false,
+      stretch_bucket_count: 0,
+      degraded_stretch_mode: 0,
+      recovering_stretch_mode: 0,
+      stretch_mode_bucket: 0,
+    },
   };
 }
 
 // ---- FSMap ------------------------------------------------------------------------------------
 const mdsInfo = (m: SimMds, active: boolean) => ({
-  gid: m.gid, name: m.name, rank: active ? 0 : -1, incarnation: active ? 5 : 0, state: active ? 'up:active' : 'up:standby',
-  state_seq: 2, addr: m.ip === undefined ? '(unrecognized address family 0)/0' : `${m.ip}:6801/${m.gid}`,
-  addrs: { addrvec: m.ip === undefined ? [] : [{ type: 'v2', addr: `${m.ip}:6800`, nonce: m.gid }, { type: 'v1', addr: `${m.ip}:6801`, nonce: m.gid }] },
-  join_fscid: -1, export_targets: [], features: FEATURE_BITS, flags: 0,
+  gid: m.gid,
+  name: m.name,
+  rank: active ? 0 : -1,
+  incarnation: active ? 5 : 0,
+  state: active ? 'up:active' : 'up:standby',
+  state_seq: 2,
+  addr: m.ip === undefined ? '(unrecognized address family 0)/0' : `${m.ip}:6801/${m.gid}`,
+  addrs: {
+    addrvec:
+      m.ip === undefined
+        ? []
+        : [
+            { type: 'v2', addr: `${m.ip}:6800`, nonce: m.gid },
+            { type: 'v1', addr: `${m.ip}:6801`, nonce: m.gid },
+          ],
+  },
+  join_fscid: -1,
+  export_targets: [],
+  features: FEATURE_BITS,
+  flags: 0,
 });
 
 function mdsmap(c: SimCephCluster, fs: SimFs): Record<string, unknown> {
   const active = c.fsmap.activeFor(fs);
   return {
-    epoch: c.fsmap.epoch, flags: 18, ever_allowed_features: 0, explicitly_allowed_features: 0, created: stamp(fs.createdAt),
-    modified: stamp(fs.createdAt), tableserver: 0, root: 0, session_timeout: 60, session_autoclose: 300, required_client_features: {},
-    max_file_size: 1099511627776, last_failure: 0, last_failure_osd_epoch: 0, max_mds: fs.maxMds,
-    in: fs.everActive ? [0] : [], up: active ? { mds_0: active.gid } : {}, failed: fs.everActive && !active ? [0] : [],
-    damaged: [], stopped: [], info: active ? { [`gid_${active.gid}`]: mdsInfo(active, true) } : {},
-    data_pools: fs.dataPools, metadata_pool: fs.metadataPool, enabled: true, fs_name: fs.name, balancer: '', standby_count_wanted: 0,
+    epoch: c.fsmap.epoch,
+    flags: 18,
+    ever_allowed_features: 0,
+    explicitly_allowed_features: 0,
+    created: stamp(fs.createdAt),
+    modified: stamp(fs.createdAt),
+    tableserver: 0,
+    root: 0,
+    session_timeout: 60,
+    session_autoclose: 300,
+    required_client_features: {},
+    max_file_size: 1099511627776,
+    last_failure: 0,
+    last_failure_osd_epoch: 0,
+    max_mds: fs.maxMds,
+    in: fs.everActive ? [0] : [],
+    up: active ? { mds_0: active.gid } : {},
+    failed: fs.everActive && !active ? [0] : [],
+    damaged: [],
+    stopped: [],
+    info: active ? { [`gid_${active.gid}`]: mdsInfo(active, true) } : {},
+    data_pools: fs.dataPools,
+    metadata_pool: fs.metadataPool,
+    enabled: true,
+    fs_name: fs.name,
+    balancer: '',
+    standby_count_wanted: 0,
   };
 }
 
@@ -203,7 +349,11 @@ export function rawFsStatus(c: SimCephCluster): Record<string, unknown> {
     ],
     pools: fss.flatMap((fs) =>
       [[fs.metadataPool, 'metadata'] as const, ...fs.dataPools.map((id) => [id, 'data'] as const)].map(([id, type]) => ({
-        avail: u.pools.get(id)?.maxAvail ?? 0, id, name: poolName(c, id), type, used: u.pools.get(id)?.bytesUsed ?? 0,
+        avail: u.pools.get(id)?.maxAvail ?? 0,
+        id,
+        name: poolName(c, id),
+        type,
+        used: u.pools.get(id)?.bytesUsed ?? 0,
       })),
     ),
   };

@@ -11,12 +11,15 @@ const secs = (ms: number): number => Math.floor(ms / 1000);
 /** `health [detail]`; `status` embeds the same object without the detail lines. */
 export function rawHealth(h: SimHealth, detail: boolean): Record<string, unknown> {
   const checks = Object.fromEntries(
-    h.checks.map((c) => [c.code, {
-      severity: c.severity,
-      summary: { message: c.message, count: c.count },
-      ...(detail ? { detail: c.detail.map((message) => ({ message })) } : {}),
-      muted: false,
-    }]),
+    h.checks.map((c) => [
+      c.code,
+      {
+        severity: c.severity,
+        summary: { message: c.message, count: c.count },
+        ...(detail ? { detail: c.detail.map((message) => ({ message })) } : {}),
+        muted: false,
+      },
+    ]),
   );
   return { status: h.status, checks, mutes: [] };
 }
@@ -72,7 +75,14 @@ function statusFsmap(c: SimCephCluster): Record<string, unknown> {
 
 function serviceMap(c: SimCephCluster): Record<string, unknown> {
   // Pacific lists mon, mgr, osd and mds with empty stand-in entries; RGWs by gid with metadata.
-  const blank = { start_epoch: 0, start_stamp: '0.000000', gid: 0, addr: '(unrecognized address family 0)/0', metadata: {}, task_status: {} };
+  const blank = {
+    start_epoch: 0,
+    start_stamp: '0.000000',
+    gid: 0,
+    addr: '(unrecognized address family 0)/0',
+    metadata: {},
+    task_status: {},
+  };
   const services: Record<string, { daemons: Record<string, unknown> }> = {};
   for (const d of c.hosts.all().filter((x) => x.running)) {
     const daemons = (services[d.kind] ??= { daemons: { summary: '' } }).daemons;

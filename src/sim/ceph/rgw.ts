@@ -62,13 +62,15 @@ export const RGW_COMMANDS: Command[] = [
       const email = flag(x.args, 'email');
       const accessKey = flag(x.args, 'access-key');
       const secretKey = flag(x.args, 'secret-key');
-      return pretty(x.cluster.accounts.createUser({
-        uid: uid(x),
-        displayName: flag(x.args, 'display-name') ?? '',
-        ...(email === undefined ? {} : { email }),
-        ...(accessKey === undefined ? {} : { accessKey }),
-        ...(secretKey === undefined ? {} : { secretKey }),
-      }));
+      return pretty(
+        x.cluster.accounts.createUser({
+          uid: uid(x),
+          displayName: flag(x.args, 'display-name') ?? '',
+          ...(email === undefined ? {} : { email }),
+          ...(accessKey === undefined ? {} : { accessKey }),
+          ...(secretKey === undefined ? {} : { secretKey }),
+        }),
+      );
     },
   },
   { verb: ['user', 'info'], run: (x) => pretty(x.cluster.accounts.user(uid(x))) },

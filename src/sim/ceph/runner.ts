@@ -43,13 +43,28 @@ const isSecret = (a: Arg): a is { secret: string } => typeof a === 'object' && '
 const displayCommand = (cmd: string, args: Arg[]): string =>
   [cmd, ...args.map((a) => (isSecret(a) ? '***' : /[\s'"\\$]/.test(a) ? JSON.stringify(a) : a))].join(' ');
 
-const GLOBAL_FLAGS = new Set(['-c', '--conf', '--connect-timeout', '-n', '--name', '-k', '--keyring', '--format', '-f', '--cluster', '--id']);
+const GLOBAL_FLAGS = new Set([
+  '-c',
+  '--conf',
+  '--connect-timeout',
+  '-n',
+  '--name',
+  '-k',
+  '--keyring',
+  '--format',
+  '-f',
+  '--cluster',
+  '--id',
+]);
 
 export class SimCephRunner implements Runner {
   /** Every command line run, as a log would show it. */
   readonly calls: string[] = [];
 
-  constructor(private readonly cluster: SimCephCluster, private readonly opts: SimCephRunnerOptions = {}) {}
+  constructor(
+    private readonly cluster: SimCephCluster,
+    private readonly opts: SimCephRunnerOptions = {},
+  ) {}
 
   async run(cmd: string, args: Arg[], opts: RunOptions): Promise<RunOutput> {
     const shown = displayCommand(cmd, args);
@@ -64,13 +79,22 @@ export class SimCephRunner implements Runner {
     // radosgw-admin has no connect timeout: it hangs until the deadline.
     if (!(await clock.until(() => this.cluster.hasQuorum(), cmd === 'ceph' ? connectSec * 1000 : Infinity))) {
       const now = stamp(this.cluster.options.now());
-      throw new CommandError(shown, 1,
-        `${now} 7f5c2d7fa700  0 monclient(hunting): authenticate timed out after ${connectSec}\n[errno 110] RADOS timed out (error connecting to the cluster)\n`);
+      throw new CommandError(
+        shown,
+        1,
+        `${now} 7f5c2d7fa700  0 monclient(hunting): authenticate timed out after ${connectSec}\n[errno 110] RADOS timed out (error connecting to the cluster)\n`,
+      );
     }
     // Connected: cephx checks who the caller is before any command.
-    if (!this.cluster.accounts.authenticates(name, await this.keyShown(name, keyring))) throw denied(cmd, shown, stamp(this.cluster.options.now()));
+    if (!this.cluster.accounts.authenticates(name, await this.keyShown(name, keyring)))
+      throw denied(cmd, shown, stamp(this.cluster.options.now()));
     const command = table.find((c) => c.verb.every((w, i) => verb[i] === w));
-    if (!command) return finish(shown, opts, { stdout: '', exitCode: 22, stderr: `no valid command found; 10 closest matches:\nError EINVAL: invalid command\n` });
+    if (!command)
+      return finish(shown, opts, {
+        stdout: '',
+        exitCode: 22,
+        stderr: `no valid command found; 10 closest matches:\nError EINVAL: invalid command\n`,
+      });
     if (command.mgr) await clock.until(() => this.cluster.mgrs.available, Infinity);
     return finish(shown, opts, await this.answer(cmd, command, verb, opts, json, name));
   }

@@ -2,7 +2,16 @@
 // simulated cluster the way the real commands on that node would (ceph-mon --mkfs + start,
 // ceph-volume + ceph-osd, systemctl restart, wipefs), then refreshes what the machine's agent
 // reports as running. Register with `for (const [n, s] of cephSteps(...)) lab.defineStep(n, s)`.
-import { DAEMONS, Daemon, DISK_DAEMON_TYPE, Step as Steps, type NodeStepName, type PowerStepName, type StepArgs, type StepResult } from '../../catalogue/index.js';
+import {
+  DAEMONS,
+  Daemon,
+  DISK_DAEMON_TYPE,
+  Step as Steps,
+  type NodeStepName,
+  type PowerStepName,
+  type StepArgs,
+  type StepResult,
+} from '../../catalogue/index.js';
 import type { DaemonReport } from '../../fleet/types.js';
 import type { MachineSpec, SimDisk } from '../machines.js';
 import { checkedSteps, type SimStepOf, type Step, type StepContext } from '../steps.js';
@@ -22,15 +31,17 @@ type CephSteps = { [K in Exclude<NodeStepName, PowerStepName>]: SimStepOf<K> };
 
 export function cephSteps(cluster: SimCephCluster, hooks: CephStepHooks): Map<string, Step> {
   // Generic in the arguments and result alone: each use is typed by CephSteps below.
-  const step = <A, R>(body: (ctx: StepContext<A>, host: string) => R | Promise<R>) => async (ctx: StepContext<A>): Promise<Exclude<R, void> | undefined> => {
-    const host = hooks.hostnameOf(ctx.machine);
-    try {
-      // A step that returns nothing answers undefined, as the result's type says.
-      return ((await body(ctx, host)) ?? undefined) as Exclude<R, void> | undefined;
-    } finally {
-      Object.assign(hooks.daemonsOf(ctx.machine), cluster.hosts.report(host));
-    }
-  };
+  const step =
+    <A, R>(body: (ctx: StepContext<A>, host: string) => R | Promise<R>) =>
+    async (ctx: StepContext<A>): Promise<Exclude<R, void> | undefined> => {
+      const host = hooks.hostnameOf(ctx.machine);
+      try {
+        // A step that returns nothing answers undefined, as the result's type says.
+        return ((await body(ctx, host)) ?? undefined) as Exclude<R, void> | undefined;
+      } finally {
+        Object.assign(hooks.daemonsOf(ctx.machine), cluster.hosts.report(host));
+      }
+    };
   const bootstrapped = () => {
     if (!cluster.mons.bootstrapped) throw new Error('the cluster has no monmap yet: bootstrap the first monitor');
   };
@@ -42,7 +53,10 @@ export function cephSteps(cluster: SimCephCluster, hooks: CephStepHooks): Map<st
       // The agent's mkfs keyring: the mon. key the master handed this node, nothing else.
       cluster.bootstrap(fsid, { name, addr, host }, members, await monKeyring(ctx));
       cluster.startMon(name);
-      ctx.log('info', `mon.${name}: mkfs for cluster ${fsid} (first monitors: ${(members ?? [{ name }]).map((m) => m.name).join(', ')}), started on ${addr}`);
+      ctx.log(
+        'info',
+        `mon.${name}: mkfs for cluster ${fsid} (first monitors: ${(members ?? [{ name }]).map((m) => m.name).join(', ')}), started on ${addr}`,
+      );
       return { fsid, monmapEpoch: cluster.mons.epoch };
     }),
     [Steps.monJoin]: step(async (ctx, host) => {
@@ -115,7 +129,10 @@ export function cephSteps(cluster: SimCephCluster, hooks: CephStepHooks): Map<st
     }),
     [Steps.daemonRestart]: step((ctx, host) => {
       const kind = ctx.args.daemon;
-      const name = kind === DISK_DAEMON_TYPE ? String(ctx.args.id ?? required(ctx.args.name, 'name').replace(/^osd\./, '')) : required(ctx.args.name, 'name');
+      const name =
+        kind === DISK_DAEMON_TYPE
+          ? String(ctx.args.id ?? required(ctx.args.name, 'name').replace(/^osd\./, ''))
+          : required(ctx.args.name, 'name');
       const d = cluster.hosts.all().find((x) => x.kind === kind && x.name === name);
       if (!d || d.host !== host) throw new Error(`there is no ${kind}.${name} on ${host}`);
       cluster.hosts.restart(kind, name);
@@ -163,7 +180,8 @@ async function daemonKey<A>(cluster: SimCephCluster, ctx: StepContext<A>, entity
   if (!keys) return;
   const mine = keys.find((e) => e.entity === entity);
   if (!mine) throw new Error(`the master holds no key of ${entity} for this node (was its key created?)`);
-  if (!cluster.accounts.authenticates(entity, mine.key)) throw new Error(`${entity}: monclient(hunting): authenticate failed: (13) Permission denied`);
+  if (!cluster.accounts.authenticates(entity, mine.key))
+    throw new Error(`${entity}: monclient(hunting): authenticate failed: (13) Permission denied`);
 }
 
 /** ceph-volume prepare + activate on a whole disk for an id `osd new` gave out, then start. */

@@ -39,8 +39,10 @@ export class Workloads {
     const projected = existing + pgNum * size;
     const max = o.maxPgPerOsd * numIn;
     if (projected > max) {
-      throw new CephRefusal('ERANGE',
-        `pg_num ${pgNum} size ${size} would mean ${projected} total pgs, which exceeds max ${max} (mon_max_pg_per_osd ${o.maxPgPerOsd} * num_in_osds ${numIn})`);
+      throw new CephRefusal(
+        'ERANGE',
+        `pg_num ${pgNum} size ${size} would mean ${projected} total pgs, which exceeds max ${max} (mon_max_pg_per_osd ${o.maxPgPerOsd} * num_in_osds ${numIn})`,
+      );
     }
   }
 

@@ -52,7 +52,8 @@ export class SimBuckets {
       throw new S3Fault('InvalidBucketName', 400, 'The specified bucket is not valid.', { BucketName: name });
     }
     const known = this.buckets.get(name);
-    if (known && known.owner !== owner) throw new S3Fault('BucketAlreadyExists', 409, 'The requested bucket name is not available.', { BucketName: name });
+    if (known && known.owner !== owner)
+      throw new S3Fault('BucketAlreadyExists', 409, 'The requested bucket name is not available.', { BucketName: name });
     if (!known) this.buckets.set(name, { name, owner, createdAt: new Date(this.now()), objects: new Map() });
   }
 
@@ -100,7 +101,11 @@ export class SimBuckets {
     const page = keys.slice(0, max);
     const truncated = keys.length > page.length;
     const last = page[page.length - 1];
-    return { contents: page.map((k) => b.objects.get(k) as SimObject), truncated, nextToken: truncated && last !== undefined ? token(last) : null };
+    return {
+      contents: page.map((k) => b.objects.get(k) as SimObject),
+      truncated,
+      nextToken: truncated && last !== undefined ? token(last) : null,
+    };
   }
 }
 

@@ -12,5 +12,6 @@ export class S3Fault extends Error {
   }
 }
 
-export const noSuchBucket = (bucket: string) => new S3Fault('NoSuchBucket', 404, 'The specified bucket does not exist', { BucketName: bucket });
+export const noSuchBucket = (bucket: string) =>
+  new S3Fault('NoSuchBucket', 404, 'The specified bucket does not exist', { BucketName: bucket });
 export const accessDenied = () => new S3Fault('AccessDenied', 403, 'Access Denied');

@@ -24,7 +24,10 @@ export class LabS3Gateways {
   readonly buckets: SimBuckets;
   private readonly listeners = new Map<string, Promise<{ server: Server; url: string }>>();
 
-  constructor(private readonly cluster: SimCephCluster, private readonly now: () => number = Date.now) {
+  constructor(
+    private readonly cluster: SimCephCluster,
+    private readonly now: () => number = Date.now,
+  ) {
     this.buckets = new SimBuckets(now);
   }
 
@@ -66,12 +69,18 @@ export class LabS3Gateways {
     res.setHeader('x-amz-request-id', requestId);
     try {
       const body = await readBody(req);
-      const accessKey = await verifySigV4({ method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body }, (ak) => this.secretOf(ak), this.now());
+      const accessKey = await verifySigV4(
+        { method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body },
+        (ak) => this.secretOf(ak),
+        this.now(),
+      );
       this.dispatch(req, res, body, this.caller(accessKey));
     } catch (err) {
       if (!(err instanceof S3Fault)) throw err;
       const xml = errorXml(err, requestId);
-      res.writeHead(err.status, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(xml) }).end(req.method === 'HEAD' ? undefined : xml);
+      res
+        .writeHead(err.status, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(xml) })
+        .end(req.method === 'HEAD' ? undefined : xml);
     }
   }
 
@@ -114,7 +123,12 @@ export class LabS3Gateways {
     if (method === 'DELETE') return void (b.delete(who.uid, bucket, key), res.writeHead(204).end());
     if (method === 'GET' || method === 'HEAD') {
       const o = b.get(who.uid, bucket, key);
-      res.writeHead(200, { etag: `"${o.etag}"`, 'content-type': o.contentType, 'content-length': o.body.length, 'last-modified': o.lastModified.toUTCString() });
+      res.writeHead(200, {
+        etag: `"${o.etag}"`,
+        'content-type': o.contentType,
+        'content-length': o.body.length,
+        'last-modified': o.lastModified.toUTCString(),
+      });
       return void res.end(method === 'GET' ? o.body : undefined);
     }
     throw notAllowed();

@@ -10,12 +10,17 @@ import { S3Fault, accessDenied } from './fault.js';
 /** RGW refuses requests whose date is further than this from its clock. */
 export const MAX_SKEW_MS = 15 * 60_000;
 const ALGORITHM = 'AWS4-HMAC-SHA256';
-const AUTH = /^AWS4-HMAC-SHA256 Credential=([^/,\s]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request,\s*SignedHeaders=([a-z0-9;-]+),\s*Signature=([0-9a-f]{64})$/;
+const AUTH =
+  /^AWS4-HMAC-SHA256 Credential=([^/,\s]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request,\s*SignedHeaders=([a-z0-9;-]+),\s*Signature=([0-9a-f]{64})$/;
 const UNSIGNED = 'UNSIGNED-PAYLOAD';
 
 type Source = string | ArrayBuffer | ArrayBufferView;
 const bytes = (d: Source): Buffer =>
-  typeof d === 'string' ? Buffer.from(d, 'utf8') : ArrayBuffer.isView(d) ? Buffer.from(d.buffer, d.byteOffset, d.byteLength) : Buffer.from(d);
+  typeof d === 'string'
+    ? Buffer.from(d, 'utf8')
+    : ArrayBuffer.isView(d)
+      ? Buffer.from(d.buffer, d.byteOffset, d.byteLength)
+      : Buffer.from(d);
 
 type Digest = ReturnType<typeof createHash> | ReturnType<typeof createHmac>;
 
@@ -83,7 +88,8 @@ export async function verifySigV4(req: SignedRequest, secretOf: (accessKey: stri
   const secret = secretOf(accessKey);
   if (secret === undefined) throw new S3Fault('InvalidAccessKeyId', 403, 'The access key Id you provided does not exist in our records.');
   const date = parseAmzDate(header(req.headers, 'x-amz-date'));
-  if (Math.abs(now - date.getTime()) > MAX_SKEW_MS) throw new S3Fault('RequestTimeTooSkewed', 403, 'The difference between the request time and the server time is too large.');
+  if (Math.abs(now - date.getTime()) > MAX_SKEW_MS)
+    throw new S3Fault('RequestTimeTooSkewed', 403, 'The difference between the request time and the server time is too large.');
 
   const names = signedList.split(';');
   const headers: Record<string, string> = {};
@@ -94,8 +100,18 @@ export async function verifySigV4(req: SignedRequest, secretOf: (accessKey: stri
   const q = req.url.indexOf('?');
   const path = q < 0 ? req.url : req.url.slice(0, q);
   const query = q < 0 ? {} : decodedQuery(req.url.slice(q + 1));
-  const signer = new SignatureV4({ credentials: { accessKeyId: accessKey, secretAccessKey: secret }, region, service, sha256: NodeSha256, uriEscapePath: false, applyChecksum: false });
-  const signed = await signer.sign({ method: req.method, protocol: 'http:', hostname: '', path, query, headers }, { signingDate: date, signableHeaders: new Set(names) });
+  const signer = new SignatureV4({
+    credentials: { accessKeyId: accessKey, secretAccessKey: secret },
+    region,
+    service,
+    sha256: NodeSha256,
+    uriEscapePath: false,
+    applyChecksum: false,
+  });
+  const signed = await signer.sign(
+    { method: req.method, protocol: 'http:', hostname: '', path, query, headers },
+    { signingDate: date, signableHeaders: new Set(names) },
+  );
   const expected = /Signature=([0-9a-f]{64})$/.exec(signed.headers.authorization ?? '')?.[1] ?? '';
   if (expected.length !== given.length || !timingSafeEqual(Buffer.from(expected), Buffer.from(given))) {
     throw new S3Fault('SignatureDoesNotMatch', 403, 'The request signature we calculated does not match the signature you provided.');

@@ -5,11 +5,14 @@ import type { ListPage, SimBucket } from './buckets.js';
 const NS = 'http://s3.amazonaws.com/doc/2006-03-01/';
 const HEAD = '<?xml version="1.0" encoding="UTF-8"?>';
 
-const esc = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;');
+const esc = (s: string): string =>
+  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;');
 const el = (name: string, value: string | number | boolean): string => `<${name}>${esc(String(value))}</${name}>`;
 
 export function errorXml(f: S3Fault, requestId: string): string {
-  const extra = Object.entries(f.extra).map(([k, v]) => el(k, v)).join('');
+  const extra = Object.entries(f.extra)
+    .map(([k, v]) => el(k, v))
+    .join('');
   return `${HEAD}<Error>${el('Code', f.code)}${el('Message', f.message)}${extra}${el('RequestId', requestId)}${el('HostId', 'lab')}</Error>`;
 }
 
@@ -31,7 +34,10 @@ export interface ListV2Echo {
 export function listObjectsV2Xml(q: ListV2Echo, page: ListPage): string {
   const enc = (s: string) => (q.urlEncoded ? encodeURIComponent(s) : s);
   const contents = page.contents
-    .map((o) => `<Contents>${el('Key', enc(o.key))}${el('LastModified', o.lastModified.toISOString())}${el('ETag', `"${o.etag}"`)}${el('Size', o.body.length)}${el('StorageClass', 'STANDARD')}</Contents>`)
+    .map(
+      (o) =>
+        `<Contents>${el('Key', enc(o.key))}${el('LastModified', o.lastModified.toISOString())}${el('ETag', `"${o.etag}"`)}${el('Size', o.body.length)}${el('StorageClass', 'STANDARD')}</Contents>`,
+    )
     .join('');
   return [
     `${HEAD}<ListBucketResult xmlns="${NS}">`,
