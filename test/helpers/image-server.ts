@@ -3,7 +3,7 @@
 // bytes that are not the catalog's — and a record of every request's Range header.
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import type { ExecutionContext } from 'ava';
 
 export interface TestFile {
@@ -103,11 +103,20 @@ export async function serveImages(t: ExecutionContext, images: TestImage[], faul
   return state;
 }
 
-/** A loopback port nothing listens on (it was free a moment ago). */
+/** A loopback port nothing listens on, and nothing will: one below the kernel's ephemeral range
+ * (32768 and up on Linux), which a `listen(0)` never gets. A port freed a moment ago was taken
+ * by another test's server under load, and the "unreachable" registry answered. */
 export async function closedPort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', () => resolve()));
-  const { port } = s.address() as AddressInfo;
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  return port;
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const refused = await new Promise<boolean>((resolve) => {
+      const sock = connect({ host: '127.0.0.1', port });
+      sock.once('connect', () => {
+        sock.destroy();
+        resolve(false);
+      });
+      sock.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED'));
+    });
+    if (refused) return port;
+  }
 }

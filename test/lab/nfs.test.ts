@@ -59,8 +59,11 @@ test('nfs gateway is created through the API for a filesystem, runs with a key f
     osd: 'allow rw tag cephfs data=share',
   });
   t.true(q.lab!.ceph.processes.get(`nfs.${shown.hostname}`)?.running);
-  const started = (await q.tasks.recent(1000)).find((x) => x.spec.taskName === 'ceph.nfs.start' && x.status.state === 'completed');
-  t.like(started?.spec.args, { name: shown.hostname, export: 'share', path: '/' });
+  // The agent may report the gateway running a moment before its run is recorded completed.
+  const completed = async (taskName: string) =>
+    (await q.tasks.recent(1000)).find((x) => x.spec.taskName === taskName && x.status.state === 'completed');
+  const started = await waitFor('the start run completed', () => completed('ceph.nfs.start'));
+  t.like(started.spec.args, { name: shown.hostname, export: 'share', path: '/' });
 
   // No longer desired (as a spec file saying `state: absent` would make it): stopped, not left running.
   await q.store.mutateSpec<NodeSpec>(Kind.Node, node, (n) => {
@@ -75,5 +78,5 @@ test('nfs gateway is created through the API for a filesystem, runs with a key f
     },
     30_000,
   );
-  t.true((await q.tasks.recent(1000)).some((x) => x.spec.taskName === 'ceph.nfs.stop' && x.status.state === 'completed'));
+  await waitFor('the stop run completed', () => completed('ceph.nfs.stop'));
 });
