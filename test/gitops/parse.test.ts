@@ -109,3 +109,24 @@ test('parse: empty documents and comments are skipped', (t) => {
   const { docs, errors } = parseSpecText('e.yaml', `# nothing\n---\n${NET}---\n`, v);
   t.deepEqual([docs.length, errors.length, docs[0]?.index], [1, 0, 0]);
 });
+
+test('parse: an NFS gateway in a spec file names the filesystem it exports; without one, or with a path that leaves it, it is refused', (t) => {
+  const node = (nfs: string) => `apiVersion: quarry/v1
+kind: Node
+metadata: { name: a }
+spec:
+  match: { mac: "52:54:00:00:00:01" }
+  daemons: { nfs: ${nfs} }
+`;
+  const ok = parseSpecText('n.yaml', node('{ export: cephfs, path: /shares }'), v);
+  t.deepEqual(ok.errors, []);
+  t.deepEqual((ok.docs[0]!.spec as { daemons: unknown }).daemons, { nfs: { export: 'cephfs', path: '/shares', state: 'present' } });
+  for (const bad of ['{}', '{ export: cephfs, path: /a/../b }', '{ export: "x y" }']) {
+    const r = parseSpecText('n.yaml', node(bad), v);
+    t.is(r.docs.length, 0, bad);
+    t.true(
+      r.errors.some((e) => e.field.startsWith('/spec/daemons/nfs')),
+      `${bad}: ${JSON.stringify(r.errors)}`,
+    );
+  }
+});
