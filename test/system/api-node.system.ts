@@ -178,7 +178,7 @@ test('api: monitor, manager, OSD, MDS and gateway on one real node through the A
   const host = new CephHost({ runner, ...agentConf });
   const pids = await Promise.all((['mon', 'mgr', 'mds'] as const).map((type) => host.pidOf(type, boot.hostname)));
   await agent.stop();
-  t.deepEqual(await host.report(), { mon: true, mgr: true, mds: true, rgw: true, osds: [0] });
+  t.deepEqual(await host.report(), { mon: true, mgr: true, mds: true, rgw: true, nfs: false, osds: [0] });
   agent = await startAgent({ ...agentConf, masterUrl: q.url }, silentLogger);
   t.deepEqual(await Promise.all((['mon', 'mgr', 'mds'] as const).map((type) => host.pidOf(type, boot.hostname))), pids);
 
