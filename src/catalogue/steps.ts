@@ -2,8 +2,9 @@
 // spelled. Master-level steps run a script on the master; node-level ones are carried out by
 // the node's agent (src/agent/steps) or, in the lab, by a simulated one (src/sim), whose
 // registries are typed maps over the node-level names here. Each step's arguments have a strict
-// JSON Schema: the agent refuses a run whose arguments do not match before it does anything,
-// and the master refuses to start one (src/catalogue/validate.ts). The argument and result
+// JSON Schema: the agent (and the lab's) refuses a run whose arguments do not match before it
+// does anything (src/catalogue/validate.ts; docs/catalogue.md says why the master does not
+// check when it starts one). The argument and result
 // types derive from the schemas (StepArgs<'ceph.rgw.start'>).
 import type { FromSchema } from 'json-schema-to-ts';
 import { DAEMONS } from './daemons.js';

@@ -1,5 +1,6 @@
 // Checks a run's arguments against its step's schema, compiled once per step. The agent and
-// the lab's agents refuse a malformed run before acting; the master refuses to start one. The
+// the lab's agents refuse a malformed run before acting (the master does not check: a loop's bad
+// run fails at once, naming the argument). The
 // message names the argument (never its value, which may be long or secret; an unknown daemon
 // type is the one value quoted, as the agent always did).
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
