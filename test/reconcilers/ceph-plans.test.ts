@@ -7,9 +7,9 @@ import type { DiskDoc, NodeDoc } from '../../src/model/operations.js';
 import { planDaemon, type DaemonObserved } from '../../reconcilers/daemon/plan.js';
 import { planMon, type MonObserved } from '../../reconcilers/mon/plan.js';
 import type { RunInfo } from '../../reconcilers/shared/runs.js';
-import { T0, node } from '../builders.js';
+import { NOW, run } from './plan-fixtures.js';
+import { node } from '../builders.js';
 
-const NOW = T0 + 1_000_000;
 const DISK_ID = '9c1a0f3e-2b4d-5c6e-8f70-1a2b3c4d5e6f';
 
 function cluster(status: ClusterStatus = {}): Doc<ClusterSpec, ClusterStatus> {
@@ -43,16 +43,6 @@ function monNode(hostname: string, opts: { phase?: 'active' | 'offline'; running
 }
 
 const monDisk = { id: DISK_ID, status: { present: true, devicePath: '/dev/sdb' } } as unknown as DiskDoc;
-const run = (state: RunInfo['state'], over: Partial<RunInfo> = {}): RunInfo => ({
-  id: 'r1',
-  state,
-  attempt: 1,
-  completedAt: state === 'pending' || state === 'running' ? null : NOW - 60_000,
-  error: state === 'failed' ? 'boom' : null,
-  args: {},
-  result: null,
-  ...over,
-});
 
 function mon(over: Partial<MonObserved> & { self?: NodeDoc; others?: NodeDoc[] }): MonObserved {
   const self = over.self ?? monNode('a');

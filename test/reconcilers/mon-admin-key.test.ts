@@ -7,7 +7,7 @@ import { importAdminKeyScript } from '../../reconcilers/mon/admin-key.js';
 import { BOOTSTRAP_KEYS, monLoop } from '../../reconcilers/mon/loop.js';
 import { planMon, type MonObserved } from '../../reconcilers/mon/plan.js';
 import { getKey, saveKey } from '../../reconcilers/shared/keys.js';
-import type { RunInfo } from '../../reconcilers/shared/runs.js';
+import { NOW, run } from './plan-fixtures.js';
 import { CLUSTER_ID, CephKind, type ClusterSpec, type ClusterStatus } from '../../src/model/ceph-kinds.js';
 import { ManualClock } from '../../src/model/clock.js';
 import type { Doc } from '../../src/model/document.js';
@@ -18,10 +18,9 @@ import { newNodeSpec } from '../../src/fleet/discovery.js';
 import { SimCephApi } from '../../src/sim/ceph/api.js';
 import { createMemoryStore } from '../../src/store/index.js';
 import type { LogLine, RunContext, StartRequest, TaskRun } from '../../src/tasks/types.js';
-import { T0, node } from '../builders.js';
+import { node } from '../builders.js';
 import { FSID, instant, newCluster } from '../sim/ceph-helpers.js';
 
-const NOW = T0 + 1_000_000;
 const DISK_ID = '9c1a0f3e-2b4d-5c6e-8f70-1a2b3c4d5e6f';
 const NODE_A = '5d3c1e2f-0a1b-4c2d-8e3f-4a5b6c7d8e9f';
 
@@ -52,16 +51,6 @@ function undesired(n: NodeDoc): NodeDoc {
 }
 
 const monDisk = { id: DISK_ID, status: { present: true, devicePath: '/dev/sdb' } } as unknown as DiskDoc;
-const run = (state: RunInfo['state'], over: Partial<RunInfo> = {}): RunInfo => ({
-  id: 'r1',
-  state,
-  attempt: 1,
-  completedAt: state === 'pending' || state === 'running' ? null : NOW - 60_000,
-  error: state === 'failed' ? 'boom' : null,
-  args: {},
-  result: null,
-  ...over,
-});
 
 /** `self` opened the bootstrap (its run completed) unless `owner` says another node did. */
 function observed(self: NodeDoc, over: Partial<MonObserved> & { owner?: NodeDoc } = {}): MonObserved {

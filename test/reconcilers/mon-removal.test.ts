@@ -5,10 +5,8 @@ import type { DaemonState } from '../../src/model/kinds.js';
 import type { NodeDoc } from '../../src/model/operations.js';
 import { planMon, type MonObserved } from '../../reconcilers/mon/plan.js';
 import { quorumAfterRemoval, REMOVING_FROM_MONMAP, type RemovalObserved } from '../../reconcilers/mon/removal.js';
-import type { RunInfo } from '../../reconcilers/shared/runs.js';
-import { T0, node } from '../builders.js';
-
-const NOW = T0 + 1_000_000;
+import { NOW, run } from './plan-fixtures.js';
+import { node } from '../builders.js';
 
 function undesired(opts: { running?: boolean; phase?: 'active' | 'offline'; hostname?: string } = {}): NodeDoc {
   const n = node(opts.phase ?? 'active').build();
@@ -19,16 +17,6 @@ function undesired(opts: { running?: boolean; phase?: 'active' | 'offline'; host
   return n;
 }
 
-const run = (state: RunInfo['state'], over: Partial<RunInfo> = {}): RunInfo => ({
-  id: 'r1',
-  state,
-  attempt: 1,
-  completedAt: state === 'pending' || state === 'running' ? null : NOW - 60_000,
-  error: state === 'failed' ? 'boom' : null,
-  args: {},
-  result: null,
-  ...over,
-});
 const created = run('completed', { id: 'create', completedAt: NOW - 600_000 });
 const map = (names: string[], quorum = names) => ({ names, quorum });
 

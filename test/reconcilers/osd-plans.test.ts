@@ -6,10 +6,10 @@ import { planOsd, type OsdObserved } from '../../reconcilers/osd/plan.js';
 import { planWipe, type WipeObserved } from '../../reconcilers/osd/wipe.js';
 import { okToStopAnswer, okToStopGate, safeToDestroyGate } from '../../reconcilers/shared/osd-gates.js';
 import type { RunInfo } from '../../reconcilers/shared/runs.js';
+import { NOW, run } from './plan-fixtures.js';
 import { pendingRun, planNode, type NodeObserved } from '../../reconcilers/node/plan.js';
 import { NODE_ID, T0, node, observation, report } from '../builders.js';
 
-const NOW = T0 + 1_000_000;
 const UUID = '6f1c2a8e-1d3b-4c5d-9e7f-0a1b2c3d4e5f';
 const GB = 1e9;
 
@@ -39,17 +39,6 @@ function hostNode(opts: { phase?: 'active' | 'offline'; osds?: number[]; monDisk
   if (opts.monDisk) n.spec.daemons = { mon: { diskId: opts.monDisk } };
   return n;
 }
-
-const run = (state: RunInfo['state'], over: Partial<RunInfo> = {}): RunInfo => ({
-  id: 'r1',
-  state,
-  attempt: 1,
-  completedAt: state === 'pending' || state === 'running' ? null : NOW - 60_000,
-  error: state === 'failed' ? 'boom' : null,
-  args: {},
-  result: null,
-  ...over,
-});
 
 function osd(over: Partial<OsdObserved> = {}): OsdObserved {
   return {

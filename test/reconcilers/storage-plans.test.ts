@@ -8,22 +8,11 @@ import { planFs, type FsCephView, type FsObserved } from '../../reconcilers/fs/p
 import { mdsOf } from '../../reconcilers/fs/loop.js';
 import { planRgwUser, type RgwUserObserved } from '../../reconcilers/rgw-user/plan.js';
 import { planDaemon, type DaemonObserved } from '../../reconcilers/daemon/plan.js';
-import type { RunInfo } from '../../reconcilers/shared/runs.js';
-import { T0, node } from '../builders.js';
+import { NOW, run } from './plan-fixtures.js';
+import { node } from '../builders.js';
 
-const NOW = T0 + 1_000_000;
 const ISO = new Date(NOW).toISOString();
 const meta = { generation: 1, resourceVersion: 1, createdAt: '', updatedAt: '', labels: {}, source: null };
-const run = (state: RunInfo['state'], over: Partial<RunInfo> = {}): RunInfo => ({
-  id: 'r1',
-  state,
-  attempt: 1,
-  completedAt: state === 'pending' || state === 'running' ? null : NOW - 60_000,
-  error: state === 'failed' ? 'boom' : null,
-  args: {},
-  result: null,
-  ...over,
-});
 
 const fsDoc: Doc<FilesystemSpec, FilesystemStatus> = {
   kind: 'Filesystem',
