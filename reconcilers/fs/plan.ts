@@ -5,7 +5,7 @@
 import { Step } from '../../src/catalogue/index.js';
 import type { Doc } from '../../src/model/document.js';
 import type { FilesystemSpec, FilesystemStatus, PoolSeen } from '../../src/model/storage-kinds.js';
-import { setConditions, type ConditionInput } from '../../src/runtime/conditions.js';
+import { phaseConditions, setConditions, type ConditionInput } from '../../src/runtime/conditions.js';
 import { createAttempt, type RunInfo } from '../shared/runs.js';
 
 import { gateOf, type LoopPlan } from '../../src/runtime/loop-kit/index.js';
@@ -99,19 +99,7 @@ function statusOf(o: FsObserved, view: FsCephView | null, out: Outcome): Filesys
   const created = view ? view.listed !== null && out.reason !== 'ExistsWithOtherPools' : (cur.created ?? false);
   const mismatch = pools.filter((p) => p.pgNum !== (p.name === spec.metadataPool ? spec.metadataPG : spec.dataPG));
   const conds: ConditionInput[] = [
-    { type: 'Ready', status: out.phase === 'ready' ? 'True' : 'False', reason: out.reason, message: out.message },
-    {
-      type: 'Progressing',
-      status: out.phase === 'creating' ? 'True' : 'False',
-      reason: out.reason,
-      message: out.phase === 'creating' ? out.message : '',
-    },
-    {
-      type: 'Blocked',
-      status: out.phase === 'blocked' ? 'True' : 'False',
-      reason: out.phase === 'blocked' ? out.reason : 'NotBlocked',
-      message: out.phase === 'blocked' ? out.message : '',
-    },
+    ...phaseConditions(out),
     mismatch.length
       ? {
           type: 'Degraded',

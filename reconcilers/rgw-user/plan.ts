@@ -4,7 +4,7 @@
 import { Step } from '../../src/catalogue/index.js';
 import type { Doc } from '../../src/model/document.js';
 import type { RgwUserSpec, RgwUserStatus } from '../../src/model/storage-kinds.js';
-import { setConditions } from '../../src/runtime/conditions.js';
+import { phaseConditions, setConditions } from '../../src/runtime/conditions.js';
 import { createAttempt, type RunInfo } from '../shared/runs.js';
 
 import { gateOf, type LoopPlan } from '../../src/runtime/loop-kit/index.js';
@@ -42,26 +42,7 @@ export function planRgwUser(o: RgwUserObserved): RgwUserPlan {
     ...rest,
     phase: out.phase,
     ...(o.issued ? { accessKey: o.issued } : {}),
-    conditions: setConditions(
-      o.user.status.conditions,
-      [
-        { type: 'Ready', status: out.phase === 'ready' ? 'True' : 'False', reason: out.reason, message: out.message },
-        {
-          type: 'Progressing',
-          status: out.phase === 'creating' ? 'True' : 'False',
-          reason: out.reason,
-          message: out.phase === 'creating' ? out.message : '',
-        },
-        {
-          type: 'Blocked',
-          status: out.phase === 'blocked' ? 'True' : 'False',
-          reason: out.phase === 'blocked' ? out.reason : 'NotBlocked',
-          message: out.phase === 'blocked' ? out.message : '',
-        },
-      ],
-      gen,
-      o.nowIso,
-    ),
+    conditions: setConditions(o.user.status.conditions, phaseConditions(out), gen, o.nowIso),
     observedGeneration: gen,
   };
   const gate = out.phase === 'blocked' ? gateOf(out.reason, out.message) : null;

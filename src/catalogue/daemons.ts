@@ -143,6 +143,8 @@ export const DAEMONS = {
       },
     },
     required: ['export'],
+    // NFS's own port: clients mount <node>:/<fs> without naming one.
+    startArgs: { port: 2049 },
     operation: 'ceph.create-nfs',
     steps: { key: 'ceph.nfs.key', start: 'ceph.nfs.start', stop: 'ceph.nfs.stop' },
   },

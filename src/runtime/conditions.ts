@@ -109,6 +109,17 @@ export const blockedCondition = (on: boolean, reason: string, message = ''): Con
   message,
 });
 
+/** Ready, Progressing and Blocked of an object whose loop concludes a phase with a reason: ready,
+ * creating, blocked or anything else (failed, degraded...), as the filesystem and RGW user loops do. */
+export function phaseConditions(out: { phase: string; reason: string; message: string }): ConditionInput[] {
+  const blocked = out.phase === 'blocked';
+  return [
+    readyCondition(out.phase === 'ready', out.reason, out.message),
+    progressingCondition(out.phase === 'creating', out.reason, out.phase === 'creating' ? out.message : ''),
+    blockedCondition(blocked, blocked ? out.reason : 'NotBlocked', blocked ? out.message : ''),
+  ];
+}
+
 function sameCondition(a: Condition, b: Condition): boolean {
   return (
     a.status === b.status &&

@@ -4,12 +4,13 @@
 // reads it back, while the filesystem's data pool holds the bytes (nfs-check.ts).
 import type { ExecutionContext } from 'ava';
 import { dirname, join } from 'node:path';
+import { DAEMONS } from '../../src/catalogue/index.js';
 import { FS } from './cluster-bringup.js';
 import type { NetnsCluster } from './netns-cluster.js';
 import { nfsRoundTrip } from './nfs-check.js';
 import { until } from './node-sandbox.js';
 
-const NFS_PORT = 2049;
+const NFS_PORT = DAEMONS.nfs.startArgs.port;
 
 interface Detail {
   id: string;

@@ -17,7 +17,7 @@
 // when not '/'), osd 'allow rw tag cephfs data=<fs>'.
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Daemon } from '../../catalogue/index.js';
+import { DAEMONS, Daemon } from '../../catalogue/index.js';
 import { entityOf } from '../ceph-host.js';
 import { ganeshaConf, checkExport, pseudoOf, type GaneshaExport } from '../ganesha-conf.js';
 import { keyringFor } from '../master.js';
@@ -25,7 +25,7 @@ import type { AgentStepContext, AgentStepOf } from './context.js';
 import { refreshConf } from './context.js';
 import { checkFsid } from './daemons.js';
 
-export const NFS_DEFAULT_PORT = 2049;
+export const NFS_DEFAULT_PORT = DAEMONS.nfs.startArgs.port;
 /** ganesha's parent returns before its exports exist: this long for the line saying they do. */
 const READY_TIMEOUT_MS = 60_000;
 /** A pid file still missing this long after the start: the daemon died early. */

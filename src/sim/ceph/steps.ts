@@ -109,7 +109,7 @@ export function cephSteps(cluster: SimCephCluster, hooks: CephStepHooks): Map<st
     }),
     [DAEMONS.nfs.steps.start]: step(async (ctx, host) => {
       bootstrapped();
-      const { name, export: fs, path = '/', port = 2049 } = ctx.args;
+      const { name, export: fs, path = '/', port = DAEMONS.nfs.startArgs.port } = ctx.args;
       // ganesha with an export of a filesystem that does not exist serves nothing: a failed start.
       if (!cluster.fsmap.get(fs)) throw new Error(`filesystem ${fs} does not exist: the export failed`);
       await daemonKey(cluster, ctx, DAEMONS.nfs.entity(name));
