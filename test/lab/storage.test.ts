@@ -127,7 +127,10 @@ test('storage: a gateway is deployed and removed through the API, and stops runn
   t.deepEqual((await c.post(`/gateways/rgw/${node}/remove`, {})).json, { status: 'scheduled' });
   await waitFor('gateway gone', async () => ((await c.get('/gateways/rgw')).json as Gateway[]).length === 0, 30_000);
   t.false(q.lab!.ceph.rgws.get(gw!.hostname)?.running);
-  t.true((await q.tasks.recent(1000)).some((r) => r.spec.taskName === 'ceph.rgw.stop' && r.status.state === 'completed'));
+  // The agent may report the gateway gone a moment before its stop run is recorded completed.
+  await waitFor('the stop run completed', async () =>
+    (await q.tasks.recent(1000)).some((r) => r.spec.taskName === 'ceph.rgw.stop' && r.status.state === 'completed'),
+  );
   t.is((await c.post(`/gateways/rgw/${node}/remove`, {})).status, 404, 'nothing left to remove');
   // Deployed again, it starts again.
   t.is((await c.post('/gateways/rgw/deploy', { nodeId: node })).status, 200);

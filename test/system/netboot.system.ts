@@ -77,6 +77,16 @@ test('netboot: a VM network-boots through Quarry (DHCP, iPXE, image, cloud-init)
   const dir = await mkdtemp(join(tmpdir(), 'qnb-'));
   let qemu: ReturnType<typeof spawn> | null = null;
   let qemu2: ReturnType<typeof spawn> | null = null;
+  /** A VM in the test's namespace on its tap, its serial console to a file; `boot` says how it starts. */
+  const startVm = (tap: string, mac: string, serial: string, boot: string[]) =>
+    spawn(
+      'ip',
+      ['netns', 'exec', ns, 'qemu-system-x86_64', '-machine', 'pc,accel=tcg', '-m', '512', '-nographic', '-nodefaults']
+        .concat(['-serial', `file:${serial}`, '-monitor', 'none', '-no-reboot'])
+        .concat(['-netdev', `tap,id=n0,ifname=${tap},script=no,downscript=no`, '-device', `virtio-net-pci,netdev=n0,mac=${mac}`])
+        .concat(boot),
+      { stdio: 'ignore' },
+    );
   t.teardown(async () => {
     qemu?.kill('SIGKILL');
     qemu2?.kill('SIGKILL');
@@ -177,33 +187,7 @@ test('netboot: a VM network-boots through Quarry (DHCP, iPXE, image, cloud-init)
   const firstCall = Date.now();
 
   const serial = join(dir, 'serial.log');
-  qemu = spawn(
-    'ip',
-    [
-      'netns',
-      'exec',
-      ns,
-      'qemu-system-x86_64',
-      '-machine',
-      'pc,accel=tcg',
-      '-m',
-      '512',
-      '-nographic',
-      '-nodefaults',
-      '-serial',
-      `file:${serial}`,
-      '-monitor',
-      'none',
-      '-no-reboot',
-      '-netdev',
-      'tap,id=n0,ifname=tap0,script=no,downscript=no',
-      '-device',
-      `virtio-net-pci,netdev=n0,mac=${vmMac}`,
-      '-boot',
-      'n',
-    ],
-    { stdio: 'ignore' },
-  );
+  qemu = startVm('tap0', vmMac, serial, ['-boot', 'n']);
   const exited = new Promise<number | null>((r) => qemu.on('exit', (code) => r(code)));
   // Found by its network boot, it waits: unapproved, no credential, asking again every 2 s.
   const waiting = await waitFor(
@@ -253,37 +237,14 @@ test('netboot: a VM network-boots through Quarry (DHCP, iPXE, image, cloud-init)
   // The second VM: another MAC, its own lease, the first VM's MAC in its requests.
   const vm2Mac = `52:54:00:${randomBytes(3).toString('hex').match(/../g)!.join(':')}`;
   const serial2 = join(dir, 'serial2.log');
-  qemu2 = spawn(
-    'ip',
-    [
-      'netns',
-      'exec',
-      ns,
-      'qemu-system-x86_64',
-      '-machine',
-      'pc,accel=tcg',
-      '-m',
-      '512',
-      '-nographic',
-      '-nodefaults',
-      '-serial',
-      `file:${serial2}`,
-      '-monitor',
-      'none',
-      '-no-reboot',
-      '-netdev',
-      'tap,id=n0,ifname=tap1,script=no,downscript=no',
-      '-device',
-      `virtio-net-pci,netdev=n0,mac=${vm2Mac}`,
-      '-kernel',
-      kit.vmlinuz,
-      '-initrd',
-      attackerInitrd,
-      '-append',
-      `console=ttyS0 quiet quarry.url=${q.url} quarry.target=${vmMac}`,
-    ],
-    { stdio: 'ignore' },
-  );
+  qemu2 = startVm('tap1', vm2Mac, serial2, [
+    '-kernel',
+    kit.vmlinuz,
+    '-initrd',
+    attackerInitrd,
+    '-append',
+    `console=ttyS0 quiet quarry.url=${q.url} quarry.target=${vmMac}`,
+  ]);
   const exited2 = new Promise<number | null>((r) => qemu2.on('exit', (code) => r(code)));
   const rc2 = await Promise.race([exited2, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 120_000).unref())]);
   const log2 = await readFile(serial2, 'utf8').catch(() => '');
