@@ -162,7 +162,8 @@ export const DAEMONS = {
     needsDisk: false,
     params: {},
     operation: 'ceph.create-osd',
-    steps: { create: ['ceph.osd.new', 'ceph.osd.create'] },
+    // Removal: out, stop, purge, zap; a replacement destroys instead of purging (keeps the id).
+    steps: { create: ['ceph.osd.new', 'ceph.osd.create'], stop: 'ceph.osd.stop', remove: 'ceph.osd.purge' },
   },
 } as const satisfies Record<string, DaemonEntry>;
 

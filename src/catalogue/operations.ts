@@ -22,7 +22,14 @@ export const NodeOperation = {
 } as const;
 export type NodeOperation = DaemonOperation<NodeDaemonType> | (typeof NodeOperation)[keyof typeof NodeOperation];
 
-export const DiskOperation = { createOsd: DAEMONS.osd.operation, wipe: 'disk.wipe' } as const;
+/** A disk's operations: create (or adopt) its OSD; remove it (drain, purge, wipe: the disk is
+ * eligible again); replace it (destroy keeping the id for the disk that takes its place); wipe. */
+export const DiskOperation = {
+  createOsd: DAEMONS.osd.operation,
+  removeOsd: 'ceph.remove-osd',
+  replaceOsd: 'ceph.replace-osd',
+  wipe: 'disk.wipe',
+} as const;
 export type DiskOperation = (typeof DiskOperation)[keyof typeof DiskOperation];
 
 export const NODE_OPERATIONS: readonly NodeOperation[] = [

@@ -25,6 +25,9 @@ const devicePath = {
 } as const;
 const entity = { type: 'string', pattern: '^[a-z]+(\\.[A-Za-z0-9_-]+)+$', maxLength: 256, description: 'a Ceph entity name' } as const;
 const name = { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$', description: 'a name' } as const;
+/** CRUSH device class (crush_device_class), as the disk reports it or a selector sets it. */
+export const DEVICE_CLASSES = ['hdd', 'ssd', 'nvme'] as const;
+const deviceClass = { enum: DEVICE_CLASSES, description: 'device class' } as const;
 const none = { type: 'object', additionalProperties: false, properties: {} } as const;
 const obj = <const P extends Record<string, unknown>, const R extends readonly string[]>(properties: P, required: R) =>
   ({ type: 'object', additionalProperties: false, required, properties }) as const;
@@ -62,6 +65,9 @@ export interface StepEntry {
   destroys?: string;
   /** Node steps that take the machine down once reported. */
   power?: 'reboot' | 'poweroff';
+  /** What it takes out of service without destroying it (a daemon stopped, data moved): a
+   * disruptive step, shown in plans and taking its turn in the disruption budget. */
+  disrupts?: string;
 }
 
 export const STEPS = {
@@ -187,15 +193,54 @@ export const STEPS = {
     args: obj({ name: hostname }, ['name']),
     result: obj({ name: hostname }, []),
   },
-  'ceph.osd.new': { level: 'master', loop: 'osd', args: obj({ uuid }, ['uuid']), result: none },
+  // `id`: the id of a destroyed OSD this disk replaces (`osd new <uuid> <id>`), so CRUSH keeps
+  // its position and data moves once. `deviceClass` becomes its crush_device_class.
+  'ceph.osd.new': {
+    level: 'master',
+    loop: 'osd',
+    args: obj({ uuid, id: count, deviceClass }, ['uuid']),
+    result: obj({ osdId: count, uuid }, []),
+  },
+  'ceph.osd.out': {
+    level: 'master',
+    loop: 'osd',
+    disrupts: "the OSD's share of data placement: its PGs move to the other OSDs (ceph osd out)",
+    args: obj({ osdId: count }, ['osdId']),
+    result: none,
+  },
+  'ceph.osd.stop': {
+    level: 'node',
+    loop: 'osd',
+    disrupts: 'the OSD daemon, stopped for good before it is purged or destroyed',
+    args: obj({ osdId: count }, ['osdId']),
+    result: obj({ osdId: count }, []),
+  },
+  'ceph.osd.purge': {
+    level: 'master',
+    loop: 'osd',
+    destroys: "the OSD's id, CRUSH entry and key (ceph osd purge)",
+    args: obj({ osdId: count }, ['osdId']),
+    result: none,
+  },
+  'ceph.osd.destroy': {
+    level: 'master',
+    loop: 'osd',
+    destroys: "the OSD's key and data; its id and CRUSH position are kept for the disk that replaces it (ceph osd destroy)",
+    args: obj({ osdId: count }, ['osdId']),
+    result: none,
+  },
+  'ceph.osd.zap': {
+    level: 'node',
+    loop: 'osd',
+    destroys: 'everything on the disk of a purged or destroyed OSD (a verified wipe: signatures, both ends, BlueStore label copies)',
+    args: obj({ osdId: count, devicePath }, ['osdId', 'devicePath']),
+    result: obj({ devicePath }, ['devicePath']),
+  },
   'ceph.osd.create': {
     level: 'node',
     loop: 'osd',
     destroys: 'whatever the disk holds (BlueStore is made on the whole device)',
-    args: obj(
-      { osdId: count, uuid, devicePath, sizeBytes: count, deviceClass: { enum: ['hdd', 'ssd', 'nvme'], description: 'device class' } },
-      ['osdId', 'uuid', 'devicePath'],
-    ),
+    args: obj({ osdId: count, uuid, devicePath, sizeBytes: count, deviceClass }, ['osdId', 'uuid', 'devicePath']),
     result: obj({ osdId: count, devicePath, host: hostname }, ['osdId']),
   },
   'ceph.daemon.restart': {
@@ -215,7 +260,7 @@ export const STEPS = {
   'disk.wipe': {
     level: 'node',
     loop: 'osd',
-    destroys: "the disk's data (signatures erased, the head zeroed)",
+    destroys: "the disk's data (a verified wipe: signatures, both ends, BlueStore label copies)",
     args: obj({ request: count, devicePath }, ['devicePath']),
     result: obj({ devicePath }, ['devicePath']),
   },
@@ -242,6 +287,11 @@ export const Step = {
   daemonRestart: 'ceph.daemon.restart',
   osdNew: 'ceph.osd.new',
   osdCreate: 'ceph.osd.create',
+  osdOut: 'ceph.osd.out',
+  osdStop: 'ceph.osd.stop',
+  osdPurge: 'ceph.osd.purge',
+  osdDestroy: 'ceph.osd.destroy',
+  osdZap: 'ceph.osd.zap',
   wipeConfirm: 'disk.wipe.confirm',
   wipe: 'disk.wipe',
   fsCreate: 'ceph.fs.create',

@@ -1,5 +1,14 @@
 // Raw Ceph JSON (checked by the schemas) → the typed values CephClient returns. Pure.
-import type { RawFsMap, RawFsStatus, RawMdsInfo, RawOsdDump, RawOsdTree, RawPoolDetail, RawTreeNode } from './ceph-schemas-osd.js';
+import type {
+  RawFsMap,
+  RawFsStatus,
+  RawMdsInfo,
+  RawOsdDfNode,
+  RawOsdDump,
+  RawOsdTree,
+  RawPoolDetail,
+  RawTreeNode,
+} from './ceph-schemas-osd.js';
 import type { RawDf, RawHealth, RawMonDump, RawQuorumStatus, RawStatus, RawVersions } from './ceph-schemas.js';
 import type {
   CephDf,
@@ -10,6 +19,7 @@ import type {
   MdsDaemon,
   MdsStat,
   MonDump,
+  OsdDf,
   OsdDump,
   OsdTree,
   OsdTreeNode,
@@ -103,6 +113,17 @@ export const toPool = (p: RawPoolDetail): Pool => ({
   autoscaleMode: p.pg_autoscale_mode,
   applications: applications(p.application_metadata),
 });
+
+export const toOsdDf = (raw: { nodes: RawOsdDfNode[] }): OsdDf[] =>
+  raw.nodes.map((n) => ({
+    id: n.id,
+    deviceClass: n.device_class,
+    pgs: n.pgs,
+    dataBytes: n.kb_used_data * 1024,
+    usedBytes: n.kb_used * 1024,
+    totalBytes: n.kb * 1024,
+    status: n.status,
+  }));
 
 export const toOsdDump = (raw: RawOsdDump): OsdDump => ({
   epoch: raw.epoch,

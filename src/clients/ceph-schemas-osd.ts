@@ -80,6 +80,21 @@ export const osdDumpShape = shape<RawOsdDump>(
   }),
 );
 
+export interface RawOsdDfNode {
+  id: number;
+  device_class: string;
+  kb: number;
+  kb_used: number;
+  kb_used_data: number;
+  pgs: number;
+  status: string;
+}
+/** `osd df -f json` on Ceph 16: OSDs in `nodes` (with CRUSH buckets in tree mode only). */
+export const osdDfShape = shape<{ nodes: RawOsdDfNode[] }>(
+  'osd-df',
+  obj({ nodes: arr(obj({ id: int, device_class: str, kb: int, kb_used: int, kb_used_data: int, pgs: int, status: str })) }),
+);
+
 export type RawPoolDetail = RawPoolCommon & { pool_id: number; pg_autoscale_mode: string };
 export const poolLsShape = shape<RawPoolDetail[]>('osd-pool-ls-detail', arr(obj({ pool_id: int, ...poolCommon, pg_autoscale_mode: str })));
 

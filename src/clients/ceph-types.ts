@@ -207,6 +207,32 @@ export interface CephVersions {
   byType: Record<string, Record<string, number>>;
 }
 
+export interface OsdNewOptions {
+  cephxSecret?: string;
+  /** A destroyed OSD's id to reuse. */
+  id?: number;
+  /** Its crush_device_class; Ceph guesses from the rotational flag otherwise. */
+  deviceClass?: string;
+}
+
+/** One OSD of `osd df`: what is on it. */
+export interface OsdDf {
+  id: number;
+  deviceClass: string;
+  /** Placement groups mapped to it. */
+  pgs: number;
+  /** Bytes of user data on it (kb_used_data), and all it uses (kb_used). */
+  dataBytes: number;
+  usedBytes: number;
+  totalBytes: number;
+  status: string;
+}
+
+/** A removal that may find nothing to remove. */
+export interface Removed {
+  removed: boolean;
+}
+
 /** A safety gate's answer: "not ok" is a value, not an exception. */
 export interface OkToStop {
   ok: boolean;

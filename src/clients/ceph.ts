@@ -183,14 +183,49 @@ export class CephClient {
     return { created: !/already exists/.test(stderr) };
   }
 
-  /** Registers a new OSD id for `uuid`; the same uuid again returns the same id. A cephx
-   * secret for the OSD travels on stdin, never on the command line. */
-  async osdNew(uuid: string, opts: { cephxSecret?: string } & CallOptions = {}): Promise<number> {
-    const secret = opts.cephxSecret;
-    const verb = ['osd', 'new', uuid, ...(secret === undefined ? [] : ['-i', '-'])];
-    const input = secret === undefined ? undefined : JSON.stringify({ cephx_secret: secret });
-    return this.parse(verb, (await this.run(verb, opts, input)).stdout, O.osdNewShape).osdid;
+  /** Registers a new OSD id for `uuid`; the same uuid again returns the same id. `id` reuses
+   * a destroyed OSD's id (and CRUSH position). The cephx secret and the CRUSH device class
+   * travel as JSON on stdin, never on the command line. */
+  async osdNew(uuid: string, opts: T.OsdNewOptions & CallOptions = {}): Promise<number> {
+    const body: Record<string, string> = {};
+    if (opts.cephxSecret !== undefined) body.cephx_secret = opts.cephxSecret;
+    if (opts.deviceClass !== undefined) body.crush_device_class = opts.deviceClass;
+    const withInput = Object.keys(body).length > 0;
+    const verb = ['osd', 'new', uuid, ...(opts.id === undefined ? [] : [String(opts.id)]), ...(withInput ? ['-i', '-'] : [])];
+    return this.parse(verb, (await this.run(verb, opts, withInput ? JSON.stringify(body) : undefined)).stdout, O.osdNewShape).osdid;
   }
+
+  /** Marks OSDs out: their PGs are mapped elsewhere and their data moves off. One already out
+   * is success, as Ceph answers. */
+  async osdOut(ids: number[], call?: CallOptions): Promise<void> {
+    checkOsdIds('osdOut', ids);
+    await this.run(['osd', 'out', ...ids.map(String)], call);
+  }
+
+  /** Marks OSDs in again (a removal undone before it was purged). */
+  async osdIn(ids: number[], call?: CallOptions): Promise<void> {
+    checkOsdIds('osdIn', ids);
+    await this.run(['osd', 'in', ...ids.map(String)], call);
+  }
+
+  /** `osd destroy`: the OSD's key and data are forgotten, its id and CRUSH position kept
+   * (marked destroyed) for a replacement. Ceph refuses an OSD that is up (EBUSY) and, without
+   * the flag, one that is not safe to destroy: the caller's gate asked that first. */
+  async osdDestroy(id: number, call?: CallOptions): Promise<void> {
+    checkOsdIds('osdDestroy', [id]);
+    await this.run(['osd', 'destroy', `osd.${id}`, '--yes-i-really-mean-it'], call);
+  }
+
+  /** `osd purge`: the OSD's id, CRUSH entry and key are gone. One that does not exist is
+   * success (`removed: false`); an up one is refused (EBUSY). */
+  async osdPurge(id: number, call?: CallOptions): Promise<T.Removed> {
+    checkOsdIds('osdPurge', [id]);
+    const { stderr } = await this.run(['osd', 'purge', `osd.${id}`, '--yes-i-really-mean-it'], call);
+    return { removed: !/does not exist/.test(stderr) };
+  }
+
+  /** Per-OSD usage (`osd df`): PGs and bytes on each, what a drain watches go to zero. */
+  osdDf = (call?: CallOptions): Promise<T.OsdDf[]> => this.query(['osd', 'df'], O.osdDfShape, M.toOsdDf, call);
 
   // ---- CephFS -------------------------------------------------------------------------------
   /** Creates a filesystem; the same name over the same pools again is success. */

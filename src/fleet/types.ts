@@ -12,6 +12,8 @@ export interface DiskReport {
   interface: string;
   isSystem: boolean;
   hasFilesystem: boolean;
+  /** The BlueStore label found at the head of the disk (agent-report.ts). */
+  bluestore?: { fsid: string; osdUuid: string; osdId: number };
 }
 
 export interface NicReport {

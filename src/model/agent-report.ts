@@ -58,6 +58,18 @@ export const diskReportSchema: JsonSchema = {
     interface: { type: 'string', pattern: '^[A-Za-z0-9_-]{0,32}$' },
     isSystem: bool,
     hasFilesystem: bool,
+    // The BlueStore label at the head of the disk, when there is one: whose OSD it holds. It
+    // decides adoption (this cluster's fsid) and nothing is wiped because of it alone.
+    bluestore: {
+      type: 'object',
+      required: ['fsid', 'osdUuid', 'osdId'],
+      additionalProperties: false,
+      properties: {
+        fsid: { type: 'string', pattern: '^[0-9a-fA-F-]{1,64}$' },
+        osdUuid: { type: 'string', format: 'uuid' },
+        osdId: { type: 'integer', minimum: 0, maximum: 2 ** 31 - 1 },
+      },
+    },
   },
 };
 

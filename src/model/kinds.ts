@@ -1,6 +1,6 @@
 // Every kind of object the store holds, with its spec and status types.
 import type { FromSchema } from 'json-schema-to-ts';
-import type { DAEMONS, NodeDaemonType } from '../catalogue/index.js';
+import type { DAEMONS, DEVICE_CLASSES, NodeDaemonType } from '../catalogue/index.js';
 import type { CommonStatus } from './conditions.js';
 
 export const Kind = {
@@ -94,8 +94,84 @@ export interface NodeStatusFields extends CommonStatus {
 export interface DiskSpec {
   nodeId: string;
   serial: string;
+  /** An OSD is wanted on this disk: created, or adopted when one of this cluster is there. */
   osd: boolean;
   wipeGeneration: number;
+  /** The OSD on this disk is to go (`state: absent`, `ceph.remove-osd`, `ceph.replace-osd`):
+   * `remove` drains, purges and wipes it, and the disk is eligible again; `replace` drains
+   * and destroys it keeping its id and CRUSH position for the disk that takes its place.
+   * Ignored while `osd` is true. Absent: an OSD nobody wants is left running (orphaned). */
+  osdRemoval?: OsdRemoval;
+  /** CRUSH device class for its OSD; absent: from the disk (nvme by interface, hdd when
+   * rotational, else ssd). */
+  deviceClass?: DeviceClass;
+  /** The id of the Disk (same node) whose destroyed OSD this one takes over, id and all
+   * (`replaces: <old serial>` in a spec file). Absent: any destroyed OSD of the node. */
+  replaces?: string;
+}
+
+export const OsdRemoval = { remove: 'remove', replace: 'replace' } as const;
+export type OsdRemoval = (typeof OsdRemoval)[keyof typeof OsdRemoval];
+export type DeviceClass = (typeof DEVICE_CLASSES)[number];
+
+/** Where a disk's OSD is in its life. The daemon phases, then the removal's and replacement's:
+ * draining (out, PGs moving off) → stopping → purging | destroying → zapping → removed; a
+ * destroyed OSD waits for the disk that replaces it, which then shows `replaced`. */
+export const OSD_PHASES = [
+  'pending',
+  'blocked',
+  'starting',
+  'running',
+  'failed',
+  'orphaned',
+  'draining',
+  'stopping',
+  'purging',
+  'destroying',
+  'destroyed',
+  'zapping',
+  'removed',
+  'replaced',
+] as const;
+export type OsdPhase = (typeof OSD_PHASES)[number];
+
+export interface OsdState {
+  phase: OsdPhase;
+  reason: string;
+  message: string;
+}
+
+/** Data still on a draining OSD, from Ceph (`osd df`): what the operator watches go to zero. */
+export interface DrainProgress {
+  osdId: number;
+  /** PGs and bytes on it when the drain began, and now. */
+  startPgs: number;
+  startBytes: number;
+  pgs: number;
+  bytes: number;
+  /** When Ceph was last asked. */
+  observedAt: string;
+}
+
+export const DISK_HISTORY_EVENTS = ['created', 'adopted', 'removed', 'destroyed', 'replaced-by', 'replaces', 'zapped'] as const;
+
+/** One event in a disk's life, newest last (at most DISK_HISTORY_MAX kept). */
+export interface DiskHistoryEntry {
+  at: string;
+  event: (typeof DISK_HISTORY_EVENTS)[number];
+  osdId: number | null;
+  /** The other disk of a replacement (old serial on the new disk, new serial on the old one). */
+  otherSerial?: string;
+  message: string;
+}
+export const DISK_HISTORY_MAX = 20;
+
+/** What the BlueStore label at the head of a disk says (the agent reads it): whose OSD it is. */
+export interface BlueStoreLabel {
+  /** The cluster's fsid (`ceph_fsid`). */
+  fsid: string;
+  osdUuid: string;
+  osdId: number;
 }
 
 export interface DiskStatusFields extends CommonStatus {
@@ -114,7 +190,14 @@ export interface DiskStatusFields extends CommonStatus {
   eligible?: boolean;
   reasons?: string[];
   observedWipeGeneration?: number;
-  osd?: DaemonState;
+  osd?: OsdState;
+  /** The BlueStore label the agent found on it (node loop); absent when none. */
+  label?: BlueStoreLabel;
+  /** A removal in progress: how much is still on the OSD. */
+  drain?: DrainProgress;
+  history?: DiskHistoryEntry[];
+  /** The disk that took over this disk's destroyed OSD (its id). */
+  replacedBy?: string;
 }
 
 export const RunState = {

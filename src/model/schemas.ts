@@ -1,10 +1,10 @@
 // JSON Schemas of each kind's spec and status. One source of truth: the store validates
 // documents with them, and the HTTP layer and the specs folder reuse the spec schemas.
-import { DAEMONS, NODE_DAEMON_TYPES, type DaemonEntry, type NodeDaemonType } from '../catalogue/index.js';
+import { DAEMONS, DEVICE_CLASSES, NODE_DAEMON_TYPES, type DaemonEntry, type NodeDaemonType } from '../catalogue/index.js';
 import { CephKind, clusterSchemas, keyringSchemas } from './ceph-kinds.js';
 import { ipOrEmptySchema } from './agent-report.js';
 import { ImageKind, imageSchemas } from './image-kinds.js';
-import { Kind } from './kinds.js';
+import { DISK_HISTORY_EVENTS, DISK_HISTORY_MAX, Kind, OSD_PHASES, OsdRemoval } from './kinds.js';
 import { StorageKind, filesystemSchemas, rgwUserSchemas, rgwUserSecretSchemas } from './storage-kinds.js';
 import { NetworkKind, networkSchemas } from './network-kinds.js';
 import { TemplateKind, templateSchemas, templateVersionSchemas } from './template-kinds.js';
@@ -131,15 +131,32 @@ export const nodeStatusSchema: JsonSchema = {
   },
 };
 
+const serialSchema = { type: 'string', minLength: 1, maxLength: 128 } as const;
+
 export const diskSpecSchema: JsonSchema = {
   type: 'object',
   required: ['nodeId', 'serial', 'osd', 'wipeGeneration'], // catalogue-exempt: the field Disk.spec.osd
   additionalProperties: false,
   properties: {
     nodeId: uuid,
-    serial: { type: 'string', minLength: 1, maxLength: 128 },
+    serial: serialSchema,
     osd: { type: 'boolean' },
     wipeGeneration: count,
+    osdRemoval: { enum: Object.values(OsdRemoval) },
+    deviceClass: { enum: [...DEVICE_CLASSES] },
+    replaces: uuid,
+  },
+};
+
+/** A disk's OSD state: a daemon's, with the removal's and replacement's phases. */
+const osdStateSchema: JsonSchema = {
+  type: 'object',
+  required: ['phase', 'reason', 'message'],
+  additionalProperties: false,
+  properties: {
+    phase: { enum: [...OSD_PHASES] },
+    reason: { type: 'string', pattern: '^[A-Za-z][A-Za-z0-9]*$' },
+    message: { type: 'string', maxLength: 4096 },
   },
 };
 
@@ -162,7 +179,36 @@ export const diskStatusSchema: JsonSchema = {
     eligible: { type: 'boolean' },
     reasons: { type: 'array', items: { type: 'string' } },
     observedWipeGeneration: count,
-    osd: daemonStateSchema,
+    osd: osdStateSchema,
+    label: {
+      type: 'object',
+      required: ['fsid', 'osdUuid', 'osdId'],
+      additionalProperties: false,
+      properties: { fsid: { type: 'string', maxLength: 64 }, osdUuid: uuid, osdId: count },
+    },
+    drain: {
+      type: 'object',
+      required: ['osdId', 'startPgs', 'startBytes', 'pgs', 'bytes', 'observedAt'],
+      additionalProperties: false,
+      properties: { osdId: count, startPgs: count, startBytes: count, pgs: count, bytes: count, observedAt: timestamp },
+    },
+    history: {
+      type: 'array',
+      maxItems: DISK_HISTORY_MAX,
+      items: {
+        type: 'object',
+        required: ['at', 'event', 'osdId', 'message'],
+        additionalProperties: false,
+        properties: {
+          at: timestamp,
+          event: { enum: [...DISK_HISTORY_EVENTS] },
+          osdId: { type: ['integer', 'null'], minimum: 0 },
+          otherSerial: serialSchema,
+          message: { type: 'string', maxLength: 4096 },
+        },
+      },
+    },
+    replacedBy: uuid,
   },
 };
 

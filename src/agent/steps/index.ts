@@ -8,7 +8,7 @@ import type { AgentStep, AgentStepContext, AgentStepOf } from './context.js';
 import { restartDaemon, startMds, startMgr, startRgw, stopRgw } from './daemons.js';
 import { bootstrapMon, joinMon, removeMon } from './mon.js';
 import { startNfs, stopNfs } from './nfs.js';
-import { createOsd, wipeDisk } from './osd.js';
+import { createOsd, stopOsd, wipeDisk, zapOsd } from './osd.js';
 
 export type { AgentStep, AgentStepContext, AgentStepOf } from './context.js';
 
@@ -28,6 +28,8 @@ const IMPLEMENTED = {
   [DAEMONS.nfs.steps.stop]: stopNfs,
   [Step.osdCreate]: createOsd,
   [Step.daemonRestart]: restartDaemon,
+  [Step.osdStop]: stopOsd,
+  [Step.osdZap]: zapOsd,
   [Step.wipe]: wipeDisk,
 } satisfies AgentSteps;
 

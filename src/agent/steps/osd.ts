@@ -4,7 +4,7 @@
 // under /var/lib/ceph and chown to the ceph user, which a test cannot redirect). The OSD's small
 // data dir holds its keyring and the `block` symlink to the device. And wiping a disk: wipefs
 // plus zeroes over the head, so no old BlueStore label or partition table is found again.
-import { access, readdir, readFile, readlink } from 'node:fs/promises';
+import { access, readdir, readFile, readlink, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CommandError } from '../../errors.js';
 import { keyringFor } from '../master.js';
@@ -42,16 +42,39 @@ export const createOsd: AgentStepOf<'ceph.osd.create'> = async (ctx) => {
   return { osdId: id, devicePath: device };
 };
 
+/** Stops an OSD for good (its removal or replacement goes on to purge or destroy it). */
+export const stopOsd: AgentStepOf<'ceph.osd.stop'> = async (ctx) => {
+  const id = ctx.args.osdId;
+  const stopped = await ctx.host.stop(Daemon.osd, String(id));
+  ctx.log('info', `osd.${id}: ${stopped ? 'stopped' : 'was not running'}`);
+  return { osdId: id };
+};
+
+/** The disk of a purged or destroyed OSD: its data dir goes, then the disk is wiped. */
+export const zapOsd: AgentStepOf<'ceph.osd.zap'> = async (ctx) => {
+  const { osdId: id, devicePath: device } = ctx.args;
+  const holder = await osdOn(ctx, device);
+  if (holder !== null && holder !== id) throw new Error(`${device} holds osd.${holder}, not osd.${id}`);
+  if (await ctx.host.pidOf(Daemon.osd, String(id))) throw new Error(`osd.${id} still runs: stop it before zapping its disk`);
+  await rm(ctx.host.dataDirOf(Daemon.osd, String(id)), { recursive: true, force: true });
+  await wipe(ctx, device);
+  return { devicePath: device };
+};
+
 export const wipeDisk: AgentStepOf<'disk.wipe'> = async (ctx) => {
   const device = ctx.args.devicePath;
   const holder = await osdOn(ctx, device);
   if (holder !== null) throw new Error(`${device} holds osd.${holder}: destroy the OSD before wiping the disk`);
+  await wipe(ctx, device);
+  return { devicePath: device };
+};
+
+async function wipe<A>(ctx: AgentStepContext<A>, device: string): Promise<void> {
   if (await mounted(device)) throw new Error(`${device} is mounted`);
   await tool(ctx, 'wipefs', ['--all', device]);
   await tool(ctx, 'dd', ['if=/dev/zero', `of=${device}`, 'bs=1M', `count=${WIPE_HEAD_MIB}`, 'conv=fsync,notrunc', 'status=none']);
   ctx.log('info', `${device}: signatures erased, first ${WIPE_HEAD_MIB} MiB zeroed`);
-  return { devicePath: device };
-};
+}
 
 /** The OSD of this node whose `block` symlink points at the device, if any. */
 async function osdOn<A>(ctx: AgentStepContext<A>, device: string): Promise<number | null> {

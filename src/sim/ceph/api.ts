@@ -54,7 +54,12 @@ export class SimCephApi implements CephApi {
   safeToDestroy = (ids: number[], call?: CallOptions): Promise<T.SafeToDestroy> => this.client.safeToDestroy(ids, call);
   poolCreate = (name: string, pgNum: number, call?: CallOptions): Promise<T.Created> => this.client.poolCreate(name, pgNum, call);
   fsNew = (name: string, meta: string, data: string, call?: CallOptions): Promise<T.Created> => this.client.fsNew(name, meta, data, call);
-  osdNew = (uuid: string, opts?: { cephxSecret?: string } & CallOptions): Promise<number> => this.client.osdNew(uuid, opts);
+  osdNew = (uuid: string, opts?: T.OsdNewOptions & CallOptions): Promise<number> => this.client.osdNew(uuid, opts);
+  osdOut = (ids: number[], call?: CallOptions): Promise<void> => this.client.osdOut(ids, call);
+  osdIn = (ids: number[], call?: CallOptions): Promise<void> => this.client.osdIn(ids, call);
+  osdDestroy = (id: number, call?: CallOptions): Promise<void> => this.client.osdDestroy(id, call);
+  osdPurge = (id: number, call?: CallOptions): Promise<T.Removed> => this.client.osdPurge(id, call);
+  osdDf = (call?: CallOptions): Promise<T.OsdDf[]> => this.client.osdDf(call);
   authGetOrCreate = (entity: string, caps: Record<string, string>, call?: CallOptions): Promise<T.AuthEntity> =>
     this.client.authGetOrCreate(entity, caps, call);
   authGet = (entity: string, call?: CallOptions): Promise<T.AuthEntity | undefined> => this.client.authGet(entity, call);

@@ -138,6 +138,22 @@ export function cephSteps(cluster: SimCephCluster, hooks: CephStepHooks): Map<st
       cluster.hosts.restart(kind, name);
       ctx.log('info', `systemctl restart ceph-${kind}@${name}`);
     }),
+    [Steps.osdStop]: step((ctx) => {
+      const id = ctx.args.osdId;
+      cluster.stopOsd(id);
+      ctx.log('info', `systemctl stop ceph-osd@${id}`);
+      return { osdId: id };
+    }),
+    [Steps.osdZap]: step((ctx, host) => {
+      const { osdId: id, devicePath } = ctx.args;
+      const disk = diskAt(ctx.machine, devicePath);
+      const holder = osdOn(cluster, host, devicePath);
+      if (holder !== undefined && holder !== id) throw new Error(`${devicePath} holds osd.${holder}, not osd.${id}`);
+      if (cluster.osdmap.osds.get(id)?.up) throw new Error(`osd.${id} still runs: stop it before zapping its disk`);
+      disk.hasFilesystem = false;
+      ctx.log('info', `wipefs --all ${devicePath}`);
+      return { devicePath };
+    }),
     [Steps.wipe]: step((ctx, host) => {
       const disk = diskAt(ctx.machine, ctx.args.devicePath);
       if (disk.isSystem) throw new Error(`${disk.devicePath} is the system disk`);
