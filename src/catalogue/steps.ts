@@ -208,6 +208,8 @@ export const STEPS = {
     args: obj({ osdId: count }, ['osdId']),
     result: none,
   },
+  // A removal undone before its OSD was purged or destroyed: the OSD takes data again.
+  'ceph.osd.in': { level: 'master', loop: 'osd', args: obj({ osdId: count }, ['osdId']), result: none },
   'ceph.osd.stop': {
     level: 'node',
     loop: 'osd',
@@ -288,6 +290,7 @@ export const Step = {
   osdNew: 'ceph.osd.new',
   osdCreate: 'ceph.osd.create',
   osdOut: 'ceph.osd.out',
+  osdIn: 'ceph.osd.in',
   osdStop: 'ceph.osd.stop',
   osdPurge: 'ceph.osd.purge',
   osdDestroy: 'ceph.osd.destroy',
