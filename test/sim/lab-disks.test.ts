@@ -176,3 +176,29 @@ test('replacement: the dead disk OSD destroyed, a new disk takes its id and CRUS
     { up: true, in: true },
   );
 });
+
+test('an OSD destroyed while its host was down is not started when the host boots again', async (t) => {
+  const r = rig();
+  await withCluster(r);
+  const o = await osdOnNode1(r, 2);
+  r.cluster.hosts.down('node-1');
+  // (The only monitor is on node 1 too: the cluster's own call, as the others would make it.)
+  r.cluster.destroyOsdKeepingId(o.osdId);
+  t.notThrows(() => r.cluster.hosts.up('node-1'));
+  t.like(
+    (await r.api.osdDump()).osds.find((x) => x.id === o.osdId),
+    { up: false, state: ['destroyed', 'exists'] },
+  );
+  t.true(r.cluster.mons.get('a')?.running, 'the rest of the host came back');
+});
+
+test('a daemon restart of an OSD whose disk died fails naming the missing disk', async (t) => {
+  const r = rig();
+  await withCluster(r);
+  const o = await osdOnNode1(r);
+  r.lab.killDisk(1, o.serial);
+  await t.throwsAsync(r.run('ceph.daemon.restart', 1, { daemon: 'osd', id: o.osdId }), {
+    message: `no disk at ${o.devicePath} on this machine`,
+  });
+  t.false((await r.api.osdDump()).osds.find((x) => x.id === o.osdId)?.up);
+});

@@ -136,6 +136,9 @@ export function cephSteps(cluster: SimCephCluster, hooks: CephStepHooks): Map<st
           : required(ctx.args.name, 'name');
       const d = cluster.hosts.all().find((x) => x.kind === kind && x.name === name);
       if (!d || d.host !== host) throw new Error(`there is no ${kind}.${name} on ${host}`);
+      // An OSD whose disk died has nothing to start from.
+      const dev = kind === DISK_DAEMON_TYPE ? cluster.osdmap.osds.get(Number(name))?.devicePath : undefined;
+      if (dev !== undefined) diskAt(ctx.machine, dev);
       cluster.hosts.restart(kind, name);
       ctx.log('info', `systemctl restart ceph-${kind}@${name}`);
     }),
