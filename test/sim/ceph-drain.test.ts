@@ -76,7 +76,7 @@ test('osd in again before the drain ends: the PGs stay, nothing waits', async (t
 });
 
 test('an OSD whose PGs have nowhere to go (3 hosts, size 3) stays active+clean+remapped: never safe', async (t) => {
-  const { clock, api } = await draining(3);
+  const { cluster, clock, api } = await draining(3);
   await api.osdOut([2]);
   clock.advance(24 * 3_600_000);
   t.deepEqual([...(await states(api))], [['active+clean+remapped', 33]], 'as recorded when too few OSDs are left');
@@ -85,6 +85,9 @@ test('an OSD whose PGs have nowhere to go (3 hosts, size 3) stays active+clean+r
   t.deepEqual(gate.activeIds, [2]);
   t.is(gate.reason, 'OSD(s) 2 have PGs currently mapped to them');
   t.is((await api.osdDf()).find((o) => o.id === 2)?.pgs, 33);
+  cluster.stopOsd(2);
+  t.deepEqual([...(await states(api))], [['active+undersized+degraded', 33]], 'stopped, its copies are missing');
+  t.deepEqual((await api.safeToDestroy([2])).missingStatsIds, [2], 'still not safe');
 });
 
 test('an out OSD that dies mid-drain: PGs recover from the other copies; no stats until clean', async (t) => {
