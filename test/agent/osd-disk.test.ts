@@ -230,7 +230,7 @@ test('osd create adopts a disk whose label is this OSD: data dir primed from the
   await writeAt(dev, 0, encodeLabel({ osdUuid: OSD_UUID, meta: finishedMeta(FSID, 3) }));
   const data = n.host.dataDirOf('osd', '3');
   n.runner
-    .expect('ceph-bluestore-tool', ['-c', n.host.conf, '--no-mon-config', 'prime-osd-dir', '--dev', dev, '--path', data])
+    .expect('ceph-bluestore-tool', ['prime-osd-dir', '--dev', dev, '--path', data, `--conf=${n.host.conf}`, '--no-mon-config'])
     .expect('ceph-osd', ['-c', n.host.conf, '-i', '3']);
   t.deepEqual(await step('ceph.osd.create')(n.ctx({ osdId: 3, uuid: OSD_UUID, devicePath: dev })), { osdId: 3, devicePath: dev });
   n.runner.verify();

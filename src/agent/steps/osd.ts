@@ -56,7 +56,9 @@ export const createOsd: AgentStepOf<'ceph.osd.create'> = async (ctx) => {
 async function adopt<A>(ctx: AgentStepContext<A>, id: number, device: string, data: string): Promise<void> {
   const key = await keyringFor(ctx.master, `osd.${id}`);
   await mkdir(data, { recursive: true, mode: 0o750 });
-  await tool(ctx, 'ceph-bluestore-tool', ['-c', ctx.host.conf, '--no-mon-config', 'prime-osd-dir', '--dev', device, '--path', data]);
+  // Its own options parser takes `--conf=<file>` (not `-c <file>`: "too many positional options").
+  const prime = ['prime-osd-dir', '--dev', device, '--path', data, `--conf=${ctx.host.conf}`, '--no-mon-config'];
+  await tool(ctx, 'ceph-bluestore-tool', prime);
   await rm(join(data, 'block'), { force: true });
   await symlink(device, join(data, 'block'));
   await ctx.host.writeSecret(join(data, 'keyring'), key);
