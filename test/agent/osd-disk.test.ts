@@ -185,6 +185,26 @@ test('disk wipe refuses the disk of an OSD that runs; a stopped OSD data dir goe
   await t.throwsAsync(stat(dir), { code: 'ENOENT' });
 });
 
+test('disk wipe refuses a disk whose label names an OSD running here, though no data dir points at it', async (t) => {
+  const n = await fakeNode(t);
+  const dev = await disk(n, 11 * GiB);
+  await writeAt(dev, 0, encodeLabel({ osdUuid: OSD_UUID, meta: finishedMeta(FSID, 6) }));
+  await runningOsd(t, n, 6);
+  await t.throwsAsync(step('disk.wipe')(n.ctx({ devicePath: dev })), {
+    message: `${dev} holds osd.6, which runs: destroy the OSD before wiping the disk`,
+  });
+  t.is(n.runner.calls.length, 0);
+  t.false(await zeroAt(dev, 0));
+  // The id now runs from another disk (a replacement kept it, with a new uuid): this old disk may go.
+  const other = await disk(n, GiB, 'new-disk');
+  const dir = await osdDir(n, 6, other);
+  await writeFile(join(dir, 'fsid'), '7c9e6679-7425-40de-944b-e07fc1f90ae7\n');
+  expectWipe11(n, dev);
+  await step('disk.wipe')(n.ctx({ devicePath: dev }));
+  n.runner.verify();
+  t.truthy(await stat(dir));
+});
+
 test('osd zap refuses while the OSD runs, then removes its data dir and unit and wipes its disk', async (t) => {
   const n = await fakeNode(t);
   const dev = await disk(n, 11 * GiB);
@@ -204,6 +224,20 @@ test('osd zap refuses while the OSD runs, then removes its data dir and unit and
   n.runner.verify();
   await t.throwsAsync(stat(dir), { code: 'ENOENT' });
   await t.throwsAsync(stat(join(n.host.opts.dataDir, 'units', 'osd.4.json')), { code: 'ENOENT' });
+  t.true(await zeroAt(dev, 0));
+});
+
+test('osd zap leaves a data dir of its id that belongs to another disk (the purged id reused), and wipes', async (t) => {
+  const n = await fakeNode(t);
+  const dev = await disk(n, 11 * GiB);
+  await writeAt(dev, 0, encodeLabel({ osdUuid: OSD_UUID, meta: finishedMeta(FSID, 4) }));
+  const dir = await osdDir(n, 4, await disk(n, GiB, 'new-disk'));
+  await writeFile(join(dir, 'fsid'), '7c9e6679-7425-40de-944b-e07fc1f90ae7\n');
+  await runningOsd(t, n, 4);
+  expectWipe11(n, dev);
+  await step('ceph.osd.zap')(n.ctx({ osdId: 4, devicePath: dev }));
+  n.runner.verify();
+  t.truthy(await stat(join(dir, 'fsid')));
   t.true(await zeroAt(dev, 0));
 });
 

@@ -83,13 +83,13 @@ export const stopOsd: AgentStepOf<'ceph.osd.stop'> = async (ctx) => {
 };
 
 /** The disk of a purged OSD: its data dir goes, then the disk gets a verified wipe. Refused
- * while the OSD runs, and when the disk holds another OSD (device names move between boots:
- * the label says whose disk this really is). */
+ * while the OSD runs from it, and when the disk holds another OSD (device names move between
+ * boots: the label says whose disk this really is). Its id may already be another OSD's (a
+ * purged id is free for the next `osd new`): a data dir of that id for another disk is left. */
 export const zapOsd: AgentStepOf<'ceph.osd.zap'> = async (ctx) => {
   const { osdId: id, devicePath: device } = ctx.args;
   const holder = await osdOn(ctx, device);
   if (holder !== null && holder !== id) throw new Error(`${device} holds osd.${holder}, not osd.${id}`);
-  if (await ctx.host.pidOf(Daemon.osd, String(id))) throw new Error(`osd.${id} still runs: stop it before zapping its disk`);
   const label = await labelOf(device).catch((err: unknown) => {
     if (err instanceof LabelError) return null; // a damaged label names nobody: it is wiped
     throw err;
@@ -99,26 +99,44 @@ export const zapOsd: AgentStepOf<'ceph.osd.zap'> = async (ctx) => {
   const fsid = fsidOf(await readFile(ctx.host.conf, 'utf8').catch(() => ''));
   if (label?.cephFsid && fsid && label.cephFsid !== fsid)
     throw new Error(`${device} holds an OSD of cluster ${label.cephFsid}, not of this node's (${fsid}): not zapped`);
-  await ctx.host.remove(Daemon.osd, String(id));
-  ctx.log('info', `osd.${id}: data dir removed from this node`);
+  const user = await runningFrom(ctx, holder, label);
+  if (user !== null) throw new Error(`osd.${user} still runs: stop it before zapping its disk`);
+  if (holder !== null) {
+    await ctx.host.remove(Daemon.osd, String(holder));
+    ctx.log('info', `osd.${holder}: data dir removed from this node`);
+  }
   await verifiedWipe(ctx, device);
   return { devicePath: device };
 };
 
-/** Wipes a disk the master has asked about. An OSD that runs on it is never wiped under it; a
- * stopped one's (a destroyed OSD whose disk is wiped afterwards) data dir goes with the disk. */
+/** Wipes a disk the master has asked about. An OSD that runs from it is never wiped under it;
+ * a stopped one's (a destroyed OSD whose disk is wiped afterwards) data dir goes with the disk. */
 export const wipeDisk: AgentStepOf<'disk.wipe'> = async (ctx) => {
   const device = ctx.args.devicePath;
   const holder = await osdOn(ctx, device);
+  const user = await runningFrom(ctx, holder, await readLabel(device).catch(() => null));
+  if (user !== null) throw new Error(`${device} holds osd.${user}, which runs: destroy the OSD before wiping the disk`);
   if (holder !== null) {
-    if (await ctx.host.pidOf(Daemon.osd, String(holder)))
-      throw new Error(`${device} holds osd.${holder}, which runs: destroy the OSD before wiping the disk`);
     await ctx.host.remove(Daemon.osd, String(holder));
     ctx.log('info', `osd.${holder}: not running; its data dir removed from this node with its disk's wipe`);
   }
   await verifiedWipe(ctx, device);
   return { devicePath: device };
 };
+
+/** The OSD running from the disk, if any: the one whose data dir points at it, or the one its
+ * label names (reached by another path) unless that id now runs from another OSD's data dir
+ * (a replacement took the id: its uuid differs from the label's). */
+async function runningFrom<A>(ctx: AgentStepContext<A>, holder: number | null, label: BluestoreLabel | null): Promise<number | null> {
+  if (holder !== null && (await ctx.host.pidOf(Daemon.osd, String(holder)))) return holder;
+  const named = label?.whoami ?? null;
+  if (named === null || named === holder || !(await ctx.host.pidOf(Daemon.osd, String(named)))) return null;
+  const uuid = await readFile(join(ctx.host.dataDirOf(Daemon.osd, String(named)), 'fsid'), 'utf8').then(
+    (s) => s.trim(),
+    () => null,
+  );
+  return uuid === null || uuid === label!.osdUuid ? named : null;
+}
 
 /** The label at the head of the device; the device must exist. */
 async function labelOf(device: string): Promise<BluestoreLabel | null> {
