@@ -86,9 +86,17 @@ export function parseLabel(block: Buffer): BluestoreLabel | null {
 
 const KEPT = new Set(['ceph_fsid', 'whoami', 'mkfs_done', 'ready']);
 
+/** Reads under way, by device: a dying disk can leave one hanging in the kernel for minutes,
+ * holding one of libuv's few threads, so a caller that comes back often (the inventory, every
+ * heartbeat) must not start another on that disk (readPending). */
+const pending = new Map<string, number>();
+export const readPending = (device: string): boolean => pending.has(device);
+
 /** Reads the 4 KiB at `offset` of a device (or of a regular file standing in for one); a
- * device shorter than that gives what is there. */
+ * device shorter than that gives what is there. Gives up after `timeoutMs` (the read itself
+ * goes on until the kernel returns: readPending says so meanwhile). */
 export async function readBlock(device: string, offset = 0, timeoutMs = 5_000): Promise<Buffer> {
+  pending.set(device, (pending.get(device) ?? 0) + 1);
   const read = (async () => {
     const fh = await open(device, 'r');
     try {
@@ -98,8 +106,11 @@ export async function readBlock(device: string, offset = 0, timeoutMs = 5_000): 
     } finally {
       await fh.close();
     }
-  })();
-  // A dying disk can leave a read hanging: give up on it rather than hold the caller.
+  })().finally(() => {
+    const n = (pending.get(device) ?? 1) - 1;
+    if (n > 0) pending.set(device, n);
+    else pending.delete(device);
+  });
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`reading ${device} at ${offset} took over ${timeoutMs} ms`)), timeoutMs);
@@ -108,6 +119,7 @@ export async function readBlock(device: string, offset = 0, timeoutMs = 5_000): 
     return await Promise.race([read, late]);
   } finally {
     clearTimeout(timer);
+    read.catch(() => undefined); // its failure after the deadline is nobody's to handle
   }
 }
 

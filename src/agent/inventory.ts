@@ -2,7 +2,7 @@
 // one could not: the system disk, a filesystem or partitions), the OSD a disk holds (its
 // BlueStore label), and network interfaces.
 import { ipAddr, lsblk, type RawBlockDevice, type RawInterface } from '../clients/inventory.js';
-import { readLabel, type BluestoreLabel } from './bluestore-label.js';
+import { readLabel, readPending, type BluestoreLabel } from './bluestore-label.js';
 import type { Runner } from '../exec/runner.js';
 import type { DiskReport, NicReport } from '../fleet/types.js';
 
@@ -66,10 +66,14 @@ export function labelReport(l: BluestoreLabel): DiskReport['bluestore'] {
 
 export type LabelReader = (device: string) => Promise<BluestoreLabel | null>;
 
+/** The label at the head of a disk, unless an earlier heartbeat's read of it still hangs (a
+ * dying disk): that disk is not read again until the kernel gives the last read back. */
+export const heartbeatLabel: LabelReader = async (device) => (readPending(device) ? null : readLabel(device));
+
 /** The disks with the BlueStore label each holds. A label that cannot be read or is damaged is
  * left out (blkid still refuses the disk to an OSD's creation); a label found marks the disk as
  * having a filesystem even where lsblk could not tell. */
-export async function withLabels(devices: RawBlockDevice[], read: LabelReader = readLabel): Promise<DiskReport[]> {
+export async function withLabels(devices: RawBlockDevice[], read: LabelReader = heartbeatLabel): Promise<DiskReport[]> {
   const byPath = new Map(devices.map((d) => [d.path, d]));
   return Promise.all(
     disksFrom(devices).map(async (disk) => {
@@ -85,7 +89,7 @@ export async function withLabels(devices: RawBlockDevice[], read: LabelReader = 
 export async function readInventory(
   runner: Runner,
   timeoutMs = 10_000,
-  read: LabelReader = readLabel,
+  read: LabelReader = heartbeatLabel,
 ): Promise<{ disks: DiskReport[]; nics: NicReport[] }> {
   const [devices, interfaces] = await Promise.all([lsblk(runner, timeoutMs), ipAddr(runner, timeoutMs)]);
   return { disks: await withLabels(devices, read), nics: nicsFrom(interfaces) };

@@ -1,5 +1,11 @@
 import test from 'ava';
-import { LabelError, crc32c, hasLabelMagic, parseLabel } from '../../src/agent/bluestore-label.js';
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, open, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LabelError, crc32c, hasLabelMagic, parseLabel, readBlock, readPending } from '../../src/agent/bluestore-label.js';
+import { heartbeatLabel } from '../../src/agent/inventory.js';
+import { waitFor } from '../lab/harness.js';
 import { RECORDED_SHOW_LABEL, encodeLabel, finishedMeta, recordedLabel } from './labels.js';
 
 const UUID = '7c9e6679-7425-40de-944b-e07fc1f90ae7';
@@ -53,4 +59,18 @@ test('bluestore label keeps only the fields it reads: no key, an id only when nu
   t.like(parseLabel(encodeLabel({ osdUuid: UUID, meta: finishedMeta(FSID, 12) })), { whoami: 12, complete: true });
   // A version-1 label has no meta at all.
   t.like(parseLabel(encodeLabel({ osdUuid: UUID, structV: 1, meta: finishedMeta(FSID, 1) })), { cephFsid: null, whoami: null });
+});
+
+test('bluestore label read that hangs gives up at its deadline, and the disk is not read again until it returns', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'qlabel-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  // Opening a FIFO for reading blocks until a writer comes: a read the kernel holds.
+  const fifo = join(dir, 'fifo');
+  execFileSync('mkfifo', [fifo]);
+  await t.throwsAsync(readBlock(fifo, 0, 50), { message: `reading ${fifo} at 0 took over 50 ms` });
+  t.true(readPending(fifo));
+  t.is(await heartbeatLabel(fifo), null); // not read again: no second thread held
+  const writer = await open(fifo, 'w');
+  await writer.close();
+  t.true(await waitFor('the read to return', () => !readPending(fifo)));
 });

@@ -68,7 +68,8 @@ async function adopt<A>(ctx: AgentStepContext<A>, id: number, device: string, da
 /** A label of another OSD, or of another cluster, is never made into this one. */
 function mustBeThisOsd(device: string, l: BluestoreLabel, id: number, uuid: string, fsid: string | null): void {
   const whose = `osd.${l.whoami ?? '?'} (uuid ${l.osdUuid}${l.cephFsid ? `, cluster ${l.cephFsid}` : ''})`;
-  if (l.osdUuid !== uuid || (l.whoami !== null && l.whoami !== id))
+  // Ceph prints uuids in lower case; the run's may come in either.
+  if (l.osdUuid !== uuid.toLowerCase() || (l.whoami !== null && l.whoami !== id))
     throw new Error(`${device} holds the BlueStore of ${whose}, not of osd.${id} (uuid ${uuid}); wipe it to use it for another OSD`);
   if (fsid !== null && l.cephFsid !== null && l.cephFsid !== fsid)
     throw new Error(`${device} holds the BlueStore of ${whose}, another cluster than this node's (${fsid}); wipe it first`);
