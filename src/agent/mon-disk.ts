@@ -185,9 +185,11 @@ export class MonDisks {
     return parseSignature((await this.optional(['blkid', '-p', '-o', 'export', device], 2)) ?? '');
   }
 
+  /** The device holding the filesystem `uuid`, probed again: a udev link can outlive its disk. */
   private async findByUuid(uuid: string): Promise<string | null> {
-    const out = await this.optional(['blkid', '-c', '/dev/null', '-U', uuid], 2);
-    return out?.trim() || null;
+    const found = (await this.optional(['blkid', '-c', '/dev/null', '-U', uuid], 2))?.trim();
+    if (!found || !(await this.blockDevice(found))) return null;
+    return (await this.probe(found)).uuid === uuid ? found : null;
   }
 
   private async mountOn(device: string, dir: string): Promise<void> {

@@ -157,7 +157,7 @@ test('mon disk whose uuid changed at its path is gone; found by its uuid under a
     message: /the monitor's disk \/dev\/vdb .* is gone/,
   });
   // The monitor's disk renamed (/dev/vdd after a reboot): mounted from there, the record follows.
-  n.disks.devices.set('/dev/vdd', ours);
+  n.disks.add('/dev/vdd', { type: ours.type!, uuid: ours.uuid!, label: ours.label! });
   n.runner.expect((c, a) => c === 'ceph-mon' && a.includes('--public-addrv'));
   await step('ceph.daemon.restart')(n.ctx({ daemon: 'mon', name: 'a' }));
   n.runner.verify();

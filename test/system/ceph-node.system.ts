@@ -1,7 +1,7 @@
 // The real node steps on this machine, as root, on loopback only: monitor bootstrap → a second
-// monitor joining from another "node" (127.0.0.2) → manager → OSD on a loop device (BlueStore
-// on the whole device) → MDS → gateway → the second monitor removed, each through the
-// agent's step code and the real Runner, keys from the master's side (Quarry's key generator
+// monitor joining from another "node" (127.0.0.2), each monitor's store on a loop device of its
+// own → manager → OSD on a loop device (BlueStore on the whole device) → MDS → gateway → the
+// second monitor removed (its disk unmounted), each through the agent's step code and the real Runner, keys from the master's side (Quarry's key generator
 // and the cluster's own `ceph auth get-or-create` / `osd new`); then `ceph status` through
 // Quarry's typed client shows quorum, the OSD up and in and the manager active.
 import test from 'ava';
@@ -21,7 +21,7 @@ test('agent steps bring up two monitors (bootstrap, join), mgr, osd on a loop de
   const s = await sandbox(t);
   const caps = (c: Readonly<Record<string, string>>) => ({ ...c });
 
-  await run(s, 'ceph.mon.bootstrap', { fsid: s.fsid, monName: 'a', addr: '127.0.0.1', monPort: s.port, devicePath: '/dev/null' });
+  await run(s, 'ceph.mon.bootstrap', { fsid: s.fsid, monName: 'a', addr: '127.0.0.1', monPort: s.port, devicePath: await s.addDisk() });
   // The node's mkfs had mon. alone: the master's client.admin is refused until it imports it.
   const answer = await until(
     'an answer from the monitor',
@@ -42,7 +42,7 @@ test('agent steps bring up two monitors (bootstrap, join), mgr, osd on a loop de
 
   // A second monitor on another node (another loopback address) joins with the master's monmap.
   const b = s.addNode('n2', '127.0.0.2');
-  await run(s, 'ceph.mon.join', { monName: 'b', addr: '127.0.0.2', monPort: s.port }, b);
+  await run(s, 'ceph.mon.join', { monName: 'b', addr: '127.0.0.2', monPort: s.port, devicePath: await s.addDisk() }, b);
   await until(
     'a quorum of two',
     () => s.admin.monStat({ timeoutMs: 10_000 }),
