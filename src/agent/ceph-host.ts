@@ -34,6 +34,9 @@ export type { DaemonType };
 /** The Ceph entity name of a daemon: mon.a, osd.3, client.rgw.gw1. */
 export const entityOf = (type: DaemonType, id: string): string => DAEMONS[type].entity(id);
 
+/** A removed monitor's disk: unmounted, and erased unless it was gone. */
+type Released = Awaited<ReturnType<MonDisks['release']>>;
+
 interface Unit {
   cmd: string;
   args: string[];
@@ -155,17 +158,19 @@ export class CephHost {
   }
 
   /** Forgets a daemon: its unit file and its data directory (the daemon must be stopped). A
-   * monitor's store is deleted from its disk, which is then unmounted and forgotten (a disk
-   * that is gone is forgotten too: removing the monitor is the way out). */
-  async remove(type: DataDaemonType, id: string): Promise<void> {
+   * monitor's store is deleted from its disk, which is then unmounted, erased and forgotten (a
+   * disk that is gone is forgotten too: removing the monitor is the way out). */
+  async remove(type: DataDaemonType, id: string): Promise<Released> {
     await rm(this.unitFile(type, id), { force: true });
     const dir = this.dataDirOf(type, id);
+    let released: Released = null;
     if (type === Daemon.mon && (await this.monDisks.recorded(id))) {
       for (const e of await readdir(dir).catch(() => [] as string[])) await rm(join(dir, e), { recursive: true, force: true });
-      await this.monDisks.release(id, dir);
+      released = await this.monDisks.release(id, dir);
       await rmdir(dir).catch(() => undefined);
     }
     await rm(dir, { recursive: true, force: true });
+    return released;
   }
 
   /** A monitor's disk mounted at its data dir if it is not (a daemon without a disk: nothing). */

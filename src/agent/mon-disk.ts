@@ -159,13 +159,17 @@ export class MonDisks {
     return { rec: current, majMin: await this.blockDevice(current.device) };
   }
 
-  /** After a monitor's store is removed: its disk is unmounted and forgotten. */
-  async release(name: string, dir: string): Promise<MonDiskRecord | null> {
+  /** After a monitor's store is removed: its disk is unmounted, its filesystem erased (the
+   * disk is eligible again, as it was when chosen; only when it still holds the recorded UUID)
+   * and forgotten. A disk that is gone is forgotten. */
+  async release(name: string, dir: string): Promise<{ rec: MonDiskRecord; erased: boolean } | null> {
     const rec = await this.recorded(name);
     if (!rec) return null;
     if (await this.mountedAt(dir)) await this.unmount(dir);
+    const erased = (await this.blockDevice(rec.device)) !== null && (await this.probe(rec.device)).uuid === rec.uuid;
+    if (erased) await this.run('wipefs', ['--all', rec.device]);
     await rm(this.recordFile(name), { force: true });
-    return rec;
+    return { rec, erased };
   }
 
   /** What is mounted at exactly `dir`, or null. */

@@ -4,7 +4,7 @@
 // without a disk. Nothing is mounted for real: what a disk holds is kept in a directory of its
 // own while it is not mounted, and moved into the mount point while it is.
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, renameSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FakeRunner } from '../helpers/fake-runner.js';
 
@@ -124,6 +124,16 @@ export class FakeDisks {
         if (d.type !== 'ext4') return { exitCode: 32, stderr: `mount: ${dir}: wrong fs type, bad option, bad superblock on ${dev}` };
         move(this.contents(dev), dir);
         this.mounts.set(dir, dev);
+        return {};
+      },
+    );
+    runner.always(
+      (c, a) => c === 'wipefs' && this.known.has(a.at(-1)!),
+      (call) => {
+        const d = this.devices.get(call.args.at(-1) as string);
+        if (!d) return { exitCode: 1, stderr: 'wipefs: error: No such file or directory' };
+        this.devices.set(call.args.at(-1) as string, { majMin: d.majMin });
+        rmSync(this.contents(call.args.at(-1) as string), { recursive: true, force: true });
         return {};
       },
     );

@@ -190,7 +190,7 @@ test('mon disk join for another disk than the one holding the store is refused',
   t.is(calls(n, 'mkfs.ext4').length, 1);
 });
 
-test('mon disk remove deletes the store on the disk, unmounts it and forgets it; a monitor whose disk is gone is removed too', async (t) => {
+test('mon disk remove deletes the store on the disk, unmounts and erases it and forgets it; a monitor whose disk is gone is removed too', async (t) => {
   const n = await fakeNode(t);
   await bootstrap(n);
   await step('ceph.mon.remove')(n.ctx({ monName: 'a' }));
@@ -198,16 +198,20 @@ test('mon disk remove deletes the store on the disk, unmounts it and forgets it;
   t.is(n.disks.mounts.size, 0);
   await t.throwsAsync(stat(dataDir(n)));
   t.is(await n.host.monDisks.recorded('a'), null);
-  t.true(n.lines.some((l) => l.message.includes('its disk /dev/vdb is unmounted')));
-  // The disk keeps our empty filesystem: a monitor made there again reuses it.
+  t.deepEqual(calls(n, 'wipefs'), ['wipefs --all /dev/vdb'], 'the disk is blank again, eligible as when it was chosen');
+  t.deepEqual(n.disks.devices.get('/dev/vdb'), { majMin: n.disks.devices.get('/dev/vdb')!.majMin });
+  t.true(n.lines.some((l) => l.message.includes('its disk /dev/vdb is unmounted and erased')));
+  // A monitor made there again gets a new filesystem.
   await bootstrap(n);
-  t.is(calls(n, 'mkfs.ext4').length, 1);
+  t.is(calls(n, 'mkfs.ext4').length, 2);
 
   n.disks.unmountAll();
   n.disks.detach('/dev/vdb');
   await step('ceph.mon.remove')(n.ctx({ monName: 'a' }));
   t.is(await n.host.monDisks.recorded('a'), null);
   await t.throwsAsync(stat(dataDir(n)));
+  t.is(calls(n, 'wipefs').length, 1, 'a disk that is gone is not erased');
+  t.true(n.lines.some((l) => l.message.includes('its disk /dev/vdb is unmounted (it is gone)')));
 });
 
 test('mon disk agent start-up mounts every recorded monitor disk and says which one is gone', async (t) => {

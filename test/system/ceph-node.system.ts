@@ -5,6 +5,8 @@
 // and the cluster's own `ceph auth get-or-create` / `osd new`); then `ceph status` through
 // Quarry's typed client shows quorum, the OSD up and in and the manager active.
 import test from 'ava';
+import { readFile } from 'node:fs/promises';
+import { CommandError } from '../../src/errors.js';
 import { DAEMONS } from '../../src/catalogue/index.js';
 import { randomUUID } from 'node:crypto';
 import { agentSteps } from '../../src/agent/steps/index.js';
@@ -42,7 +44,8 @@ test('agent steps bring up two monitors (bootstrap, join), mgr, osd on a loop de
 
   // A second monitor on another node (another loopback address) joins with the master's monmap.
   const b = s.addNode('n2', '127.0.0.2');
-  await run(s, 'ceph.mon.join', { monName: 'b', addr: '127.0.0.2', monPort: s.port, devicePath: await s.addDisk() }, b);
+  const bDisk = await s.addDisk();
+  await run(s, 'ceph.mon.join', { monName: 'b', addr: '127.0.0.2', monPort: s.port, devicePath: bDisk }, b);
   await until(
     'a quorum of two',
     () => s.admin.monStat({ timeoutMs: 10_000 }),
@@ -84,6 +87,10 @@ test('agent steps bring up two monitors (bootstrap, join), mgr, osd on a loop de
   await s.runner.run('ceph', s.admin.args(['mon', 'remove', 'b']), { timeoutMs: 30_000 });
   await run(s, 'ceph.mon.remove', { monName: 'b' }, b);
   t.false((await b.report()).mon);
+  // Its disk unmounted and blank again (blkid finds nothing: exit 2).
+  t.false((await readFile('/proc/self/mounts', 'utf8')).includes(b.dataDirOf('mon', 'b')));
+  const probe = await s.runner.run('blkid', ['-p', bDisk], { timeoutMs: 10_000 }).catch((e: unknown) => e as CommandError);
+  t.is(probe instanceof CommandError ? probe.exitCode : 0, 2);
   await until(
     'a quorum of one',
     () => s.admin.monStat({ timeoutMs: 10_000 }),

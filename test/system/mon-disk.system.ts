@@ -3,7 +3,8 @@
 // mounts it at the monitor's data dir and makes the store there (findmnt, the store's st_dev);
 // a restart through the agent's step mounts it again after it was unmounted; and once the loop
 // device is detached, the restart fails naming the disk and its UUID, and no store is made on
-// the bare data dir. The sandbox's teardown unmounts and detaches whatever is left.
+// the bare data dir; removing the monitor then forgets the disk. The sandbox's teardown
+// unmounts and detaches whatever is left.
 import test from 'ava';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -79,4 +80,8 @@ test('mon disk holds the store: bootstrap mounts it at the data dir, a restart m
     message: /is gone/,
   });
   t.deepEqual(await readdir(data), []);
+  // The way out: the monitor removed, its gone disk forgotten.
+  await run(s, 'ceph.mon.remove', { monName: 'a' });
+  t.is(await s.host.monDisks.recorded('a'), null);
+  await t.throwsAsync(stat(data));
 });

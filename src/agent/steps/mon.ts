@@ -71,10 +71,9 @@ export const joinMon: AgentStepOf<'ceph.mon.join'> = async (ctx) => {
 export const removeMon: AgentStepOf<'ceph.mon.remove'> = async (ctx) => {
   const name = ctx.args.monName;
   const stopped = await ctx.host.stop(Daemon.mon, name);
-  const disk = await ctx.host.monDisks.recorded(name);
-  await ctx.host.remove(Daemon.mon, name);
-  const unmounted = disk ? `; its disk ${disk.device} is unmounted` : '';
-  ctx.log('info', `mon.${name}: ${stopped ? 'stopped' : 'was not running'}; its store is removed${unmounted}`);
+  const disk = await ctx.host.remove(Daemon.mon, name);
+  const released = disk ? `; its disk ${disk.rec.device} is unmounted${disk.erased ? ' and erased' : ' (it is gone)'}` : '';
+  ctx.log('info', `mon.${name}: ${stopped ? 'stopped' : 'was not running'}; its store is removed${released}`);
   return { monName: name };
 };
 
