@@ -115,8 +115,8 @@ export class MonDisks {
     await this.save(name, record);
     if (!at) await this.mountOn(device, dir);
     const entries = (await readdir(dir)).filter((e) => e !== 'lost+found');
-    if (!made && !at && entries.length > 0 && !(await isFile(join(dir, 'kv_backend')))) {
-      // Our label, files that are no store of ours, and no record of them on this node.
+    if (!made && !at && entries.length > 0) {
+      // Our label but no record of it on this node: a store (or files) from elsewhere.
       await this.unmount(dir);
       await rm(this.recordFile(name), { force: true });
       throw new Error(`${device} holds files this node did not put there (${entries.slice(0, 5).join(', ')}): wipe the disk first`);
@@ -162,12 +162,18 @@ export class MonDisks {
   /** After a monitor's store is removed: its disk is unmounted, its filesystem erased (the
    * disk is eligible again, as it was when chosen; only when it still holds the recorded UUID)
    * and forgotten. A disk that is gone is forgotten. */
-  async release(name: string, dir: string): Promise<{ rec: MonDiskRecord; erased: boolean } | null> {
+  async release(name: string, dir: string): Promise<{ rec: MonDiskRecord; erased: boolean | string } | null> {
     const rec = await this.recorded(name);
     if (!rec) return null;
     if (await this.mountedAt(dir)) await this.unmount(dir);
-    const erased = (await this.blockDevice(rec.device)) !== null && (await this.probe(rec.device)).uuid === rec.uuid;
-    if (erased) await this.run('wipefs', ['--all', rec.device]);
+    let erased: boolean | string = (await this.blockDevice(rec.device)) !== null && (await this.probe(rec.device)).uuid === rec.uuid;
+    // Still mounted elsewhere (another mount namespace), wipefs refuses: the removal is done
+    // all the same, and the disk keeps its filesystem until a disk.wipe.
+    if (erased)
+      erased = await this.run('wipefs', ['--all', rec.device]).then(
+        () => true,
+        (err: unknown) => String(err instanceof Error ? err.message : err),
+      );
     await rm(this.recordFile(name), { force: true });
     return { rec, erased };
   }
@@ -246,13 +252,6 @@ function foreign(s: Signature): string {
   if (s.type === 'ceph_bluestore') return 'holds an OSD (a BlueStore label)';
   if (s.ptType) return `has a ${s.ptType} partition table`;
   return `has a ${s.type ?? 'foreign'} filesystem${s.label ? ` labelled ${s.label}` : ''}`;
-}
-
-async function isFile(p: string): Promise<boolean> {
-  return stat(p).then(
-    (s) => s.isFile(),
-    () => false,
-  );
 }
 
 /** "major:minor" as findmnt prints it, from the device's st_rdev (Linux's encoding). */

@@ -20,6 +20,8 @@ export class FakeDisks {
   readonly devices = new Map<string, FakeDevice>();
   /** Mount point → device path. */
   readonly mounts = new Map<string, string>();
+  /** Devices still mounted somewhere this node does not see (another mount namespace). */
+  readonly busy = new Set<string>();
   /** Every path added, detached ones too: blkid of any other path is left to the test's own script. */
   private readonly known = new Set<string>();
   private next = 16;
@@ -132,6 +134,11 @@ export class FakeDisks {
       (call) => {
         const d = this.devices.get(call.args.at(-1) as string);
         if (!d) return { exitCode: 1, stderr: 'wipefs: error: No such file or directory' };
+        if (this.busy.has(call.args.at(-1) as string))
+          return {
+            exitCode: 1,
+            stderr: `wipefs: error: ${call.args.at(-1) as string}: probing initialization failed: Device or resource busy`,
+          };
         this.devices.set(call.args.at(-1) as string, { majMin: d.majMin });
         rmSync(this.contents(call.args.at(-1) as string), { recursive: true, force: true });
         return {};

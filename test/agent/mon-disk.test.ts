@@ -214,6 +214,17 @@ test('mon disk remove deletes the store on the disk, unmounts and erases it and 
   t.true(n.lines.some((l) => l.message.includes('its disk /dev/vdb is unmounted (it is gone)')));
 });
 
+test('mon disk remove of a disk still mounted elsewhere is done all the same, the disk left with its filesystem and said', async (t) => {
+  const n = await fakeNode(t);
+  await bootstrap(n);
+  n.disks.busy.add('/dev/vdb');
+  await step('ceph.mon.remove')(n.ctx({ monName: 'a' }));
+  t.is(await n.host.monDisks.recorded('a'), null);
+  await t.throwsAsync(stat(dataDir(n)));
+  t.is(n.disks.devices.get('/dev/vdb')!.label, MON_FS_LABEL);
+  t.true(n.lines.some((l) => /its disk \/dev\/vdb is unmounted \(not erased: .*Device or resource busy\)/.test(l.message)));
+});
+
 test('mon disk agent start-up mounts every recorded monitor disk and says which one is gone', async (t) => {
   const n = await fakeNode(t);
   await bootstrap(n);

@@ -72,7 +72,8 @@ export const removeMon: AgentStepOf<'ceph.mon.remove'> = async (ctx) => {
   const name = ctx.args.monName;
   const stopped = await ctx.host.stop(Daemon.mon, name);
   const disk = await ctx.host.remove(Daemon.mon, name);
-  const released = disk ? `; its disk ${disk.rec.device} is unmounted${disk.erased ? ' and erased' : ' (it is gone)'}` : '';
+  const erased = disk?.erased === true ? ' and erased' : disk?.erased === false ? ' (it is gone)' : ` (not erased: ${disk?.erased})`;
+  const released = disk ? `; its disk ${disk.rec.device} is unmounted${erased}` : '';
   ctx.log('info', `mon.${name}: ${stopped ? 'stopped' : 'was not running'}; its store is removed${released}`);
   return { monName: name };
 };
