@@ -5,8 +5,10 @@
 // file, so a restart can start it again the same way (a restart step knows only its name).
 // The NFS gateway (nfs-ganesha) is one of them too, with its own command line: its config file,
 // pid file and log are named on it, as ganesha has no Ceph-style conf of its own.
+// A monitor's store is on its own disk (mon-disk.ts): mounted before the monitor starts, and
+// a monitor whose disk is gone is not started.
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   DAEMONS,
@@ -23,6 +25,7 @@ import type { DaemonReport } from '../fleet/types.js';
 import type { Runner } from '../exec/runner.js';
 import { alive as running } from '../exec/processes.js';
 import { localConf, type CephPaths } from './ceph-conf.js';
+import { MonDisks } from './mon-disk.js';
 
 const LOG_TAIL_LINES = 5;
 
@@ -30,6 +33,9 @@ export type { DaemonType };
 
 /** The Ceph entity name of a daemon: mon.a, osd.3, client.rgw.gw1. */
 export const entityOf = (type: DaemonType, id: string): string => DAEMONS[type].entity(id);
+
+/** A removed monitor's disk: unmounted, and erased unless it was gone. */
+type Released = Awaited<ReturnType<MonDisks['release']>>;
 
 interface Unit {
   cmd: string;
@@ -43,13 +49,22 @@ export interface CephHostOptions extends CephPaths {
   /** How long a daemon gets between SIGTERM and SIGKILL. */
   stopGraceMs?: number;
   sleep?: (ms: number) => Promise<void>;
+  /** "major:minor" of a block device, null when the path is none (unit tests fake disks). */
+  blockDevice?: (path: string) => Promise<string | null>;
 }
 
 export class CephHost {
   readonly conf: string;
+  /** The disks of this node's monitors, recorded next to their units. */
+  readonly monDisks: MonDisks;
 
   constructor(readonly opts: CephHostOptions) {
     this.conf = join(opts.dataDir, 'ceph.conf');
+    this.monDisks = new MonDisks({
+      runner: opts.runner,
+      recordDir: join(opts.dataDir, 'units'),
+      ...(opts.blockDevice ? { blockDevice: opts.blockDevice } : {}),
+    });
   }
 
   /** The daemon's data directory, as the local conf names it ($type_data = dir/type/ceph-$id). */
@@ -111,6 +126,7 @@ export class CephHost {
   /** Starts the daemon unless it runs; `extra` are its own flags after `-c conf`. */
   async start(type: DaemonType, id: string, extra: string[] = [], signal?: AbortSignal): Promise<'started' | 'running'> {
     if (await this.pidOf(type, id)) return 'running';
+    await this.mountDisk(type, id);
     const unit: Unit = { cmd: DAEMONS[type].binary, args: [...this.argsOf(type, id), ...extra] };
     await this.writeSecret(this.unitFile(type, id), JSON.stringify(unit));
     await this.launch(type, id, unit, signal);
@@ -121,6 +137,8 @@ export class CephHost {
   async restart(type: DaemonType, id: string, signal?: AbortSignal): Promise<void> {
     const unit = await this.unit(type, id);
     if (!unit) throw new Error(`${entityOf(type, id)} was never started on this node`);
+    // Before it is stopped: a monitor whose disk is gone is left as it is.
+    await this.mountDisk(type, id);
     await this.stop(type, id);
     await this.launch(type, id, unit, signal);
   }
@@ -139,10 +157,34 @@ export class CephHost {
     return true;
   }
 
-  /** Forgets a daemon: its unit file and its data directory (the daemon must be stopped). */
-  async remove(type: DataDaemonType, id: string): Promise<void> {
+  /** Forgets a daemon: its unit file and its data directory (the daemon must be stopped). A
+   * monitor's store is deleted from its disk, which is then unmounted, erased and forgotten (a
+   * disk that is gone is forgotten too: removing the monitor is the way out). */
+  async remove(type: DataDaemonType, id: string): Promise<Released> {
     await rm(this.unitFile(type, id), { force: true });
-    await rm(this.dataDirOf(type, id), { recursive: true, force: true });
+    const dir = this.dataDirOf(type, id);
+    let released: Released = null;
+    if (type === Daemon.mon && (await this.monDisks.recorded(id))) {
+      for (const e of await readdir(dir).catch(() => [] as string[])) await rm(join(dir, e), { recursive: true, force: true });
+      released = await this.monDisks.release(id, dir);
+      await rmdir(dir).catch(() => undefined);
+    }
+    await rm(dir, { recursive: true, force: true });
+    return released;
+  }
+
+  /** A monitor's disk mounted at its data dir if it is not (a daemon without a disk: nothing). */
+  async mountDisk(type: DaemonType, id: string, log?: (message: string) => void): Promise<void> {
+    if (type === Daemon.mon) await this.monDisks.mount(id, this.dataDirOf(type, id), log);
+  }
+
+  /** The agent's start-up: every monitor's disk mounted, as a boot leaves them unmounted. A
+   * disk that is gone is said, not fatal: the monitor's start fails the same way, later. */
+  async mountDisks(log: (level: 'info' | 'error', message: string) => void): Promise<void> {
+    for (const name of await this.monDisks.names())
+      await this.mountDisk(Daemon.mon, name, (m) => log('info', m)).catch((err: unknown) =>
+        log('error', err instanceof Error ? err.message : String(err)),
+      );
   }
 
   /** The pid of the running daemon, or null: a pid file whose process is gone, or is some

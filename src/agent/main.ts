@@ -31,6 +31,8 @@ export async function startAgent(config: Readonly<AgentConfig>, log: Logger): Pr
   const runner = new ZxRunner();
   const session = new AgentSession(config.masterUrl, credentials);
   const host = new CephHost({ runner, ...config });
+  // A boot leaves the monitors' disks unmounted: mounted again before any step starts one.
+  await host.mountDisks(log);
   const bootId = (await readFile('/proc/sys/kernel/random/boot_id', 'utf8').catch(() => `pid-${process.pid}`)).trim();
   const agent = new Agent({
     session,

@@ -10,6 +10,7 @@ import type { Keyring, MasterFiles } from '../../src/agent/master.js';
 import type { AgentStepContext } from '../../src/agent/steps/context.js';
 import type { LogLine } from '../../src/tasks/types.js';
 import { FakeRunner } from '../helpers/fake-runner.js';
+import { FakeDisks } from './fake-disks.js';
 
 export const FSID = '6e1b7a52-0a51-4bb3-9c0a-6f0d1a2b3c4d';
 export const MASTER_CONF = `[global]\nfsid = ${FSID}\nmon_host = [v2:10.0.0.1:3300,v1:10.0.0.1:6789]\n`;
@@ -36,6 +37,8 @@ export interface Node {
   host: CephHost;
   master: StaticMaster;
   lines: LogLine[];
+  /** Its block devices: /dev/vdb, blank, to start with. */
+  disks: FakeDisks;
   ctx(args: Record<string, unknown>): AgentStepContext;
 }
 
@@ -43,6 +46,8 @@ export async function fakeNode(t: ExecutionContext): Promise<Node> {
   const dir = await mkdtemp(join(tmpdir(), 'qceph-unit-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   const runner = new FakeRunner();
+  const disks = new FakeDisks(join(dir, 'disks')).install(runner);
+  disks.add('/dev/vdb');
   const host = new CephHost({
     runner,
     dataDir: join(dir, 'data'),
@@ -52,6 +57,7 @@ export async function fakeNode(t: ExecutionContext): Promise<Node> {
     portRange: { min: 6800, max: 6899 },
     extraConf: 'osd_memory_target = 939524096',
     sleep: async () => undefined,
+    blockDevice: disks.blockDevice,
   });
   const master = new StaticMaster();
   const lines: LogLine[] = [];
@@ -63,5 +69,5 @@ export async function fakeNode(t: ExecutionContext): Promise<Node> {
     master,
     log: (level, message) => lines.push({ timestamp: new Date().toISOString(), level, message }),
   });
-  return { dir, runner, host, master, lines, ctx };
+  return { dir, runner, host, master, lines, disks, ctx };
 }

@@ -98,7 +98,7 @@ test('mon bootstrap of one of several first monitors makes the same monmap namin
       'a,b,c',
     ]);
   const out = await step('ceph.mon.bootstrap')(
-    n.ctx({ fsid: FSID, monName: 'b', addr: '10.0.0.2', monPort: 3300, initialMembers: members }),
+    n.ctx({ fsid: FSID, monName: 'b', addr: '10.0.0.2', monPort: 3300, initialMembers: members, devicePath: '/dev/vdb' }),
   );
   n.runner.verify();
   t.deepEqual(out, { fsid: FSID, monName: 'b', addr: '[v2:10.0.0.2:3300,v1:10.0.0.2:6789]', initialMembers: ['a', 'b', 'c'] });
@@ -124,7 +124,9 @@ test('mon bootstrap fails with the daemon log tail when mkfs fails without stder
   n.runner.expect((c) => c === 'monmaptool').expect((c) => c === 'ceph-mon', { exitCode: 1 });
   await mkdir(join(n.dir, 'log'), { recursive: true });
   await writeFile(join(n.dir, 'log', 'ceph-mon.a.log'), 'starting\nmkdir(/x/mon/ceph-a) : (2) No such file or directory\n');
-  const err = await t.throwsAsync(step('ceph.mon.bootstrap')(n.ctx({ fsid: FSID, monName: 'a', addr: '10.0.0.1', monPort: 3300 })));
+  const err = await t.throwsAsync(
+    step('ceph.mon.bootstrap')(n.ctx({ fsid: FSID, monName: 'a', addr: '10.0.0.1', monPort: 3300, devicePath: '/dev/vdb' })),
+  );
   t.regex(err.message, /--mkfs -i a .* exited with 1; its log ends with:\nstarting\nmkdir\(\/x\/mon\/ceph-a\) : \(2\) No such file/);
 });
 
@@ -149,7 +151,7 @@ test('mon join mkfs with the master monmap and only the mon. key', async (t) => 
       },
     )
     .expect('ceph-mon', ['-c', n.host.conf, '-i', 'b', '--public-addrv', '[v2:10.0.0.2:3300,v1:10.0.0.2:6789]']);
-  await step('ceph.mon.join')(n.ctx({ monName: 'b', addr: '10.0.0.2', monPort: 3300 }));
+  await step('ceph.mon.join')(n.ctx({ monName: 'b', addr: '10.0.0.2', monPort: 3300, devicePath: '/dev/vdb' }));
   n.runner.verify();
 });
 

@@ -1,10 +1,12 @@
 // The real node steps on this machine, as root, on loopback only: monitor bootstrap → a second
-// monitor joining from another "node" (127.0.0.2) → manager → OSD on a loop device (BlueStore
-// on the whole device) → MDS → gateway → the second monitor removed, each through the
-// agent's step code and the real Runner, keys from the master's side (Quarry's key generator
+// monitor joining from another "node" (127.0.0.2), each monitor's store on a loop device of its
+// own → manager → OSD on a loop device (BlueStore on the whole device) → MDS → gateway → the
+// second monitor removed (its disk unmounted), each through the agent's step code and the real Runner, keys from the master's side (Quarry's key generator
 // and the cluster's own `ceph auth get-or-create` / `osd new`); then `ceph status` through
 // Quarry's typed client shows quorum, the OSD up and in and the manager active.
 import test from 'ava';
+import { readFile } from 'node:fs/promises';
+import { CommandError } from '../../src/errors.js';
 import { DAEMONS } from '../../src/catalogue/index.js';
 import { randomUUID } from 'node:crypto';
 import { agentSteps } from '../../src/agent/steps/index.js';
@@ -21,7 +23,7 @@ test('agent steps bring up two monitors (bootstrap, join), mgr, osd on a loop de
   const s = await sandbox(t);
   const caps = (c: Readonly<Record<string, string>>) => ({ ...c });
 
-  await run(s, 'ceph.mon.bootstrap', { fsid: s.fsid, monName: 'a', addr: '127.0.0.1', monPort: s.port, devicePath: '/dev/null' });
+  await run(s, 'ceph.mon.bootstrap', { fsid: s.fsid, monName: 'a', addr: '127.0.0.1', monPort: s.port, devicePath: await s.addDisk() });
   // The node's mkfs had mon. alone: the master's client.admin is refused until it imports it.
   const answer = await until(
     'an answer from the monitor',
@@ -42,7 +44,8 @@ test('agent steps bring up two monitors (bootstrap, join), mgr, osd on a loop de
 
   // A second monitor on another node (another loopback address) joins with the master's monmap.
   const b = s.addNode('n2', '127.0.0.2');
-  await run(s, 'ceph.mon.join', { monName: 'b', addr: '127.0.0.2', monPort: s.port }, b);
+  const bDisk = await s.addDisk();
+  await run(s, 'ceph.mon.join', { monName: 'b', addr: '127.0.0.2', monPort: s.port, devicePath: bDisk }, b);
   await until(
     'a quorum of two',
     () => s.admin.monStat({ timeoutMs: 10_000 }),
@@ -84,6 +87,10 @@ test('agent steps bring up two monitors (bootstrap, join), mgr, osd on a loop de
   await s.runner.run('ceph', s.admin.args(['mon', 'remove', 'b']), { timeoutMs: 30_000 });
   await run(s, 'ceph.mon.remove', { monName: 'b' }, b);
   t.false((await b.report()).mon);
+  // Its disk unmounted and blank again (blkid finds nothing: exit 2).
+  t.false((await readFile('/proc/self/mounts', 'utf8')).includes(b.dataDirOf('mon', 'b')));
+  const probe = await s.runner.run('blkid', ['-p', bDisk], { timeoutMs: 10_000 }).catch((e: unknown) => e as CommandError);
+  t.is(probe instanceof CommandError ? probe.exitCode : 0, 2);
   await until(
     'a quorum of one',
     () => s.admin.monStat({ timeoutMs: 10_000 }),

@@ -11,6 +11,7 @@ import { bringUp, healthy, userWithKeys, waitNodesReady, type BringUp } from './
 import { killMonitor, killOsd, nodeAway } from './cluster-faults.js';
 import { confIsWhatDaemonsUse, keysAreTheNodes, metricsMatchStatus, nodesMatchMaps } from './cluster-observed.js';
 import { nfsThroughApi } from './cluster-nfs.js';
+import { monStoresOnTheirDisks } from './cluster-mon-disk.js';
 import { NetnsCluster } from './netns-cluster.js';
 import { until } from './node-sandbox.js';
 
@@ -67,6 +68,12 @@ test.serial('cluster: /ceph/metrics, /nodes/details and node Ceph state agree wi
   need(up, 'the bring-up');
   await metricsMatchStatus(t, c);
   await nodesMatchMaps(t, c);
+});
+
+test.serial("cluster: each monitor's store is on the disk it was created on, mounted at its data dir (findmnt)", async (t) => {
+  explainOnFailure(t);
+  need(up, 'the bring-up');
+  await monStoresOnTheirDisks(t, need(cluster, 'the cluster'));
 });
 
 test.serial('cluster: the conf and its hash are what every daemon runs with', async (t) => {

@@ -26,7 +26,7 @@ test('nfs gateway started by its agent step exports a CephFS that a userspace NF
   // the MDS and OSDs) stops before the daemons it uses (docs/real-components.md, teardown order).
   t.teardown(() => s.host.stop('nfs', 'a'));
   const caps = (c: Readonly<Record<string, string>>) => ({ ...c });
-  await run(s, 'ceph.mon.bootstrap', { fsid: s.fsid, monName: 'a', addr: '127.0.0.1', monPort: s.port, devicePath: '/dev/null' });
+  await run(s, 'ceph.mon.bootstrap', { fsid: s.fsid, monName: 'a', addr: '127.0.0.1', monPort: s.port, devicePath: await s.addDisk() });
   await until(
     'the monitor answering',
     () =>

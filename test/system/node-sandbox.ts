@@ -2,8 +2,8 @@
 // over a sparse file as its whole disk, a window of ports below the ephemeral range, and a
 // stand-in master that serves real keys (made by Quarry's own key generator and by the real
 // cluster's `ceph auth get-or-create`), the ceph.conf Quarry renders, and the monmap. Teardown
-// stops every daemon it finds by pid file (never by name), detaches the loop device and
-// removes the dir, also when the test failed.
+// stops every daemon it finds by pid file (never by name), unmounts what is mounted under the
+// dir (monitors' disks), detaches the loop devices and removes the dir, also when the test failed.
 import type { ExecutionContext } from 'ava';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises';
@@ -76,12 +76,15 @@ export interface Sandbox {
   ctx(args: Record<string, unknown>, host?: CephHost): AgentStepContext;
   /** Another node of the same machine: its own dirs, daemons bound to another loopback address. */
   addNode(name: string, addr: string): CephHost;
+  /** Another loop device (a monitor's disk), detached at teardown. */
+  addDisk(gib?: number): Promise<string>;
 }
 
 export async function sandbox(t: ExecutionContext, diskGiB = 3): Promise<Sandbox> {
   const runner = new ZxRunner();
   const dir = await mkdtemp(join(tmpdir(), 'qceph-'));
   let device: string | null = null;
+  const more: string[] = [];
   const port = await freePortWindow();
   const hosts: CephHost[] = [];
   const addNode = (name: string, addr: string): CephHost => {
@@ -102,9 +105,16 @@ export async function sandbox(t: ExecutionContext, diskGiB = 3): Promise<Sandbox
   const host = addNode('n1', '127.0.0.1');
   t.teardown(async () => {
     await stopAll(hosts);
-    if (device) await runner.run('losetup', ['-d', device], { timeoutMs: 10_000 });
+    await unmountUnder(runner, dir);
+    for (const d of [...(device ? [device] : []), ...more])
+      await runner.run('losetup', ['-d', d], { timeoutMs: 10_000 }).catch(() => undefined);
     await rm(dir, { recursive: true, force: true });
   });
+  const addDisk = async (gib = 1): Promise<string> => {
+    const d = await loopDevice(runner, join(dir, `disk${more.length + 1}.img`), gib);
+    more.push(d);
+    return d;
+  };
   device = await loopDevice(runner, join(dir, 'disk.img'), diskGiB);
   const fsid = randomUUID();
   const conf = await new CephConfRenderer(fileTemplates(defaultTemplatesDir)).renderConf({
@@ -146,7 +156,17 @@ export async function sandbox(t: ExecutionContext, diskGiB = 3): Promise<Sandbox
     master,
     log: (level, message) => lines.push({ timestamp: new Date().toISOString(), level, message }),
   });
-  return { dir, device, port, fsid, host, master, runner, admin, adminKey, importAdmin, lines, ctx, addNode };
+  return { dir, device, port, fsid, host, master, runner, admin, adminKey, importAdmin, lines, ctx, addNode, addDisk };
+}
+
+/** Unmounts whatever is mounted under `dir`, deepest first (a monitor's disk at its data dir). */
+export async function unmountUnder(runner: ZxRunner, dir: string): Promise<void> {
+  const mounts = (await readFile('/proc/self/mounts', 'utf8'))
+    .split('\n')
+    .map((l) => l.split(' ')[1] ?? '')
+    .filter((m) => m.startsWith(`${dir}/`))
+    .sort((a, b) => b.length - a.length);
+  for (const m of mounts) await runner.run('umount', [m], { timeoutMs: 30_000 }).catch(() => undefined);
 }
 
 /** Stops every daemon of the nodes by its pid file, layer by layer (docs/real-components.md,

@@ -3,6 +3,8 @@
 // majority runs. Later ones take the master's current monmap and the mon. key, mkfs, and start:
 // a monitor that is not in the map yet asks the quorum to add it. A monitor store that exists
 // already is not made again, so a retried step only starts what is not running.
+// The store is made on the monitor's own disk (the step's devicePath), which gets a filesystem
+// and is mounted at the data dir first (../mon-disk.ts); the removal unmounts it.
 // Only mon.: mkfs imports every key of its keyring, and a node never holds client.admin (unless
 // its spec makes it an admin node); the master imports client.admin itself once the first
 // monitors run (reconcilers/mon/admin-key.ts). No step of the agent needs client.admin.
@@ -31,6 +33,7 @@ export const bootstrapMon: AgentStepOf<'ceph.mon.bootstrap'> = async (ctx) => {
   // wait forever for a majority that can never form. The initial members are exactly the
   // monmap's, given on the command line over the conf.
   const initial = ['--mon-initial-members', members.map((m) => m.name).join(',')];
+  await prepareDisk(ctx, name, ctx.args.devicePath);
   await withMkfsFiles(ctx, async (dir) => {
     const monmap = join(dir, 'monmap');
     const addv = members.flatMap((m) => ['--addv', m.name, monAddrVec(m.addr, port)]);
@@ -54,6 +57,7 @@ export const joinMon: AgentStepOf<'ceph.mon.join'> = async (ctx) => {
   const { monName: name, addr } = ctx.args;
   const addrv = monAddrVec(addr, ctx.args.monPort ?? 3300);
   await refreshConf(ctx);
+  await prepareDisk(ctx, name, ctx.args.devicePath);
   await withMkfsFiles(ctx, async (dir) => {
     const monmap = join(dir, 'monmap');
     await writeFile(monmap, await ctx.master.monmap(), { mode: 0o600 });
@@ -67,10 +71,17 @@ export const joinMon: AgentStepOf<'ceph.mon.join'> = async (ctx) => {
 export const removeMon: AgentStepOf<'ceph.mon.remove'> = async (ctx) => {
   const name = ctx.args.monName;
   const stopped = await ctx.host.stop(Daemon.mon, name);
-  await ctx.host.remove(Daemon.mon, name);
-  ctx.log('info', `mon.${name}: ${stopped ? 'stopped' : 'was not running'}; its store is removed`);
+  const disk = await ctx.host.remove(Daemon.mon, name);
+  const erased = disk?.erased === true ? ' and erased' : disk?.erased === false ? ' (it is gone)' : ` (not erased: ${disk?.erased})`;
+  const released = disk ? `; its disk ${disk.rec.device} is unmounted${erased}` : '';
+  ctx.log('info', `mon.${name}: ${stopped ? 'stopped' : 'was not running'}; its store is removed${released}`);
   return { monName: name };
 };
+
+/** The monitor's disk, with our filesystem, mounted at its data dir before its mkfs. */
+async function prepareDisk<A>(ctx: AgentStepContext<A>, name: string, device: string | undefined): Promise<void> {
+  await ctx.host.monDisks.prepare(name, device ?? '', ctx.host.dataDirOf(Daemon.mon, name), (m) => ctx.log('info', m));
+}
 
 async function mkfs<A>(
   ctx: AgentStepContext<A>,
