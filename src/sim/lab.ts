@@ -135,6 +135,12 @@ export class Lab {
     disk.dead = true;
     const osd = [...this.ceph.osdmap.osds.values()].find((o) => o.host === m.hostname && o.devicePath === disk.devicePath && o.up);
     if (osd) this.ceph.killOsd(osd.id);
+    // A monitor whose store was on it dies on the I/O errors and is not started again.
+    for (const [name, d] of this.ceph.monDisks) {
+      if (d.host !== m.hostname || d.serial !== disk.serial) continue;
+      d.gone = true;
+      if (this.ceph.mons.get(name)?.running) this.ceph.stopMon(name);
+    }
   }
 
   /** A new blank disk is plugged in: it appears in the machine's next report. Defaults: a

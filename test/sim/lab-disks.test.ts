@@ -202,3 +202,43 @@ test('a daemon restart of an OSD whose disk died fails naming the missing disk',
   });
   t.false((await r.api.osdDump()).osds.find((x) => x.id === o.osdId)?.up);
 });
+
+test("a monitor's store is on its disk: the disk is taken, killing it stops the monitor for good, removal frees it", async (t) => {
+  const r = rig();
+  const m = r.lab.machine(1);
+  const [, monDisk, other] = m.spec.disks;
+  if (!monDisk || !other) throw new Error('the rig has data disks');
+  monDisk.hasFilesystem = false;
+  other.hasFilesystem = true;
+  const args = { fsid: FSID, monName: 'a', addr: m.spec.ip };
+  await t.throwsAsync(r.run('ceph.mon.bootstrap', 1, { ...args, devicePath: other.devicePath }), { message: /is not blank/ });
+  t.false(r.cluster.mons.get('a')?.running ?? false, 'refused before anything started');
+  await r.run('ceph.mon.bootstrap', 1, { ...args, devicePath: monDisk.devicePath });
+  t.true(reported(r, monDisk.serial)?.hasFilesystem, "the store's filesystem is on it");
+  await r.run('ceph.mon.bootstrap', 1, { ...args, devicePath: monDisk.devicePath });
+  t.true(r.cluster.mons.get('a')?.running, 'a retry on the same disk is fine');
+
+  r.lab.killDisk(1, monDisk.serial);
+  t.false(r.cluster.mons.get('a')?.running, 'the monitor died with its disk');
+  await t.throwsAsync(r.run('ceph.daemon.restart', 1, { daemon: 'mon', name: 'a' }), { message: /monitor's disk .* is gone/ });
+  r.cluster.hosts.down('node-1');
+  r.cluster.hosts.up('node-1');
+  t.false(r.cluster.mons.get('a')?.running, 'a boot does not start it on an empty directory');
+
+  const removed = await r.run('ceph.mon.remove', 1, { monName: 'a' });
+  t.like(removed, { monName: 'a' });
+  t.false(r.cluster.monDisks.has('a'), 'a gone disk is forgotten');
+});
+
+test('removing a monitor unmounts and erases its disk: blank and eligible again', async (t) => {
+  const r = rig();
+  const m = r.lab.machine(1);
+  const monDisk = m.spec.disks[2];
+  if (!monDisk) throw new Error('the rig has data disks');
+  monDisk.hasFilesystem = false;
+  await r.run('ceph.mon.bootstrap', 1, { fsid: FSID, monName: 'a', addr: m.spec.ip, devicePath: monDisk.devicePath });
+  t.true(reported(r, monDisk.serial)?.hasFilesystem);
+  await r.run('ceph.mon.remove', 1, { monName: 'a' });
+  t.false(reported(r, monDisk.serial)?.hasFilesystem);
+  t.false(r.cluster.monDisks.has('a'));
+});

@@ -31,6 +31,17 @@ export const defaultCephOptions = (): SimCephOptions => ({
   random: seeded(7),
 });
 
+export interface SimMonDisk {
+  host: string;
+  serial: string;
+  devicePath: string;
+  gone: boolean;
+}
+
+/** Why a monitor is not started: its disk is gone (the agent's words). */
+export const monDiskGone = (name: string, d: SimMonDisk): string =>
+  `the monitor's disk ${d.devicePath} (serial ${d.serial}) is gone: mon.${name} is not started on an empty directory`;
+
 export class SimCephCluster {
   readonly options: SimCephOptions;
   readonly mons: MonMap;
@@ -48,6 +59,9 @@ export class SimCephCluster {
   /** Monitor stores on disk (`/var/lib/ceph/mon/ceph-NAME`), by monitor name: the host that
    * holds it. mkfs makes one; removing the monitor from the map leaves it behind. */
   readonly monStores = new Map<string, string>();
+  /** The disk each monitor's store is on (the agent mounts it at the data dir): made by its
+   * mkfs, gone when the disk dies; a monitor whose disk is gone is never started. */
+  readonly monDisks = new Map<string, SimMonDisk>();
   /** PGs still moving off OSDs marked out while up. */
   readonly backfill: Backfill;
   private gids = 4100;

@@ -24,7 +24,12 @@ const plainProcess = (type: DaemonType) => ({
 /** How the simulated cluster lists, starts and stops each daemon kind of the catalogue: a kind
  * without a line here is a type error. */
 const SIM = {
-  mon: { list: (c) => c.mons.mons, start: (c, name) => c.startMon(name), stop: (c, name) => c.stopMon(name) },
+  mon: {
+    list: (c) => c.mons.mons,
+    // Its store's disk is gone: the agent does not start it on an empty directory.
+    start: (c, name) => (c.monDisks.get(name)?.gone === true ? undefined : c.startMon(name)),
+    stop: (c, name) => c.stopMon(name),
+  },
   mgr: { list: (c) => c.mgrs.daemons.values(), start: (c, name) => c.startMgr(name), stop: (c, name) => c.stopMgr(name) },
   mds: { list: (c) => c.fsmap.mds.values(), start: (c, name) => c.startMds(name), stop: (c, name) => c.stopMds(name) },
   rgw: {
@@ -61,6 +66,7 @@ export interface HostedCluster {
   readonly osdmap: OsdMap;
   readonly rgws: Map<string, SimRgw>;
   readonly processes: Map<string, SimProcess>;
+  readonly monDisks: Map<string, { gone: boolean }>;
   startProcess(type: DaemonType, name: string, host?: string): void;
   stopProcess(type: DaemonType, name: string): void;
   startMon(name: string): void;

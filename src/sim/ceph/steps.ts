@@ -15,7 +15,7 @@ import {
 import type { DaemonReport } from '../../fleet/types.js';
 import type { MachineSpec, SimDisk } from '../machines.js';
 import { checkedSteps, type SimStepOf, type Step, type StepContext } from '../steps.js';
-import type { SimCephCluster } from './cluster.js';
+import { monDiskGone, type SimCephCluster } from './cluster.js';
 import type { DeviceClass, SimAuthEntity } from './model.js';
 import { parseKeyring } from './keys.js';
 
@@ -50,6 +50,7 @@ export function cephSteps(cluster: SimCephCluster, hooks: CephStepHooks): Map<st
     [Steps.monBootstrap]: step(async (ctx, host) => {
       const { fsid, monName: name, addr } = ctx.args;
       const members = ctx.args.initialMembers?.map((m) => ({ name: m.name, addr: m.addr }));
+      monDisk(cluster, ctx.machine, host, name, ctx.args.devicePath);
       // The agent's mkfs keyring: the mon. key the master handed this node, nothing else.
       cluster.bootstrap(fsid, { name, addr, host }, members, await monKeyring(ctx));
       cluster.startMon(name);
@@ -68,6 +69,7 @@ export function cephSteps(cluster: SimCephCluster, hooks: CephStepHooks): Map<st
       if (!cluster.mons.get(name) && !cluster.hasQuorum()) {
         throw new Error(`mon.${name}: cannot fetch the monmap: the cluster has no quorum (monclient(hunting): authenticate timed out)`);
       }
+      monDisk(cluster, ctx.machine, host, name, ctx.args.devicePath);
       cluster.addMonToMap(name, addr, host);
       cluster.startMon(name);
       ctx.log('info', `mon.${name}: joined the monmap (epoch ${cluster.mons.epoch}) and started on ${addr}`);
@@ -82,6 +84,14 @@ export function cephSteps(cluster: SimCephCluster, hooks: CephStepHooks): Map<st
       ctx.log('info', `systemctl stop ceph-mon@${name}`);
       const stored = cluster.monStores.get(name) === host;
       if (stored) cluster.monStores.delete(name);
+      // Unmounted and its filesystem erased: the disk is blank and eligible again.
+      const disk = cluster.monDisks.get(name);
+      if (disk?.host === host) {
+        cluster.monDisks.delete(name);
+        const d = ctx.machine.disks.find((x) => x.serial === disk.serial && !x.dead);
+        if (d) d.hasFilesystem = false;
+        ctx.log('info', `umount ${disk.devicePath}; wipefs --all ${disk.devicePath}${d ? '' : ' (the disk is gone: forgotten)'}`);
+      }
       ctx.log('info', `rm -rf /var/lib/ceph/mon/ceph-${name}${stored ? '' : ' (nothing there)'}`);
       return { monName: name, inMonmap: mon !== undefined, storeRemoved: stored };
     }),
@@ -136,6 +146,8 @@ export function cephSteps(cluster: SimCephCluster, hooks: CephStepHooks): Map<st
           : required(ctx.args.name, 'name');
       const d = cluster.hosts.all().find((x) => x.kind === kind && x.name === name);
       if (!d || d.host !== host) throw new Error(`there is no ${kind}.${name} on ${host}`);
+      const disk = kind === Daemon.mon ? cluster.monDisks.get(name) : undefined;
+      if (disk?.gone) throw new Error(monDiskGone(name, disk));
       // An OSD whose disk died has nothing to start from.
       const dev = kind === DISK_DAEMON_TYPE ? cluster.osdmap.osds.get(Number(name))?.devicePath : undefined;
       if (dev !== undefined) diskAt(ctx.machine, dev);
@@ -177,6 +189,28 @@ export function cephSteps(cluster: SimCephCluster, hooks: CephStepHooks): Map<st
     }),
   };
   return checkedSteps(steps);
+}
+
+/** The agent's monitor disk (src/agent/mon-disk.ts): a blank disk of this machine gets the
+ * store's filesystem and is recorded; a retry finds its own; anything else is refused. (The real
+ * agent refuses a step without a disk; the lab's step tests predate it.) */
+function monDisk(cluster: SimCephCluster, machine: MachineSpec, host: string, name: string, devicePath: string | undefined): void {
+  // The loops always name the disk; a step run by hand without one keeps the store in the data
+  // dir, as a monitor made before its disk was used does on the real agent.
+  if (!devicePath) return;
+  const disk = machine.disks.find((d) => d.devicePath === devicePath && !d.dead);
+  if (!disk) throw new Error(`no disk at ${devicePath} on this node`);
+  const mine = cluster.monDisks.get(name);
+  if (mine && mine.host === host) {
+    if (mine.serial !== disk.serial) throw new Error(`mon.${name}'s store is on ${mine.devicePath}, not on ${devicePath}`);
+    return;
+  }
+  if (disk.isSystem) throw new Error(`${devicePath} is the system disk`);
+  const holder = osdOn(cluster, host, devicePath);
+  if (holder !== undefined) throw new Error(`${devicePath} holds osd.${holder}`);
+  if (disk.hasFilesystem) throw new Error(`${devicePath} is not blank: it has a filesystem; wipe it first`);
+  disk.hasFilesystem = true;
+  cluster.monDisks.set(name, { host, serial: disk.serial, devicePath, gone: false });
 }
 
 /** An argument the schema leaves optional but this use needs. */
