@@ -132,12 +132,12 @@ export function whyNotNode(n: NodeDoc, op: string): string {
 export function whyNotDisk(d: DiskDoc, n: NodeDoc | undefined, op: string, clusterFsid?: string): string {
   if (op === DiskOperation.removeOsd || op === DiskOperation.replaceOsd) {
     if (!n) return "the disk's node is unknown";
-    if (isRemovalRequested(d))
-      return `a ${d.spec.osdRemoval === OsdRemoval.replace ? 'replacement' : 'removal'} of its OSD is under way already`;
     if (!holdsLiveOsd(d))
       return (d.status.osdId ?? null) === null
         ? 'the disk holds no OSD (no OSD id recorded on it)'
         : `osd.${d.status.osdId} is ${d.status.osd?.phase ?? 'gone'} already`;
+    if (isRemovalRequested(d))
+      return `a ${d.spec.osdRemoval === OsdRemoval.replace ? 'replacement' : 'removal'} of its OSD is under way already`;
     return `${op} is not offered for this disk`;
   }
   if (n?.status.phase !== 'active') return `the disk's node is ${n?.status.phase ?? 'unknown'}; disks of active nodes only`;
