@@ -4,7 +4,7 @@
 import { DAEMONS, NODE_DAEMON_TYPES, type NodeDaemonType } from '../catalogue/index.js';
 import type { FieldError } from '../errors.js';
 import { OsdRemoval, type DeviceClass, type DiskSpec, type NodeSpec } from '../model/kinds.js';
-import { DiskReason, declareReasons, diskReasons, isOsdGone, type DiskDoc, type NodeDoc } from '../model/operations.js';
+import { DiskReason, declareReasons, diskReasons, isOsdDestroyed, isOsdGone, type DiskDoc, type NodeDoc } from '../model/operations.js';
 import { sizeBytes } from '../model/spec-inputs.js';
 import type { SpecDoc } from './parse.js';
 import type { Desired, DocResolution, Pending } from './types.js';
@@ -145,11 +145,13 @@ const absentWant = (d: DiskDoc): DiskWant => ({
   removal: d.spec.osd || ((d.status.osdId ?? null) !== null && !isOsdGone(d)) ? OsdRemoval.remove : d.spec.osdRemoval,
 });
 
-/** The disk a `replaces` names: its OSD is destroyed keeping its id, unless it is already (or
- * is gone, or there is none). */
+/** The disk a `replaces` names: its OSD is destroyed keeping its id. One destroyed already (a
+ * disk that died) is said to be replaced, so its id waits for the new disk; one purged or with
+ * no OSD keeps what it has. */
 const replacedWant = (d: DiskDoc): DiskWant => ({
   osd: false,
-  removal: (d.spec.osd || (d.status.osdId ?? null) !== null) && !isOsdGone(d) ? OsdRemoval.replace : d.spec.osdRemoval,
+  removal:
+    isOsdDestroyed(d) || ((d.spec.osd || (d.status.osdId ?? null) !== null) && !isOsdGone(d)) ? OsdRemoval.replace : d.spec.osdRemoval,
 });
 
 /** Each disk the selectors name, with what the file wants of it. An explicit `state: absent`

@@ -88,6 +88,29 @@ test("osd specs: replaces destroys the old OSD keeping its id, and the new disk'
   t.false('replaces' in (await spec(store, 'BLANK')), 'a disk `all` chose replaces nothing');
 });
 
+test('osd specs: replacing a disk that died (its OSD destroyed, still wanted) plans no second destroy and keeps the id for the new disk', async (t) => {
+  const { store, folder } = await folderOf();
+  const old = await store.mustGet(Kind.Disk, id('OLD'));
+  await store.updateStatus(Kind.Disk, id('OLD'), {
+    ...(old.status as object),
+    present: false,
+    osd: { phase: 'destroyed', reason: 'Destroyed', message: 'osd.3 destroyed: its disk is gone' },
+  });
+  const text = node('[{ serial: NEW, replaces: OLD }]');
+  const plan = await folder.plan('site.yaml', text);
+  t.true(plan.valid);
+  t.deepEqual(tasksOf(plan.tasks, 'OLD'), []);
+  t.deepEqual(
+    plan.tasks.map((x) => [x.name, x.task, x.affects]),
+    [
+      ['node-1/NEW', 'ceph.osd.new', { osdId: 3 }],
+      ['node-1/NEW', 'ceph.osd.create', { osdId: 3 }],
+    ],
+  );
+  await folder.fileChanged('site.yaml', text);
+  t.like(await spec(store, 'OLD'), { osd: false, osdRemoval: 'replace' }, 'replaced, not an orphan');
+});
+
 test('osd specs: a new disk without replaces takes the lowest destroyed OSD of its node, and says so', async (t) => {
   const { folder } = await folderOf();
   const plan = await folder.plan('site.yaml', node('[{ serial: BLANK }]'));
