@@ -4,6 +4,8 @@
 import test from 'ava';
 import { SpecsFolder, type SpecsFolderOptions } from '../../src/gitops/folder.js';
 import { guardOwnership } from '../../src/gitops/ownership.js';
+import { specRoutes } from '../../src/http/routes/specs.js';
+import { createAjv } from '../../src/model/validate.js';
 import { DISK_FIELDS } from '../../src/gitops/resolve-node.js';
 import type { PlannedTask } from '../../src/gitops/tasks.js';
 import { Kind, type DiskSpec } from '../../src/model/kinds.js';
@@ -49,6 +51,9 @@ test('osd specs: state absent on an OSD disk plans its removal, each step destru
     { task: 'ceph.osd.zap', destructive: true, affects, wipes: '/dev/sdb (OLD)' },
   ]);
   t.deepEqual(await spec(store, 'OLD'), { nodeId: (await spec(store, 'OLD')).nodeId, serial: 'OLD', osd: true, wipeGeneration: 0 });
+  const schema = specRoutes(folder).find((r) => r.path === '/specs/plan')!.response.schema!;
+  const valid = createAjv().compile(schema);
+  t.true(valid(plan), `the plan answer is what its OpenAPI schema says: ${JSON.stringify(valid.errors)}`);
 
   const applied = await folder.fileChanged('site.yaml', text);
   t.is(applied?.state, 'applied');

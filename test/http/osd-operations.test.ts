@@ -12,7 +12,7 @@ import { Inventory } from '../../src/services/inventory.js';
 import { Invocations } from '../../src/services/invocations.js';
 import type { Store } from '../../src/store/types.js';
 import { FSID, NODE, id, osdStore } from '../gitops/osd-fixtures.js';
-import type { InvokeResults, ProblemBody } from './bodies.js';
+import type { DiskView, InvokeResults, ProblemBody } from './bodies.js';
 import { startHarness, type Harness } from './harness.js';
 
 const area = (ctx: AreaContext) => {
@@ -134,7 +134,7 @@ test("osd operations api: GET /disks shows an OSD's phase, reason, drain, histor
     { resourceVersion: nu.metadata.resourceVersion },
   );
   const c = await h.admin();
-  const r = await c.get<Array<Record<string, unknown>>>('/disks');
+  const r = await c.get<DiskView[]>('/disks');
   t.is(r.status, 200);
   const by = (serial: string) => r.json.find((d) => d.serial === serial)!;
   t.like(by('OLD'), {
