@@ -116,6 +116,32 @@ test('osd specs: replacing a disk that died (its OSD destroyed, still wanted) pl
   t.like(await spec(store, 'OLD'), { osd: false, osdRemoval: 'replace' }, 'replaced, not an orphan');
 });
 
+test('osd specs: declaring again an OSD being drained undoes the removal: it is taken back in, nothing created', async (t) => {
+  const { store, folder } = await folderOf();
+  const old = await store.mustGet<DiskSpec>(Kind.Disk, id('OLD'));
+  await store.updateSpec(
+    Kind.Disk,
+    id('OLD'),
+    { ...old.spec, osd: false, osdRemoval: 'remove' },
+    { resourceVersion: old.metadata.resourceVersion },
+  );
+  await store.updateStatus(Kind.Disk, id('OLD'), {
+    ...(old.status as object),
+    osd: { phase: 'draining', reason: 'Draining', message: '' },
+  });
+  const text = node('[{ serial: OLD }]');
+  const plan = await folder.plan('site.yaml', text);
+  t.true(plan.valid);
+  t.deepEqual(plan.pending, []);
+  t.deepEqual(tasksOf(plan.tasks, 'OLD'), [
+    { task: 'ceph.osd.in', destructive: false, affects: { osdId: 3, bytes: 7e9, pgs: 42 }, wipes: undefined },
+  ]);
+  await folder.fileChanged('site.yaml', text);
+  const now = await spec(store, 'OLD');
+  t.true(now.osd);
+  t.false('osdRemoval' in now);
+});
+
 test('osd specs: a new disk without replaces takes the lowest destroyed OSD of its node, and says so', async (t) => {
   const { folder } = await folderOf();
   const plan = await folder.plan('site.yaml', node('[{ serial: BLANK }]'));
