@@ -4,7 +4,16 @@
 import { DAEMONS, NODE_DAEMON_TYPES, type NodeDaemonType } from '../catalogue/index.js';
 import type { FieldError } from '../errors.js';
 import { OsdRemoval, type DeviceClass, type DiskSpec, type NodeSpec } from '../model/kinds.js';
-import { DiskReason, declareReasons, diskReasons, isOsdDestroyed, isOsdGone, type DiskDoc, type NodeDoc } from '../model/operations.js';
+import {
+  DiskReason,
+  declareReasons,
+  diskReasons,
+  isOsdDestroyed,
+  isOsdGone,
+  isRemovalRequested,
+  type DiskDoc,
+  type NodeDoc,
+} from '../model/operations.js';
 import { sizeBytes } from '../model/spec-inputs.js';
 import type { SpecDoc } from './parse.js';
 import type { Desired, DocResolution, Pending } from './types.js';
@@ -201,9 +210,12 @@ function wantedDisks(
     const cur = wants.get(id);
     if (!cur || rank > cur.rank) wants.set(id, { rank, want });
   };
+  // `all` takes neither a disk being replaced nor one whose OSD is being removed (by the API):
+  // only naming it undoes a removal.
   const replaced = new Set([...olds.values()].map((d) => d.id));
+  const leaving = (d: DiskDoc) => replaced.has(d.id) || (isRemovalRequested(d) && d.status.osd?.phase !== 'removed');
   selectors.forEach((s, i) => {
-    const hits = disks.filter((d) => (s.all ? filtersMatch(d, s) && !replaced.has(d.id) : refMatches(d, s)));
+    const hits = disks.filter((d) => (s.all ? filtersMatch(d, s) && !leaving(d) : refMatches(d, s)));
     if (!s.all && hits.length === 0) wait('DiskNotSeen', `node ${host} has reported no disk with ${refText(s)}`);
     for (const d of hits) {
       if (s.state === 'absent') {

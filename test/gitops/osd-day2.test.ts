@@ -136,6 +136,12 @@ test('osd specs: declaring again an OSD being drained undoes the removal: it is 
   t.deepEqual(tasksOf(plan.tasks, 'OLD'), [
     { task: 'ceph.osd.in', destructive: false, affects: { osdId: 3, bytes: 7e9, pgs: 42 }, wipes: undefined },
   ]);
+  const all = await folder.plan('site.yaml', node('[{ all: true }]'));
+  t.is(
+    all.updated.find((c) => c.id === id('OLD')),
+    undefined,
+    '`all` does not undo a removal; naming the disk does',
+  );
   await folder.fileChanged('site.yaml', text);
   const now = await spec(store, 'OLD');
   t.true(now.osd);
