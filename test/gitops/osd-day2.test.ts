@@ -186,6 +186,8 @@ test('osd specs: a wrong replaces is refused at its field and nothing changes', 
       /OLD is also named/,
     ],
   ];
+  const parsed = await folder.plan('site.yaml', node('[{ serial: NEW, deviceClass: tape }]'));
+  t.like(parsed.errors[0], { field: '/spec/osds/0/deviceClass', line: 7 }, 'a device class the schema does not know');
   for (const [title, osds, field, message] of table) {
     const plan = await folder.plan('site.yaml', node(osds));
     t.false(plan.valid, title);
