@@ -38,6 +38,7 @@ import { SseHub } from './http/sse/hub.js';
 import { templatesPart } from './main/templates.js';
 import { s3Part, type S3Part } from './main/s3.js';
 import { apiStore, startSpecs, type SpecsPart } from './main/gitops.js';
+import { OSD_DF_TIMEOUT_MS } from './gitops/folder.js';
 import type { ProvisioningSources } from './services/template-context.js';
 
 export interface QuarryOptions {
@@ -203,6 +204,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
     sources: { interfaces: network.host, registry: images.registry },
     bus,
     log,
+    osdDf: () => ceph.osdDf({ timeoutMs: OSD_DF_TIMEOUT_MS }),
     ...opts.specs,
   });
   const s3 = s3Part({ store, lab: labParts?.s3Gateways() ?? null, fleet });

@@ -1,7 +1,16 @@
 import test from 'ava';
 import type { DiskSpec, DiskStatusFields } from '../src/model/kinds.js';
 import type { Doc } from '../src/model/document.js';
-import { diskReasons, MIN_OSD_BYTES, offeredDiskOperations, offeredNodeOperations, type DiskDoc } from '../src/model/operations.js';
+import {
+  declareReasons,
+  deviceClassOf,
+  diskReasons,
+  isAdoptable,
+  MIN_OSD_BYTES,
+  offeredDiskOperations,
+  offeredNodeOperations,
+  type DiskDoc,
+} from '../src/model/operations.js';
 import { NODE_ID, node } from './builders.js';
 
 const DISK_ID = '9c1a0f3e-2b4d-5c6e-8f70-1a2b3c4d5e6f';
@@ -55,10 +64,12 @@ test('disk operations: a disk with a filesystem can be wiped but takes no OSD', 
   t.deepEqual(offeredDiskOperations(disk({ hasFilesystem: true }), active), ['disk.wipe']);
 });
 
-test('disk operations: an OSD disk, the system disk and the monitor disk offer nothing', (t) => {
+test('disk operations: an OSD disk offers only its removal and replacement; the system disk and the monitor disk nothing', (t) => {
   const withMon = node('active').build();
   withMon.spec.daemons.mon = { diskId: DISK_ID };
-  t.deepEqual(offeredDiskOperations(disk({ osdId: 1 }), active), []);
+  // Issue 14: an OSD disk used to offer nothing; its OSD can now be removed or replaced.
+  t.deepEqual(offeredDiskOperations(disk({ osdId: 1 }, { osd: true }), active), ['ceph.remove-osd', 'ceph.replace-osd']);
+  t.deepEqual(offeredDiskOperations(disk({}, { osd: true }), active), [], 'an OSD being created: nothing to remove yet');
   t.deepEqual(offeredDiskOperations(disk({ isSystem: true }), active), []);
   t.deepEqual(offeredDiskOperations(disk(), withMon), []);
 });
@@ -93,4 +104,64 @@ test('node operations: an errored node can only be restarted or shut down; other
   for (const phase of ['discovered', 'booting', 'rebooting', 'shutting-down', 'offline'] as const) {
     t.deepEqual(offeredNodeOperations(node(phase).build(), [disk()]), [], phase);
   }
+});
+
+const FSID = '6b8f2c1e-0a4d-4e5f-9c3b-2d1e0f9a8b7c';
+const label = (fsid: string) => ({ label: { fsid, osdUuid: '1f0e2d3c-4b5a-4968-8776-a5b4c3d2e1f0', osdId: 4 } });
+const phase = (p: NonNullable<DiskStatusFields['osd']>['phase']) => ({ osd: { phase: p, reason: 'R', message: '' } });
+
+const opsTable: Array<[string, DiskDoc, string[]]> = [
+  [
+    'an orphaned OSD is adopted, removed or replaced',
+    disk({ osdId: 3, hasFilesystem: true, ...phase('orphaned') }),
+    ['ceph.create-osd', 'ceph.remove-osd', 'ceph.replace-osd'],
+  ],
+  [
+    "a disk with this cluster's BlueStore label is adopted (its filesystem is the OSD's)",
+    disk({ hasFilesystem: true, ...label(FSID) }),
+    ['ceph.create-osd', 'disk.wipe'],
+  ],
+  ["another cluster's label: only a wipe", disk({ hasFilesystem: true, ...label('another-cluster') }), ['disk.wipe']],
+  ['a removal under way: only its undo', disk({ osdId: 3, ...phase('draining') }, { osdRemoval: 'remove' }), ['ceph.create-osd']],
+  ['a replacement under way: only its undo', disk({ osdId: 3, ...phase('stopping') }, { osdRemoval: 'replace' }), ['ceph.create-osd']],
+  ['an OSD being purged: nothing', disk({ osdId: 3, ...phase('purging') }, { osdRemoval: 'remove' }), []],
+  ['a destroyed OSD: its disk may be wiped', disk({ osdId: 3, ...phase('destroyed') }, { osdRemoval: 'replace' }), ['disk.wipe']],
+  [
+    "a replaced OSD: its disk may be wiped, its label (now the new disk's OSD) not adopted",
+    disk({ osdId: null, hasFilesystem: true, ...label(FSID), ...phase('replaced') }, { osdRemoval: 'replace' }),
+    ['disk.wipe'],
+  ],
+  ['a removed OSD: eligible again', disk({ osdId: null, ...phase('removed') }, { osdRemoval: 'remove' }), ['ceph.create-osd', 'disk.wipe']],
+];
+
+for (const [title, d, ops] of opsTable) {
+  test(`disk operations: ${title}`, (t) => {
+    t.deepEqual(offeredDiskOperations(d, active, FSID), ops);
+  });
+}
+
+test('disk operations: an OSD on a node that is not active can still be removed or replaced, not on an unknown node', (t) => {
+  const d = disk({ osdId: 3 }, { osd: true });
+  t.deepEqual(offeredDiskOperations(d, node('offline').build()), ['ceph.remove-osd', 'ceph.replace-osd']);
+  t.deepEqual(offeredDiskOperations(d, undefined), []);
+  t.deepEqual(offeredDiskOperations(disk({ osdId: 3 }), node('offline').build()), ['ceph.remove-osd', 'ceph.replace-osd'], 'orphaned');
+});
+
+test('disk adoption: what an adoption does not count, and what it still does', (t) => {
+  const orphan = disk({ osdId: 3, hasFilesystem: true, capacityBytes: MIN_OSD_BYTES - 1 });
+  t.true(isAdoptable(orphan, undefined));
+  t.deepEqual(diskReasons(orphan, active), ['holds-osd', 'has-filesystem', 'too-small']);
+  t.deepEqual(declareReasons(orphan, active, undefined), []);
+  t.deepEqual(declareReasons(disk({ osdId: 3, isSystem: true }), active, undefined), ['system-disk']);
+  t.false(isAdoptable(disk({ osdId: 3 }, { osd: true }), FSID), 'wanted already: nothing to adopt');
+  t.false(isAdoptable(disk({ osdId: 3, ...phase('zapping') }, { osdRemoval: 'remove' }), FSID), 'purged: too late');
+  t.false(isAdoptable(disk({ hasFilesystem: true, ...label(FSID) }), undefined), 'no cluster fsid known: not ours');
+  t.deepEqual(declareReasons(disk({ hasFilesystem: true, ...label('other') }), active, FSID), ['has-filesystem']);
+});
+
+test('disk device class: the spec, else nvme by interface, hdd when rotational, else ssd', (t) => {
+  t.is(deviceClassOf(disk({ interface: 'nvme', rotational: false })), 'nvme');
+  t.is(deviceClassOf(disk({ interface: 'sata', rotational: true })), 'hdd');
+  t.is(deviceClassOf(disk({ interface: 'sata', rotational: false })), 'ssd');
+  t.is(deviceClassOf(disk({ interface: 'sata', rotational: true }, { deviceClass: 'ssd' })), 'ssd');
 });

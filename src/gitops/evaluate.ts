@@ -5,7 +5,7 @@ import { SpecKind } from '../model/spec-inputs.js';
 import { DEFAULT_LIMITS, parseSpecText, type specValidators, type SpecError, type SpecLimits } from './parse.js';
 import { planChanges } from './plan.js';
 import { resolveFile } from './resolve.js';
-import { plannedTasks, type PlannedTask } from './tasks.js';
+import { plannedTasks, withUsage, type OsdUsage, type PlannedTask } from './tasks.js';
 import type { Change, Pending } from './types.js';
 import { allDocs, fileSource, type World } from './world.js';
 
@@ -43,7 +43,8 @@ type Validators = ReturnType<typeof specValidators>;
 
 /** `text` null: the file is gone, and everything it owned is pruned or orphaned. `isLive`
  * says whether another file that owns an object still exists (a renamed file's objects pass
- * to the new name). */
+ * to the new name). `usage`: what is on each OSD, for the tasks that affect one; it never
+ * fails (an empty map when Ceph does not answer). */
 export async function evaluate(
   file: string,
   text: string | null,
@@ -51,6 +52,7 @@ export async function evaluate(
   v: Validators,
   isLive: (file: string) => boolean,
   limits: SpecLimits = DEFAULT_LIMITS,
+  usage: () => Promise<OsdUsage> = () => Promise.resolve(new Map()),
 ): Promise<Evaluation> {
   const parsed = text === null ? { docs: [], errors: [] } : parseSpecText(file, text, v, limits);
   const empty = { file, documents: parsed.docs.length, changes: [], pending: [], tasks: [] };
@@ -59,7 +61,10 @@ export async function evaluate(
   const res = resolveFile(file, parsed.docs, world, isLive);
   if (res.errors.length) return { ...empty, errors: res.errors };
   const changes = planChanges(file, res, world);
-  return { file, documents: parsed.docs.length, errors: [], changes, pending: res.pending, tasks: plannedTasks(changes, world) };
+  const planned = plannedTasks(changes, world);
+  // Ceph is asked what is on the OSDs only when a task affects one.
+  const tasks = planned.some((x) => x.affects) ? withUsage(planned, await usage()) : planned;
+  return { file, documents: parsed.docs.length, errors: [], changes, pending: res.pending, tasks };
 }
 
 const view = (c: Change): ChangeView => ({

@@ -6,6 +6,7 @@ import type { Store, StoreEvent } from '../store/types.js';
 import { applyChanges } from './apply.js';
 import { evaluate, ownedObjects, planView, type PlanView } from './evaluate.js';
 import { DEFAULT_LIMITS, specValidators, type SpecError, type SpecLimits } from './parse.js';
+import type { OsdUsage } from './tasks.js';
 import type { Pending } from './types.js';
 import { OWNED_KINDS, allDocs, fileSource, loadWorld, type World, type WorldSources } from './world.js';
 
@@ -35,7 +36,14 @@ export interface SpecsFolderOptions {
   limits?: SpecLimits;
   /** Conflicting writes retried before an apply is reported failed. */
   attempts?: number;
+  /** Ceph's `osd df` (CephApi.osdDf): bytes and PGs on the OSDs a plan removes. Absent, or no
+   * answer within osdDfTimeoutMs: plans say the OSD without them. */
+  osdDf?: () => Promise<ReadonlyArray<{ id: number; pgs: number; dataBytes: number }>>;
+  osdDfTimeoutMs?: number;
 }
+
+/** A plan waits this long for Ceph to say what is on its OSDs, then goes without. */
+export const OSD_DF_TIMEOUT_MS = 2_000;
 
 export class SpecsFolder {
   private readonly texts = new Map<string, string | null>();
@@ -96,9 +104,28 @@ export class SpecsFolder {
   /** What applying `text` as `file` would change, without changing anything. */
   async plan(file: string, text: string): Promise<PlanView> {
     return this.serially(async () =>
-      planView(await evaluate(file, text, this.load, this.v, (f) => this.isLive(f, file), this.opts.limits)),
+      planView(await evaluate(file, text, this.load, this.v, (f) => this.isLive(f, file), this.opts.limits, this.usage)),
     );
   }
+
+  /** What is on each OSD, from Ceph within a short deadline; empty when it does not answer (a
+   * plan never fails nor waits long for it). */
+  private readonly usage = async (): Promise<OsdUsage> => {
+    const osdDf = this.opts.osdDf;
+    if (!osdDf) return new Map();
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<null>((resolve) => {
+      timer = setTimeout(() => resolve(null), this.opts.osdDfTimeoutMs ?? OSD_DF_TIMEOUT_MS);
+    });
+    try {
+      const rows = await Promise.race([osdDf(), late]);
+      return new Map((rows ?? []).map((r) => [r.id, { bytes: r.dataBytes, pgs: r.pgs }]));
+    } catch {
+      return new Map();
+    } finally {
+      clearTimeout(timer);
+    }
+  };
 
   status(): FileStatus[] {
     return [...this.states.values()].sort((a, b) => a.file.localeCompare(b.file));
@@ -127,7 +154,7 @@ export class SpecsFolder {
     const text = this.texts.get(file) ?? null;
     const attempts = this.opts.attempts ?? 5;
     for (let attempt = 1; ; attempt++) {
-      const e = await evaluate(file, text, this.load, this.v, (f) => this.isLive(f, file), this.opts.limits ?? DEFAULT_LIMITS);
+      const e = await evaluate(file, text, this.load, this.v, (f) => this.isLive(f, file), this.opts.limits ?? DEFAULT_LIMITS, this.usage);
       if (e.errors.length) return this.failed(file, e.documents, `${file}: ${e.errors.length} error(s); nothing was changed`, e.errors);
       try {
         await applyChanges(this.opts.store, e.changes);

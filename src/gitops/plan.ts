@@ -4,8 +4,9 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { AnyDoc, Source } from '../model/document.js';
 import { ImageKind, type ImageSpec } from '../model/image-kinds.js';
-import { Kind, type DiskSpec, type NodeSpec } from '../model/kinds.js';
+import { Kind, type NodeSpec } from '../model/kinds.js';
 import { NetworkKind } from '../model/network-kinds.js';
+import { holdsLiveOsd, isOsdGone, type DiskDoc } from '../model/operations.js';
 import { StorageKind } from '../model/storage-kinds.js';
 import type { FileResolution } from './resolve.js';
 import type { ChangeAction, Change, Desired } from './types.js';
@@ -122,10 +123,16 @@ function prune(cur: AnyDoc): Change | null {
           )
         : change('update', cur, { ...spec, daemons }, null, null, undefined, gone);
     }
-    case Kind.Disk:
-      return (cur.spec as DiskSpec).osd
-        ? change('orphan', cur, cur.spec, orphaned, null, undefined, 'its OSD holds data: it stays until a file says state: absent')
-        : change('update', cur, cur.spec, null, null, undefined, gone);
+    case Kind.Disk: {
+      const disk = cur as unknown as DiskDoc;
+      // A disk a file stops naming is never removed: a removal the file asked for is withdrawn
+      // (unless its OSD is being purged or destroyed already), and an OSD on it is orphaned.
+      const { osdRemoval: _, ...kept } = disk.spec;
+      const spec = !disk.spec.osd && disk.spec.osdRemoval !== undefined && !isOsdGone(disk) ? kept : disk.spec;
+      return disk.spec.osd || holdsLiveOsd(disk)
+        ? change('orphan', cur, spec, orphaned, null, undefined, 'its OSD holds data: it stays until a file says state: absent')
+        : change('update', cur, spec, null, null, undefined, gone);
+    }
     case StorageKind.Filesystem:
     case StorageKind.RgwUser:
       return change('orphan', cur, cur.spec, orphaned, null, undefined, 'it holds data: it stays until a file says state: absent');

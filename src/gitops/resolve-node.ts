@@ -3,8 +3,17 @@
 // not there yet (a machine that has not booted, disks not reported) is pending, not an error.
 import { DAEMONS, NODE_DAEMON_TYPES, type NodeDaemonType } from '../catalogue/index.js';
 import type { FieldError } from '../errors.js';
-import type { NodeSpec } from '../model/kinds.js';
-import { DiskReason, diskReasons, type DiskDoc, type NodeDoc } from '../model/operations.js';
+import { OsdRemoval, type DeviceClass, type DiskSpec, type NodeSpec } from '../model/kinds.js';
+import {
+  DiskReason,
+  declareReasons,
+  diskReasons,
+  isOsdDestroyed,
+  isOsdGone,
+  isRemovalRequested,
+  type DiskDoc,
+  type NodeDoc,
+} from '../model/operations.js';
 import { sizeBytes } from '../model/spec-inputs.js';
 import type { SpecDoc } from './parse.js';
 import type { Desired, DocResolution, Pending } from './types.js';
@@ -13,7 +22,15 @@ import type { World } from './world.js';
 type Present = { state: 'present' | 'absent' };
 type DiskRef = { serial?: string; path?: string };
 type Selector = DiskRef &
-  Present & { all?: true; rotational?: boolean; interface?: string; minSize?: number | string; maxSize?: number | string };
+  Present & {
+    all?: true;
+    rotational?: boolean;
+    interface?: string;
+    minSize?: number | string;
+    maxSize?: number | string;
+    replaces?: string;
+    deviceClass?: DeviceClass;
+  };
 interface NodeInput {
   match: { mac?: string; hostname?: string };
   role: NodeSpec['role'];
@@ -25,6 +42,9 @@ interface NodeInput {
 }
 
 export const NODE_FIELDS = ['role', 'power', 'image', 'daemons'];
+/** The fields of a Disk a file owns once it names the disk: whether it has an OSD, its removal,
+ * its device class and the disk it replaces. */
+export const DISK_FIELDS = ['osd', 'osdRemoval', 'deviceClass', 'replaces']; // catalogue-exempt: the field Disk.spec.osd
 /** Node daemons the file turns on or off alone; the one that needsDisk (the monitor) is chosen
  * with its disk below. */
 const SIMPLE = NODE_DAEMON_TYPES.filter((t) => !DAEMONS[t].needsDisk);
@@ -88,31 +108,18 @@ export function resolveNode(doc: SpecDoc, world: World, imageId: (given: string)
   const fields = input.adminKeyring === undefined ? NODE_FIELDS : [...NODE_FIELDS, 'adminKeyring'];
   const desired: Desired[] = [{ kind: node.kind, id: node.id, name: node.name, spec, document: doc.index, fields, labels: doc.labels }];
   const probe = { ...node, spec } as NodeDoc;
-  const chosen = new Map<string, boolean>();
-  input.osds.forEach((s) => {
-    const hits = disks.filter((d) => (s.all ? filtersMatch(d, s) : refMatches(d, s)));
-    if (!s.all && hits.length === 0) wait('DiskNotSeen', `node ${node.spec.hostname} has reported no disk with ${refText(s)}`);
-    for (const d of hits) {
-      if (s.state === 'absent') {
-        chosen.set(d.id, false);
-        continue;
-      }
-      const blocking = diskReasons(d, probe).filter((r) => !(d.spec.osd && OWN.has(r)));
-      if (blocking.length === 0) chosen.set(d.id, chosen.get(d.id) ?? true);
-      else if (!s.all) wait('DiskNotEligible', `disk ${refText(s)} of ${node.spec.hostname} cannot take an OSD: ${blocking.join(', ')}`);
-    }
-  });
+  const chosen = wantedDisks(input.osds, disks, probe, world.cluster?.spec.fsid, errors, wait);
+  if (errors.length) return { desired: [], pending, errors };
   // A monitor being removed still has its store on one of these disks: no new OSD until it stops.
   const monStopping = !daemons.mon && node.status.daemons?.mon === true;
   let held = 0;
-  for (const [id, osd] of chosen) {
+  for (const [id, want] of chosen) {
     const d = disks.find((x) => x.id === id)!;
-    if (monStopping && osd && !d.spec.osd) {
+    if (monStopping && want.osd && !d.spec.osd && (d.status.osdId ?? null) === null) {
       held++;
       continue;
     }
-    // catalogue-exempt: the field Disk.spec.osd, not the daemon type
-    desired.push({ kind: d.kind, id, name: d.name, spec: { ...d.spec, osd }, document: doc.index, fields: ['osd'] });
+    desired.push({ kind: d.kind, id, name: d.name, spec: diskSpec(d.spec, want), document: doc.index, fields: DISK_FIELDS });
   }
   if (held)
     wait(
@@ -120,6 +127,117 @@ export function resolveNode(doc: SpecDoc, world: World, imageId: (given: string)
       `${held} new OSD(s) on ${node.spec.hostname} wait until its removed monitor has stopped: its store is on one of these disks`,
     );
   return { desired, pending, errors };
+}
+
+/** What a file wants of one disk: an OSD (created or adopted), or none, with the removal asked. */
+type DiskWant = { osd: true; deviceClass?: DeviceClass; replaces?: string } | { osd: false; removal: OsdRemoval | undefined };
+
+/** The disk's spec as the file wants it; the fields it does not give are unset (it owns them). */
+function diskSpec(cur: DiskSpec, want: DiskWant): DiskSpec {
+  const { osdRemoval: _r, deviceClass: _c, replaces: _p, ...base } = cur;
+  if (want.osd) {
+    return {
+      ...base,
+      osd: true, // catalogue-exempt: the field Disk.spec.osd, not the daemon type
+      ...(want.deviceClass ? { deviceClass: want.deviceClass } : {}),
+      ...(want.replaces ? { replaces: want.replaces } : {}),
+    };
+  }
+  const { osdRemoval: _, ...kept } = cur;
+  return { ...kept, osd: false, ...(want.removal ? { osdRemoval: want.removal } : {}) };
+}
+
+/** `state: absent`: the OSD on it is removed; a disk with none has nothing to remove (a finished
+ * removal stays as it is, so the file does not flip it). */
+const absentWant = (d: DiskDoc): DiskWant => ({
+  osd: false,
+  removal: d.spec.osd || ((d.status.osdId ?? null) !== null && !isOsdGone(d)) ? OsdRemoval.remove : d.spec.osdRemoval,
+});
+
+/** The disk a `replaces` names: its OSD is destroyed keeping its id. One destroyed already (a
+ * disk that died) is said to be replaced, so its id waits for the new disk; one purged or with
+ * no OSD keeps what it has. */
+const replacedWant = (d: DiskDoc): DiskWant => ({
+  osd: false,
+  removal:
+    isOsdDestroyed(d) || ((d.spec.osd || (d.status.osdId ?? null) !== null) && !isOsdGone(d)) ? OsdRemoval.replace : d.spec.osdRemoval,
+});
+
+/** Each disk the selectors name, with what the file wants of it. An explicit `state: absent`
+ * wins, then a replacement's old disk, then a disk named by serial or path, then `all`. */
+function wantedDisks(
+  selectors: Selector[],
+  disks: DiskDoc[],
+  node: NodeDoc,
+  fsid: string | undefined,
+  errors: FieldError[],
+  wait: (r: string, m: string) => void,
+): Map<string, DiskWant> {
+  const at = (i: number, field = '') => `/spec/osds/${i}${field}`;
+  const host = node.spec.hostname;
+  // The old disk of each `replaces`, checked first: a wrong one refuses the file.
+  const olds = new Map<number, DiskDoc>();
+  selectors.forEach((s, i) => {
+    if (s.replaces === undefined) return;
+    if (s.all) return void errors.push({ path: at(i, '/replaces'), message: 'replaces names one disk: give serial or path, not all' });
+    if (s.state === 'absent')
+      return void errors.push({ path: at(i, '/replaces'), message: 'a disk that is absent replaces nothing; drop replaces or state' });
+    const old = disks.find((d) => d.spec.serial === s.replaces);
+    if (!old) return void errors.push({ path: at(i, '/replaces'), message: `node ${host} has no disk with serial ${s.replaces}` });
+    if (refMatches(old, s)) return void errors.push({ path: at(i, '/replaces'), message: 'a disk cannot replace itself' });
+    olds.set(i, old);
+  });
+  // A disk a replacement names (old or new) may be named by no other selector.
+  const named = new Map<string, number>();
+  const claim = (id: string, i: number, replacing: boolean) => {
+    const other = named.get(id);
+    if (other === undefined) return void named.set(id, i);
+    if (other === i) return;
+    const involved = replacing || selectors[other]?.replaces !== undefined;
+    if (involved) {
+      const serial = disks.find((d) => d.id === id)?.spec.serial ?? id;
+      errors.push({ path: at(i, replacing ? '/replaces' : ''), message: `serial ${serial} is also named by ${at(other)}` });
+    }
+  };
+  selectors.forEach((s, i) => {
+    if (s.all) return;
+    for (const d of disks.filter((x) => refMatches(x, s))) claim(d.id, i, false);
+    const old = olds.get(i);
+    if (old) claim(old.id, i, true);
+  });
+  const wants = new Map<string, { rank: number; want: DiskWant }>();
+  const put = (id: string, rank: number, want: DiskWant) => {
+    const cur = wants.get(id);
+    if (!cur || rank > cur.rank) wants.set(id, { rank, want });
+  };
+  // `all` takes neither a disk being replaced nor one whose OSD is being removed (by the API):
+  // only naming it undoes a removal.
+  const replaced = new Set([...olds.values()].map((d) => d.id));
+  const leaving = (d: DiskDoc) => replaced.has(d.id) || (isRemovalRequested(d) && d.status.osd?.phase !== 'removed');
+  selectors.forEach((s, i) => {
+    const hits = disks.filter((d) => (s.all ? filtersMatch(d, s) && !leaving(d) : refMatches(d, s)));
+    if (!s.all && hits.length === 0) wait('DiskNotSeen', `node ${host} has reported no disk with ${refText(s)}`);
+    for (const d of hits) {
+      if (s.state === 'absent') {
+        put(d.id, 3, absentWant(d));
+        continue;
+      }
+      // A disk the file already has an OSD on keeps it; one holding an OSD of this cluster
+      // (orphaned, or its BlueStore label) is adopted, its own OSD not holding it back.
+      const blocking = declareReasons(d, node, fsid).filter((r) => !(d.spec.osd && OWN.has(r)));
+      const old = olds.get(i);
+      const want: DiskWant = {
+        osd: true,
+        ...(s.deviceClass ? { deviceClass: s.deviceClass } : {}),
+        ...(old ? { replaces: old.id } : {}),
+      };
+      if (blocking.length === 0) put(d.id, s.all ? 0 : 1, want);
+      else if (!s.all) wait('DiskNotEligible', `disk ${refText(s)} of ${host} cannot take an OSD: ${blocking.join(', ')}`);
+    }
+    const old = olds.get(i);
+    if (old) put(old.id, 2, replacedWant(old));
+  });
+  return new Map([...wants].map(([id, w]) => [id, w.want]));
 }
 
 /** The monitor the file wants: the one the node has (its store stays on its disk), a named

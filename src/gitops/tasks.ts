@@ -1,11 +1,13 @@
 // The kinds of task runs the loops will schedule for a plan's changes: what an operator wants to
-// know before a merge (daemons created, disks to be wiped). The names are the catalogue's
-// (src/catalogue), which the loops use too.
-import { KEYED_DAEMON_TYPES, Step, daemon } from '../catalogue/index.js';
+// know before a merge (daemons created, OSDs drained and purged, disks to be wiped). The names
+// are the catalogue's (src/catalogue), which the loops use too, and so is whether a step is
+// destructive (it `destroys` or `disrupts` something).
+import { KEYED_DAEMON_TYPES, Step, daemon, isStepName, step } from '../catalogue/index.js';
 import type { ImageSpec } from '../model/image-kinds.js';
 import { ImageKind } from '../model/image-kinds.js';
-import { Kind, type DiskSpec, type DiskStatusFields, type NodeSpec } from '../model/kinds.js';
+import { Kind, OsdRemoval, type DiskSpec, type DiskStatusFields, type NodeSpec } from '../model/kinds.js';
 import { NetworkKind } from '../model/network-kinds.js';
+import { holdsLiveOsd, isAdoptable, type DiskDoc } from '../model/operations.js';
 import { StorageKind } from '../model/storage-kinds.js';
 import type { Change } from './types.js';
 import type { World } from './world.js';
@@ -22,13 +24,101 @@ export const TaskKind = {
   imageRemove: Step.imageRemove,
 } as const;
 
+/** The steps of an OSD's removal and replacement, and of a removal undone. */
+export const OsdRemovalTask = {
+  out: Step.osdOut,
+  in: Step.osdIn,
+  stop: Step.osdStop,
+  purge: Step.osdPurge,
+  destroy: Step.osdDestroy,
+  zap: Step.osdZap,
+} as const;
+
+/** The OSD a task acts on; bytes and PGs on it when Ceph answered (`ceph osd df`). */
+export interface Affects {
+  osdId: number;
+  bytes?: number;
+  pgs?: number;
+}
+
 export interface PlannedTask {
   task: string;
   kind: string;
   id: string;
   name: string;
+  /** It destroys or takes out of service something (the catalogue's `destroys`/`disrupts`). */
+  destructive: boolean;
   /** For a task that destroys what a disk holds: the disk. */
   wipes?: string;
+  /** For an OSD's task: the OSD (an existing or reused id). */
+  affects?: Affects;
+}
+
+/** What Ceph says is on each OSD, by id (from `osd df`). */
+export type OsdUsage = ReadonlyMap<number, { bytes: number; pgs: number }>;
+
+/** The tasks with what is on the OSDs they affect, as far as `usage` knows them. A creation
+ * that reuses a destroyed OSD's id moves nothing off it: it says the id alone. */
+export function withUsage(tasks: PlannedTask[], usage: OsdUsage): PlannedTask[] {
+  const creation = new Set<string>([TaskKind.osdNew, TaskKind.osdCreate]);
+  return tasks.map((t) => {
+    const u = t.affects && !creation.has(t.task) ? usage.get(t.affects.osdId) : undefined;
+    return u && t.affects ? { ...t, affects: { ...t.affects, bytes: u.bytes, pgs: u.pgs } } : t;
+  });
+}
+
+const isDestructive = (task: string): boolean => {
+  const e = isStepName(task) ? step(task) : undefined;
+  return e?.destroys !== undefined || e?.disrupts !== undefined;
+};
+
+/** The id a new disk's OSD takes over: that of the disk it `replaces`, else the lowest destroyed
+ * OSD of its node no other disk took yet (the OSD loop's choice). */
+function reusedId(disk: DiskDoc | undefined, spec: DiskSpec, world: World): number | null {
+  if (spec.replaces !== undefined) return world.disks.find((d) => d.id === spec.replaces)?.status.osdId ?? null;
+  const ids = world.disks
+    .filter((d) => d.spec.nodeId === spec.nodeId && d.id !== disk?.id && d.status.osd?.phase === 'destroyed' && !d.status.replacedBy)
+    .map((d) => d.status.osdId ?? null)
+    .filter((id): id is number => id !== null);
+  return ids.length ? Math.min(...ids) : null;
+}
+
+/** A disk's tasks: a creation (with the id it reuses), an adoption (none), an undo (in), or a
+ * removal or replacement of the OSD on it. */
+function diskTasks(
+  was: DiskSpec | null,
+  now: DiskSpec,
+  disk: DiskDoc | undefined,
+  world: World,
+  add: (task: string, extra?: Pick<PlannedTask, 'wipes' | 'affects'>) => void,
+  name: string,
+): void {
+  const st: DiskStatusFields = disk?.status ?? {};
+  const osdId = st.osdId ?? null;
+  const wipes = `${st.devicePath ?? '?'} (${disk?.spec.serial ?? name})`;
+  if (!was?.osd && now.osd) {
+    if (disk && isAdoptable(disk, world.cluster?.spec.fsid)) {
+      // Adopted as it is: nothing is created. A drain is undone: the OSD takes data again.
+      const phase = st.osd?.phase;
+      if (osdId !== null && (phase === 'draining' || phase === 'stopping')) add(OsdRemovalTask.in, { affects: { osdId } });
+      return;
+    }
+    const reused = reusedId(disk, now, world);
+    const affects = reused === null ? {} : { affects: { osdId: reused } };
+    add(TaskKind.osdNew, affects);
+    add(TaskKind.osdCreate, { wipes, ...affects });
+    return;
+  }
+  const asked = !now.osd && now.osdRemoval !== undefined && (was?.osd === true || was?.osdRemoval !== now.osdRemoval);
+  if (!asked || !disk || !holdsLiveOsd(disk) || osdId === null) return;
+  const affects = { affects: { osdId } };
+  add(OsdRemovalTask.out, affects);
+  add(OsdRemovalTask.stop, affects);
+  if (now.osdRemoval === OsdRemoval.replace) add(OsdRemovalTask.destroy, affects);
+  else {
+    add(OsdRemovalTask.purge, affects);
+    add(OsdRemovalTask.zap, { wipes, ...affects });
+  }
 }
 
 type Spec = Record<string, unknown> | null | undefined;
@@ -38,7 +128,8 @@ export function plannedTasks(changes: Change[], world: World): PlannedTask[] {
   const out: PlannedTask[] = [];
   let monitors = world.nodes.some((n) => n.spec.daemons.mon !== undefined);
   for (const c of changes) {
-    const add = (task: string, wipes?: string) => out.push({ task, kind: c.kind, id: c.id, name: c.name, ...(wipes ? { wipes } : {}) });
+    const add = (task: string, extra: Pick<PlannedTask, 'wipes' | 'affects'> = {}) =>
+      out.push({ task, kind: c.kind, id: c.id, name: c.name, destructive: isDestructive(task), ...extra });
     const was = specOf(c, 'before');
     const now = specOf(c, 'after');
     if (!now) continue;
@@ -67,12 +158,14 @@ export function plannedTasks(changes: Change[], world: World): PlannedTask[] {
         break;
       }
       case Kind.Disk:
-        if (!(was as DiskSpec | null)?.osd && (now as unknown as DiskSpec).osd) {
-          const disk = world.disks.find((d) => d.id === c.id);
-          const st: DiskStatusFields = disk?.status ?? {};
-          add(TaskKind.osdNew);
-          add(TaskKind.osdCreate, `${st.devicePath ?? '?'} (${disk?.spec.serial ?? c.name})`);
-        }
+        diskTasks(
+          was as DiskSpec | null,
+          now as unknown as DiskSpec,
+          world.disks.find((d) => d.id === c.id),
+          world,
+          add,
+          c.name,
+        );
         break;
       case StorageKind.Filesystem:
         if (c.action === 'create') add(TaskKind.fsCreate);

@@ -6,7 +6,7 @@ import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/types.js';
 import type { EventBus } from '../tasks/bus.js';
-import { SpecsFolder } from '../gitops/folder.js';
+import { SpecsFolder, type SpecsFolderOptions } from '../gitops/folder.js';
 import { guardOwnership } from '../gitops/ownership.js';
 import { DEFAULT_LIMITS } from '../gitops/parse.js';
 import { watchSpecs } from '../gitops/watch.js';
@@ -32,6 +32,8 @@ export async function startSpecs(deps: {
   bus: EventBus;
   log: Logger;
   stableMs?: number;
+  /** Ceph's `osd df`, for what plans that remove OSDs affect. */
+  osdDf?: SpecsFolderOptions['osdDf'];
 }): Promise<SpecsPart> {
   const { config, log } = deps;
   await mkdir(config.specsDir, { recursive: true });
@@ -40,6 +42,7 @@ export async function startSpecs(deps: {
     sources: deps.sources,
     publish: (type, payload) => deps.bus.publish(type, payload),
     limits: DEFAULT_LIMITS,
+    ...(deps.osdDf ? { osdDf: deps.osdDf } : {}),
   });
   const failed = (err: unknown) => log('error', 'specs folder', { error: String(err) });
   let ready!: () => void;

@@ -4,7 +4,7 @@
 // reasons everywhere.
 import { DAEMONS, DISK_OPERATIONS, DiskOperation, NODE_DAEMON_TYPES, NODE_OPERATIONS, NodeOperation } from '../catalogue/index.js';
 import type { Doc } from './document.js';
-import type { DiskSpec, DiskStatusFields, NodeSpec, NodeStatusFields } from './kinds.js';
+import type { DeviceClass, DiskSpec, DiskStatusFields, NodeSpec, NodeStatusFields, OsdPhase } from './kinds.js';
 
 // The operations themselves are the catalogue's (src/catalogue/operations.ts).
 export { DiskOperation, NodeOperation };
@@ -49,12 +49,74 @@ export function diskReasons(d: DiskDoc, n: NodeDoc | undefined): DiskReason[] {
 
 const isActive = (n: NodeDoc | undefined): boolean => n?.status.phase === 'active';
 
-export function offeredDiskOperations(d: DiskDoc, n: NodeDoc | undefined): DiskOperation[] {
-  if (!isActive(n)) return [];
+/** Phases past the point of no return: the OSD is being or has been purged or destroyed. Such
+ * an OSD can be neither adopted nor removed again. */
+const GONE_PHASES: ReadonlySet<OsdPhase> = new Set<OsdPhase>(['purging', 'destroying', 'destroyed', 'zapping', 'removed', 'replaced']);
+const osdPhase = (d: DiskDoc): OsdPhase | undefined => d.status.osd?.phase;
+
+/** The disk's OSD is being or has been purged or destroyed: too late to adopt or undo. */
+export const isOsdGone = (d: DiskDoc): boolean => GONE_PHASES.has(osdPhase(d) ?? 'running');
+
+/** An OSD of this cluster is on the disk and still in service (status.osdId set, not purged or
+ * destroyed): what a removal or replacement acts on. */
+export const holdsLiveOsd = (d: DiskDoc): boolean => (d.status.osdId ?? null) !== null && !isOsdGone(d);
+
+/** A removal or replacement is asked for (and not undone). */
+export const isRemovalRequested = (d: DiskDoc): boolean => !d.spec.osd && d.spec.osdRemoval !== undefined;
+
+/** Its OSD was destroyed (a replacement, or a disk that died): the disk itself may be wiped. */
+export const isOsdDestroyed = (d: DiskDoc): boolean => {
+  const phase = osdPhase(d);
+  return phase === 'destroyed' || phase === 'replaced';
+};
+
+/** Declaring an OSD here adopts the one that is there instead of creating one: an OSD this
+ * cluster runs that no one wants (orphaned, or a removal not yet past purge or destroy), or a
+ * BlueStore label of this cluster (`fsid`) on a disk with no OSD recorded. Another cluster's
+ * label is not ours to adopt. */
+export function isAdoptable(d: DiskDoc, clusterFsid: string | undefined): boolean {
+  if (d.spec.osd) return false;
+  if (holdsLiveOsd(d)) return true;
+  const label = d.status.label;
+  // A replaced disk keeps the label of the OSD that moved to its successor: not to adopt.
+  return (
+    (d.status.osdId ?? null) === null && !isOsdGone(d) && label !== undefined && clusterFsid !== undefined && label.fsid === clusterFsid
+  );
+}
+
+/** Reasons an adoption does not count: they are the adopted OSD's own (its BlueStore is the
+ * filesystem, its size was fine when it was made). */
+const ADOPTION_EXEMPT: ReadonlySet<DiskReason> = new Set<DiskReason>([DiskReason.holdsOsd, DiskReason.hasFilesystem, DiskReason.tooSmall]);
+
+/** Why an OSD cannot be declared on this disk (spec.osd: true, by a file or the API): its
+ * eligibility, less what an adoption brings along. Empty when it can. */
+export function declareReasons(d: DiskDoc, n: NodeDoc | undefined, clusterFsid: string | undefined): DiskReason[] {
+  const reasons = diskReasons(d, n);
+  return isAdoptable(d, clusterFsid) ? reasons.filter((r) => !ADOPTION_EXEMPT.has(r)) : reasons;
+}
+
+/** CRUSH device class of a disk's OSD: the spec's, else as ceph-volume would guess it (by
+ * interface first, then rotation). */
+export function deviceClassOf(d: DiskDoc): DeviceClass {
+  if (d.spec.deviceClass) return d.spec.deviceClass;
+  if (d.status.interface === 'nvme') return 'nvme';
+  return d.status.rotational ? 'hdd' : 'ssd';
+}
+
+/** `clusterFsid`: the cluster's, to tell a BlueStore label of this cluster (adoption). */
+export function offeredDiskOperations(d: DiskDoc, n: NodeDoc | undefined, clusterFsid?: string): DiskOperation[] {
   const ops: DiskOperation[] = [];
-  if (diskReasons(d, n).length === 0) ops.push(DiskOperation.createOsd);
-  const wipeable = d.status.present !== false && !isOsdDisk(d) && !isMonDisk(d, n) && !d.status.isSystem && !isWiping(d);
-  if (wipeable) ops.push(DiskOperation.wipe);
+  if (isActive(n)) {
+    if (declareReasons(d, n, clusterFsid).length === 0) ops.push(DiskOperation.createOsd);
+  }
+  // Taking an OSD out of service needs its node known, not active: an OSD on a dead node is the
+  // very one to remove or replace (the loop skips what needs the node).
+  if (n !== undefined && holdsLiveOsd(d) && !isRemovalRequested(d)) ops.push(DiskOperation.removeOsd, DiskOperation.replaceOsd);
+  if (isActive(n)) {
+    const osdFree = !isOsdDisk(d) || (!d.spec.osd && isOsdDestroyed(d));
+    const wipeable = d.status.present !== false && osdFree && !isMonDisk(d, n) && !d.status.isSystem && !isWiping(d);
+    if (wipeable) ops.push(DiskOperation.wipe);
+  }
   return ops;
 }
 

@@ -3,7 +3,7 @@
 // objects, as are template settings); nodes, images and the cluster say in a file what the API says through operations:
 // nodes and disks by identities an operator knows (MAC, hostname, serial, device path),
 // because ids are Quarry's.
-import { DAEMONS, NODE_DAEMON_TYPES, type DaemonEntry } from '../catalogue/index.js';
+import { DAEMONS, DEVICE_CLASSES, NODE_DAEMON_TYPES, type DaemonEntry } from '../catalogue/index.js';
 import { ID_OR_SHORT_PATTERN } from './image-kinds.js';
 import { networkInputSchema } from './network-input.js';
 import { filesystemInputSchema, rgwUserInputSchema } from './storage-input.js';
@@ -59,7 +59,19 @@ export const diskSelectorSchema: JsonSchema = {
     interface: { enum: ['sata', 'sas', 'nvme', 'scsi', 'virtio'] },
     minSize: size,
     maxSize: size,
+    // `absent` on a disk with an OSD removes it: drained, purged, the disk wiped and eligible again.
     state: stateSchema,
+    replaces: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 128,
+      description:
+        'serial of a disk of the same node whose OSD this one takes over, id and CRUSH position kept (the old OSD is destroyed first unless it is already)',
+    },
+    deviceClass: {
+      enum: [...DEVICE_CLASSES],
+      description: 'CRUSH device class of the OSD; default: from the disk (nvme, hdd if rotational, else ssd)',
+    },
   },
   // Exactly one of serial, path and all: said in words by the resolver, which ajv's oneOf cannot.
   minProperties: 1,

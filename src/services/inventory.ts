@@ -1,5 +1,6 @@
 // Reads of nodes and disks the routes share, typed once.
 import { NotFoundError } from '../errors.js';
+import { CLUSTER_ID, CephKind, type ClusterSpec } from '../model/ceph-kinds.js';
 import { Kind, type DiskSpec, type DiskStatusFields, type NodeSpec, type NodeStatusFields } from '../model/kinds.js';
 import type { DiskDoc, NodeDoc } from '../model/operations.js';
 import type { Store } from '../store/types.js';
@@ -39,6 +40,11 @@ export class Inventory {
     const d = await this.disk(id);
     if (!d) throw new NotFoundError(`no disk ${id}`);
     return d;
+  }
+
+  /** The cluster's fsid: a BlueStore label that carries it is this cluster's OSD (adoption). */
+  async clusterFsid(): Promise<string | undefined> {
+    return (await this.store.get<ClusterSpec>(CephKind.Cluster, CLUSTER_ID))?.spec.fsid;
   }
 
   /** The node's disks, from the ids its status lists (no scan of every disk). */

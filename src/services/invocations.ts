@@ -6,11 +6,15 @@
 import { DAEMONS, daemonOfOperation } from '../catalogue/index.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { SPEC_OWNED } from '../gitops/ownership.js';
-import { Kind, type AgentCredentialSpec, type DiskSpec, type NodeSpec } from '../model/kinds.js';
+import { Kind, OsdRemoval, type AgentCredentialSpec, type DiskSpec, type NodeSpec } from '../model/kinds.js';
 import {
   DiskOperation,
   NodeOperation,
+  declareReasons,
   diskReasons,
+  holdsLiveOsd,
+  isAdoptable,
+  isRemovalRequested,
   isNodeApproved,
   offeredDiskOperations,
   offeredNodeOperations,
@@ -77,11 +81,28 @@ export class Invocations {
     if (!disk) throw new Rejected('unknown disk');
     if (onNode !== undefined && disk.spec.nodeId !== onNode) throw new Rejected('the disk is not on this node');
     const node = await this.inventory.node(disk.spec.nodeId);
+    const fsid = await this.inventory.clusterFsid();
     await this.store.mutateSpec<DiskSpec>(Kind.Disk, id, (fresh) => {
       const now = fresh as DiskDoc;
-      if (!offeredDiskOperations(now, node).includes(op)) throw new Rejected(whyNotDisk(now, node, op));
-      return op === DiskOperation.createOsd ? { ...now.spec, osd: true } : { ...now.spec, wipeGeneration: now.spec.wipeGeneration + 1 };
+      if (!offeredDiskOperations(now, node, fsid).includes(op)) throw new Rejected(whyNotDisk(now, node, op, fsid));
+      return desiredDisk(now.spec, op);
     });
+  }
+}
+
+/** The disk's desired state after `op`, and nothing else changed. Creating clears a removal (an
+ * undo, or an adoption); removing and replacing only say what is to become of the OSD. */
+function desiredDisk(spec: DiskSpec, op: DiskOperation): DiskSpec {
+  const { osdRemoval: _, ...rest } = spec;
+  switch (op) {
+    case DiskOperation.createOsd:
+      return { ...rest, osd: true };
+    case DiskOperation.removeOsd:
+      return { ...spec, osd: false, osdRemoval: OsdRemoval.remove };
+    case DiskOperation.replaceOsd:
+      return { ...spec, osd: false, osdRemoval: OsdRemoval.replace };
+    case DiskOperation.wipe:
+      return { ...spec, wipeGeneration: spec.wipeGeneration + 1 };
   }
 }
 
@@ -108,10 +129,23 @@ export function whyNotNode(n: NodeDoc, op: string): string {
   return `${op} is not offered for this node`;
 }
 
-export function whyNotDisk(d: DiskDoc, n: NodeDoc | undefined, op: string): string {
+export function whyNotDisk(d: DiskDoc, n: NodeDoc | undefined, op: string, clusterFsid?: string): string {
+  if (op === DiskOperation.removeOsd || op === DiskOperation.replaceOsd) {
+    if (!n) return "the disk's node is unknown";
+    if (!holdsLiveOsd(d))
+      return (d.status.osdId ?? null) === null
+        ? 'the disk holds no OSD (no OSD id recorded on it)'
+        : `osd.${d.status.osdId} is ${d.status.osd?.phase ?? 'gone'} already`;
+    if (isRemovalRequested(d))
+      return `a ${d.spec.osdRemoval === OsdRemoval.replace ? 'replacement' : 'removal'} of its OSD is under way already`;
+    return `${op} is not offered for this disk`;
+  }
   if (n?.status.phase !== 'active') return `the disk's node is ${n?.status.phase ?? 'unknown'}; disks of active nodes only`;
-  if (op === DiskOperation.createOsd) return `the disk is not eligible: ${diskReasons(d, n).join(', ')}`;
-  return 'only a disk that holds no OSD and is neither the system nor the monitor disk can be wiped, once at a time';
+  if (op === DiskOperation.createOsd) {
+    const adopting = isAdoptable(d, clusterFsid) ? ' (adopting the OSD on it)' : '';
+    return `the disk is not eligible${adopting}: ${declareReasons(d, n, clusterFsid).join(', ')}`;
+  }
+  return 'only a disk that holds no OSD (or one whose OSD was destroyed) and is neither the system nor the monitor disk can be wiped, once at a time';
 }
 
 async function settle(id: string, work: () => Promise<unknown>): Promise<TargetResult> {

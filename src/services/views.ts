@@ -3,7 +3,7 @@
 import type { NodeDaemonType } from '../catalogue/index.js';
 import type { Doc } from '../model/document.js';
 import type { DiskSpec, DiskStatusFields, NodeSpec, NodeStatusFields } from '../model/kinds.js';
-import { diskReasons, isMonDisk, isNodeApproved, isOsdDisk, type DiskDoc, type NodeDoc } from '../model/operations.js';
+import { deviceClassOf, diskReasons, isMonDisk, isNodeApproved, isOsdDisk, type DiskDoc, type NodeDoc } from '../model/operations.js';
 
 export function nodeSummary(n: NodeDoc) {
   return { id: n.id, hostname: n.spec.hostname, role: n.spec.role, ip: n.status.ip ?? '', createdAt: n.metadata.createdAt };
@@ -56,8 +56,11 @@ export function nodeDetailOf(n: NodeDoc, diskCount: number, osdCount: number) {
 /** has<Type> (desired) and <type>Exists (running) for each node daemon of the catalogue. */
 type DaemonFlags = { [T in NodeDaemonType as `has${Capitalize<T>}`]: boolean } & { [T in NodeDaemonType as `${T}Exists`]: boolean };
 
-export function diskView(d: DiskDoc, n: NodeDoc | undefined) {
+/** `serialOf`: another disk's serial by its id (for a replacement's two disks). */
+export function diskView(d: DiskDoc, n: NodeDoc | undefined, serialOf: (diskId: string) => string | undefined = () => undefined) {
   const reasons = diskReasons(d, n);
+  const drain = d.status.drain;
+  const label = d.status.label;
   return {
     id: d.id,
     nodeId: d.spec.nodeId,
@@ -78,7 +81,26 @@ export function diskView(d: DiskDoc, n: NodeDoc | undefined) {
     message: diskMessage(d),
     eligible: reasons.length === 0,
     reasons,
+    capacityBytes: d.status.capacityBytes ?? 0,
+    reason: diskReason(d),
+    // What is still on an OSD being drained, and what was when the drain began (from Ceph).
+    progress:
+      d.status.osd?.phase === 'draining' && drain
+        ? { pgs: drain.pgs, startPgs: drain.startPgs, bytes: drain.bytes, startBytes: drain.startBytes }
+        : null,
+    history: d.status.history ?? [],
+    deviceClass: deviceClassOf(d),
+    label: label ? { fsid: label.fsid, osdId: label.osdId } : null,
+    replacedBy: d.status.replacedBy ? (serialOf(d.status.replacedBy) ?? null) : null,
+    replaces: d.spec.replaces ? (serialOf(d.spec.replaces) ?? null) : null,
   };
+}
+
+/** The machine-readable reason to go with `message`: the Blocked condition's, else the OSD
+ * phase's; null when the disk has neither. */
+function diskReason(d: DiskDoc): string | null {
+  const blocked = d.status.conditions?.find((c) => c.type === 'Blocked' && c.status === 'True');
+  return blocked?.reason ?? d.status.osd?.reason ?? null;
 }
 
 /** What an operator reads first about a disk, from the disk loop's conditions: why it is

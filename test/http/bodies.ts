@@ -26,6 +26,46 @@ export interface InvokeResults {
   results: Array<{ id: string; status: string; reason?: string }>;
 }
 
+/** One disk of GET /disks (the fields of issue 14 on top of the contract's). */
+export interface DiskView {
+  id: string;
+  nodeId: string;
+  nodeHostname: string;
+  devicePath: string;
+  serial: string;
+  /** Decimal GB (the contract's); capacityBytes is the same in bytes. */
+  capacity: number;
+  capacityBytes: number;
+  isOsd: boolean;
+  isMon: boolean;
+  hasFilesystem: boolean;
+  eligible: boolean;
+  reasons: string[];
+  osdId: number | null;
+  /** The OSD's phase: running, draining, destroyed, ... */
+  osdState: string | null;
+  message: string;
+  reason: string | null;
+  progress: { pgs: number; startPgs: number; bytes: number; startBytes: number } | null;
+  history: Array<{ at: string; event: string; osdId: number | null; otherSerial?: string; message: string }>;
+  deviceClass: 'hdd' | 'ssd' | 'nvme';
+  label: { fsid: string; osdId: number } | null;
+  /** Serials of the other disk of a replacement. */
+  replacedBy: string | null;
+  replaces: string | null;
+}
+
+/** One task of a POST /specs/plan answer. */
+export interface PlanTaskView {
+  task: string;
+  kind: string;
+  id: string;
+  name: string;
+  destructive: boolean;
+  wipes?: string;
+  affects?: { osdId: number; bytes?: number; pgs?: number };
+}
+
 /** GET /ceph/metrics */
 export type { ClusterMetrics } from '../../src/model/ceph-kinds.js';
 

@@ -157,7 +157,8 @@ export function invokeRoutes(invocations: Invocations): AnyRoute[] {
     route<{ nodeId: string; diskId: string }>({
       method: 'POST',
       path: '/ceph/osd',
-      summary: 'Declare an OSD on a whole disk of a node',
+      summary:
+        "Declare an OSD on a whole disk of a node; on a disk that holds this cluster's OSD (orphaned, or its BlueStore label), adopt it, undoing a removal not yet past purge or destroy",
       tags: ['ceph'],
       admin: true,
       body: object({ nodeId: uuidSchema, diskId: uuidSchema }, ['nodeId', 'diskId']),

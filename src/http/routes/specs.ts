@@ -28,9 +28,31 @@ const pendingView = object({ document: int, kind: str, name: str, reason: str, m
   'message',
 ]);
 const changeView = object({ ...ref, fields: strings, reason: str }, ['kind', 'id', 'name', 'document', 'fields']);
+const count = { type: 'integer', minimum: 0 };
 const taskView = object(
-  { task: str, kind: str, id: str, name: str, wipes: { type: 'string', description: 'the disk whose contents the task destroys' } },
-  ['task', 'kind', 'id', 'name'],
+  {
+    task: str,
+    kind: str,
+    id: str,
+    name: str,
+    destructive: {
+      type: 'boolean',
+      description: 'the step destroys something (data, an id, a key) or takes it out of service (an OSD out or stopped)',
+    },
+    wipes: { type: 'string', description: 'the disk whose contents the task destroys' },
+    affects: {
+      ...object(
+        {
+          osdId: count,
+          bytes: { ...count, description: 'bytes of data on it (ceph osd df); absent when Ceph did not answer in time' },
+          pgs: { ...count, description: 'placement groups on it (ceph osd df); absent when Ceph did not answer in time' },
+        },
+        ['osdId'],
+      ),
+      description: "an OSD's task: the OSD it acts on (for a replacement's creation, the id it takes over)",
+    },
+  },
+  ['task', 'kind', 'id', 'name', 'destructive'],
 );
 const orphanCondition = { ...conditionView, required: ['type', 'status', 'reason', 'message'] };
 
