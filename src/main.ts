@@ -177,6 +177,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
     retryBaseMs: opts.retryBaseMs ?? 5_000,
     runTimeoutMs: opts.runTimeoutMs ?? 5 * 60_000,
     ...cephTiming,
+    diskGoneGraceMs: config.diskGoneGraceMs,
   });
   manager.register(images.loop);
   // dnsmasq.conf is a template like any other: an operator's edit reaches the DHCP servers.
