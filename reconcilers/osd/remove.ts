@@ -248,6 +248,10 @@ function destroyPlan(o: OsdObserved, id: number, f: LifecycleFacts, dead = o.dis
 function undoPlan(o: OsdObserved, id: number, f: LifecycleFacts): OsdPlan | null {
   const keep = { osdId: recordedId(o) };
   const phase = o.disk.status.osd?.phase === 'stopping' ? 'stopping' : 'draining';
+  // An out or stop still running finishes first: undone before it lands, it would land after.
+  const flying = isActive(f.out) ? f.out : isActive(f.stop) ? f.stop : null;
+  if (flying)
+    return statePlan(phase, 'Undoing', `the removal of osd.${id} was withdrawn; waiting for run ${flying.id} to finish first`, keep);
   if (f.outDone) {
     if (!o.quorum) return gatePlan(phase, 'WaitingForQuorum', 'waiting for monitor quorum', keep);
     const inRun = o.lifecycle?.inRun?.args.osdId === id ? o.lifecycle.inRun : null;

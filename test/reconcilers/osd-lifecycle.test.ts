@@ -316,6 +316,16 @@ const table: Row[] = [
     'Running',
   ],
   [
+    'withdrawn while its out still runs: the out finishes first',
+    obs({
+      disk: diskDoc({ osd: true }, { osd: { phase: 'draining', reason: 'x', message: '' } }),
+      lifecycle: life({ outRun: step('running', 20) }),
+    }),
+    'draining',
+    null,
+    'Undoing',
+  ],
+  [
     'the dead disk is back before its destroy: in again',
     obs({ disk: diskDoc({}, { osd: { phase: 'draining', reason: 'x', message: '' } }), lifecycle: life({ outRun: out }) }),
     'draining',
