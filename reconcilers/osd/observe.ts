@@ -71,8 +71,14 @@ export async function observeLifecycle(deps: OsdLoopDeps, o: Observed): Promise<
     );
     l.lease = leaseState(view, me, l.staleHolders);
   }
-  if (intent === null || facts.committed !== null || !facts.outDone) return l;
+  if (intent === null || facts.committed !== null) return l;
   const call = { timeoutMs: deps.queryTimeoutMs ?? deps.blockedRecheckMs };
+  if (!facts.outDone) {
+    // Once, before the out: what is on the OSD when its drain begins (an out OSD reports no bytes).
+    const starting = (intent === 'dead' || l.lease?.kind === 'held') && o.disk.status.drain?.osdId !== id;
+    if (starting) l.df = await deps.ceph.osdDf(call).then((all) => all.find((d) => d.id === id) ?? null, errorOf);
+    return l;
+  }
   const passed = facts.stopped || facts.stop !== null || phase === 'stopping';
   if (!passed && dueToAsk(o, deps.blockedRecheckMs)) {
     const [df, safe] = await Promise.all([

@@ -122,7 +122,17 @@ function drainPlan(o: OsdObserved, id: number, intent: RemovalIntent, f: Lifecyc
       });
     }
     const why = dead ? `its disk ${o.disk.spec.serial} is gone` : `its ${noun(intent)} begins`;
-    return stepPlan(o, 'draining', 'out', f.out, `marking osd.${id} out: ${why}`, { args: { osdId: id } }, keep);
+    // What is on it before the out (an out OSD reports no bytes): where the drain starts from.
+    const drain = drainProgress(o, id);
+    return stepPlan(
+      o,
+      'draining',
+      'out',
+      f.out,
+      `marking osd.${id} out: ${why}`,
+      { args: { osdId: id } },
+      { ...keep, ...(drain ? { drain } : {}) },
+    );
   }
   const passed = f.stopped || f.stop !== null || phase === 'stopping';
   if (!passed) {

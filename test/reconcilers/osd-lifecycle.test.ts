@@ -673,3 +673,11 @@ test('wipe plan: a destroyed OSD’s disk nobody wants an OSD on may be wiped, a
     'WipeRefused',
   );
 });
+
+test('osd lifecycle: what is on the OSD before its out is where the drain starts (an out OSD reports no bytes)', (t) => {
+  const before = planOsd(obs({ lifecycle: life({ df: df(30, 8 * GB) }) }));
+  t.is(before.step?.kind, 'out');
+  t.like(before.drain, { startPgs: 30, startBytes: 8 * GB });
+  const after = planOsd(obs({ disk: removing({ drain: before.drain! }), lifecycle: life({ outRun: out, safe: NOT_SAFE, df: df(30, 0) }) }));
+  t.like(after.drain, { startPgs: 30, startBytes: 8 * GB, pgs: 30, bytes: 0 });
+});
