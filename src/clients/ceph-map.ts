@@ -117,7 +117,7 @@ export const toPool = (p: RawPoolDetail): Pool => ({
 export const toOsdDf = (raw: { nodes: RawOsdDfNode[] }): OsdDf[] =>
   raw.nodes.map((n) => ({
     id: n.id,
-    deviceClass: n.device_class,
+    deviceClass: n.device_class ?? '',
     pgs: n.pgs,
     dataBytes: n.kb_used_data * 1024,
     usedBytes: n.kb_used * 1024,

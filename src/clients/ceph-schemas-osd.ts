@@ -82,7 +82,8 @@ export const osdDumpShape = shape<RawOsdDump>(
 
 export interface RawOsdDfNode {
   id: number;
-  device_class: string;
+  /** Absent for an OSD without a class in CRUSH (as in `osd tree`). */
+  device_class?: string;
   kb: number;
   kb_used: number;
   kb_used_data: number;
@@ -92,7 +93,9 @@ export interface RawOsdDfNode {
 /** `osd df -f json` on Ceph 16: OSDs in `nodes` (with CRUSH buckets in tree mode only). */
 export const osdDfShape = shape<{ nodes: RawOsdDfNode[] }>(
   'osd-df',
-  obj({ nodes: arr(obj({ id: int, device_class: str, kb: int, kb_used: int, kb_used_data: int, pgs: int, status: str })) }),
+  obj({
+    nodes: arr(obj({ id: int, device_class: str, kb: int, kb_used: int, kb_used_data: int, pgs: int, status: str }, ['device_class'])),
+  }),
 );
 
 export type RawPoolDetail = RawPoolCommon & { pool_id: number; pg_autoscale_mode: string };

@@ -211,17 +211,19 @@ export interface OsdNewOptions {
   cephxSecret?: string;
   /** A destroyed OSD's id to reuse. */
   id?: number;
-  /** Its crush_device_class; Ceph guesses from the rotational flag otherwise. */
+  /** Its crush_device_class; Ceph guesses from the rotational flag otherwise. A reused id
+   * keeps the class CRUSH has for it (Ceph 16 ignores this one then). */
   deviceClass?: string;
 }
 
 /** One OSD of `osd df`: what is on it. */
 export interface OsdDf {
   id: number;
+  /** Its CRUSH class; '' when CRUSH has none. */
   deviceClass: string;
-  /** Placement groups mapped to it. */
+  /** Placement groups it serves (acting): an out OSD keeps counting them until they moved. */
   pgs: number;
-  /** Bytes of user data on it (kb_used_data), and all it uses (kb_used). */
+  /** Bytes of user data on it (kb_used_data), and all it uses (kb_used); zero once it is out. */
   dataBytes: number;
   usedBytes: number;
   totalBytes: number;

@@ -184,8 +184,10 @@ export class CephClient {
   }
 
   /** Registers a new OSD id for `uuid`; the same uuid again returns the same id. `id` reuses
-   * a destroyed OSD's id (and CRUSH position). The cephx secret and the CRUSH device class
-   * travel as JSON on stdin, never on the command line. */
+   * a destroyed OSD's id (and CRUSH position); a live id is EINVAL ("id N already in use and
+   * does not match uuid ..."). The cephx secret and the CRUSH device class travel as JSON on
+   * stdin, never on the command line. Recorded on Ceph 16: the class is taken by a fresh OSD
+   * but ignored for a reused id, which keeps the class CRUSH has for it. */
   async osdNew(uuid: string, opts: T.OsdNewOptions & CallOptions = {}): Promise<number> {
     const body: Record<string, string> = {};
     if (opts.cephxSecret !== undefined) body.cephx_secret = opts.cephxSecret;
@@ -195,22 +197,24 @@ export class CephClient {
     return this.parse(verb, (await this.run(verb, opts, withInput ? JSON.stringify(body) : undefined)).stdout, O.osdNewShape).osdid;
   }
 
-  /** Marks OSDs out: their PGs are mapped elsewhere and their data moves off. One already out
-   * is success, as Ceph answers. */
+  /** Marks OSDs out: their PGs are mapped elsewhere and their data moves off (the OSD stays in
+   * their acting sets until it has). One already out, or an id that does not exist, is
+   * success, as Ceph answers (exit 0, "osd.N is already out." / "osd.N does not exist."). */
   async osdOut(ids: number[], call?: CallOptions): Promise<void> {
     checkOsdIds('osdOut', ids);
     await this.run(['osd', 'out', ...ids.map(String)], call);
   }
 
-  /** Marks OSDs in again (a removal undone before it was purged). */
+  /** Marks OSDs in again (a removal undone before it was purged); already in is success. */
   async osdIn(ids: number[], call?: CallOptions): Promise<void> {
     checkOsdIds('osdIn', ids);
     await this.run(['osd', 'in', ...ids.map(String)], call);
   }
 
   /** `osd destroy`: the OSD's key and data are forgotten, its id and CRUSH position kept
-   * (marked destroyed) for a replacement. Ceph refuses an OSD that is up (EBUSY) and, without
-   * the flag, one that is not safe to destroy: the caller's gate asked that first. */
+   * (marked destroyed, uuid zeroed, out) for a replacement. Ceph refuses an OSD that is up
+   * (EBUSY "osd.N is not `down`."); a destroyed one again, or an id that does not exist, is
+   * success. Ceph 16 does not ask safe-to-destroy here: the caller's gate did. */
   async osdDestroy(id: number, call?: CallOptions): Promise<void> {
     checkOsdIds('osdDestroy', [id]);
     await this.run(['osd', 'destroy', `osd.${id}`, '--yes-i-really-mean-it'], call);
@@ -224,7 +228,9 @@ export class CephClient {
     return { removed: !/does not exist/.test(stderr) };
   }
 
-  /** Per-OSD usage (`osd df`): PGs and bytes on each, what a drain watches go to zero. */
+  /** Per-OSD usage (`osd df`): PGs and bytes on each. Recorded on Ceph 16: an OSD marked out
+   * reports zero bytes at once (the mgr drops an out OSD's stats) while `pgs` still counts the
+   * PGs it serves until they have moved off: a drain's progress is `pgs`, not the bytes. */
   osdDf = (call?: CallOptions): Promise<T.OsdDf[]> => this.query(['osd', 'df'], O.osdDfShape, M.toOsdDf, call);
 
   // ---- CephFS -------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ import { setMaxListeners } from 'node:events';
 import type { MasterLink } from '../fleet/protocol.js';
 import { MachineDisk } from './disk.js';
 import { HttpAgentLink } from './http-link.js';
-import { buildMachines, type MachineSpec } from './machines.js';
+import { buildMachines, type MachineSpec, type SimDisk } from './machines.js';
 import { SimMachine, type Timing } from './machine.js';
 import { seeded } from './random.js';
 import { builtinSteps, type Step } from './steps.js';
@@ -44,6 +44,19 @@ export function labMachineAddress(index: number): string {
 
 const onLoopback = (url: string): boolean => /^https?:\/\/(127\.|localhost[:/])/.test(url);
 
+/** What Lab.insertDisk may be told about the new disk; the rest has defaults. */
+export interface NewDisk {
+  serial?: string;
+  sizeBytes?: number;
+  rotational?: boolean;
+  /** sata (default), sas or nvme; a SATA SSD is `rotational: false`. */
+  interface?: string;
+  devicePath?: string;
+}
+
+/** What a wipe that missed a BlueStore label copy leaves (the signature the read-back finds). */
+export const STICKY_LABEL = 'a BlueStore label ("bluestore block device") at offset 1073741824 (1 GiB)';
+
 export const defaultTiming: Timing = { bootMs: 400, stepMs: 200, heartbeatMs: 2_000, claimWaitMs: 10_000 };
 
 export class Lab {
@@ -52,6 +65,7 @@ export class Lab {
   readonly ceph: SimCephCluster;
   private readonly stopper = new AbortController();
   private readonly steps = builtinSteps();
+  private inserted = 0;
 
   /** `master` answers network boots in-process, and everything else too with the in-process link. */
   constructor(master: MasterLink, opts: LabOptions) {
@@ -113,10 +127,61 @@ export class Lab {
     this.machine(ref).faults.offlineDuring.set(taskName, silentForMs);
   }
 
+  /** The disk dies: it vanishes from the machine's next report, and the OSD on it crashes
+   * (down in the cluster, still in until the mon marks it out or Quarry does). */
   killDisk(ref: number | string, serial: string): void {
+    const m = this.machine(ref);
+    const disk = this.diskOf(ref, serial);
+    disk.dead = true;
+    const osd = [...this.ceph.osdmap.osds.values()].find((o) => o.host === m.hostname && o.devicePath === disk.devicePath && o.up);
+    if (osd) this.ceph.killOsd(osd.id);
+  }
+
+  /** A new blank disk is plugged in: it appears in the machine's next report. Defaults: a
+   * 4 TB SATA hdd (an nvme is not rotational) at the first free /dev/sdX (/dev/nvmeNn1 for
+   * nvme), a fresh serial. */
+  insertDisk(ref: number | string, d: NewDisk = {}): SimDisk {
+    const m = this.machine(ref);
+    const disks = m.spec.disks;
+    const iface = d.interface ?? 'sata';
+    const nvme = iface === 'nvme';
+    const live = new Set(disks.filter((x) => !x.dead).map((x) => x.devicePath));
+    const free = (n: number) => (nvme ? `/dev/nvme${n}n1` : `/dev/sd${String.fromCharCode(97 + n)}`);
+    let n = 0;
+    while (live.has(free(n))) n += 1;
+    const devicePath = d.devicePath ?? free(n);
+    if (live.has(devicePath)) throw new Error(`lab machine ${ref} has a disk at ${devicePath} already`);
+    const serial = d.serial ?? `SIM${String(m.spec.index).padStart(5, '0')}N${disks.length}${this.inserted++}`;
+    if (disks.some((x) => x.serial === serial)) throw new Error(`lab machine ${ref} has a disk ${serial} already`);
+    const disk: SimDisk = {
+      serial,
+      devicePath,
+      sizeBytes: d.sizeBytes ?? 4_000_000_000_000,
+      rotational: d.rotational ?? !nvme,
+      model: nvme ? 'PM1725b' : 'ST4000NM0035',
+      vendor: nvme ? 'Samsung' : 'Seagate',
+      interface: iface,
+      isSystem: false,
+      hasFilesystem: false,
+      dead: false,
+    };
+    disks.push(disk);
+    return disk;
+  }
+
+  /** A fault: wiping this disk leaves `signature` behind (a BlueStore label copy the wipe
+   * missed, by default), so the verified wipe (`disk.wipe`, `ceph.osd.zap`) fails naming it.
+   * `clear` ends the fault. */
+  stickySignature(ref: number | string, serial: string, signature: string | null = STICKY_LABEL): void {
+    const disk = this.diskOf(ref, serial);
+    if (signature === null) delete disk.stickySignature;
+    else disk.stickySignature = signature;
+  }
+
+  private diskOf(ref: number | string, serial: string): SimDisk {
     const disk = this.machine(ref).spec.disks.find((d) => d.serial === serial);
     if (!disk) throw new Error(`no disk ${serial} on lab machine ${ref}`);
-    disk.dead = true;
+    return disk;
   }
 }
 

@@ -80,7 +80,7 @@ export class SimMachine {
       bootId: this.bootId,
       hostname: this.hostname,
       ip: this.spec.ip,
-      disks: this.spec.disks.filter((d) => !d.dead).map(({ dead: _dead, ...d }) => d),
+      disks: this.spec.disks.filter((d) => !d.dead).map(({ dead: _dead, stickySignature: _sticky, ...d }) => d),
       nics: this.spec.nics,
       daemons: this.host ? this.host.report(this.hostname) : { ...this.daemons, osds: [...this.daemons.osds] },
     };

@@ -5,6 +5,9 @@ import { pick, seeded } from './random.js';
 
 export interface SimDisk extends DiskReport {
   dead: boolean;
+  /** A fault (Lab.stickySignature): what every wipe of this disk leaves behind, so its
+   * read-back finds it. Not reported: the agent only sees its effect. */
+  stickySignature?: string;
 }
 
 export interface MachineSpec {

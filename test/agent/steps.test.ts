@@ -1,6 +1,6 @@
 import test from 'ava';
 import { readFileSync } from 'node:fs';
-import { mkdir, readFile, readdir, stat, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { agentSteps } from '../../src/agent/steps/index.js';
 import { ADMIN_KEY, FSID, MASTER_CONF, MON_KEY, fakeNode, keyring } from './helpers.js';
@@ -193,21 +193,6 @@ test('osd create without a key from the master fails before mkfs', async (t) => 
   n.runner.expect('blkid', ['-p', '-o', 'export', dev], { exitCode: 2 });
   await t.throwsAsync(step('ceph.osd.create')(n.ctx({ osdId: 4, uuid: OSD_UUID, devicePath: dev })), { message: /holds no key of osd\.4/ });
   n.runner.verify();
-});
-
-test('disk wipe erases signatures and zeroes the head; a disk holding an OSD is refused', async (t) => {
-  const n = await fakeNode(t);
-  n.runner
-    .expect('wipefs', ['--all', '/dev/vdc'])
-    .expect('dd', ['if=/dev/zero', 'of=/dev/vdc', 'bs=1M', 'count=16', 'conv=fsync,notrunc', 'status=none']);
-  await step('disk.wipe')(n.ctx({ devicePath: '/dev/vdc' }));
-  n.runner.verify();
-  await mkdir(join(n.dir, 'data', 'osd', 'ceph-7'), { recursive: true });
-  await symlink('/dev/vdd', join(n.dir, 'data', 'osd', 'ceph-7', 'block'));
-  await t.throwsAsync(step('disk.wipe')(n.ctx({ devicePath: '/dev/vdd' })), {
-    message: '/dev/vdd holds osd.7: destroy the OSD before wiping the disk',
-  });
-  t.is(n.runner.calls.length, 2);
 });
 
 test('mgr, mds and rgw start with their own keys; restart starts the same command again', async (t) => {

@@ -99,7 +99,9 @@ test('one OSD down: PGs degrade, HEALTH_WARN with the real check names, and the 
 
   const down = await api.safeToDestroy([0]);
   t.false(down.safe, 'down, but its data is not re-replicated yet');
-  t.deepEqual(down.storedPgIds, [0]);
+  // Ceph 16 counts a down OSD as without stats while PGs are not clean (recorded, and the
+  // mgr's code): missing_stats, not stored_pgs as this sim said before.
+  t.deepEqual(down.missingStatsIds, [0]);
   const up = await api.safeToDestroy([1]);
   t.false(up.safe);
   t.deepEqual(up.activeIds, [1]);

@@ -110,6 +110,7 @@ const RAW: [string, string, string[]][] = [
   ['pg-stat', 'ceph', ['pg', 'stat']],
   ['versions', 'ceph', ['versions']],
   ['auth-get', 'ceph', ['auth', 'get', 'client.quarry-fixture']],
+  ['osd-df', 'ceph', ['osd', 'df']],
 ];
 
 for (const [name, cmd, verb] of RAW) {
@@ -122,6 +123,38 @@ for (const [name, cmd, verb] of RAW) {
       'keys Ceph does not print',
     );
     const allowed = NOT_SIMULATED[name] ?? [];
+    t.deepEqual(
+      [...real].filter((p) => !sim.has(p) && !allowed.some((r) => r.test(p))),
+      [],
+      'keys Ceph prints that the sim lacks',
+    );
+  });
+}
+
+/** recordedLike with OSD 1 stopped and destroyed; with `fresh`, a new OSD 2 of class ssd too. */
+function withDestroyed(fresh: boolean): SimCephCluster {
+  const cluster = recordedLike();
+  cluster.stopOsd(1);
+  cluster.destroyOsdKeepingId(1);
+  if (fresh) cluster.createOsd('e5875f0e-05f1-4655-b787-e92ce09ef0e8', { deviceClass: 'ssd' });
+  return cluster;
+}
+
+for (const [name, verb, fresh] of [
+  ['osd-dump-destroyed', ['osd', 'dump'], false],
+  ['osd-tree-destroyed', ['osd', 'tree'], false],
+  ['osd-tree-reused-ssd', ['osd', 'tree'], true],
+  ['osd-df-destroyed', ['osd', 'df'], false],
+] as const) {
+  test(`sim ceph ${verb.join(' ')} with a destroyed OSD has the keys of the recorded ${name}.json`, async (t) => {
+    const real = paths(fixture(name));
+    const sim = paths(await raw(withDestroyed(fresh), 'ceph', [...verb]));
+    const allowed = NOT_SIMULATED['osd-dump'] ?? [];
+    t.deepEqual(
+      [...sim].filter((p) => !real.has(p)),
+      [],
+      'keys Ceph does not print',
+    );
     t.deepEqual(
       [...real].filter((p) => !sim.has(p) && !allowed.some((r) => r.test(p))),
       [],
@@ -183,6 +216,8 @@ const TYPED: [string, string[], string, Query, boolean?][] = [
     true,
   ],
   ['poolCreate', ['osd', 'pool', 'create', 'quarry-fixture', '8'], 'osd-pool-create', (c) => c.poolCreate('quarry-fixture', 8), true],
+  ['osdDf', ['osd', 'df'], 'osd-df', (c) => c.osdDf()],
+  ['osdPurge', ['osd', 'purge', 'osd.7', '--yes-i-really-mean-it'], 'osd-purge-again', (c) => c.osdPurge(7), true],
 ];
 
 for (const [method, verb, name, query, isResult] of TYPED) {

@@ -4,6 +4,7 @@
 // health from that state on demand, so every answer is consistent with every other.
 import { seeded } from '../random.js';
 import { Accounts, OSD_CAPS } from './accounts.js';
+import { Backfill } from './backfill.js';
 import { FsMap, MgrMap } from './daemons.js';
 import { CephRefusal } from './errors.js';
 import { Hosts, type SimProcess } from './hosts.js';
@@ -25,6 +26,7 @@ export const defaultCephOptions = (): SimCephOptions => ({
   backfillfullRatio: 0.9,
   fullRatio: 0.95,
   downOutIntervalMs: 600_000,
+  backfillPgsPerSec: 1_000,
   now: Date.now,
   random: seeded(7),
 });
@@ -46,8 +48,10 @@ export class SimCephCluster {
   /** Monitor stores on disk (`/var/lib/ceph/mon/ceph-NAME`), by monitor name: the host that
    * holds it. mkfs makes one; removing the monitor from the map leaves it behind. */
   readonly monStores = new Map<string, string>();
+  /** PGs still moving off OSDs marked out while up. */
+  readonly backfill: Backfill;
   private gids = 4100;
-  private placed: { epoch: number; pgs: SimPg[] } | null = null;
+  private placed: { epoch: number; pgs: SimPg[]; byId: Map<string, SimPg> } | null = null;
 
   constructor(opts: Partial<SimCephOptions> = {}) {
     this.options = { ...defaultCephOptions(), ...opts };
@@ -60,6 +64,7 @@ export class SimCephCluster {
     this.accounts = new Accounts(this.options.random, now);
     this.workloads = new Workloads(this);
     this.hosts = new Hosts(this);
+    this.backfill = new Backfill(now, () => this.options.backfillPgsPerSec);
   }
 
   get fsid(): string {
@@ -193,10 +198,11 @@ export class SimCephCluster {
   }
 
   // ---- OSDs -----------------------------------------------------------------------------------
-  /** `ceph osd new UUID [ID]`: the id (the same for a known uuid). With a cephx secret the
-   * OSD's key is registered too, as `osd new -i` does. */
-  createOsd(uuid: string, opts: { id?: number; cephxSecret?: string } = {}): number {
-    const { id } = this.osdmap.create(uuid, opts.id);
+  /** `ceph osd new UUID [ID]`: the id (the same for a known uuid; ID a destroyed one to reuse).
+   * With a cephx secret the OSD's key is registered too, as `osd new -i` does; `deviceClass` is
+   * its crush_device_class. */
+  createOsd(uuid: string, opts: { id?: number; cephxSecret?: string; deviceClass?: DeviceClass } = {}): number {
+    const { id } = this.osdmap.create(uuid, opts.id, opts.deviceClass);
     if (opts.cephxSecret !== undefined && !this.accounts.entities.has(`osd.${id}`)) {
       this.accounts.put(`osd.${id}`, OSD_CAPS, opts.cephxSecret);
     }
@@ -216,17 +222,44 @@ export class SimCephCluster {
     this.stopOsd(id);
   }
 
-  /** `ceph osd out`: its PGs move elsewhere (instantly here). */
+  /** `ceph osd out`: CRUSH maps its PGs elsewhere. An OSD that is up keeps serving them until
+   * they have moved (backfill, at options.backfillPgsPerSec); a down one has nothing to send
+   * and its PGs recover from their other copies at once. */
   markOut(id: number): void {
-    this.osdmap.setIn(this.osdmap.require(id), false);
+    const o = this.osdmap.require(id);
+    if (!o.in) return;
+    const before = o.up ? this.pgs() : [];
+    this.osdmap.setIn(o, false);
+    if (o.up) this.backfill.start(id, before, this.pgs());
   }
   markIn(id: number): void {
     this.osdmap.setIn(this.osdmap.require(id), true);
+    this.backfill.drop(id);
+  }
+
+  /** `osd set/unset nobackfill`: data stops moving (and moves on again). */
+  pauseBackfill(paused = true): void {
+    this.pgs();
+    this.backfill.paused = paused;
   }
 
   /** `ceph osd purge`: out of the OSD map, CRUSH and auth. The OSD must be down. */
-  destroyOsd(id: number): void {
+  purgeOsd(id: number): void {
     this.osdmap.purge(id);
+    this.backfill.drop(id);
+    this.accounts.remove(`osd.${id}`);
+  }
+
+  /** Named before `osd destroy` existed: it purges. New code says purgeOsd or destroyOsdKeepingId. */
+  destroyOsd(id: number): void {
+    this.purgeOsd(id);
+  }
+
+  /** `ceph osd destroy`: the key is gone, the id and CRUSH position stay, marked destroyed, for
+   * the disk that replaces it (`osd new UUID ID`). The OSD must be down. */
+  destroyOsdKeepingId(id: number): void {
+    this.osdmap.destroy(id);
+    this.backfill.drop(id);
     this.accounts.remove(`osd.${id}`);
   }
 
@@ -263,12 +296,16 @@ export class SimCephCluster {
   pgs(): SimPg[] {
     this.tick();
     if (this.placed?.epoch !== this.osdmap.epoch) {
-      this.placed = {
-        epoch: this.osdmap.epoch,
-        pgs: mapPgs(this.osdmap.osds.values(), this.osdmap.pools.values(), this.options.failureDomain),
-      };
+      const pgs = mapPgs(this.osdmap.osds.values(), this.osdmap.pools.values(), this.options.failureDomain);
+      this.placed = { epoch: this.osdmap.epoch, pgs, byId: new Map(pgs.map((pg) => [pg.pgid, pg])) };
     }
-    return this.placed.pgs;
+    const { byId } = this.placed;
+    // A PG moves once CRUSH has a full set of OSDs for it.
+    this.backfill.advance((pgid) => {
+      const pg = byId.get(pgid);
+      return pg !== undefined && pg.mapped.length >= pg.pool.size;
+    });
+    return this.backfill.overlay(this.placed.pgs, this.osdmap.osds);
   }
 
   usage(): Usage {

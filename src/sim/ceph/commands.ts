@@ -6,7 +6,8 @@ import { keyringText } from '../../clients/keyring.js';
 import type { SimCephCluster } from './cluster.js';
 import { CephRefusal } from './errors.js';
 import { isCephxKey, parseKeyring } from './keys.js';
-import { isClean } from './placement.js';
+import type { DeviceClass } from './model.js';
+import { hasActiveClean } from './placement.js';
 import * as R from './render-maps.js';
 import * as S from './render-status.js';
 
@@ -69,6 +70,11 @@ export const CEPH_COMMANDS: Command[] = [
   { verb: ['osd', 'ok-to-stop'], mgr: true, run: okToStop },
   { verb: ['osd', 'safe-to-destroy'], mgr: true, run: safeToDestroy },
   { verb: ['osd', 'new'], run: osdNew },
+  { verb: ['osd', 'out'], run: osdOut },
+  { verb: ['osd', 'in'], run: osdIn },
+  { verb: ['osd', 'destroy'], run: osdDestroy },
+  { verb: ['osd', 'purge'], run: osdPurge },
+  { verb: ['osd', 'df'], mgr: true, run: (x) => json(R.rawOsdDf(x.cluster)) },
   { verb: ['fs', 'new'], run: fsNew },
   { verb: ['fs', 'ls'], run: (x) => json(R.rawFsLs(x.cluster)) },
   { verb: ['fs', 'dump'], run: (x) => json(R.rawFsDump(x.cluster), `dumped fsmap epoch ${x.cluster.fsmap.epoch}\n`) },
@@ -106,15 +112,15 @@ function poolCreate(x: CommandContext): Reply {
   return { stdout: '\n', stderr: `pool '${name}' ${created ? 'created' : 'already exists'}\n` };
 }
 
-/** Would any PG touching these OSDs drop below min_size up replicas (become inactive)? */
+/** Would any PG touching these OSDs drop below min_size acting replicas (become inactive)? */
 function okToStop(x: CommandContext): Reply {
   const ids = osdIds(x);
   const stopping = new Set(ids);
   const bad: string[] = [];
   let ok = 0;
   for (const pg of x.cluster.pgs()) {
-    if (!pg.mapped.some((id) => stopping.has(id))) continue;
-    if (pg.up.filter((id) => !stopping.has(id)).length < pg.pool.minSize) bad.push(pg.pgid);
+    if (!pg.mapped.some((id) => stopping.has(id)) && !pg.acting.some((id) => stopping.has(id))) continue;
+    if (pg.acting.filter((id) => !stopping.has(id)).length < pg.pool.minSize) bad.push(pg.pgid);
     else ok += 1;
   }
   const verdict = {
@@ -132,22 +138,28 @@ function okToStop(x: CommandContext): Reply {
   };
 }
 
-/** DaemonServer's verdict: PGs mapped to an up OSD keep it; a down one is safe only once
- * every PG is active+clean again (its data has been re-replicated). */
+/** DaemonServer's verdict (Ceph 16): an OSD in any PG's up or acting set is "active" (an out
+ * OSD stays acting until its PGs have moved off, or for good when they have nowhere to go);
+ * while some PG is not active+clean, a down OSD or one without stats is "missing_stats"; else
+ * safe. With --format json the verdict is exit 0 either way, as recorded. */
 function safeToDestroy(x: CommandContext): Reply {
   const pgs = x.cluster.pgs();
-  const allClean = pgs.every((pg) => isClean(pg.state));
+  const unknown = pgs.filter((pg) => pg.state === 'unknown').length;
+  if (unknown > 0) throw new CephRefusal('EAGAIN', `${unknown} pgs have unknown state; cannot draw any conclusions`);
+  const allClean = pgs.every((pg) => hasActiveClean(pg.state));
   const out = { safe_to_destroy: [] as number[], active: [] as number[], missing_stats: [] as number[], stored_pgs: [] as number[] };
   for (const id of osdIds(x)) {
     const o = x.cluster.osdmap.osds.get(id);
     if (!o) out.safe_to_destroy.push(id);
-    else if (pgs.some((pg) => pg.up.includes(id))) out.active.push(id);
-    else if (allClean) out.safe_to_destroy.push(id);
-    else if (!o.booted) out.missing_stats.push(id);
-    else out.stored_pgs.push(id);
+    else if (pgs.some((pg) => pg.acting.includes(id) || pg.up.includes(id))) out.active.push(id);
+    // (stored_pgs needs an up OSD outside every PG that still reports PGs: not in this model.)
+    else if (!allClean && (!o.booted || !o.up)) out.missing_stats.push(id);
+    else out.safe_to_destroy.push(id);
   }
   return json(out);
 }
+
+const CLASSES: readonly string[] = ['hdd', 'ssd', 'nvme'] satisfies DeviceClass[];
 
 function osdNew(x: CommandContext): Reply {
   const uuid = word(x, 0, 'uuid');
@@ -155,7 +167,9 @@ function osdNew(x: CommandContext): Reply {
     throw new CephRefusal('EINVAL', `invalid uuid '${uuid}'`);
   const rest = x.args.slice(1).filter((a, i, all) => a !== '-i' && all[i - 1] !== '-i');
   const id = rest[0] === undefined ? undefined : Number(rest[0]);
+  if (id !== undefined && (!Number.isInteger(id) || id < 0)) throw new CephRefusal('EINVAL', `invalid osd id value '${rest[0]}'`);
   let cephxSecret: string | undefined;
+  let deviceClass: DeviceClass | undefined;
   if (x.input !== undefined && x.input.trim() !== '') {
     let parsed: unknown;
     try {
@@ -163,12 +177,71 @@ function osdNew(x: CommandContext): Reply {
     } catch {
       throw new CephRefusal('EINVAL', 'unable to parse input data as json');
     }
-    const secret = (parsed as { cephx_secret?: unknown } | null)?.cephx_secret;
-    if (typeof secret !== 'string' || !isCephxKey(secret)) throw new CephRefusal('EINVAL', 'unable to decode cephx_secret');
-    cephxSecret = secret;
+    const body = (parsed ?? {}) as { cephx_secret?: unknown; crush_device_class?: unknown };
+    if (body.cephx_secret !== undefined) {
+      if (typeof body.cephx_secret !== 'string' || !isCephxKey(body.cephx_secret))
+        throw new CephRefusal('EINVAL', 'unable to decode cephx_secret');
+      cephxSecret = body.cephx_secret;
+    }
+    if (body.crush_device_class !== undefined) {
+      const c = body.crush_device_class;
+      if (typeof c !== 'string' || !CLASSES.includes(c))
+        throw new CephRefusal('EINVAL', `the lab's Ceph knows device classes ${CLASSES.join(', ')}`);
+      deviceClass = c as DeviceClass;
+    }
   }
-  const osdid = x.cluster.createOsd(uuid, { ...(id === undefined ? {} : { id }), ...(cephxSecret === undefined ? {} : { cephxSecret }) });
+  const osdid = x.cluster.createOsd(uuid, {
+    ...(id === undefined ? {} : { id }),
+    ...(cephxSecret === undefined ? {} : { cephxSecret }),
+    ...(deviceClass === undefined ? {} : { deviceClass }),
+  });
   return { stdout: `\n${JSON.stringify({ osdid })}`, stderr: '' };
+}
+
+/** What the mon prints for out/in/destroy/purge: stdout is one newline under --format json
+ * (empty without), the human words on stderr, exit 0 for an id that does not exist. */
+const said = (x: CommandContext, stderr: string): Reply => ({ stdout: x.json ? '\n' : '', stderr: `${stderr}\n` });
+
+function osdOut(x: CommandContext): Reply {
+  const words = osdIds(x).map((id) => {
+    const o = x.cluster.osdmap.osds.get(id);
+    if (!o) return `osd.${id} does not exist. `;
+    if (!o.in) return `osd.${id} is already out. `;
+    x.cluster.markOut(id);
+    return `marked out osd.${id}. `;
+  });
+  return said(x, words.join(''));
+}
+
+function osdIn(x: CommandContext): Reply {
+  const words = osdIds(x).map((id) => {
+    const o = x.cluster.osdmap.osds.get(id);
+    if (!o) return `osd.${id} does not exist. `;
+    if (o.in) return `osd.${id} is already in. `;
+    x.cluster.markIn(id);
+    return `marked in osd.${id}. `;
+  });
+  return said(x, words.join(''));
+}
+
+/** `osd destroy osd.N --yes-i-really-mean-it`: again is success ("destroyed osd.N" again). */
+function osdDestroy(x: CommandContext): Reply {
+  const [id] = osdIds({ ...x, args: x.args.filter((a) => !a.startsWith('--')) });
+  if (id === undefined) throw new CephRefusal('EINVAL', 'missing required parameter id');
+  if (!x.args.includes('--yes-i-really-mean-it')) throw new CephRefusal('EPERM', `Are you SURE? ... pass --yes-i-really-mean-it.`);
+  if (!x.cluster.osdmap.osds.has(id)) return said(x, `osd.${id} does not exist`);
+  x.cluster.destroyOsdKeepingId(id);
+  return said(x, `destroyed osd.${id}`);
+}
+
+/** `osd purge osd.N --yes-i-really-mean-it`: id, CRUSH entry and key gone; again is success. */
+function osdPurge(x: CommandContext): Reply {
+  const [id] = osdIds({ ...x, args: x.args.filter((a) => !a.startsWith('--')) });
+  if (id === undefined) throw new CephRefusal('EINVAL', 'missing required parameter id');
+  if (!x.args.includes('--yes-i-really-mean-it')) throw new CephRefusal('EPERM', `Are you SURE? ... pass --yes-i-really-mean-it.`);
+  if (!x.cluster.osdmap.osds.has(id)) return said(x, `osd.${id} does not exist`);
+  x.cluster.purgeOsd(id);
+  return said(x, `purged osd.${id}`);
 }
 
 function fsNew(x: CommandContext): Reply {

@@ -39,6 +39,8 @@ const SIM = {
     start: (c, name, host) => {
       const o = c.osdmap.require(Number(name));
       if (host === undefined) throw new Error(`osd.${name} has never run: create it on a disk first`);
+      // Destroyed while its host was down: ceph-osd cannot authenticate (its key is gone) and exits.
+      if (o.destroyed) return;
       c.startOsd(o.id, host, o.sizeBytes, o.deviceClass);
     },
     stop: (c, name) => c.stopOsd(Number(name)),

@@ -43,6 +43,9 @@ export interface SimOsd {
   devicePath?: string;
   sizeBytes: number;
   deviceClass: DeviceClass;
+  /** CRUSH holds a class for it (given to `osd new`, or set at its first boot): later boots
+   * keep it (osd_class_update_on_start sets a missing class only). */
+  crushClass: boolean;
   /** CRUSH weight in TiB, 16.16 fixed point as Ceph stores it. */
   crushWeight: number;
   up: boolean;
@@ -51,6 +54,9 @@ export interface SimOsd {
    * again marks it back in (mon_osd_auto_mark_auto_out_in). */
   autoOut: boolean;
   booted: boolean;
+  /** `osd destroy`: id, CRUSH position and class kept for a replacement (`osd new UUID ID`);
+   * uuid and key are gone, the OSD map shows it `destroyed`. */
+  destroyed: boolean;
   downSince?: number;
   upFrom: number;
   downAt: number;
@@ -109,6 +115,9 @@ export interface SimCephOptions {
   fullRatio: number;
   /** mon_osd_down_out_interval: a down OSD is marked out after this long. */
   downOutIntervalMs: number;
+  /** How fast PGs move off an OSD marked out while up (backfill), in PGs per second of `now`;
+   * Infinity moves them at once. Pause it with SimCephCluster.pauseBackfill (nobackfill). */
+  backfillPgsPerSec: number;
   now: () => number;
   random: Random;
 }

@@ -3,6 +3,8 @@
 import { CephRefusal } from './errors.js';
 import { crushWeightOf, defaultMinSize, type DeviceClass, type SimOsd, type SimPool } from './model.js';
 
+export const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
+
 export interface OsdBoot {
   host: string;
   sizeBytes: number;
@@ -43,16 +45,28 @@ export class OsdMap {
     return o;
   }
 
-  /** `osd new UUID [ID]`: the id for this uuid, the same one again if it is known. */
-  create(uuid: string, wantId?: number): { id: number; created: boolean } {
-    const known = [...this.osds.values()].find((o) => o.uuid === uuid);
+  /** `osd new UUID [ID] [-i {crush_device_class}]`: the id for this uuid, the same one again if
+   * it is known. ID reuses a destroyed OSD's id with its CRUSH position and class: Ceph keeps
+   * the class it has and ignores the one given (recorded: a non-fatal "already bound" note in
+   * the mon's log). A fresh OSD gets the class given, and keeps it when it boots. */
+  create(uuid: string, wantId?: number, deviceClass?: DeviceClass): { id: number; created: boolean } {
+    const known = [...this.osds.values()].find((o) => o.uuid === uuid && !o.destroyed);
     if (known) {
       if (wantId !== undefined && wantId !== known.id) {
         throw new CephRefusal('EEXIST', `uuid ${uuid} already in use for different id ${known.id}`);
       }
       return { id: known.id, created: false };
     }
-    if (wantId !== undefined && this.osds.has(wantId)) throw new CephRefusal('EEXIST', `osd.${wantId} already exists`);
+    if (wantId !== undefined) {
+      const held = this.osds.get(wantId);
+      if (held && !held.destroyed) throw new CephRefusal('EINVAL', `id ${wantId} already in use and does not match uuid ${uuid}`);
+      if (held) {
+        // Out and down until it boots, as recorded; then it is marked in like any new OSD.
+        Object.assign(held, { uuid, destroyed: false, booted: false });
+        this.bump();
+        return { id: wantId, created: true };
+      }
+    }
     let id = wantId ?? 0;
     while (wantId === undefined && this.osds.has(id)) id += 1;
     // Ceph marks a new OSD in at once; it stays down (and outside CRUSH) until it boots.
@@ -60,12 +74,14 @@ export class OsdMap {
       id,
       uuid,
       sizeBytes: 0,
-      deviceClass: 'hdd',
+      deviceClass: deviceClass ?? 'hdd',
+      crushClass: deviceClass !== undefined,
       crushWeight: 0,
       up: false,
       in: true,
       autoOut: false,
       booted: false,
+      destroyed: false,
       upFrom: 0,
       downAt: 0,
     });
@@ -74,15 +90,21 @@ export class OsdMap {
     return { id, created: true };
   }
 
-  /** The OSD process starts: it places itself under its host in CRUSH
-   * (osd_crush_update_on_start) with a weight from its size, and is marked up. */
+  /** The OSD process starts: it places itself under its host in CRUSH with a weight from its
+   * size (osd_crush_update_on_start: create-or-move, so an entry it has keeps its weight) and
+   * the device's class unless CRUSH has one (osd_class_update_on_start), and is marked up. A
+   * new OSD that is not in yet (a reused id) is marked in (mon_osd_auto_mark_new_in). */
   boot(id: number, b: OsdBoot): void {
     const o = this.require(id);
+    if (o.destroyed) throw new Error(`osd.${id} is destroyed: it cannot boot until \`osd new\` gives its id out again`);
     if (!this.hostIds.has(b.host)) this.hostIds.set(b.host, -3 - 2 * this.hostIds.size);
-    Object.assign(o, { host: b.host, sizeBytes: b.sizeBytes, deviceClass: b.deviceClass, crushWeight: crushWeightOf(b.sizeBytes) });
+    if (o.host === undefined || o.crushWeight === 0) o.crushWeight = crushWeightOf(b.sizeBytes);
+    if (!o.crushClass) o.deviceClass = b.deviceClass;
+    Object.assign(o, { host: b.host, sizeBytes: b.sizeBytes, crushClass: true });
     if (b.ip !== undefined) o.ip = b.ip;
     if (b.devicePath !== undefined) o.devicePath = b.devicePath;
     if (o.up) return;
+    if (!o.booted && !o.in) this.setIn(o, true);
     o.up = true;
     o.booted = true;
     delete o.downSince;
@@ -118,11 +140,22 @@ export class OsdMap {
     }
   }
 
+  /** `osd destroy`: the OSD stays in the map and CRUSH (id, position, weight, class) marked
+   * destroyed, out, with a zero uuid; refused while it is up, as recorded. */
+  destroy(id: number): void {
+    const o = this.require(id);
+    if (o.up) throw new CephRefusal('EBUSY', `osd.${id} is not \`down\`.`);
+    this.setIn(o, false);
+    if (o.destroyed) return;
+    Object.assign(o, { destroyed: true, uuid: ZERO_UUID });
+    this.bump();
+  }
+
   /** `osd purge`: gone from the OSD map and CRUSH; its id is free again. */
   purge(id: number): void {
     const o = this.osds.get(id);
     if (!o) return;
-    if (o.up) throw new CephRefusal('EBUSY', `osd.${id} is still up; must be down before removal.`);
+    if (o.up) throw new CephRefusal('EBUSY', `osd.${id} is not \`down\`.`);
     this.osds.delete(id);
     this.bump();
   }

@@ -1,7 +1,8 @@
 // Placement groups: where CRUSH puts each PG and what state that leaves it in. Placement is a
 // straw2 draw (weight-proportional, stable when devices come and go) over failure domains,
-// then over the OSDs inside the chosen one, as CRUSH's chooseleaf does. Recovery and peering
-// are instant here: a PG's state follows from which of its OSDs are up, nothing else.
+// then over the OSDs inside the chosen one, as CRUSH's chooseleaf does. Peering and recovery
+// from surviving replicas are instant here: a PG's state follows from which of its OSDs are
+// up. Data moving off an OSD marked out while up takes time: backfill.ts overlays that.
 import type { SimOsd, SimPool } from './model.js';
 
 export interface SimPg {
@@ -9,8 +10,11 @@ export interface SimPg {
   pool: SimPool;
   /** The CRUSH mapping, primary first: in OSDs, up or not. */
   mapped: number[];
-  /** The mapped OSDs that are up (Ceph's up/acting set). */
+  /** The mapped OSDs that are up (Ceph's up set). */
   up: number[];
+  /** The OSDs that hold the PG's data and serve it: the up set, or while it backfills off an
+   * out OSD, the set it had before (pg_temp), that OSD included. */
+  acting: number[];
   state: string;
 }
 
@@ -97,11 +101,13 @@ export function mapPgs(osds: Iterable<SimOsd>, pools: Iterable<SimPool>, failure
   for (const pool of pools) {
     for (let seed = 0; seed < pool.pgNum; seed++) {
       const chosen = choose(buckets, hash3(pool.id, seed, 0x5eed), pool.size);
+      const up = chosen.filter((o) => o.up).map((o) => o.id);
       out.push({
         pgid: `${pool.id}.${seed.toString(16)}`,
         pool,
         mapped: chosen.map((o) => o.id),
-        up: chosen.filter((o) => o.up).map((o) => o.id),
+        up,
+        acting: up,
         state: pgState(chosen, pool.size, pool.minSize),
       });
     }
@@ -111,6 +117,11 @@ export function mapPgs(osds: Iterable<SimOsd>, pools: Iterable<SimPool>, failure
 
 export const isActive = (state: string): boolean => state.split('+').includes('active') && !state.startsWith('stale');
 export const isClean = (state: string): boolean => state === 'active+clean';
+/** Ceph's active+clean test in safe-to-destroy: both flags, whatever else (active+clean+remapped). */
+export const hasActiveClean = (state: string): boolean => {
+  const w = state.split('+');
+  return w.includes('active') && w.includes('clean');
+};
 
 /** pgs_by_state: each state with its count, most common first. */
 export function countStates(pgs: SimPg[]): { state: string; count: number }[] {

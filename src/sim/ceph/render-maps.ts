@@ -3,7 +3,7 @@
 // (fs dump, mds stat, fs ls, fs status). Keys follow test/fixtures/ceph; constant fields carry
 // the values a fresh Pacific cluster shows.
 import type { SimCephCluster } from './cluster.js';
-import { CEPH_VERSION, stamp, v1PortOf, type SimFs, type SimMds, type SimMon, type SimPool } from './model.js';
+import { CEPH_VERSION, stamp, v1PortOf, type SimFs, type SimMds, type SimMon, type SimOsd, type SimPool } from './model.js';
 
 const FEATURES = ['kraken', 'luminous', 'mimic', 'osdmap-prune', 'nautilus', 'octopus', 'pacific', 'elector-pinging'];
 // Ceph's 4540138314316775423, past 2^53: the double it parses to, which is what the master reads
@@ -90,7 +90,7 @@ export function rawOsdTree(c: SimCephCluster): Record<string, unknown> {
       depth: 2,
       pool_weights: {},
       exists: 1,
-      status: o.up ? 'up' : 'down',
+      status: osdStatus(o),
       reweight: o.in ? 1 : 0,
       primary_affinity: 1,
     };
@@ -106,11 +106,12 @@ export function rawOsdTree(c: SimCephCluster): Record<string, unknown> {
     nodes.push({ id, name, type: 'host', type_id: 1, pool_weights: {}, children: [...ids].reverse() });
     nodes.push(...ids.map(osdNode));
   }
-  // Created but never booted: not in CRUSH yet.
+  // Created but never booted: not in CRUSH yet (with the class `osd new` was given, if any).
   const stray = osds
     .filter((o) => o.host === undefined)
     .map((o) => ({
       id: o.id,
+      ...(o.crushClass ? { device_class: o.deviceClass } : {}),
       name: `osd.${o.id}`,
       type: 'osd',
       type_id: 0,
@@ -133,7 +134,68 @@ export function rawOsdStat(c: SimCephCluster): Record<string, unknown> {
     osd_up_since: secs(c.osdmap.lastUpChange),
     num_in_osds: osds.filter((o) => o.in).length,
     osd_in_since: secs(c.osdmap.lastInChange),
-    num_remapped_pgs: 0,
+    num_remapped_pgs: c.pgs().filter((pg) => pg.state.split('+').includes('remapped')).length,
+  };
+}
+
+/** `osd tree`/`osd df` status: destroyed wins over down, as recorded. */
+const osdStatus = (o: SimOsd): string => (o.destroyed ? 'destroyed' : o.up ? 'up' : 'down');
+
+/** `osd df` (not tree mode): the OSDs in CRUSH in id order, with what they hold. An out OSD
+ * shows zero bytes (the mgr drops its stats) but still counts the PGs it serves until they
+ * have moved off, as recorded from Ceph 16. */
+export function rawOsdDf(c: SimCephCluster): Record<string, unknown> {
+  const usage = c.usage();
+  const pgs = new Map<number, number>();
+  for (const pg of c.pgs()) for (const id of pg.acting) pgs.set(id, (pgs.get(id) ?? 0) + 1);
+  const kb = (bytes: number) => Math.floor(bytes / 1024);
+  const osds = [...c.osdmap.osds.values()].filter((o) => o.host !== undefined).sort((a, b) => a.id - b.id);
+  const rows = osds.map((o) => {
+    const u = usage.osds.get(o.id);
+    return { o, u, util: u && u.totalBytes > 0 ? (100 * u.usedBytes) / u.totalBytes : 0 };
+  });
+  const withStats = rows.filter((r) => r.u !== undefined);
+  const total = (f: (u: NonNullable<(typeof rows)[number]['u']>) => number) => withStats.reduce((n, r) => n + (r.u ? kb(f(r.u)) : 0), 0);
+  const totalKb = total((u) => u.totalBytes);
+  const avg = totalKb > 0 ? (100 * total((u) => u.usedBytes)) / totalKb : 0;
+  const vars = withStats.map((r) => (avg > 0 ? r.util / avg : 0));
+  const nodes = rows.map(({ o, u, util }) => ({
+    id: o.id,
+    device_class: o.deviceClass,
+    name: `osd.${o.id}`,
+    type: 'osd',
+    type_id: 0,
+    crush_weight: o.crushWeight,
+    depth: 2,
+    pool_weights: {},
+    reweight: o.in ? 1 : 0,
+    kb: u ? kb(u.totalBytes) : 0,
+    kb_used: u ? kb(u.usedBytes) : 0,
+    kb_used_data: u ? kb(u.dataBytes) : 0,
+    kb_used_omap: 0,
+    kb_used_meta: u ? kb(u.metaBytes) : 0,
+    kb_avail: u ? kb(u.availBytes) : 0,
+    utilization: util,
+    var: avg > 0 && u ? util / avg : 0,
+    pgs: pgs.get(o.id) ?? 0,
+    status: osdStatus(o),
+  }));
+  const dev = Math.sqrt(withStats.reduce((n, r) => n + (r.util - avg) ** 2, 0) / Math.max(1, withStats.length));
+  return {
+    nodes,
+    stray: [],
+    summary: {
+      total_kb: totalKb,
+      total_kb_used: total((u) => u.usedBytes),
+      total_kb_used_data: total((u) => u.dataBytes),
+      total_kb_used_omap: 0,
+      total_kb_used_meta: total((u) => u.metaBytes),
+      total_kb_avail: total((u) => u.availBytes),
+      average_utilization: avg,
+      min_var: vars.length > 0 ? Math.min(...vars) : 0,
+      max_var: vars.length > 0 ? Math.max(...vars) : 0,
+      dev,
+    },
   };
 }
 
@@ -230,7 +292,8 @@ export function rawOsdDump(c: SimCephCluster): Record<string, unknown> {
         cluster_addrs: addrs(o.ip, 6802),
         public_addr: addr(o.ip, 6800),
         cluster_addr: addr(o.ip, 6802),
-        state: ['exists', ...(o.up ? ['up'] : []), ...(o.booted ? [] : ['new'])],
+        // A destroyed OSD: ["destroyed","exists"] and a zero uuid; a reused id is "new" again.
+        state: o.destroyed ? ['destroyed', 'exists'] : ['exists', ...(o.up ? ['up'] : []), ...(o.booted ? [] : ['new'])],
       })),
     osd_xinfo: [],
     pg_upmap: [],

@@ -123,7 +123,8 @@ export function cephSteps(cluster: SimCephCluster, hooks: CephStepHooks): Map<st
     }),
     [Steps.osdCreate]: step(async (ctx, host) => {
       const id = ctx.args.osdId;
-      // ceph-osd --mkfs authenticates with the key the master registered (`osd new -i`).
+      // ceph-osd --mkfs (or the start of an adopted OSD) authenticates with the key the master
+      // registered (`osd new -i`).
       if (!osdOn(cluster, host, ctx.args.devicePath)) await daemonKey(cluster, ctx, DAEMONS.osd.entity(String(id)));
       return createOsd(cluster, ctx, host);
     }),
@@ -135,13 +136,20 @@ export function cephSteps(cluster: SimCephCluster, hooks: CephStepHooks): Map<st
           : required(ctx.args.name, 'name');
       const d = cluster.hosts.all().find((x) => x.kind === kind && x.name === name);
       if (!d || d.host !== host) throw new Error(`there is no ${kind}.${name} on ${host}`);
+      // An OSD whose disk died has nothing to start from.
+      const dev = kind === DISK_DAEMON_TYPE ? cluster.osdmap.osds.get(Number(name))?.devicePath : undefined;
+      if (dev !== undefined) diskAt(ctx.machine, dev);
       cluster.hosts.restart(kind, name);
       ctx.log('info', `systemctl restart ceph-${kind}@${name}`);
     }),
-    [Steps.osdStop]: step((ctx) => {
+    [Steps.osdStop]: step((ctx, host) => {
+      // systemctl stop: a unit that does not run (stopped, purged) is success. The disk keeps
+      // its BlueStore label until it is zapped.
       const id = ctx.args.osdId;
-      cluster.stopOsd(id);
-      ctx.log('info', `systemctl stop ceph-osd@${id}`);
+      const o = cluster.osdmap.osds.get(id);
+      if (o?.host !== undefined && o.host !== host) throw new Error(`osd.${id} runs on ${o.host}, not on ${host}`);
+      if (o?.up) cluster.stopOsd(id);
+      ctx.log('info', `systemctl stop ceph-osd@${id}${o?.up ? '' : ' (it was not running)'}`);
       return { osdId: id };
     }),
     [Steps.osdZap]: step((ctx, host) => {
@@ -149,18 +157,22 @@ export function cephSteps(cluster: SimCephCluster, hooks: CephStepHooks): Map<st
       const disk = diskAt(ctx.machine, devicePath);
       const holder = osdOn(cluster, host, devicePath);
       if (holder !== undefined && holder !== id) throw new Error(`${devicePath} holds osd.${holder}, not osd.${id}`);
+      const label = disk.bluestore;
+      if (label && label.osdId !== id) throw new Error(`${devicePath} carries the BlueStore label of osd.${label.osdId}, not osd.${id}`);
       if (cluster.osdmap.osds.get(id)?.up) throw new Error(`osd.${id} still runs: stop it before zapping its disk`);
-      disk.hasFilesystem = false;
-      ctx.log('info', `wipefs --all ${devicePath}`);
+      verifiedWipe(ctx, disk);
+      forget(cluster, host, devicePath);
       return { devicePath };
     }),
     [Steps.wipe]: step((ctx, host) => {
       const disk = diskAt(ctx.machine, ctx.args.devicePath);
       if (disk.isSystem) throw new Error(`${disk.devicePath} is the system disk`);
       const holder = osdOn(cluster, host, disk.devicePath);
-      if (holder !== undefined) throw new Error(`${disk.devicePath} holds osd.${holder}: destroy the OSD before wiping the disk`);
-      disk.hasFilesystem = false;
-      ctx.log('info', `wipefs --all ${disk.devicePath}`);
+      // A destroyed OSD's disk may be wiped: its data is forgotten by Ceph already.
+      if (holder !== undefined && !cluster.osdmap.osds.get(holder)?.destroyed)
+        throw new Error(`${disk.devicePath} holds osd.${holder}: destroy the OSD before wiping the disk`);
+      verifiedWipe(ctx, disk);
+      forget(cluster, host, disk.devicePath);
       return { devicePath: disk.devicePath };
     }),
   };
@@ -200,27 +212,72 @@ async function daemonKey<A>(cluster: SimCephCluster, ctx: StepContext<A>, entity
     throw new Error(`${entity}: monclient(hunting): authenticate failed: (13) Permission denied`);
 }
 
-/** ceph-volume prepare + activate on a whole disk for an id `osd new` gave out, then start. */
+/** ceph-volume prepare + activate on a whole disk for an id `osd new` gave out, then start. A
+ * disk whose BlueStore label is this OSD's (same uuid) is adopted: no mkfs, the data dir is
+ * primed from the label and the OSD starts; a label of another OSD is refused. */
 function createOsd(cluster: SimCephCluster, ctx: StepContext<StepArgs<'ceph.osd.create'>>, host: string): StepResult<'ceph.osd.create'> {
   const { osdId: id, uuid, devicePath } = ctx.args;
   const disk = diskAt(ctx.machine, devicePath);
   const holder = osdOn(cluster, host, devicePath);
   if (holder !== undefined && holder !== id) throw new Error(`${devicePath} already holds osd.${holder}`);
-  if (holder === undefined) {
+  const label = disk.bluestore;
+  if (label && label.osdUuid !== uuid) {
+    throw new Error(
+      `${devicePath} carries BlueStore of osd.${label.osdId} (osd uuid ${label.osdUuid}, cluster ${label.fsid}), not of ${uuid}: zap the disk to reuse it`,
+    );
+  }
+  if (label && label.fsid !== cluster.fsid) throw new Error(`${devicePath} carries BlueStore of another cluster (${label.fsid})`);
+  if (!label && holder === undefined) {
     if (disk.isSystem) throw new Error(`${devicePath} is the system disk`);
     // ceph-volume's own refusal for a disk that still carries something.
     if (disk.hasFilesystem) throw new Error(`RuntimeError: Device ${devicePath} has a filesystem.`);
   }
   const osd = cluster.osdmap.osds.get(id);
   if (!osd || osd.uuid !== uuid) throw new Error(`osd.${id} with fsid ${uuid} is not in the OSD map: register it with \`osd new\` first`);
+  if (label && label.osdId !== id) throw new Error(`the BlueStore label on ${devicePath} says osd.${label.osdId}, not osd.${id}`);
   if (osd.booted && (osd.host !== host || osd.devicePath !== devicePath)) {
     throw new Error(`osd.${id} already runs from ${osd.devicePath ?? '?'} on ${osd.host ?? '?'}`);
   }
   const sizeBytes = ctx.args.sizeBytes ?? disk.sizeBytes;
   const deviceClass: DeviceClass = ctx.args.deviceClass ?? classOf(disk);
+  if (!label) {
+    disk.bluestore = { fsid: cluster.fsid, osdUuid: uuid, osdId: id };
+    // blkid now finds ceph_bluestore on it, as the agent's inventory reports.
+    disk.hasFilesystem = true;
+  }
   cluster.startOsd(id, host, sizeBytes, deviceClass, { ip: ctx.machine.ip, devicePath });
-  ctx.log('info', `osd.${id}: bluestore on ${devicePath} (${deviceClass}), started`);
+  ctx.log(
+    'info',
+    label
+      ? `osd.${id}: BlueStore of ${uuid} found on ${devicePath}: adopted (no mkfs), started`
+      : `osd.${id}: bluestore on ${devicePath} (${deviceClass}), started`,
+  );
   return { osdId: id, host };
+}
+
+/** The verified wipe, as the agent does it: wipefs, both ends, every BlueStore
+ * label offset the disk is large enough for, then a read-back. A signature that survives
+ * (Lab.stickySignature) fails the step naming it, and the disk is not reported wiped. */
+function verifiedWipe<A>(ctx: StepContext<A>, disk: SimDisk): void {
+  const offsets = LABEL_OFFSETS.filter((o) => o < disk.sizeBytes).map((o) => `${o / GIB} GiB`);
+  ctx.log('info', `wipefs --all ${disk.devicePath}; zeroed the first and last MiB, 16 MiB at 0 and the label at ${offsets.join(', ')}`);
+  if (disk.stickySignature !== undefined) {
+    throw new Error(`${disk.devicePath} is not clean after the wipe: the read-back found ${disk.stickySignature}`);
+  }
+  delete disk.bluestore;
+  disk.hasFilesystem = false;
+  ctx.log('info', `${disk.devicePath}: read back clean (blkid -p finds nothing, no BlueStore label)`);
+}
+
+const GIB = 1024 ** 3;
+/** Where BlueStore releases keep label copies (besides offset 0). */
+const LABEL_OFFSETS = [1, 10, 100, 1000].map((g) => g * GIB);
+
+/** The disk no longer holds a purged or destroyed OSD's data: Ceph's map forgets the device. */
+function forget(cluster: SimCephCluster, host: string, devicePath: string): void {
+  const id = osdOn(cluster, host, devicePath);
+  const o = id === undefined ? undefined : cluster.osdmap.osds.get(id);
+  if (o && !o.up) delete o.devicePath;
 }
 
 const classOf = (d: SimDisk): DeviceClass => (d.interface === 'nvme' ? 'nvme' : d.rotational ? 'hdd' : 'ssd');

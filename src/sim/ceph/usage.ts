@@ -1,7 +1,9 @@
 // Capacity: what each OSD holds and what `ceph df` derives from it. A fresh BlueStore OSD
 // already shows its RocksDB/BlueFS space as used: 14.19 % of the recorded 2 GiB OSDs
 // (test/fixtures/ceph/df.json), about 1 GiB on a real-sized disk. Pool data lands on the OSDs
-// its PGs map to, once per replica.
+// its PGs map to, once per replica: a PG's share (its pool's bytes over pg_num) is on every OSD
+// of its acting set (an out OSD it is still moving off included), and stays on a mapped OSD that
+// went down, whose last report counts until it is marked out.
 import { GiB, type DeviceClass, type SimOsd, type SimPool } from './model.js';
 import type { SimPg } from './placement.js';
 
@@ -24,9 +26,17 @@ export interface PoolUsage {
   maxAvail: number;
 }
 
+export interface OsdUsage extends Capacity {
+  /** Pool data on it, without BlueStore's own (kb_used_data). */
+  dataBytes: number;
+  /** BlueStore's RocksDB/BlueFS space (kb_used_meta). */
+  metaBytes: number;
+}
+
 export interface Usage extends Capacity {
-  /** Per OSD that reports stats (booted and in). */
-  osds: Map<number, Capacity>;
+  /** Per OSD that reports stats (booted and in): an out OSD's stats are dropped by the mgr
+   * (zeros in `osd df`, as recorded), whatever it still holds. */
+  osds: Map<number, OsdUsage>;
   byClass: Map<DeviceClass, Capacity>;
   pools: Map<number, PoolUsage>;
 }
@@ -34,18 +44,22 @@ export interface Usage extends Capacity {
 export function usageOf(osds: SimOsd[], pools: SimPool[], pgs: SimPg[], fullRatio: number): Usage {
   // A down OSD's last stats stay until it is marked out; an OSD that never booted has none.
   const reporting = osds.filter((o) => o.booted && o.in);
-  const used = new Map<number, number>(reporting.map((o) => [o.id, bluestoreOverhead(o.sizeBytes)]));
+  const data = new Map<number, number>(reporting.map((o) => [o.id, 0]));
+  const down = new Set(osds.filter((o) => !o.up).map((o) => o.id));
   for (const pg of pgs) {
     const share = pg.pool.storedBytes / pg.pool.pgNum;
-    for (const id of pg.mapped) if (used.has(id)) used.set(id, (used.get(id) ?? 0) + share);
+    const holders = new Set([...pg.acting, ...pg.mapped.filter((id) => down.has(id))]);
+    for (const id of holders) if (data.has(id)) data.set(id, (data.get(id) ?? 0) + share);
   }
-  const perOsd = new Map<number, Capacity>();
+  const perOsd = new Map<number, OsdUsage>();
   const byClass = new Map<DeviceClass, Capacity>();
   const total: Capacity = { totalBytes: 0, usedBytes: 0, availBytes: 0 };
   for (const o of reporting) {
-    const u = Math.min(o.sizeBytes, Math.round(used.get(o.id) ?? 0));
+    const metaBytes = bluestoreOverhead(o.sizeBytes);
+    const dataBytes = Math.min(o.sizeBytes - metaBytes, Math.round(data.get(o.id) ?? 0));
+    const u = metaBytes + dataBytes;
     const c = { totalBytes: o.sizeBytes, usedBytes: u, availBytes: o.sizeBytes - u };
-    perOsd.set(o.id, c);
+    perOsd.set(o.id, { ...c, dataBytes, metaBytes });
     add(total, c);
     const cls = byClass.get(o.deviceClass) ?? { totalBytes: 0, usedBytes: 0, availBytes: 0 };
     byClass.set(o.deviceClass, cls);
