@@ -35,7 +35,7 @@ const eligible = (d: DiskDoc) =>
 async function declare(q: LabQuarry, id: string, spec: Partial<DiskSpec>): Promise<void> {
   await q.store.mutateSpec<DiskSpec>(Kind.Disk, id, (d) => {
     // A field given as undefined is cleared (osdRemoval once the OSD is wanted again).
-    const merged = Object.entries({ ...d.spec, ...spec }).filter(([, v]) => v !== undefined);
+    const merged = Object.entries({ ...d.spec, ...spec } as Record<string, unknown>).filter(([, v]) => v !== undefined);
     return Object.fromEntries(merged) as unknown as DiskSpec;
   });
 }
