@@ -56,6 +56,9 @@ export interface Config {
   approvalRetrySeconds: number;
   /** A spec naming a MAC plus a boot from the address Quarry's DHCP leased it approves the node. */
   autoApproveDeclared: boolean;
+  /** An OSD's disk gone from its (active) node this long is taken as dead: out, then destroyed
+   * keeping the id for the disk that replaces it. */
+  diskGoneGraceMs: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -191,6 +194,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonl
     templateQueue: envInt(env, 'TEMPLATE_QUEUE', 32, 1, 10_000),
     bootLoopMaxBoots: envInt(env, 'BOOT_LOOP_MAX_BOOTS', 5, 1, 30),
     bootLoopWindowMs: envInt(env, 'BOOT_LOOP_WINDOW_MS', 600_000, 1_000, 86_400_000),
+    diskGoneGraceMs: envInt(env, 'DISK_GONE_GRACE_MS', 600_000, 0, 86_400_000),
     trustProxy: trustProxy(env.TRUST_PROXY),
     externalUrl: externalUrl(env.EXTERNAL_URL),
     allowedHosts: allowedHosts(env.ALLOWED_HOSTS),

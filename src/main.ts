@@ -132,7 +132,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   sweeper.unref();
   // The lab's pieces, loaded only with DRIVER=lab: a real start never loads src/sim.
   const labParts: LabDriver | null =
-    config.driver === 'lab' ? (await import('./main/lab-driver.js')).labDriver(opts.lab?.seed ?? 42) : null;
+    config.driver === 'lab' ? (await import('./main/lab-driver.js')).labDriver(opts.lab?.seed ?? 42, opts.lab?.ceph) : null;
   const images = await startImages({
     config,
     store,
@@ -178,6 +178,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
     retryBaseMs: opts.retryBaseMs ?? 5_000,
     runTimeoutMs: opts.runTimeoutMs ?? 5 * 60_000,
     ...cephTiming,
+    diskGoneGraceMs: config.diskGoneGraceMs,
   });
   manager.register(images.loop);
   // dnsmasq.conf is a template like any other: an operator's edit reaches the DHCP servers.

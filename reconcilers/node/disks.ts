@@ -30,12 +30,22 @@ export function planDisks(
   for (const id of diskIdsOf(nodeId, known, report)) {
     const doc = docs.get(id);
     const hw = seen.get(id);
-    const status: DiskStatusFields = hw ? { ...doc?.status, ...hardware(hw), present: true } : { ...doc?.status, present: false };
+    // A disk that vanished keeps the label last seen on it; one reported says what it has now.
+    const status: DiskStatusFields = hw
+      ? withLabel({ ...doc?.status, ...hardware(hw), present: true }, hw)
+      : { ...doc?.status, present: false };
     const create = doc ? null : hw ? { nodeId, serial: hw.serial, osd: false, wipeGeneration: 0 } : null;
     if (!doc && !create) continue;
     writes.push({ id, create, status });
   }
   return writes;
+}
+
+/** The agent's BlueStore label (whose OSD the disk holds: adoption reads it), or none. */
+function withLabel(status: DiskStatusFields, d: DiskReport): DiskStatusFields {
+  const { label: _old, ...rest } = status;
+  const b = d.bluestore;
+  return b ? { ...rest, label: { fsid: b.fsid, osdUuid: b.osdUuid, osdId: b.osdId } } : rest;
 }
 
 function hardware(d: DiskReport): DiskStatusFields {

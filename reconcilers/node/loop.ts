@@ -154,6 +154,7 @@ export const DISK_HARDWARE_STATUS: StatusOwner = {
     'present',
     'eligible',
     'reasons',
+    'label',
   ],
 };
 

@@ -8,11 +8,13 @@ import type { AnyDoc } from '../../src/model/document.js';
 import { Kind, type DiskSpec, type DiskStatusFields, type NodeSpec, type NodeStatusFields } from '../../src/model/kinds.js';
 import type { StartRequest } from '../../src/tasks/types.js';
 import { requeueAfter, type Reconciler, type Result } from '../../src/runtime/types.js';
-import { applyPlan, writeOwned, writeStatus, type LoopPlan } from '../../src/runtime/loop-kit/index.js';
-import { hasQuorum, type CephLoopDeps } from '../shared/ceph-deps.js';
+import { applyPlan, patchOwned, writeStatus, type LoopPlan } from '../../src/runtime/loop-kit/index.js';
+import { hasQuorum } from '../shared/ceph-deps.js';
+import { acquireLease, releaseLease } from '../shared/drain-lease.js';
 import { runInfo } from '../shared/runs.js';
 import { OsdTask, planOsd, type OsdObserved, type OsdPlan, type OsdStep } from './plan.js';
-import { osdNewScript, wipeConfirmScript } from './scripts.js';
+import { observeLifecycle, observePeers, observeReplacer, type OsdLoopDeps } from './observe.js';
+import { osdDestroyScript, osdInScript, osdNewScript, osdOutScript, osdPurgeScript, wipeConfirmScript } from './scripts.js';
 import { DISK_OSD_STATUS, ownedStatus, type OwnedStatus } from './status.js';
 import { WipeTask, planWipe, type WipeObserved, type WipePlan, type WipeStep } from './wipe.js';
 
@@ -49,7 +51,7 @@ export function planDisk(o: DiskObserved): DiskPlan {
 /** A node's change (phase, the OSDs its agent reports) is news for each of its disks. */
 const disksOfNode = (doc: AnyDoc): string[] => ((doc.status as NodeStatusFields | undefined)?.diskIds ?? []).slice();
 
-export function osdLoop(deps: CephLoopDeps): Reconciler<DiskObserved, DiskPlan> {
+export function osdLoop(deps: OsdLoopDeps): Reconciler<DiskObserved, DiskPlan> {
   return {
     name: Daemon.osd,
     kind: Kind.Disk,
@@ -61,7 +63,7 @@ export function osdLoop(deps: CephLoopDeps): Reconciler<DiskObserved, DiskPlan> 
   };
 }
 
-async function observe(deps: CephLoopDeps, id: string): Promise<DiskObserved | undefined> {
+async function observe(deps: OsdLoopDeps, id: string): Promise<DiskObserved | undefined> {
   const disk = await deps.store.get<DiskSpec, DiskStatusFields>(Kind.Disk, id);
   if (!disk) return undefined;
   const [node, cluster] = await Promise.all([
@@ -76,10 +78,11 @@ async function observe(deps: CephLoopDeps, id: string): Promise<DiskObserved | u
     latest(WipeTask.confirm),
     latest(WipeTask.wipe),
   ]);
-  return {
+  const o: DiskObserved = {
     disk,
     node,
     quorum: hasQuorum(cluster),
+    fsid: cluster?.spec.fsid ?? null,
     newRun,
     createRun,
     restartRun,
@@ -89,13 +92,19 @@ async function observe(deps: CephLoopDeps, id: string): Promise<DiskObserved | u
     nowIso: deps.clock.iso(),
     retryBaseMs: deps.retryBaseMs,
     startGraceMs: deps.startGraceMs,
+    diskGoneGraceMs: deps.diskGoneGraceMs,
   };
+  // Each phase reads only what it needs: a running OSD stops here.
+  o.lifecycle = await observeLifecycle(deps, o);
+  o.peers = await observePeers(deps, o);
+  o.replacer = await observeReplacer(deps, o);
+  return o;
 }
 
-function apply(deps: CephLoopDeps, o: DiskObserved, p: DiskPlan): Promise<Result> {
+function apply(deps: OsdLoopDeps, o: DiskObserved, p: DiskPlan): Promise<Result> {
   return applyPlan<DiskObserved, OwnedStatus, DiskStep>(
     {
-      write: (obs, status) => writeOwned<DiskStatusFields>(deps.store, DISK_OSD_STATUS, obs.disk.id, status).then(() => undefined),
+      write: (obs, status) => write(deps, obs, p, status),
       act: (obs, step) => act(deps, obs, step),
       start: (req) => deps.tasks.start(req),
       recheckMs: deps.blockedRecheckMs,
@@ -105,19 +114,62 @@ function apply(deps: CephLoopDeps, o: DiskObserved, p: DiskPlan): Promise<Result
   );
 }
 
-async function act(deps: CephLoopDeps, o: DiskObserved, step: DiskStep): Promise<StartRequest[] | Result> {
-  if (step.osd?.kind === 'assign-uuid') {
-    // Chosen once and stored before any `osd new`: every retry then asks with the same uuid.
-    await writeStatus<DiskStatusFields>(deps.store, DISK_OSD_STATUS, o.disk.id, (s) => (s.osdUuid ? s : { ...s, osdUuid: randomUUID() }));
-    return requeueAfter(0);
-  }
+const holder = (o: DiskObserved) => ({ kind: Kind.Disk, id: o.disk.id });
+
+/** The lease goes back before the status says the drain is over, so a crash in between leaves
+ * a status that still asks for it, never a lease nobody gives back. Then the owned fields, with
+ * one care: replacedBy is also written by the claim of the disk that replaces this one, and a
+ * plan made before that claim landed must not undo it. */
+async function write(deps: OsdLoopDeps, o: DiskObserved, p: DiskPlan, status: OwnedStatus): Promise<undefined> {
+  if (o.lifecycle?.lease?.kind === 'held' && !p.osd.lease) await releaseLease(deps.store, holder(o));
+  const seen = o.disk.status.replacedBy;
+  await writeStatus<DiskStatusFields>(deps.store, DISK_OSD_STATUS, o.disk.id, (cur) => {
+    const next = patchOwned<DiskStatusFields>(DISK_OSD_STATUS, cur, status);
+    if (cur.replacedBy === seen) return next;
+    const { replacedBy: _planned, ...rest } = next;
+    return cur.replacedBy === undefined ? rest : { ...rest, replacedBy: cur.replacedBy };
+  });
+  return undefined;
+}
+
+async function act(deps: OsdLoopDeps, o: DiskObserved, step: DiskStep): Promise<StartRequest[] | Result> {
+  const own = step.osd ? await ownEffect(deps, o, step.osd) : null;
+  if (own) return own;
   const runs: StartRequest[] = [];
-  if (step.osd) runs.push(osdRun(deps, o, step.osd));
+  if (step.osd) runs.push(osdRun(deps, o, step.osd as RunStep));
   if (step.wipe) runs.push(wipeRun(deps, o, step.wipe));
   return runs;
 }
 
-function base(deps: CephLoopDeps, o: DiskObserved, taskName: string, attempt: number): StartRequest {
+type RunStep = Exclude<OsdStep, { kind: 'assign-uuid' | 'claim' | 'lease' }>;
+
+/** The steps that are the loop's own writes, not runs; each looks again at once. */
+async function ownEffect(deps: OsdLoopDeps, o: DiskObserved, step: OsdStep): Promise<Result | null> {
+  if (step.kind === 'assign-uuid') {
+    // Chosen once and stored before any `osd new`: every retry then asks with the same uuid.
+    // The uuid of this cluster's BlueStore label (adoption) replaces one chosen before it was seen.
+    const uuid = step.uuid;
+    await writeStatus<DiskStatusFields>(deps.store, DISK_OSD_STATUS, o.disk.id, (s) =>
+      uuid ? (s.osdUuid === uuid ? s : { ...s, osdUuid: uuid }) : s.osdUuid ? s : { ...s, osdUuid: randomUUID() },
+    );
+    return requeueAfter(0);
+  }
+  if (step.kind === 'claim') {
+    // CAS on the old disk: only a destroyed OSD nobody claimed, with the id the plan saw.
+    const me = o.disk.id;
+    await writeStatus<DiskStatusFields>(deps.store, DISK_OSD_STATUS, step.oldDiskId, (s) =>
+      s.replacedBy || s.osd?.phase !== 'destroyed' || s.osdId !== step.osdId ? s : { ...s, replacedBy: me },
+    );
+    return requeueAfter(0);
+  }
+  if (step.kind === 'lease') {
+    await acquireLease(deps.store, holder(o), step.what, o.nowIso, step.stale);
+    return requeueAfter(0);
+  }
+  return null;
+}
+
+function base(deps: OsdLoopDeps, o: DiskObserved, taskName: string, attempt: number): StartRequest {
   return {
     taskName,
     target: { kind: Kind.Disk, id: o.disk.id, generation: o.disk.metadata.generation },
@@ -130,13 +182,31 @@ function nodeRef(o: DiskObserved): { id: string; hostname: string } {
   return { id: o.disk.spec.nodeId, hostname: o.node?.spec.hostname ?? '' };
 }
 
-function osdRun(deps: CephLoopDeps, o: DiskObserved, step: Exclude<OsdStep, { kind: 'assign-uuid' }>): StartRequest {
+function osdRun(deps: OsdLoopDeps, o: DiskObserved, step: RunStep): StartRequest {
   const req = base(deps, o, OsdTask[step.kind], step.attempt);
-  if (step.kind === 'new') return { ...req, args: step.args, script: osdNewScript(deps, step.args.uuid, o.disk.spec.nodeId, step.attempt) };
-  return { ...req, args: { ...step.args }, node: nodeRef(o) };
+  switch (step.kind) {
+    case 'new': {
+      const { uuid, ...opts } = step.args;
+      const script = osdNewScript(deps, uuid, o.disk.spec.nodeId, step.attempt, { ...opts, ...(step.adopt ? { adopt: true } : {}) });
+      return { ...req, args: { ...step.args }, script };
+    }
+    case 'out':
+      return { ...req, args: { ...step.args }, script: osdOutScript(deps, step.args.osdId) };
+    case 'in':
+      return { ...req, args: { ...step.args }, script: osdInScript(deps, step.args.osdId) };
+    case 'purge':
+      return { ...req, args: { ...step.args }, script: osdPurgeScript(deps, step.args.osdId) };
+    case 'destroy':
+      return { ...req, args: { ...step.args }, script: osdDestroyScript(deps, step.args.osdId, step.attempt) };
+    case 'create':
+    case 'restart':
+    case 'stop':
+    case 'zap':
+      return { ...req, args: { ...step.args }, node: nodeRef(o) };
+  }
 }
 
-function wipeRun(deps: CephLoopDeps, o: DiskObserved, step: WipeStep): StartRequest {
+function wipeRun(deps: OsdLoopDeps, o: DiskObserved, step: WipeStep): StartRequest {
   const req = base(deps, o, WipeTask[step.kind], step.attempt);
   if (step.kind === 'confirm') return { ...req, args: step.args, script: wipeConfirmScript(step.args.prompt) };
   return { ...req, args: step.args, node: nodeRef(o) };

@@ -60,7 +60,10 @@ export const holdsData = (d: DiskDoc): boolean =>
 /** Why this disk is never wiped; null when it may be. */
 export function wipeRefusal(d: DiskDoc, n: NodeDoc | undefined): string | null {
   if (d.status.isSystem) return 'it is the system disk';
-  if (isOsdDisk(d)) return d.status.osdId != null ? `it holds osd.${d.status.osdId}` : 'an OSD is desired on it';
+  // A destroyed OSD's disk (replaced, maybe failing) may be wiped once nobody asks for an OSD on
+  // it: its id lives on in Ceph, not on this disk. The question is still asked first.
+  const done = d.status.osd?.phase === 'destroyed' || d.status.osd?.phase === 'replaced';
+  if (isOsdDisk(d) && !(done && !d.spec.osd)) return d.status.osdId != null ? `it holds osd.${d.status.osdId}` : 'an OSD is desired on it';
   if (isMonDisk(d, n)) return "it holds the monitor's store";
   return null;
 }

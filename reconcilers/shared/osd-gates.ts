@@ -1,5 +1,5 @@
 // The OSD safety gates as pure verdicts: ok-to-stop (the node loop, before a restart or shutdown)
-// and safe-to-destroy (for an OSD removal loop to come). Here, not in one loop's folder, because
+// and safe-to-destroy (the osd loop, before an OSD is stopped for good, purged or destroyed). Here, not in one loop's folder, because
 // they guard OSDs wherever a loop acts on them. Ceph's answer (or its failure to answer) comes in as
 // data gathered by a loop's observe; the plan turns it into "go" or a Blocked reason an operator
 // can read. Ceph answers "ok" for ids it does not know, so callers pass only ids that really run
@@ -40,10 +40,10 @@ export function okToStopGate(action: string, running: number[], answer: OkToStop
 }
 
 /**
- * For OSD removal, which the API does not offer yet: destroying an OSD (zapping its disk,
- * `osd purge`) is allowed only when Ceph says every PG it held is safe elsewhere. A future
- * removal loop asks `safeToDestroy(ids)` in observe and passes the answer here; anything but a
- * clear "safe" for all ids is a Blocked 'OsdNotSafeToDestroy' with Ceph's own words.
+ * Removing, replacing or giving up a dead OSD (stop, `osd purge` or `osd destroy`) is allowed
+ * only when Ceph says every PG it held is safe elsewhere. The osd loop asks `safeToDestroy(ids)`
+ * in observe while the OSD drains and passes the answer here; anything but a clear "safe" for
+ * all ids is a Blocked 'OsdNotSafeToDestroy' with Ceph's own words.
  */
 export function safeToDestroyGate(ids: number[], answer: SafeToDestroy | { error: string } | null | undefined): GateVerdict {
   if (ids.length === 0) return { ok: true };

@@ -11,6 +11,9 @@ export interface RunInfo {
   error: string | null;
   args: Record<string, unknown>;
   result: Record<string, unknown> | null;
+  /** The store revision of the run's last write: orders runs of different tasks (an OSD's
+   * `out` and `in`) even when they finished within the same millisecond. */
+  revision?: number;
 }
 
 export function runInfo(run: TaskRun | undefined): RunInfo | null {
@@ -23,6 +26,7 @@ export function runInfo(run: TaskRun | undefined): RunInfo | null {
     error: run.status.error,
     args: run.spec.args,
     result: run.status.result,
+    revision: run.metadata.resourceVersion,
   };
 }
 
@@ -90,3 +94,7 @@ export function createAttempt(last: RunInfo | null, now: number, baseMs: number,
     step: { kind: 'create', attempt: next.attempt },
   };
 }
+
+/** `a` finished (completed) after `b` did anything: the later of two runs that undo each other. */
+export const completedAfter = (a: RunInfo | null, b: RunInfo | null): boolean =>
+  a?.state === 'completed' && (b === null || (a.revision ?? a.completedAt ?? 0) > (b.revision ?? b.completedAt ?? 0));

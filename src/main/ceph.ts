@@ -63,7 +63,7 @@ export function realCeph(
   };
 }
 
-export function registerCephLoops(manager: Manager, deps: CephLoopDeps & CephTiming & { rgw: RgwApi }): void {
+export function registerCephLoops(manager: Manager, deps: CephLoopDeps & CephTiming & { rgw: RgwApi; diskGoneGraceMs: number }): void {
   manager.register(
     clusterLoop({ store: deps.store, ceph: deps.ceph, clock: deps.clock, pollMs: deps.pollMs, queryTimeoutMs: deps.queryTimeoutMs }),
   );

@@ -26,8 +26,9 @@ export interface LabDriver {
   lab(master: MasterLink, opts: LabOptions): Lab;
 }
 
-export function labDriver(seed: number): LabDriver {
-  const cluster = new SimCephCluster({ random: seeded(seed + 2) });
+/** `given`: a cluster that outlives this Quarry (a test restarting Quarry over the same lab Ceph). */
+export function labDriver(seed: number, given?: SimCephCluster): LabDriver {
+  const cluster = given ?? new SimCephCluster({ random: seeded(seed + 2) });
   return {
     cluster,
     // The master shows the client.admin key Quarry keeps, as the real CLI does with its keyring

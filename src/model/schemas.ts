@@ -2,6 +2,7 @@
 // documents with them, and the HTTP layer and the specs folder reuse the spec schemas.
 import { DAEMONS, DEVICE_CLASSES, NODE_DAEMON_TYPES, type DaemonEntry, type NodeDaemonType } from '../catalogue/index.js';
 import { CephKind, clusterSchemas, keyringSchemas } from './ceph-kinds.js';
+import { DisruptionKind, disruptionBudgetSchemas } from './disruption-kinds.js';
 import { ipOrEmptySchema } from './agent-report.js';
 import { ImageKind, imageSchemas } from './image-kinds.js';
 import { DISK_HISTORY_EVENTS, DISK_HISTORY_MAX, Kind, OSD_PHASES, OsdRemoval } from './kinds.js';
@@ -332,6 +333,7 @@ export const kindSchemas: Record<string, KindSchemas> = {
   [Kind.AgentCredential]: { spec: agentCredentialSpecSchema, status: empty },
   [CephKind.Cluster]: clusterSchemas,
   [CephKind.Keyring]: keyringSchemas,
+  [DisruptionKind.DisruptionBudget]: disruptionBudgetSchemas,
   [StorageKind.Filesystem]: withCommonStatus(filesystemSchemas),
   [StorageKind.RgwUser]: withCommonStatus(rgwUserSchemas),
   [StorageKind.RgwUserSecret]: rgwUserSecretSchemas,

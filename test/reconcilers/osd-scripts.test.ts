@@ -15,7 +15,8 @@ function ctx(): RunContext {
   return { runId: 'r', args: {}, signal: new AbortController().signal, log: () => {}, runner: undefined as never, ask: async () => 'no' };
 }
 
-function fakeCeph(registered: Array<{ id: number; uuid: string }>) {
+function fakeCeph(listed: Array<{ id: number; uuid: string; state?: string[] }>) {
+  const registered = listed.map((o) => ({ state: ['exists', 'up'], ...o }));
   const calls: string[] = [];
   const ceph = {
     osdDump: async () => (calls.push('osdDump'), { osds: registered }),

@@ -15,6 +15,7 @@ import { DISK_HARDWARE_STATUS, NODE_STATUS } from '../../reconcilers/node/loop.j
 import { DISK_OSD_STATUS } from '../../reconcilers/osd/status.js';
 import { RGW_USER_STATUS } from '../../reconcilers/rgw-user/loop.js';
 import { daemonStateOwner } from '../../reconcilers/shared/daemon-state.js';
+import { DRAIN_LEASE_STATUS } from '../../reconcilers/shared/drain-lease.js';
 import { KEYED_DAEMON_TYPES } from '../../src/catalogue/index.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -25,6 +26,7 @@ const owners: StatusOwner[] = [
   MON_STATUS,
   ...KEYED_DAEMON_TYPES.map((t) => daemonStateOwner(t)),
   DISK_OSD_STATUS,
+  DRAIN_LEASE_STATUS,
   CLUSTER_STATUS,
   NETWORK_STATUS,
   IMAGE_STATUS,

@@ -1,0 +1,277 @@
+// Taking an OSD out of service, one lifecycle for three causes:
+// - removal (spec.osdRemoval remove): drain → safe-to-destroy → stop → purge → zap → removed;
+// - replacement (osdRemoval replace): drain → safe-to-destroy → stop → destroy → destroyed;
+// - a dead disk (gone from its active node past DISK_GONE_GRACE_MS): out at once, then
+//   safe-to-destroy → destroy → destroyed (no stop, no zap: the disk is gone).
+// A removal or replacement drains only with the drain lease (one at a time, cluster-wide; a dead
+// disk's data is already gone, it does not wait). Withdrawn before its purge or destroy (osd:
+// true again, or no removal asked any more, or the dead disk is back): `ceph.osd.in`, the OSD
+// started again if the removal stopped it, the lease given back. Every step's run is found
+// again after a crash (the newest run of each task), so none is sent twice.
+import { isActive, completedAfter, type RunInfo } from '../shared/runs.js';
+import { safeToDestroyGate } from '../shared/osd-gates.js';
+import type { DrainProgress, OsdPhase } from '../../src/model/kinds.js';
+import { entry } from './history.js';
+import { goneSince, restartStep } from './keep.js';
+import { gatePlan, isoAt, recordedId, statePlan, stepPlan } from './plan-kit.js';
+import type { OsdObserved, OsdPlan } from './types.js';
+
+export type RemovalIntent = 'remove' | 'replace' | 'dead';
+
+/** Phases in which a drain holds the lease (given back once the purge or destroy is done). */
+export const LEASE_PHASES: readonly OsdPhase[] = ['draining', 'stopping', 'purging', 'destroying'];
+/** Phases of a lifecycle under way: observe reads its runs (and Ceph, as each phase needs). */
+export const LIFECYCLE_PHASES: readonly OsdPhase[] = [...LEASE_PHASES, 'zapping'];
+
+/** What the runs say about this OSD's removal, all relative to its current `out`. */
+export interface LifecycleFacts {
+  out: RunInfo | null;
+  /** `out` completed and no `in` since. */
+  outDone: boolean;
+  stop: RunInfo | null;
+  stopped: boolean;
+  purge: RunInfo | null;
+  purged: boolean;
+  destroy: RunInfo | null;
+  destroyed: boolean;
+  zap: RunInfo | null;
+  zapped: boolean;
+  /** Past the point of no return: a purge or destroy was started (or its phase written). */
+  committed: 'purge' | 'destroy' | null;
+}
+
+const order = (r: RunInfo): number => r.revision ?? r.completedAt ?? Number.MAX_SAFE_INTEGER;
+
+export function lifecycleFacts(o: OsdObserved, id: number): LifecycleFacts {
+  const l = o.lifecycle;
+  // This OSD's runs only, and only of its current life: an id Ceph gave again to a new OSD on
+  // this disk must not find the runs of the old one's removal.
+  const born = o.createRun?.state === 'completed' && o.createRun.args.osdId === id ? order(o.createRun) : -1;
+  const mine = (r: RunInfo | null | undefined): RunInfo | null => (r && r.args.osdId === id && order(r) > born ? r : null);
+  const out = mine(l?.outRun);
+  const inn = mine(l?.inRun);
+  const outDone = out !== null && completedAfter(out, inn);
+  const afterOut = (r: RunInfo | null): RunInfo | null => (r && (out === null || order(r) > order(out)) ? r : null);
+  const stop = afterOut(mine(l?.stopRun));
+  const restart = o.restartRun && o.restartRun.args.id === id ? o.restartRun : null;
+  const stopped = stop?.state === 'completed' && !completedAfter(restart, stop);
+  const purge = afterOut(mine(l?.purgeRun));
+  const destroy = afterOut(mine(l?.destroyRun));
+  const zap = afterOut(mine(l?.zapRun));
+  const phase = o.disk.status.osd?.phase;
+  const committed =
+    phase === 'purging' || phase === 'zapping' || purge !== null ? 'purge' : phase === 'destroying' || destroy !== null ? 'destroy' : null;
+  return {
+    out,
+    outDone,
+    stop,
+    stopped,
+    purge,
+    purged: purge?.state === 'completed',
+    destroy,
+    destroyed: destroy?.state === 'completed',
+    zap,
+    zapped: zap?.state === 'completed',
+    committed,
+  };
+}
+
+/** Why the OSD is to go, if it is: the spec's removal, or its disk dead (gone past the grace from
+ * an active node; once out, until the disk comes back). */
+export function removalIntent(o: OsdObserved, f: Pick<LifecycleFacts, 'outDone'>): RemovalIntent | null {
+  const { disk } = o;
+  if (!disk.spec.osd) return disk.spec.osdRemoval ?? null;
+  if (disk.status.present !== false || o.diskGoneGraceMs === undefined) return null;
+  if (f.outDone) return 'dead';
+  const active = o.node?.status.phase === 'active';
+  return active && o.now - goneSince(o) >= o.diskGoneGraceMs ? 'dead' : null;
+}
+
+/** The lifecycle's plan, or null when nothing of a removal is due (the disk keeps its OSD). */
+export function planLifecycle(o: OsdObserved, id: number): OsdPlan | null {
+  const f = lifecycleFacts(o, id);
+  if (f.committed === 'purge') return purgePlan(o, id, f);
+  if (f.committed === 'destroy') return destroyPlan(o, id, f);
+  const intent = removalIntent(o, f);
+  return intent ? drainPlan(o, id, intent, f) : undoPlan(o, id, f);
+}
+
+const noun = (i: RemovalIntent): string => (i === 'remove' ? 'removal' : i === 'replace' ? 'replacement' : 'dead disk');
+
+function drainPlan(o: OsdObserved, id: number, intent: RemovalIntent, f: LifecycleFacts): OsdPlan {
+  const dead = intent === 'dead';
+  const keep = { osdId: recordedId(o), lease: !dead };
+  const phase = o.disk.status.osd?.phase;
+  if (!o.quorum) return gatePlan(phase === 'stopping' ? 'stopping' : 'draining', 'WaitingForQuorum', 'waiting for monitor quorum', keep);
+  if (!f.outDone) {
+    const lease = o.lifecycle?.lease ?? null;
+    if (!dead && lease?.kind !== 'held') {
+      if (lease?.kind === 'taken') {
+        const who = lease.by.map((l) => `${l.what} since ${l.since}`).join(', ');
+        return gatePlan(
+          'draining',
+          'DisruptionBudget',
+          `the ${noun(intent)} of osd.${id} waits for the disruption budget, held by ${who}`,
+          keep,
+        );
+      }
+      const what = `drain of osd.${id} (${o.disk.name})`;
+      return statePlan('draining', 'WaitingForBudget', `taking the drain lease for osd.${id}`, {
+        ...keep,
+        step: { kind: 'lease', what, stale: o.lifecycle?.staleHolders ?? [] },
+      });
+    }
+    const why = dead ? `its disk ${o.disk.spec.serial} is gone` : `its ${noun(intent)} begins`;
+    // What is on it before the out (an out OSD reports no bytes): where the drain starts from.
+    const drain = drainProgress(o, id);
+    return stepPlan(
+      o,
+      'draining',
+      'out',
+      f.out,
+      `marking osd.${id} out: ${why}`,
+      { args: { osdId: id } },
+      { ...keep, ...(drain ? { drain } : {}) },
+    );
+  }
+  const passed = f.stopped || f.stop !== null || phase === 'stopping';
+  if (!passed) {
+    const drain = drainProgress(o, id);
+    const verdict = safeVerdict(o, id);
+    if (verdict) return gatePlan('draining', 'OsdNotSafeToDestroy', verdict, { ...keep, ...(drain ? { drain } : {}) });
+  }
+  if (!dead && !f.stopped) {
+    const active = o.node?.status.phase === 'active';
+    if (active) return stepPlan(o, 'stopping', 'stop', f.stop, `stopping osd.${id} for good`, { args: { osdId: id } }, keep);
+    if (o.lifecycle?.down !== true) {
+      const message = `the node is ${o.node?.status.phase ?? 'unknown'}: osd.${id} is stopped once it is active again, or purged once Ceph sees it down`;
+      return gatePlan('stopping', 'NodeNotActive', message, keep);
+    }
+  }
+  return intent === 'remove' ? purgePlan(o, id, f) : destroyPlan(o, id, f, dead);
+}
+
+/** While draining: Ceph's safe-to-destroy, as the shared gate words it; null once safe. A check
+ * not asked this time (observe asks once per recheck) keeps the current words. */
+function safeVerdict(o: OsdObserved, id: number): string | null {
+  const answer = o.lifecycle?.safe ?? null;
+  if (answer === null) {
+    const cur = o.disk.status.conditions?.find((c) => c.type === 'Blocked' && c.status === 'True' && c.reason === 'OsdNotSafeToDestroy');
+    if (cur) return cur.message;
+  }
+  const v = safeToDestroyGate([id], answer);
+  return v.ok ? null : v.message;
+}
+
+/** PGs and bytes still on the OSD, from `osd df`, with what was there when the drain began. */
+function drainProgress(o: OsdObserved, id: number): DrainProgress | undefined {
+  const cur = o.disk.status.drain?.osdId === id ? o.disk.status.drain : undefined;
+  const df = o.lifecycle?.df ?? null;
+  if (df === null || 'error' in df) return cur;
+  if (cur && cur.pgs === df.pgs && cur.bytes === df.dataBytes) return cur;
+  return {
+    osdId: id,
+    startPgs: cur?.startPgs ?? df.pgs,
+    startBytes: cur?.startBytes ?? df.dataBytes,
+    pgs: df.pgs,
+    bytes: df.dataBytes,
+    observedAt: isoAt(o),
+  };
+}
+
+/** Purge (id, CRUSH entry, key gone), then the verified wipe, then `removed`. */
+function purgePlan(o: OsdObserved, id: number, f: LifecycleFacts): OsdPlan {
+  const keep = { osdId: recordedId(o) };
+  if (!f.purged) {
+    if (!o.quorum) return gatePlan('purging', 'WaitingForQuorum', 'waiting for monitor quorum', { ...keep, lease: true });
+    return stepPlan(
+      o,
+      'purging',
+      'purge',
+      f.purge,
+      `purging osd.${id} (id, CRUSH entry and key)`,
+      { args: { osdId: id } },
+      {
+        ...keep,
+        lease: true,
+      },
+    );
+  }
+  // The lease goes back right after the purge: the wipe disrupts nothing.
+  const devicePath = o.disk.status.devicePath ?? '';
+  if (!f.zapped) {
+    const phase = o.node?.status.phase ?? 'unknown';
+    if (phase !== 'active')
+      return gatePlan('zapping', 'NodeNotActive', `osd.${id} is purged; its disk is wiped once the node is active (it is ${phase})`, keep);
+    if (o.disk.status.present === false)
+      return gatePlan('zapping', 'DiskAbsent', `osd.${id} is purged; its disk ${o.disk.spec.serial} is not present to be wiped`, keep);
+    return stepPlan(
+      o,
+      'zapping',
+      'zap',
+      f.zap,
+      `wiping ${devicePath} (verified) after purging osd.${id}`,
+      { args: { osdId: id, devicePath } },
+      keep,
+    );
+  }
+  const at = isoAt(o);
+  return statePlan(
+    'removed',
+    'Removed',
+    `osd.${id} was purged and ${devicePath} wiped; the disk is eligible again once its node reports it blank`,
+    {
+      osdId: null,
+      osdUuid: null,
+      history: [entry(at, 'removed', id, `osd.${id} purged`), entry(at, 'zapped', id, `${devicePath} wiped (verified)`)],
+    },
+  );
+}
+
+/** Destroy (id and CRUSH position kept for the disk that replaces it), then `destroyed`. */
+function destroyPlan(o: OsdObserved, id: number, f: LifecycleFacts, dead = o.disk.spec.osd): OsdPlan {
+  const keep = { osdId: recordedId(o) };
+  if (!f.destroyed) {
+    if (!o.quorum) return gatePlan('destroying', 'WaitingForQuorum', 'waiting for monitor quorum', { ...keep, lease: !dead });
+    return stepPlan(
+      o,
+      'destroying',
+      'destroy',
+      f.destroy,
+      `destroying osd.${id}, keeping its id and CRUSH position`,
+      { args: { osdId: id } },
+      {
+        ...keep,
+        lease: !dead,
+      },
+    );
+  }
+  const why = dead ? `its disk ${o.disk.spec.serial} died` : 'it is replaced';
+  return statePlan('destroyed', 'Destroyed', `osd.${id} is destroyed (${why}); its id waits for the disk that replaces it`, {
+    osdId: id,
+    history: [entry(isoAt(o), 'destroyed', id, `osd.${id} destroyed: ${why}; id and CRUSH position kept`)],
+  });
+}
+
+/** A removal withdrawn before its purge or destroy: `in` again, and started again if it was
+ * stopped; null when there is nothing to undo. */
+function undoPlan(o: OsdObserved, id: number, f: LifecycleFacts): OsdPlan | null {
+  const keep = { osdId: recordedId(o) };
+  const phase = o.disk.status.osd?.phase === 'stopping' ? 'stopping' : 'draining';
+  // An out or stop still running finishes first: undone before it lands, it would land after.
+  const flying = isActive(f.out) ? f.out : isActive(f.stop) ? f.stop : null;
+  if (flying)
+    return statePlan(phase, 'Undoing', `the removal of osd.${id} was withdrawn; waiting for run ${flying.id} to finish first`, keep);
+  if (f.outDone) {
+    if (!o.quorum) return gatePlan(phase, 'WaitingForQuorum', 'waiting for monitor quorum', keep);
+    const inRun = o.lifecycle?.inRun?.args.osdId === id ? o.lifecycle.inRun : null;
+    const last = isActive(inRun) || inRun?.state === 'failed' ? inRun : null;
+    return stepPlan(o, phase, 'in', last, `the removal of osd.${id} was withdrawn: marking it in again`, { args: { osdId: id } }, keep);
+  }
+  const running = (o.node?.status.daemons?.osds ?? []).includes(id);
+  // Declared (osd: true): keeping it restarts it. Unowned: the withdrawn removal restarts what it stopped.
+  if (o.disk.spec.osd || !f.stopped || running || o.node?.status.phase !== 'active') return null;
+  const r = o.restartRun;
+  const last = r && r.args.id === id && f.stop && order(r) > order(f.stop) ? r : null;
+  return restartStep(o, id, last, `the removal of osd.${id} was withdrawn: starting it again`, 'stopping', keep);
+}
