@@ -1,19 +1,14 @@
 // What the OSD plan's parts (keep, remove, replace) share: the disk's id and class, the
 // status words, and the one way a step's last run becomes the next attempt, a wait or "busy".
 import type { OsdPhase, OsdState } from '../../src/model/kinds.js';
-import type { DiskDoc } from '../../src/model/operations.js';
+import { deviceClassOf, type DiskDoc } from '../../src/model/operations.js';
 import { gateOf } from '../../src/runtime/loop-kit/index.js';
 import { nextAttempt, type RunInfo } from '../shared/runs.js';
 import type { DeviceClass, OsdObserved, OsdPlan, OsdStep } from './types.js';
 
-/** CRUSH device class as ceph-volume would guess it: by interface first, then rotation. */
-export function deviceClassOf(d: DiskDoc): DeviceClass {
-  if (d.status.interface === 'nvme') return 'nvme';
-  return d.status.rotational ? 'hdd' : 'ssd';
-}
-
-/** The class the OSD is given: the spec's (a selector's `deviceClass`), else the disk's. */
-export const deviceClassFor = (d: DiskDoc): DeviceClass => d.spec.deviceClass ?? deviceClassOf(d);
+/** The class the OSD is given: the spec's (a selector's `deviceClass`), else the disk's (the
+ * rule the API shows in /disks, src/model/operations.ts). */
+export const deviceClassFor = (d: DiskDoc): DeviceClass => deviceClassOf(d);
 
 /** The OSD id of this disk: recorded in status, or what `osd new` answered for its uuid. */
 export function osdIdOf(o: Pick<OsdObserved, 'disk' | 'newRun'>): number | null {

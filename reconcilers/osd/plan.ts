@@ -14,7 +14,7 @@ import type { OsdObserved, OsdPlan } from './types.js';
 
 export { OSD_CAPS, OsdTask } from './types.js';
 export type { CreateArgs, DeviceClass, LifecycleObserved, NewArgs, OsdObserved, OsdPlan, OsdStep } from './types.js';
-export { deviceClassFor, deviceClassOf, osdIdOf } from './plan-kit.js';
+export { deviceClassFor, osdIdOf } from './plan-kit.js';
 
 export function planOsd(o: OsdObserved): OsdPlan {
   const { disk } = o;

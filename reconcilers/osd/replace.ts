@@ -6,6 +6,7 @@
 // <uuid> <id>` and `ceph.osd.create` run on the new disk, and CRUSH moves data once. When it
 // runs, the new disk's history says `replaces` and the old one's `replaced-by`, and the old one
 // is `replaced` (its osdId dropped).
+import { OsdRemoval } from '../../src/model/kinds.js';
 import type { DiskDoc } from '../../src/model/operations.js';
 import { entry } from './history.js';
 import { isoAt, recordedId, statePlan } from './plan-kit.js';
@@ -16,7 +17,8 @@ export type Replacement =
   | { kind: 'claimed'; old: DiskDoc; osdId: number }
   /** That one's id is free to claim. */
   | { kind: 'claim'; old: DiskDoc; osdId: number }
-  /** The disk named by spec.replaces still has its OSD (its replacement drains it). */
+  /** The disk named by spec.replaces, or one of the node whose OSD is being destroyed, still
+   * has its OSD. */
   | { kind: 'wait'; old: DiskDoc };
 
 const destroyedId = (d: DiskDoc): number | null => (d.status.osd?.phase === 'destroyed' ? (d.status.osdId ?? null) : null);
@@ -40,8 +42,18 @@ export function replacementOf(o: Pick<OsdObserved, 'disk' | 'peers'>): Replaceme
     return live ? { kind: 'wait', old } : null;
   }
   const first = peers.filter(free).sort((a, b) => destroyedId(a)! - destroyedId(b)!)[0];
-  return first ? { kind: 'claim', old: first, osdId: destroyedId(first)! } : null;
+  if (first) return { kind: 'claim', old: first, osdId: destroyedId(first)! };
+  // A disk of this node whose OSD is on its way to `destroyed` (its disk is gone, or it is being
+  // replaced): a new disk that appears meanwhile is its replacement, so it waits for the id
+  // rather than taking a fresh one (CRUSH would move the data twice).
+  const dying = peers.find((d) => destroyedId(d) === null && !d.status.replacedBy && isDying(d));
+  return dying ? { kind: 'wait', old: dying } : null;
 }
+
+/** An OSD that will end `destroyed`: its disk is gone while wanted, or its replacement is asked. */
+const isDying = (d: DiskDoc): boolean =>
+  (d.status.osdId ?? null) !== null &&
+  ((d.spec.osd && d.status.present === false) || (!d.spec.osd && d.spec.osdRemoval === OsdRemoval.replace));
 
 /** A destroyed OSD on this disk, nobody's claim yet: it waits for the disk that replaces it. */
 export function destroyedPlan(o: OsdObserved, id: number): OsdPlan {

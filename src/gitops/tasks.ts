@@ -18,20 +18,17 @@ export const TaskKind = {
   monJoin: Step.monJoin,
   osdNew: Step.osdNew,
   osdCreate: Step.osdCreate,
+  // An OSD's removal and replacement, and a removal undone.
+  osdOut: Step.osdOut,
+  osdIn: Step.osdIn,
+  osdStop: Step.osdStop,
+  osdPurge: Step.osdPurge,
+  osdDestroy: Step.osdDestroy,
+  osdZap: Step.osdZap,
   fsCreate: Step.fsCreate,
   rgwUserCreate: Step.rgwUserCreate,
   imageDownload: Step.imageDownload,
   imageRemove: Step.imageRemove,
-} as const;
-
-/** The steps of an OSD's removal and replacement, and of a removal undone. */
-export const OsdRemovalTask = {
-  out: Step.osdOut,
-  in: Step.osdIn,
-  stop: Step.osdStop,
-  purge: Step.osdPurge,
-  destroy: Step.osdDestroy,
-  zap: Step.osdZap,
 } as const;
 
 /** The OSD a task acts on; bytes and PGs on it when Ceph answered (`ceph osd df`). */
@@ -100,7 +97,7 @@ function diskTasks(
     if (disk && isAdoptable(disk, world.cluster?.spec.fsid)) {
       // Adopted as it is: nothing is created. A drain is undone: the OSD takes data again.
       const phase = st.osd?.phase;
-      if (osdId !== null && (phase === 'draining' || phase === 'stopping')) add(OsdRemovalTask.in, { affects: { osdId } });
+      if (osdId !== null && (phase === 'draining' || phase === 'stopping')) add(TaskKind.osdIn, { affects: { osdId } });
       return;
     }
     const reused = reusedId(disk, now, world);
@@ -112,12 +109,12 @@ function diskTasks(
   const asked = !now.osd && now.osdRemoval !== undefined && (was?.osd === true || was?.osdRemoval !== now.osdRemoval);
   if (!asked || !disk || !holdsLiveOsd(disk) || osdId === null) return;
   const affects = { affects: { osdId } };
-  add(OsdRemovalTask.out, affects);
-  add(OsdRemovalTask.stop, affects);
-  if (now.osdRemoval === OsdRemoval.replace) add(OsdRemovalTask.destroy, affects);
+  add(TaskKind.osdOut, affects);
+  add(TaskKind.osdStop, affects);
+  if (now.osdRemoval === OsdRemoval.replace) add(TaskKind.osdDestroy, affects);
   else {
-    add(OsdRemovalTask.purge, affects);
-    add(OsdRemovalTask.zap, { wipes, ...affects });
+    add(TaskKind.osdPurge, affects);
+    add(TaskKind.osdZap, { wipes, ...affects });
   }
 }
 

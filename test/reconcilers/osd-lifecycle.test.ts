@@ -548,6 +548,26 @@ test('osd replacement: replaces names a disk still draining: the new disk waits'
   t.is(p.step, null);
 });
 
+test('osd replacement: a new disk waits for the id of an OSD of its node that is being destroyed, without replaces', (t) => {
+  // Its disk died (still wanted, not reported) or its replacement was asked: it ends destroyed.
+  const dead = diskDoc({ osd: true }, { osdId: 4, present: false, osd: { phase: 'running', reason: '', message: '' } }, OLD, 'SER1');
+  const asked = replacing({ osd: { phase: 'draining', reason: '', message: '' } });
+  for (const dying of [dead, asked]) {
+    const p = planOsd(newDisk({ peers: [dying] }));
+    t.is(p.gate?.reason, 'WaitingForReplacedOsd');
+    t.is(p.step, null);
+  }
+  // A removal (purge) or a live OSD of the node does not hold a new disk back.
+  const removing = diskDoc(
+    { osd: false, osdRemoval: 'remove' },
+    { osdId: 4, osd: { phase: 'draining', reason: '', message: '' } },
+    OLD,
+    'SER1',
+  );
+  const live = diskDoc({ osd: true }, { osdId: 4, osd: { phase: 'running', reason: '', message: '' } }, OLD, 'SER1');
+  for (const other of [removing, live]) t.like(planOsd(newDisk({ peers: [other] })).step, { kind: 'new' });
+});
+
 test('osd replacement: replaces names a disk replaced by another already: a new OSD', (t) => {
   const taken = destroyedOld({ replacedBy: 'c0ffee00-0000-4000-8000-000000000000' });
   const p = planOsd(newDisk({ disk: blank({ replaces: OLD }), peers: [taken] }));
