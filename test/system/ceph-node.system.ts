@@ -11,7 +11,7 @@ import { DAEMONS } from '../../src/catalogue/index.js';
 import { randomUUID } from 'node:crypto';
 import { agentSteps } from '../../src/agent/steps/index.js';
 import { OSD_CAPS } from '../../reconcilers/osd/plan.js';
-import { newKey, sandbox, until, type Sandbox } from './node-sandbox.js';
+import { monitorAnswer, newKey, sandbox, until, type Sandbox } from './node-sandbox.js';
 import type { CephStatus } from '../../src/clients/ceph.js';
 import type { CephHost } from '../../src/agent/ceph-host.js';
 
@@ -25,15 +25,7 @@ test('agent steps bring up two monitors (bootstrap, join), mgr, osd on a loop de
 
   await run(s, 'ceph.mon.bootstrap', { fsid: s.fsid, monName: 'a', addr: '127.0.0.1', monPort: s.port, devicePath: await s.addDisk() });
   // The node's mkfs had mon. alone: the master's client.admin is refused until it imports it.
-  const answer = await until(
-    'an answer from the monitor',
-    () =>
-      s.admin.monStat({ timeoutMs: 10_000 }).then(
-        () => 'accepted',
-        (e: unknown) => String((e as { stderr?: string }).stderr ?? e),
-      ),
-    (v) => v === 'accepted' || /permission denied/.test(v),
-  );
+  const answer = await monitorAnswer(s);
   t.regex(answer, /RADOS permission denied/);
   await s.importAdmin();
   await until(

@@ -10,7 +10,7 @@ import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { agentSteps } from '../../src/agent/steps/index.js';
 import { MON_FS_LABEL } from '../../src/agent/mon-disk.js';
-import { sandbox, until, type Sandbox } from './node-sandbox.js';
+import { monitorAnswer, sandbox, until, type Sandbox } from './node-sandbox.js';
 
 const steps = agentSteps();
 const run = (s: Sandbox, name: string, args: Record<string, unknown>) => steps.get(name)!(s.ctx(args));
@@ -36,15 +36,7 @@ test('mon disk holds the store: bootstrap mounts it at the data dir, a restart m
   const data = s.host.dataDirOf('mon', 'a');
 
   await run(s, 'ceph.mon.bootstrap', { fsid: s.fsid, monName: 'a', addr: '127.0.0.1', monPort: s.port, devicePath: disk });
-  await until(
-    'an answer from the monitor',
-    () =>
-      s.admin.monStat({ timeoutMs: 10_000 }).then(
-        () => 'accepted',
-        (e: unknown) => String((e as { stderr?: string }).stderr ?? e),
-      ),
-    (v) => v === 'accepted' || /permission denied/.test(v),
-  );
+  await monitorAnswer(s);
   await s.importAdmin();
   await quorum(s);
   t.deepEqual(await findmnt(s, data), { source: disk, fstype: 'ext4' });

@@ -12,7 +12,7 @@ import { agentSteps } from '../../src/agent/steps/index.js';
 import { CommandError } from '../../src/errors.js';
 import { OSD_CAPS } from '../../reconcilers/osd/plan.js';
 import { nfsRoundTrip } from './nfs-check.js';
-import { newKey, sandbox, until, type Sandbox } from './node-sandbox.js';
+import { monitorAnswer, newKey, sandbox, until, type Sandbox } from './node-sandbox.js';
 
 const steps = agentSteps();
 const startNfs = steps.get(DAEMONS.nfs.steps.start)!;
@@ -27,15 +27,7 @@ test('nfs gateway started by its agent step exports a CephFS that a userspace NF
   t.teardown(() => s.host.stop('nfs', 'a'));
   const caps = (c: Readonly<Record<string, string>>) => ({ ...c });
   await run(s, 'ceph.mon.bootstrap', { fsid: s.fsid, monName: 'a', addr: '127.0.0.1', monPort: s.port, devicePath: await s.addDisk() });
-  await until(
-    'the monitor answering',
-    () =>
-      s.admin.monStat({ timeoutMs: 10_000 }).then(
-        () => 'up',
-        (e: unknown) => String((e as { stderr?: string }).stderr ?? e),
-      ),
-    (v) => v === 'up' || /permission denied/.test(v),
-  );
+  await monitorAnswer(s);
   await s.importAdmin();
   s.master.add('mgr.a', (await s.admin.authGetOrCreate('mgr.a', caps(DAEMONS.mgr.caps))).key, caps(DAEMONS.mgr.caps));
   await run(s, 'ceph.mgr.start', { name: 'a', fsid: s.fsid });

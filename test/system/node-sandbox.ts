@@ -222,3 +222,17 @@ export async function until<T>(what: string, get: () => Promise<T>, ok: (v: T) =
     await new Promise((r) => setTimeout(r, 500));
   }
 }
+
+/** Waits for a monitor just started to answer `mon stat`: 'accepted', or the refusal's text (a
+ * node's mkfs has the mon. key alone, so client.admin is refused until the master imports it). */
+export function monitorAnswer(s: Pick<Sandbox, 'admin'>): Promise<string> {
+  return until(
+    'an answer from the monitor',
+    () =>
+      s.admin.monStat({ timeoutMs: 10_000 }).then(
+        () => 'accepted',
+        (e: unknown) => String((e as { stderr?: string }).stderr ?? e),
+      ),
+    (v) => v === 'accepted' || /permission denied/.test(v),
+  );
+}

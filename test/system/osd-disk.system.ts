@@ -16,7 +16,7 @@ import { DAEMONS } from '../../src/catalogue/index.js';
 import { CommandError } from '../../src/errors.js';
 import { displayCommand, type Runner } from '../../src/exec/runner.js';
 import { OSD_CAPS } from '../../reconcilers/osd/plan.js';
-import { newKey, sandbox, until, type Sandbox } from './node-sandbox.js';
+import { monitorAnswer, newKey, sandbox, until, type Sandbox } from './node-sandbox.js';
 
 const steps = agentSteps();
 const GiB = 2 ** 30;
@@ -69,16 +69,8 @@ test('osd disk: label in the inventory, adoption without mkfs, refusal of anothe
   const rados = (...verb: string[]) =>
     s.runner.run('rados', ['-c', s.host.conf, '-n', 'client.admin', '-k', adminKeyring, ...verb], { timeoutMs: 60_000 });
 
-  await run(s, 'ceph.mon.bootstrap', { fsid: s.fsid, monName: 'a', addr: '127.0.0.1', monPort: s.port, devicePath: '/dev/null' });
-  await until(
-    'the monitor answering',
-    () =>
-      s.admin.monStat({ timeoutMs: 10_000 }).then(
-        () => 'up',
-        (e: unknown) => String((e as { stderr?: string }).stderr ?? e),
-      ),
-    (v) => v === 'up' || /permission denied/.test(v),
-  );
+  await run(s, 'ceph.mon.bootstrap', { fsid: s.fsid, monName: 'a', addr: '127.0.0.1', monPort: s.port, devicePath: await s.addDisk() });
+  await monitorAnswer(s);
   await s.importAdmin();
   await until(
     'quorum',
