@@ -55,17 +55,6 @@ export interface DiskView {
   replaces: string | null;
 }
 
-/** One task of a POST /specs/plan answer. */
-export interface PlanTaskView {
-  task: string;
-  kind: string;
-  id: string;
-  name: string;
-  destructive: boolean;
-  wipes?: string;
-  affects?: { osdId: number; bytes?: number; pgs?: number };
-}
-
 /** GET /ceph/metrics */
 export type { ClusterMetrics } from '../../src/model/ceph-kinds.js';
 

@@ -9,8 +9,8 @@ import { planOsd, type LifecycleObserved, type OsdObserved } from '../../reconci
 import { ownedStatus } from '../../reconcilers/osd/status.js';
 import { planWipe } from '../../reconcilers/osd/wipe.js';
 import type { RunInfo } from '../../reconcilers/shared/runs.js';
-import { NOW, run } from './plan-fixtures.js';
-import { NODE_ID, node } from '../builders.js';
+import { NOW, diskDoc as baseDisk, run } from './plan-fixtures.js';
+import { node } from '../builders.js';
 
 const FSID = '11111111-2222-4333-8444-555555555555';
 const UUID = '6f1c2a8e-1d3b-4c5d-9e7f-0a1b2c3d4e5f';
@@ -20,27 +20,9 @@ const NEW = '8b2a1f4e-3c5d-4d7e-9f81-2b3c4d5e6f70';
 const GB = 1e9;
 const GRACE = 600_000;
 
-function diskDoc(spec: Partial<DiskSpec> = {}, status: Partial<DiskStatusFields> = {}, id = OLD, serial = 'SER1'): DiskDoc {
-  return {
-    kind: 'Disk',
-    id,
-    name: `node-1/${serial}`,
-    metadata: { generation: 1, resourceVersion: 3, createdAt: '', updatedAt: '', labels: {}, source: null },
-    spec: { nodeId: NODE_ID, serial, osd: true, wipeGeneration: 0, ...spec },
-    status: {
-      present: true,
-      devicePath: '/dev/sdb',
-      capacityBytes: 4000 * GB,
-      rotational: true,
-      interface: 'sata',
-      isSystem: false,
-      hasFilesystem: true,
-      osdUuid: UUID,
-      osdId: 4,
-      ...status,
-    },
-  };
-}
+/** The disk of osd.4 (hasFilesystem: its BlueStore). */
+const diskDoc = (spec: Partial<DiskSpec> = {}, status: Partial<DiskStatusFields> = {}, id = OLD, serial = 'SER1'): DiskDoc =>
+  baseDisk(spec, { hasFilesystem: true, osdUuid: UUID, osdId: 4, ...status }, id, serial);
 
 function hostNode(opts: { phase?: 'active' | 'offline'; osds?: number[] } = {}): NodeDoc {
   const n = node(opts.phase ?? 'active').build();

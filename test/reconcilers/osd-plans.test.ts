@@ -6,32 +6,14 @@ import { planOsd, type OsdObserved } from '../../reconcilers/osd/plan.js';
 import { planWipe, type WipeObserved } from '../../reconcilers/osd/wipe.js';
 import { okToStopAnswer, okToStopGate, safeToDestroyGate } from '../../reconcilers/shared/osd-gates.js';
 import type { RunInfo } from '../../reconcilers/shared/runs.js';
-import { NOW, run } from './plan-fixtures.js';
+import { NOW, diskDoc as baseDisk, run } from './plan-fixtures.js';
 import { pendingRun, planNode, type NodeObserved } from '../../reconcilers/node/plan.js';
-import { NODE_ID, T0, node, observation, report } from '../builders.js';
+import { T0, node, observation, report } from '../builders.js';
 
 const UUID = '6f1c2a8e-1d3b-4c5d-9e7f-0a1b2c3d4e5f';
 const GB = 1e9;
 
-function diskDoc(spec: Partial<DiskDoc['spec']> = {}, status: Partial<DiskStatusFields> = {}): DiskDoc {
-  return {
-    kind: 'Disk',
-    id: '9c1a0f3e-2b4d-4c6e-8f70-1a2b3c4d5e6f',
-    name: 'node-1/SER1',
-    metadata: { generation: 1, resourceVersion: 3, createdAt: '', updatedAt: '', labels: {}, source: null },
-    spec: { nodeId: NODE_ID, serial: 'SER1', osd: true, wipeGeneration: 0, ...spec },
-    status: {
-      present: true,
-      devicePath: '/dev/sdb',
-      capacityBytes: 4000 * GB,
-      rotational: true,
-      interface: 'sata',
-      isSystem: false,
-      hasFilesystem: false,
-      ...status,
-    },
-  };
-}
+const diskDoc = (spec: Partial<DiskDoc['spec']> = {}, status: Partial<DiskStatusFields> = {}): DiskDoc => baseDisk(spec, status);
 
 function hostNode(opts: { phase?: 'active' | 'offline'; osds?: number[]; monDisk?: string } = {}): NodeDoc {
   const n = node(opts.phase ?? 'active').build();
