@@ -48,8 +48,10 @@ export const DISK_FIELDS = ['osd', 'osdRemoval', 'deviceClass', 'replaces']; // 
 /** Node daemons the file turns on or off alone; the one that needsDisk (the monitor) is chosen
  * with its disk below. */
 const SIMPLE = NODE_DAEMON_TYPES.filter((t) => !DAEMONS[t].needsDisk);
-// Eligibility reasons that do not hold back a disk the file already has an OSD on.
-const OWN = new Set<string>([DiskReason.holdsOsd, DiskReason.monitorDisk]);
+// Eligibility reasons that do not hold back a disk the file already has an OSD on: its own OSD,
+// and the filesystem that OSD's BlueStore is (a real agent reports it as one, so `all` would
+// otherwise stop naming every disk it had made an OSD of, orphaning them all).
+const OWN = new Set<string>([DiskReason.holdsOsd, DiskReason.monitorDisk, DiskReason.hasFilesystem]);
 
 export function findNode(world: World, match: NodeInput['match']): NodeDoc | undefined {
   const mac = match.mac?.toLowerCase().replace(/-/g, ':');

@@ -306,6 +306,31 @@ test('osd create refuses a disk whose label is another OSD or another cluster, n
   await t.throwsAsync(stat(join(n.host.dataDirOf('osd', '3'), 'keyring')), { code: 'ENOENT' });
 });
 
+test('osd create takes over the id of a destroyed OSD whose data dir is left (its disk died), never one that runs', async (t) => {
+  const n = await fakeNode(t);
+  n.master.keys.push(keyring('osd.3', OSD_KEY));
+  const dev = await disk(n, GiB);
+  const dir = await osdDir(n, 3, join(n.dir, 'gone-disk'));
+  const old = '7c9e6679-7425-40de-944b-e07fc1f90ae7';
+  await writeFile(join(dir, 'fsid'), `${old}\n`);
+  await runningOsd(t, n, 3);
+  await t.throwsAsync(step('ceph.osd.create')(n.ctx({ osdId: 3, uuid: OSD_UUID, devicePath: dev })), {
+    message: `osd.3 runs on this node with fsid ${old}, not ${OSD_UUID}`,
+  });
+  t.is(await readFile(join(dir, 'fsid'), 'utf8'), `${old}\n`, 'the running OSD keeps its data dir');
+
+  await step('ceph.osd.stop')(n.ctx({ osdId: 3 }));
+  n.runner
+    .expect('blkid', ['-p', '-o', 'export', dev], { exitCode: 2 })
+    .expect('ceph-osd', ['-c', n.host.conf, '-i', '3', '--mkfs', '--osd-uuid', OSD_UUID, '--bluestore-block-path', dev])
+    .expect('ceph-osd', ['-c', n.host.conf, '-i', '3']);
+  t.deepEqual(await step('ceph.osd.create')(n.ctx({ osdId: 3, uuid: OSD_UUID, devicePath: dev })), { osdId: 3, devicePath: dev });
+  n.runner.verify();
+  await t.throwsAsync(stat(join(dir, 'fsid')), { code: 'ENOENT' }, "the old OSD's data dir is gone");
+  t.is(await readFile(join(dir, 'keyring'), 'utf8'), `[osd.3]\n\tkey = ${OSD_KEY}\n`);
+  t.true(n.lines.some((l) => l.message.includes(`the data dir of its earlier OSD (fsid ${old}), not running, removed`)));
+});
+
 test('osd create makes BlueStore again over its own label from an unfinished mkfs', async (t) => {
   const n = await fakeNode(t);
   n.master.keys.push(keyring('osd.3', OSD_KEY));

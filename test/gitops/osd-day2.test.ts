@@ -218,6 +218,22 @@ test("osd specs: a declared disk holding this cluster's OSD is adopted with no t
   t.false((await spec(store, 'FOREIGN')).osd);
 });
 
+test('osd specs: `all` keeps naming the disks it made OSDs of once the agent reports their BlueStore as a filesystem', async (t) => {
+  const { store, folder } = await folderOf();
+  const text = node('[{ all: true }]');
+  await folder.fileChanged('site.yaml', text);
+  t.true((await spec(store, 'BLANK')).osd);
+  // The OSD made: the real agent's blkid sees ceph_bluestore, a filesystem.
+  for (const serial of ['OLD', 'BLANK']) {
+    const d = await store.mustGet(Kind.Disk, id(serial));
+    await store.updateStatus(Kind.Disk, id(serial), { ...(d.status as object), hasFilesystem: true });
+  }
+  t.like(await folder.plan('site.yaml', text), { valid: true, updated: [], tasks: [] }, 'nothing to change');
+  const again = await folder.fileChanged('site.yaml', `${text}\n`);
+  t.deepEqual(again?.orphans, [], 'no disk orphaned');
+  for (const serial of ['OLD', 'BLANK']) t.true((await spec(store, serial)).osd, serial);
+});
+
 test('osd specs: a file owns osd, osdRemoval, deviceClass and replaces; a disk it stops naming is orphaned, its removal withdrawn', async (t) => {
   const { store, folder } = await folderOf();
   await folder.fileChanged('site.yaml', node('[{ serial: OLD, state: absent }, { serial: ORPH, state: absent }, { serial: NEW }]'));

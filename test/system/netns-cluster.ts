@@ -46,6 +46,8 @@ export interface ClusterOptions {
   /** How often the Ceph loops ask Ceph. Each poll is five `ceph` CLI runs (~0.3 s of CPU each):
    * at 1 s on a 2-core machine they slow the daemons' start more than the quicker look gains. */
   pollMs?: number;
+  /** An OSD disk missing this long from its active node is dead (DISK_GONE_GRACE_MS). */
+  diskGoneGraceMs?: number;
 }
 
 export class NetnsCluster {
@@ -134,6 +136,9 @@ export class NetnsCluster {
         ADMIN_PASSWORD,
         HEARTBEAT_TIMEOUT_MS: String(opts.heartbeatTimeoutMs ?? 8_000),
         RESYNC_MS: '5000',
+        // The watched specs folder is the run's own, never the working directory's.
+        SPECS_DIR: this.specsDir,
+        ...(opts.diskGoneGraceMs === undefined ? {} : { DISK_GONE_GRACE_MS: String(opts.diskGoneGraceMs) }),
       }),
       log: silentLogger,
       store: await createMemoryStore(),
@@ -169,6 +174,26 @@ export class NetnsCluster {
     this.admin = new Client(this.q.url);
     const login = await this.admin.post('/user/login', { username: 'admin', password: ADMIN_PASSWORD });
     if (login.status !== 200) throw new Error(`admin login: ${login.status} ${login.text}`);
+  }
+
+  /** Quarry's watched specs folder (SPECS_DIR): a file written here is applied as desired state. */
+  get specsDir(): string {
+    return join(this.dir, 'specs');
+  }
+
+  /** A new disk in the node: a loop device over a new sparse file. Its agent reports it once
+   * DISKS names it (the agent reads DISKS at start: set node.env.DISKS and restart it). */
+  async addDisk(node: ClusterNode, gib = 6): Promise<string> {
+    const device = await loopDevice(this.runner, join(this.dir, node.ns, `disk-added-${Date.now()}.img`), gib);
+    node.devices.push(device);
+    return device;
+  }
+
+  /** The disk pulled out: its loop device detached (once nothing holds it open), and no longer
+   * the node's, so that stop() does not detach a number the kernel gave to another. */
+  async detachDisk(node: ClusterNode, device: string): Promise<void> {
+    await this.runner.run('losetup', ['-d', device], { timeoutMs: 10_000 });
+    node.devices.splice(node.devices.indexOf(device), 1);
   }
 
   /** The agent program inside the node's namespace, with the node's hostname (`ip netns exec`

@@ -20,11 +20,19 @@ export const createOsd: AgentStepOf<'ceph.osd.create'> = async (ctx) => {
   const { osdId: id, uuid, devicePath: device } = ctx.args;
   const conf = await refreshConf(ctx);
   const data = ctx.host.dataDirOf(Daemon.osd, String(id));
-  const made = await readFile(join(data, 'fsid'), 'utf8').then(
+  let made = await readFile(join(data, 'fsid'), 'utf8').then(
     (s) => s.trim(),
     () => null,
   );
-  if (made !== null && made !== uuid) throw new Error(`osd.${id} exists on this node with fsid ${made}, not ${uuid}`);
+  if (made !== null && made !== uuid) {
+    // The data dir of an earlier OSD of this id: Ceph gave the id to this uuid, so that one was
+    // destroyed (its disk died: no zap left its dir) or purged. Stale unless it still runs; its
+    // BlueStore is on its own disk, which this does not touch.
+    if (await ctx.host.pidOf(Daemon.osd, String(id))) throw new Error(`osd.${id} runs on this node with fsid ${made}, not ${uuid}`);
+    await ctx.host.remove(Daemon.osd, String(id));
+    ctx.log('info', `osd.${id}: the data dir of its earlier OSD (fsid ${made}), not running, removed: the id is this uuid's now`);
+    made = null;
+  }
   const holder = await osdOn(ctx, device);
   if (holder !== null && holder !== id) throw new Error(`${device} already holds osd.${holder}`);
   if (made === null) {
