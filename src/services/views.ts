@@ -92,7 +92,10 @@ export function diskView(d: DiskDoc, n: NodeDoc | undefined, serialOf: (diskId: 
     deviceClass: deviceClassOf(d),
     label: label ? { fsid: label.fsid, osdId: label.osdId } : null,
     replacedBy: d.status.replacedBy ? (serialOf(d.status.replacedBy) ?? null) : null,
-    replaces: d.spec.replaces ? (serialOf(d.spec.replaces) ?? null) : null,
+    // Named in the spec, or (an `all` selector's disk that took a destroyed id) its history says.
+    replaces: d.spec.replaces
+      ? (serialOf(d.spec.replaces) ?? null)
+      : (d.status.history?.findLast((h) => h.event === 'replaces')?.otherSerial ?? null),
   };
 }
 

@@ -255,6 +255,7 @@ test.serial(
     const dump = (await osdDump(c)).get(id);
     t.true(dump?.up && dump.in && !dump.state.includes('destroyed'), JSON.stringify(dump));
     t.is(gone!.replacedBy, fresh!.serial);
+    t.is(fresh!.replaces, old.serial, '/disks says which disk the new one replaced');
     t.true(
       fresh!.history.some((h) => h.event === 'replaces' && h.osdId === id && h.otherSerial === old.serial),
       JSON.stringify(fresh!.history),
