@@ -7,6 +7,7 @@
 import type { Quarry } from '../src/main.js';
 import { Kind, type DiskSpec, type DiskStatusFields } from '../src/model/kinds.js';
 import type { SimCephCluster } from '../src/sim/ceph/cluster.js';
+import { CEPH_COMMANDS } from '../src/sim/ceph/commands.js';
 
 const GiB = 1024 ** 3;
 /** The pool the removals drain: about 0.8 PG replica per OSD at 3,664 OSDs, so most OSDs hold one. */
@@ -15,6 +16,10 @@ const POOL = { name: 'bench-day2', pgNum: 1024, bytes: 10 * 1024 * GiB };
 export interface Day2Result {
   createMs: number[];
   removeMs: number[];
+  /** Of each, the time the lab's Ceph spent answering `ceph` commands (anyone's) meanwhile. */
+  createSimMs: number[];
+  removeSimMs: number[];
+  osds: number;
   /** Per removal, the time spent in each phase (ms), in the order seen. */
   removePhases: Array<Record<string, number>>;
   /** PGs each removed OSD held when its removal was declared. */
@@ -76,6 +81,25 @@ async function until(what: string, check: () => boolean | Promise<boolean>, boun
   }
 }
 
+/** Time spent in the lab's Ceph answering commands: the simulation's own work, in this same
+ * process (at 3,664 OSDs an `osd df` renders every OSD, and the first query after an OSD map
+ * change maps every PG again). Each command's answer is synchronous, so this is CPU time on the
+ * one event loop, taken from whatever step was waiting. */
+let simMs = 0;
+function timeSimCommands(): void {
+  for (const c of CEPH_COMMANDS) {
+    const run = c.run.bind(c);
+    c.run = (ctx) => {
+      const t0 = performance.now();
+      try {
+        return run(ctx);
+      } finally {
+        simMs += performance.now() - t0;
+      }
+    };
+  }
+}
+
 const pgsOn = (ceph: SimCephCluster, id: number): number => ceph.pgs().filter((pg) => pg.acting.includes(id) || pg.up.includes(id)).length;
 
 export async function day2(x: Day2Input): Promise<Day2Result> {
@@ -89,13 +113,16 @@ export async function day2(x: Day2Input): Promise<Day2Result> {
   ceph.writeData(POOL.name, POOL.bytes);
   await until('every PG active+clean', () => ceph.pgs().every((pg) => pg.state === 'active+clean'), 120_000);
 
+  timeSimCommands();
   const createMs: number[] = [];
+  const createSimMs: number[] = [];
   for (const id of x.spares.slice(0, x.count)) {
     process.stderr.write(`day 2: creating an OSD on ${id}\n`);
-    const t0 = performance.now();
+    const [t0, sim0] = [performance.now(), simMs];
     const r = (await post('/invoke/disk', { operation: 'ceph.create-osd', diskIds: [id] })) as { results: Array<{ status: string }> };
     if (r.results[0]?.status !== 'scheduled') throw new Error(`create on ${id}: ${JSON.stringify(r)}`);
     createMs.push((await phases(q, id, 'running', t0, 120_000)).ms);
+    createSimMs.push(simMs - sim0);
   }
   await until('every PG active+clean', () => ceph.pgs().every((pg) => pg.state === 'active+clean'), 120_000);
 
@@ -108,20 +135,25 @@ export async function day2(x: Day2Input): Promise<Day2Result> {
   );
   const victims = ranked.sort((a, b) => b.pgs - a.pgs).slice(0, x.count);
   const removeMs: number[] = [];
+  const removeSimMs: number[] = [];
   const removePhases: Array<Record<string, number>> = [];
   for (const v of victims) {
     process.stderr.write(`day 2: removing the OSD of ${v.id} (${v.pgs} PGs)\n`);
-    const t0 = performance.now();
+    const [t0, sim0] = [performance.now(), simMs];
     const r = (await post('/invoke/disk', { operation: 'ceph.remove-osd', diskIds: [v.id] })) as { results: Array<{ status: string }> };
     if (r.results[0]?.status !== 'scheduled') throw new Error(`remove on ${v.id}: ${JSON.stringify(r)}`);
     const { ms, seen } = await phases(q, v.id, 'removed', t0, 120_000);
     removeMs.push(ms);
+    removeSimMs.push(simMs - sim0);
     removePhases.push(spans(seen, ms));
     await until('every PG active+clean', () => ceph.pgs().every((pg) => pg.state === 'active+clean'), 120_000);
   }
   return {
     createMs,
     removeMs,
+    createSimMs,
+    removeSimMs,
+    osds: ceph.osdmap.osds.size,
     removePhases,
     victimPgs: victims.map((v) => v.pgs),
     backfillPgsPerSec: ceph.options.backfillPgsPerSec,

@@ -163,8 +163,8 @@ export const DRAIN_FIRST_RECHECK = 1 / 32;
  * completed), between DRAIN_FIRST_RECHECK of the loop's recheck and the recheck. Nothing
  * announces a drain's end, and drains last from milliseconds (an almost empty OSD; the lab's
  * Ceph) to hours: a fixed recheck made every short one wait a whole recheck (the lab bench's
- * removal took 12× a creation, nearly all of it that wait), while doubling costs a long drain
- * only five more questions (osd df, safe-to-destroy) at its start.
+ * removal at 60 nodes took 603 ms against a creation's 43, 549 of them in `draining`), while
+ * doubling costs a long drain only five more questions (osd df, safe-to-destroy) at its start.
  */
 export function drainRecheckMs(outDoneAt: number | null, at: number, recheckMs: number): number {
   if (outDoneAt === null) return recheckMs;
