@@ -16,6 +16,7 @@ import { loopDevice, until } from '../test/system/node-sandbox.js';
 const POOL = 'bench-day2';
 const OBJECTS = Number(process.env.BENCH_SYSTEM_OBJECTS ?? 32);
 const OBJECT_BYTES = 1 << 20;
+const REPLACEMENT_BOUND_MS = Number(process.env.BENCH_SYSTEM_REPLACEMENT_MS ?? 180_000);
 
 interface DiskRow extends Disk {
   osdState: string | null;
@@ -36,6 +37,8 @@ export interface SystemDay2 {
   replacementPhases: string;
   sameId: boolean;
   objectsIdentical: boolean;
+  /** Why the replacement did not finish, if it did not. */
+  replacementFailure: string | null;
 }
 
 const disks = (c: NetnsCluster) => c.admin.get<DiskRow[]>('/disks').then((r) => r.json);
@@ -161,6 +164,9 @@ export async function systemDay2(c: NetnsCluster, osds: number): Promise<SystemD
   await healthyWith(c, six - 1, `HEALTH_OK with ${six - 1} OSDs after the removal`);
   const removalHealthyMs = Date.now() - started;
   removal.stop();
+  console.log(
+    `  day 2 removal: ${(removalMs / 1000).toFixed(1)} s to removed, ${(removalHealthyMs / 1000).toFixed(1)} s to HEALTH_OK (${removal.seen.join(' → ')})`,
+  );
 
   // Replacement: a new disk in node 2 takes the id of the OSD the operator replaces there.
   const fresh = await eligibleDisk(c, n2, await addDisk(c, n2));
@@ -169,14 +175,20 @@ export async function systemDay2(c: NetnsCluster, osds: number): Promise<SystemD
   const replacement = watchPhases(c, old.id, started);
   await invoke(c, 'ceph.replace-osd', [old.id]);
   await invoke(c, 'ceph.create-osd', [fresh.id]);
+  // Bounded, and reported rather than thrown: the removal's numbers are worth printing anyway.
+  let failure: string | null = null;
   const running = await until(
     `a new disk running osd.${old.osdId}`,
     () => diskDoc(c, fresh.id),
     (d) => d.status.osd?.phase === 'running' && (d.status.osdId ?? null) !== null,
-    600_000,
-  );
+    REPLACEMENT_BOUND_MS,
+  ).catch(async (err: unknown) => {
+    const d = await diskDoc(c, fresh.id);
+    failure = `${err instanceof Error ? err.message.split(';')[0] : String(err)}: ${d.status.osd?.phase} ${d.status.osd?.message ?? ''}`;
+    return d;
+  });
   const replacementMs = Date.now() - started;
-  await healthyWith(c, six - 1, `HEALTH_OK with ${six - 1} OSDs after the replacement`);
+  if (!failure) await healthyWith(c, six - 1, `HEALTH_OK with ${six - 1} OSDs after the replacement`);
   const replacementHealthyMs = Date.now() - started;
   replacement.stop();
   return {
@@ -191,5 +203,6 @@ export async function systemDay2(c: NetnsCluster, osds: number): Promise<SystemD
     replacementPhases: replacement.seen.join(' → '),
     sameId: running.status.osdId === old.osdId,
     objectsIdentical: await objectsIdentical(c, sums),
+    replacementFailure: failure,
   };
 }

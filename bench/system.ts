@@ -112,5 +112,6 @@ function printDay2(d: SystemDay2): void {
     `  replacement (ceph.replace-osd, and ceph.create-osd on a new disk of that node → the new disk running ${d.sameId ? 'the same' : 'ANOTHER'} OSD id): ${s(d.replacementMs)}; HEALTH_OK again after ${s(d.replacementHealthyMs)}`,
   );
   console.log(`    old disk's phases: ${d.replacementPhases}`);
+  if (d.replacementFailure) console.log(`  the replacement did NOT finish: ${d.replacementFailure}`);
   console.log(`  every object read back identical: ${d.objectsIdentical ? 'yes' : 'NO'}`);
 }
