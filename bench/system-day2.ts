@@ -176,7 +176,7 @@ export async function systemDay2(c: NetnsCluster, osds: number): Promise<SystemD
   await invoke(c, 'ceph.replace-osd', [old.id]);
   await invoke(c, 'ceph.create-osd', [fresh.id]);
   // Bounded, and reported rather than thrown: the removal's numbers are worth printing anyway.
-  let failure: string | null = null;
+  let failure = null as string | null;
   const running = await until(
     `a new disk running osd.${old.osdId}`,
     () => diskDoc(c, fresh.id),
