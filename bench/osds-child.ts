@@ -1,7 +1,8 @@
 // One run of the lab-scale OSD benchmark, in its own process: N lab machines with 4 data disks
 // each and zero-latency steps; from declaring an OSD on every eligible disk to every OSD
 // reported running. Baseline: the simulated cluster creating and starting the same OSDs
-// directly, without Quarry, in the same process.
+// directly, without Quarry, in the same process. Then day 2 in the same process (osd-day2.ts):
+// single creations on disks left out of the big declaration against single removals.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,9 +14,12 @@ import { Kind, type DiskSpec, type DiskStatusFields, type NodeSpec, type NodeSta
 import { diskReasons } from '../src/model/operations.js';
 import { CLUSTER_ID, CephKind, type ClusterStatus } from '../src/model/ceph-kinds.js';
 import { SimCephCluster } from '../src/sim/ceph/cluster.js';
+import { day2 } from './osd-day2.js';
 
 const n = Number(process.argv[2] ?? 1000);
 const PASSWORD = 'bench-admin-password';
+/** Single creations and removals timed after the big declaration (BENCH_DAY2=0: none). */
+const DAY2 = Number(process.env.BENCH_DAY2 ?? 5);
 
 async function until(what: string, check: () => Promise<boolean>, boundMs: number): Promise<void> {
   process.stderr.write(`waiting for ${what}\n`);
@@ -86,6 +90,7 @@ try {
   const all = await nodes();
   const disks = await q.store.list<DiskSpec, DiskStatusFields>(Kind.Disk);
   const byNode = new Map(all.map((x) => [x.id, x] as const));
+  const monNodes = new Set(all.slice(0, 3).map((x) => x.id));
   for (const node of all.slice(0, 3)) {
     const disk = disks.find((d) => d.spec.nodeId === node.id && diskReasons(d, node).length === 0)!;
     await post(q, cookie, '/ceph/mon/create', { nodeId: node.id, diskId: disk.id });
@@ -98,11 +103,16 @@ try {
   const eligible = (await q.store.list<DiskSpec, DiskStatusFields>(Kind.Disk))
     .filter((d) => diskReasons(d, byNode.get(d.spec.nodeId)).length === 0)
     .map((d) => d.id);
+  // Day 2's creations: the first eligible disk of the last nodes, left out of the declaration.
+  const spareNodes = DAY2 > 0 ? all.filter((x) => !monNodes.has(x.id)).slice(-DAY2) : [];
+  const diskNode = new Map(disks.map((d) => [d.id, d.spec.nodeId] as const));
+  const spares = spareNodes.map((x) => eligible.find((id) => diskNode.get(id) === x.id)).filter((id) => id !== undefined);
+  const big = eligible.filter((id) => !spares.includes(id));
   const before = q.manager.stats().reconciles;
   const t0 = performance.now();
   const targets: string[] = [];
-  for (let i = 0; i < eligible.length; i += 100) {
-    const { results } = (await post(q, cookie, '/invoke/disk', { operation: 'ceph.create-osd', diskIds: eligible.slice(i, i + 100) })) as {
+  for (let i = 0; i < big.length; i += 100) {
+    const { results } = (await post(q, cookie, '/invoke/disk', { operation: 'ceph.create-osd', diskIds: big.slice(i, i + 100) })) as {
       results: Array<{ id: string; status: string }>;
     };
     // The monitors' disks are refused (monitor-disk): only what was scheduled is waited for.
@@ -120,8 +130,17 @@ try {
   const ms = performance.now() - t0;
   const reconciles = q.manager.stats().reconciles - before;
   const rss = process.memoryUsage().rss;
+  // Day 2's removals: one OSD disk of each of the nodes in the middle (no monitor, no spare).
+  const middle = new Set(all.filter((x) => !monNodes.has(x.id) && !spareNodes.includes(x)).map((x) => x.id));
+  const candidates = targets.filter((id) => middle.delete(diskNode.get(id) ?? ''));
+  const day =
+    DAY2 > 0
+      ? await day2({ q, post: (path, body) => post(q, cookie, path, body), spares, candidates, mgrNode: all[0]!.id, count: DAY2 })
+      : null;
   await q.stop();
-  console.log(JSON.stringify({ n, osds: targets.length, bootMs, declaredMs, ms, reconciles, rss, baselineMs: baseline(targets.length) }));
+  console.log(
+    JSON.stringify({ n, osds: targets.length, bootMs, declaredMs, ms, reconciles, rss, baselineMs: baseline(targets.length), day2: day }),
+  );
 } finally {
   await rm(stateDir, { recursive: true, force: true });
 }

@@ -36,14 +36,16 @@ export function planDisk(o: DiskObserved): DiskPlan {
   const osd = planOsd(o);
   const wipe = planWipe(o);
   const waits = [osd.requeueAfterMs, wipe.requeueAfterMs].filter((ms): ms is number => ms !== null);
-  // A gate is looked at again on the loop's recheck delay, whatever the other plan waits for.
+  // A gate is looked at again on the loop's recheck delay, or sooner if the gated plan says so
+  // (a drain's first rechecks), whatever the other plan waits for.
   const gate = osd.gate ?? wipe.gate;
+  const gated = osd.gate ? osd.requeueAfterMs : wipe.requeueAfterMs;
   return {
     osd,
     wipe,
     status: ownedStatus(o.disk, osd, wipe, o.nowIso),
     step: osd.step || wipe.step ? { osd: osd.step, wipe: wipe.step } : null,
-    requeueAfterMs: !gate && waits.length > 0 ? Math.min(...waits) : null,
+    requeueAfterMs: gate ? gated : waits.length > 0 ? Math.min(...waits) : null,
     gate,
   };
 }
@@ -93,6 +95,7 @@ async function observe(deps: OsdLoopDeps, id: string): Promise<DiskObserved | un
     retryBaseMs: deps.retryBaseMs,
     startGraceMs: deps.startGraceMs,
     diskGoneGraceMs: deps.diskGoneGraceMs,
+    recheckMs: deps.blockedRecheckMs,
   };
   // Each phase reads only what it needs: a running OSD stops here.
   o.lifecycle = await observeLifecycle(deps, o);

@@ -9,7 +9,7 @@ import type { DiskDoc } from '../../src/model/operations.js';
 import type { CephLoopDeps } from '../shared/ceph-deps.js';
 import { leaseState, readLease } from '../shared/drain-lease.js';
 import { runInfo } from '../shared/runs.js';
-import { LEASE_PHASES, LIFECYCLE_PHASES, lifecycleFacts, removalIntent } from './remove.js';
+import { LEASE_PHASES, LIFECYCLE_PHASES, drainRecheckMs, lifecycleFacts, removalIntent } from './remove.js';
 import { OsdTask, osdIdOf, type LifecycleObserved, type OsdObserved } from './plan.js';
 
 export interface OsdLoopDeps extends CephLoopDeps {
@@ -80,7 +80,7 @@ export async function observeLifecycle(deps: OsdLoopDeps, o: Observed): Promise<
     return l;
   }
   const passed = facts.stopped || facts.stop !== null || phase === 'stopping';
-  if (!passed && dueToAsk(o, deps.blockedRecheckMs)) {
+  if (!passed && dueToAsk(o, facts.out?.completedAt ?? null, deps.blockedRecheckMs)) {
     const [df, safe] = await Promise.all([
       deps.ceph.osdDf(call).then((all) => all.find((d) => d.id === id) ?? null, errorOf),
       deps.ceph.safeToDestroy([id], call).catch(errorOf),
@@ -98,13 +98,14 @@ export async function observeLifecycle(deps: OsdLoopDeps, o: Observed): Promise<
   return l;
 }
 
-/** Ceph is asked about a drain once per recheck: each answer is written (status.drain), and a
- * write wakes the loop, which must not ask again at once. */
-function dueToAsk(o: Observed, recheckMs: number): boolean {
+/** Ceph is asked about a drain once per recheck (the drain's own, drainRecheckMs, as the plan
+ * made it when it was last asked): each answer is written (status.drain), and a write wakes the
+ * loop, which must not ask again at once. */
+function dueToAsk(o: Observed, outDoneAt: number | null, recheckMs: number): boolean {
   const at = o.disk.status.drain ? Date.parse(o.disk.status.drain.observedAt) : NaN;
   const blocked = o.disk.status.conditions?.find((c) => c.type === 'Blocked' && c.status === 'True' && c.reason === 'OsdNotSafeToDestroy');
   if (!blocked || !Number.isFinite(at)) return true;
-  return o.now - at >= recheckMs;
+  return o.now - at >= drainRecheckMs(outDoneAt, at, recheckMs);
 }
 
 /** Lease holders whose disks are gone or no longer drain: a lease nobody will give back. */

@@ -138,7 +138,10 @@ function drainPlan(o: OsdObserved, id: number, intent: RemovalIntent, f: Lifecyc
   if (!passed) {
     const drain = drainProgress(o, id);
     const verdict = safeVerdict(o, id);
-    if (verdict) return gatePlan('draining', 'OsdNotSafeToDestroy', verdict, { ...keep, ...(drain ? { drain } : {}) });
+    if (verdict) {
+      const again = o.recheckMs === undefined ? {} : { requeueAfterMs: drainRecheckMs(f.out?.completedAt ?? null, o.now, o.recheckMs) };
+      return gatePlan('draining', 'OsdNotSafeToDestroy', verdict, { ...keep, ...(drain ? { drain } : {}), ...again });
+    }
   }
   if (!dead && !f.stopped) {
     const active = o.node?.status.phase === 'active';
@@ -149,6 +152,23 @@ function drainPlan(o: OsdObserved, id: number, intent: RemovalIntent, f: Lifecyc
     }
   }
   return intent === 'remove' ? purgePlan(o, id, f) : destroyPlan(o, id, f, dead);
+}
+
+/** The first recheck of a drain comes after this fraction of the loop's recheck delay. */
+export const DRAIN_FIRST_RECHECK = 1 / 32;
+
+/**
+ * How long a drain that is not safe to destroy yet waits before Ceph is asked again, when the
+ * last question was asked at `at`: as long as the drain had lasted then (since its `out`
+ * completed), between DRAIN_FIRST_RECHECK of the loop's recheck and the recheck. Nothing
+ * announces a drain's end, and drains last from milliseconds (an almost empty OSD; the lab's
+ * Ceph) to hours: a fixed recheck made every short one wait a whole recheck (the lab bench's
+ * removal at 60 nodes took 603 ms against a creation's 43, 549 of them in `draining`), while
+ * doubling costs a long drain only five more questions (osd df, safe-to-destroy) at its start.
+ */
+export function drainRecheckMs(outDoneAt: number | null, at: number, recheckMs: number): number {
+  if (outDoneAt === null) return recheckMs;
+  return Math.min(recheckMs, Math.max(recheckMs * DRAIN_FIRST_RECHECK, at - outDoneAt));
 }
 
 /** While draining: Ceph's safe-to-destroy, as the shared gate words it; null once safe. A check

@@ -61,6 +61,9 @@ export interface OsdObserved {
   fsid?: string | null;
   /** A disk gone from its active node this long is dead (DISK_GONE_GRACE_MS). */
   diskGoneGraceMs?: number;
+  /** The loop's recheck delay of a held gate (BLOCKED_RECHECK_MS); a drain's rechecks start
+   * sooner (remove.ts, drainRecheckMs). Absent: a drain is looked at again after the recheck. */
+  recheckMs?: number;
   lifecycle?: LifecycleObserved | null;
   /** The node's other disks: read only for a disk that still needs its OSD id (a replacement
    * claims a destroyed one), never for a running OSD. */
