@@ -14,7 +14,7 @@ import type { DiskSpec, DiskStatusFields } from '../../src/model/kinds.js';
 import type { DiskDoc } from '../../src/model/operations.js';
 import { createMemoryStore } from '../../src/store/index.js';
 import { NODE_ID, node } from '../builders.js';
-import { NOW, run } from './plan-fixtures.js';
+import { NOW, life, run } from './plan-fixtures.js';
 
 const RECHECK = 2_000;
 const FIRST = RECHECK * DRAIN_FIRST_RECHECK;
@@ -77,20 +77,7 @@ function observed(disk: DiskDoc, lifecycle: Partial<LifecycleObserved>, recheckM
     startGraceMs: 5_000,
     diskGoneGraceMs: 600_000,
     ...(recheckMs === undefined ? {} : { recheckMs }),
-    lifecycle: {
-      outRun: null,
-      inRun: null,
-      stopRun: null,
-      purgeRun: null,
-      destroyRun: null,
-      zapRun: null,
-      lease: { kind: 'held' },
-      staleHolders: [],
-      df: null,
-      safe: null,
-      down: null,
-      ...lifecycle,
-    },
+    lifecycle: life(lifecycle),
   };
 }
 

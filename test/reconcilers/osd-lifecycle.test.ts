@@ -5,11 +5,11 @@
 import test from 'ava';
 import type { DiskSpec, DiskStatusFields } from '../../src/model/kinds.js';
 import type { DiskDoc, NodeDoc } from '../../src/model/operations.js';
-import { planOsd, type LifecycleObserved, type OsdObserved } from '../../reconcilers/osd/plan.js';
+import { planOsd, type OsdObserved } from '../../reconcilers/osd/plan.js';
 import { ownedStatus } from '../../reconcilers/osd/status.js';
 import { planWipe } from '../../reconcilers/osd/wipe.js';
 import type { RunInfo } from '../../reconcilers/shared/runs.js';
-import { NOW, diskDoc as baseDisk, run } from './plan-fixtures.js';
+import { NOW, diskDoc as baseDisk, life, run } from './plan-fixtures.js';
 import { node } from '../builders.js';
 
 const FSID = '11111111-2222-4333-8444-555555555555';
@@ -34,23 +34,6 @@ function hostNode(opts: { phase?: 'active' | 'offline'; osds?: number[] } = {}):
 /** A run of a removal step for osd.4, ordered by its revision. */
 const step = (state: RunInfo['state'], revision: number, over: Partial<RunInfo> = {}): RunInfo =>
   run(state, { args: { osdId: 4 }, revision, ...over });
-
-function life(over: Partial<LifecycleObserved> = {}): LifecycleObserved {
-  return {
-    outRun: null,
-    inRun: null,
-    stopRun: null,
-    purgeRun: null,
-    destroyRun: null,
-    zapRun: null,
-    lease: { kind: 'held' },
-    staleHolders: [],
-    df: null,
-    safe: null,
-    down: null,
-    ...over,
-  };
-}
 
 const SAFE = { safe: true, safeIds: [4], activeIds: [], missingStatsIds: [], storedPgIds: [] };
 const NOT_SAFE = {

@@ -2,6 +2,7 @@
 // report it (finished runs a minute before NOW unless said otherwise), and a data disk.
 import type { DiskSpec, DiskStatusFields } from '../../src/model/kinds.js';
 import type { DiskDoc } from '../../src/model/operations.js';
+import type { LifecycleObserved } from '../../reconcilers/osd/plan.js';
 import type { RunInfo } from '../../reconcilers/shared/runs.js';
 import { NODE_ID, T0 } from '../builders.js';
 
@@ -43,3 +44,19 @@ export function diskDoc(
     },
   };
 }
+
+/** What observe reads of an OSD's removal: no runs yet, the drain lease held, Ceph not asked. */
+export const life = (over: Partial<LifecycleObserved> = {}): LifecycleObserved => ({
+  outRun: null,
+  inRun: null,
+  stopRun: null,
+  purgeRun: null,
+  destroyRun: null,
+  zapRun: null,
+  lease: { kind: 'held' },
+  staleHolders: [],
+  df: null,
+  safe: null,
+  down: null,
+  ...over,
+});
