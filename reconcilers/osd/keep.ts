@@ -24,7 +24,11 @@ export function goneSince(o: Pick<OsdObserved, 'disk' | 'now'>): number {
   return Number.isFinite(at) ? at : o.now;
 }
 
-const createdBy = (run: RunInfo | null, id: number): boolean => run?.state === 'completed' && run.args.osdId === id;
+/** The create run of this OSD: its id and the disk's uuid. Ceph gives a purged id out again, so
+ * after a removal and a new declaration the old OSD's run must not pass for the new one's. */
+const createOf = (o: Pick<OsdObserved, 'createRun' | 'disk'>, id: number): RunInfo | null =>
+  o.createRun?.args.osdId === id && o.createRun.args.uuid === o.disk.status.osdUuid ? o.createRun : null;
+const createdBy = (o: Pick<OsdObserved, 'createRun' | 'disk'>, id: number): boolean => createOf(o, id)?.state === 'completed';
 
 /** An OSD on a disk nobody asks one of: reported, left running. A finished removal stays shown. */
 export function unmanagedPlan(o: OsdObserved): OsdPlan {
@@ -62,7 +66,7 @@ function keepInner(o: OsdObserved, id: number | null): OsdPlan {
     return statePlan('running', 'Running', `osd.${id} runs`, { osdId: id, history: recorded === null ? [firstEntry(o, id)] : [] });
   }
   if (!o.quorum) return gatePlan('blocked', 'WaitingForQuorum', 'waiting for monitor quorum', keep);
-  if (id !== null && (recorded !== null || createdBy(o.createRun, id))) return restartPlan(o, id);
+  if (id !== null && (recorded !== null || createdBy(o, id))) return restartPlan(o, id);
   const label = labelOfThisCluster(o);
   const reasons = creationReasons(disk, node, label !== null);
   const foreign = disk.status.label && !label ? `; its BlueStore label is another cluster's (fsid ${disk.status.label.fsid})` : '';
@@ -75,7 +79,7 @@ function keepInner(o: OsdObserved, id: number | null): OsdPlan {
   }
   if (!uuid) return statePlan('starting', 'Registering', 'choosing the OSD uuid', { ...keep, step: { kind: 'assign-uuid' } });
   if (id === null) return registerPlan(o, uuid, label !== null);
-  const last = o.createRun?.args.osdId === id ? o.createRun : null;
+  const last = createOf(o, id);
   const devicePath = disk.status.devicePath ?? '';
   const args: CreateArgs = { osdId: id, uuid, devicePath, sizeBytes: disk.status.capacityBytes ?? 0, deviceClass: deviceClassFor(disk) };
   return startStep(o, 'create', last, `creating osd.${id} on ${devicePath}`, { args }, keep);
@@ -136,10 +140,9 @@ function restartPlan(o: OsdObserved, id: number): OsdPlan {
   const keep = { osdId: recordedId(o) };
   // Its creation still runs (a pid file seen during mkfs may have recorded the id): the create
   // step starts the OSD itself; a restart now would kill it while it boots.
-  if (isActive(o.createRun) && o.createRun?.args.osdId === id) {
-    return statePlan('starting', 'Starting', `creating osd.${id} (run ${o.createRun.id})`, keep);
-  }
-  const createdAt = createdBy(o.createRun, id) ? (o.createRun?.completedAt ?? 0) : 0;
+  const create = createOf(o, id);
+  if (create && isActive(create)) return statePlan('starting', 'Starting', `creating osd.${id} (run ${create.id})`, keep);
+  const createdAt = create?.state === 'completed' ? (create.completedAt ?? 0) : 0;
   const r = o.restartRun;
   const last = r && r.args.daemon === Daemon.osd && r.args.id === id && (r.completedAt ?? o.now) >= createdAt ? r : null;
   const since = Math.max(createdAt, completedAt(last) ?? 0);

@@ -260,3 +260,65 @@ test.serial('osd lifecycle: Quarry restarted mid-purge purges once and finishes 
   );
   t.deepEqual(await leases(q2), []);
 });
+
+/** Each way an OSD can be taken away, then declared again: every row ends owned and running,
+ * not blocked, with the cluster's PGs clean (issue 14: declare → absent → declare again). */
+const redeclare: Array<{ row: string; away: Partial<DiskSpec>; until: string; sameId: boolean; pause?: boolean }> = [
+  {
+    row: 'removed (purged and wiped), declared again: a new OSD',
+    away: { osd: false, osdRemoval: 'remove' },
+    until: 'removed',
+    sameId: false,
+  },
+  {
+    row: 'withdrawn while it drains: in again, the same OSD',
+    away: { osd: false, osdRemoval: 'remove' },
+    until: 'draining',
+    sameId: true,
+    pause: true,
+  },
+  {
+    row: 'a replacement withdrawn while it drains: the same OSD',
+    away: { osd: false, osdRemoval: 'replace' },
+    until: 'draining',
+    sameId: true,
+    pause: true,
+  },
+  { row: 'dropped from its file (orphaned), declared again: adopted', away: { osd: false }, until: 'orphaned', sameId: true },
+];
+
+test.serial('osd lifecycle: declare → absent → declare again converges to an owned, running OSD, for each way away', async (t) => {
+  const { q, osds } = await cluster(t, 2);
+  for (const [i, r] of redeclare.entries()) {
+    const d = osds[i]!;
+    const id = d.status.osdId!;
+    t.log(`${r.row} (osd.${id})`);
+    if (r.pause) q.lab!.ceph.pauseBackfill();
+    await declare(q, d.id, r.away);
+    await phase(q, d.id, r.until);
+    await declare(q, d.id, { osd: true, osdRemoval: undefined });
+    q.lab!.ceph.pauseBackfill(false);
+    const back = await phase(q, d.id, 'running').catch(async (err: unknown) => {
+      const now = await diskDoc(q, d.id);
+      t.log(
+        JSON.stringify({
+          spec: now.spec,
+          osd: now.status.osd,
+          c: now.status.conditions,
+          fs: now.status.hasFilesystem,
+          id: now.status.osdId,
+          uuid: now.status.osdUuid,
+        }),
+      );
+      throw err;
+    });
+    t.true(back.spec.osd, `${r.row}: owned`);
+    t.not(back.status.osdId, null, `${r.row}: an id`);
+    if (r.sameId) t.is(back.status.osdId, id, `${r.row}: the same id`);
+    t.true(q.lab!.ceph.osdmap.osds.get(back.status.osdId!)?.up, `${r.row}: up in Ceph`);
+    t.true(q.lab!.ceph.osdmap.osds.get(back.status.osdId!)?.in, `${r.row}: in`);
+    t.is((await blockedOf(q, d.id))?.reason, undefined, `${r.row}: not blocked`);
+    await waitFor(`${r.row}: the lease given back`, async () => (await leases(q)).length === 0);
+    await waitFor(`${r.row}: every PG active+clean`, () => cleanPgs(q));
+  }
+});

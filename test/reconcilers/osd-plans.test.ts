@@ -90,7 +90,7 @@ const osdTable: Array<[string, OsdObserved, DaemonState['phase'] | undefined, st
   ['once registered, the agent creates it', osd({ newRun: registered }), 'starting', 'create', 'Starting'],
   [
     'three failed creations show as failed and are still retried',
-    osd({ newRun: registered, createRun: run('failed', { attempt: 3, args: { osdId: 4 } }) }),
+    osd({ newRun: registered, createRun: run('failed', { attempt: 3, args: { osdId: 4, uuid: UUID } }) }),
     'failed',
     'create',
     'Retrying',
