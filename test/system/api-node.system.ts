@@ -21,7 +21,7 @@ import { createMemoryStore } from '../../src/store/index.js';
 import { MemoryLogStore } from '../../src/tasks/logs.js';
 import { Client } from '../http/client.js';
 import type { ClusterMetrics, NodeCephState } from '../http/bodies.js';
-import { freePortWindow, loopDevice, stopAll, TEST_CONF, until } from './node-sandbox.js';
+import { freePortWindow, loopDevice, stopAll, TEST_CONF, unmountUnder, until } from './node-sandbox.js';
 
 const ADMIN_PASSWORD = 'system-admin-password';
 
@@ -49,6 +49,8 @@ test('api: monitor, manager, OSD, MDS and gateway on one real node through the A
   t.teardown(async () => {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
     await stopAll([new CephHost({ runner, ...agentConf })]);
+    // The monitor's store is on its own disk, mounted at its data dir (docs/real-components.md).
+    await unmountUnder(runner, dir);
     for (const d of devices) await runner.run('losetup', ['-d', d], { timeoutMs: 10_000 });
     await rm(dir, { recursive: true, force: true });
   });
