@@ -288,6 +288,8 @@ const redeclare: Array<{ row: string; away: Partial<DiskSpec>; until: string; sa
 ];
 
 test.serial('osd lifecycle: declare → absent → declare again converges to an owned, running OSD, for each way away', async (t) => {
+  // Four lifecycles one after another in one lab: on a loaded machine more than ava's 60 s.
+  t.timeout(240_000);
   const { q, osds } = await cluster(t, 2);
   for (const [i, r] of redeclare.entries()) {
     const d = osds[i]!;
