@@ -240,11 +240,19 @@ test.serial('osd lifecycle: Quarry restarted mid-purge purges once and finishes 
   const victim = osds[0]!;
   const id = victim.status.osdId!;
   const ceph = q.lab!.ceph;
+  // The store's watch misses no write, so the moment `purging` is written is caught however
+  // briefly it lasts (polling missed it on a loaded machine).
+  let purging = false;
+  const unwatch = q.store.watch(q.store.revision(), (e) => {
+    if (e.type === 'relist' || e.doc.kind !== Kind.Disk || e.doc.id !== victim.id) return;
+    purging ||= (e.doc.status as DiskStatusFields).osd?.phase === 'purging';
+  });
+  t.teardown(unwatch);
   await declare(q, victim.id, { osd: false, osdRemoval: 'remove' });
   // The phase is written before the purge run starts: stopped now, the purge has not run, runs,
   // or has just run; whichever, the next Quarry must purge (again: a purged OSD is success) and
   // repeat nothing before it. The lab's Ceph outlives the first Quarry, as a real cluster does.
-  await phase(q, victim.id, 'purging');
+  await waitFor('the purging phase written', () => purging, 90_000);
   await q.stop();
   const q2 = await startLab(t, 3, { stateDir, store: undefined, lab: { ceph }, env: { DISK_GONE_GRACE_MS: '500' } });
   const removed = await phase(q2, victim.id, 'removed', 90_000);
