@@ -13,6 +13,9 @@ import type { OsdObserved } from './types.js';
 export function labelOfThisCluster(o: Pick<OsdObserved, 'disk' | 'fsid'>): BlueStoreLabel | null {
   const l = o.disk.status.label;
   if (!l || !o.fsid || l.fsid !== o.fsid) return null;
+  // A disk whose OSD was just purged and zapped may still show the label until its agent reports
+  // again: that OSD is gone, so it is nothing to adopt (adopting it restarted a purged id).
+  if (o.disk.status.osd?.phase === 'removed') return null;
   return (o.disk.status.osdId ?? null) === null || o.disk.status.osdId === l.osdId ? l : null;
 }
 

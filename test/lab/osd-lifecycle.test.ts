@@ -310,6 +310,10 @@ test.serial('osd lifecycle: declare → absent → declare again converges to an
     q.lab!.ceph.pauseBackfill(false);
     const back = await phase(q, d.id, 'running').catch(async (err: unknown) => {
       const now = await diskDoc(q, d.id);
+      const runs = (await q.store.list<TaskRunSpec, TaskRunStatus>(Kind.TaskRun)).filter((x) => x.spec.targetId === d.id);
+      for (const x of runs)
+        t.log(`${x.metadata.createdAt} ${x.spec.taskName} ${JSON.stringify(x.spec.args)} ${x.status.state} ${x.status.error ?? ''}`);
+      t.log(JSON.stringify(q.lab!.ceph.osdmap.osds.get(id)));
       t.log(
         JSON.stringify({
           spec: now.spec,

@@ -589,6 +589,13 @@ test('osd adoption: a declared disk with this cluster’s label takes the label�
   );
 });
 
+test('osd adoption: the label of the OSD this disk just removed is not adopted; it waits for the agent to report the disk blank', (t) => {
+  const removed = labelled(FSID, { osd: { phase: 'removed', reason: 'Removed', message: '' } });
+  const p = planOsd(newDisk({ disk: removed, peers: [] }));
+  t.not(p.step?.kind, 'assign-uuid');
+  t.is(p.gate?.reason, 'DiskNotEligible', 'its stale BlueStore still counts as a filesystem');
+});
+
 test('osd adoption: then osd dump is asked for the label’s uuid, never a new registration', (t) => {
   const p = planOsd(newDisk({ disk: labelled(FSID, { osdUuid: LABEL_UUID }), peers: [destroyedOld()] }));
   t.deepEqual(p.step, { kind: 'new', attempt: 1, args: { uuid: LABEL_UUID }, adopt: true });
