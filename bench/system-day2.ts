@@ -9,7 +9,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Kind, type DiskSpec, type DiskStatusFields } from '../src/model/kinds.js';
-import { healthy, type Disk } from '../test/system/cluster-bringup.js';
+import { untilHealthy, type Disk } from '../test/system/cluster-bringup.js';
 import type { ClusterNode, NetnsCluster } from '../test/system/netns-cluster.js';
 import { loopDevice, until } from '../test/system/node-sandbox.js';
 
@@ -75,14 +75,6 @@ async function invoke(c: NetnsCluster, operation: string, diskIds: string[]): Pr
   if (r.status !== 200 || r.json.results.some((x) => x.status !== 'scheduled')) throw new Error(`${operation}: ${r.status} ${r.text}`);
 }
 
-const healthyWith = (c: NetnsCluster, osds: number, what: string) =>
-  until(
-    what,
-    () => c.ceph.status(),
-    (s) => healthy(s, osds),
-    300_000,
-  );
-
 /** The OSD phases of a disk as the store saw each write ("phase +s"), and its drain's start. */
 function watchPhases(c: NetnsCluster, diskId: string, started: number) {
   const seen: string[] = [];
@@ -145,9 +137,9 @@ export async function systemDay2(c: NetnsCluster, osds: number): Promise<SystemD
     added.map((d) => d.id),
   );
   const six = osds + c.nodes.length;
-  await healthyWith(c, six, `HEALTH_OK with ${six} OSDs`);
+  await untilHealthy(c, six, `HEALTH_OK with ${six} OSDs`);
   const sums = await writeObjects(c);
-  await healthyWith(c, six, 'every PG active+clean with the objects');
+  await untilHealthy(c, six, 'every PG active+clean with the objects');
 
   // Removal: declare → removed (drain, safe-to-destroy, stop, purge, verified wipe).
   const victim = await osdDiskOf(c, n1);
@@ -161,7 +153,7 @@ export async function systemDay2(c: NetnsCluster, osds: number): Promise<SystemD
     600_000,
   );
   const removalMs = Date.now() - started;
-  await healthyWith(c, six - 1, `HEALTH_OK with ${six - 1} OSDs after the removal`);
+  await untilHealthy(c, six - 1, `HEALTH_OK with ${six - 1} OSDs after the removal`);
   const removalHealthyMs = Date.now() - started;
   removal.stop();
   console.log(
@@ -188,7 +180,7 @@ export async function systemDay2(c: NetnsCluster, osds: number): Promise<SystemD
     return d;
   });
   const replacementMs = Date.now() - started;
-  if (!failure) await healthyWith(c, six - 1, `HEALTH_OK with ${six - 1} OSDs after the replacement`);
+  if (!failure) await untilHealthy(c, six - 1, `HEALTH_OK with ${six - 1} OSDs after the replacement`);
   const replacementHealthyMs = Date.now() - started;
   replacement.stop();
   return {

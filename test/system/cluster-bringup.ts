@@ -46,6 +46,15 @@ export const healthy = (s: CephStatus, osds: number): boolean =>
   s.pgCount > 0 &&
   s.pgStates.every((p) => p.state === 'active+clean');
 
+/** Waits for HEALTH_OK with `osds` OSDs up and in and every PG active+clean. */
+export const untilHealthy = (c: NetnsCluster, osds: number, what: string, ms = 300_000): Promise<CephStatus> =>
+  until(
+    what,
+    () => c.ceph.status(),
+    (s) => healthy(s, osds),
+    ms,
+  );
+
 export async function waitNodesReady(c: NetnsCluster, disksPerNode: number): Promise<Disk[]> {
   const ids = c.nodes.map((n) => n.id);
   await until(

@@ -7,7 +7,7 @@
 // every PG is active+clean. The tests share one cluster and run in order.
 import test from 'ava';
 import type { ExecutionContext } from 'ava';
-import { healthy, waitNodesReady, type Disk } from './cluster-bringup.js';
+import { untilHealthy, waitNodesReady, type Disk } from './cluster-bringup.js';
 import { monStoresOnTheirDisks } from './cluster-mon-disk.js';
 import { NetnsCluster, type ClusterNode } from './netns-cluster.js';
 import { until } from './node-sandbox.js';
@@ -63,13 +63,7 @@ async function objectsIdentical(t: ExecutionContext, c: NetnsCluster): Promise<v
   t.deepEqual(got, want, 'every object reads back with the same sha256');
 }
 
-const clean = (c: NetnsCluster, osds: number, what: string) =>
-  until(
-    what,
-    () => c.ceph.status(),
-    (s) => healthy(s, osds),
-    240_000,
-  );
+const clean = (c: NetnsCluster, osds: number, what: string) => untilHealthy(c, osds, what, 240_000);
 
 test.before(async () => {
   cluster = await NetnsCluster.start({ nodes: 3, disksPerNode: DISKS_PER_NODE, diskGoneGraceMs: 5_000 });
