@@ -13,9 +13,7 @@ import type { OsdObserved } from './types.js';
 export function labelOfThisCluster(o: Pick<OsdObserved, 'disk' | 'fsid'>): BlueStoreLabel | null {
   const l = o.disk.status.label;
   if (!l || !o.fsid || l.fsid !== o.fsid) return null;
-  // A disk whose OSD was just purged and zapped may still show the label until its agent reports
-  // again: that OSD is gone, so it is nothing to adopt (adopting it restarted a purged id).
-  if (o.disk.status.osd?.phase === 'removed') return null;
+  if (o.disk.status.osd?.phase === 'removed' || purgedHere(o.disk, l)) return null;
   return (o.disk.status.osdId ?? null) === null || o.disk.status.osdId === l.osdId ? l : null;
 }
 
@@ -34,4 +32,13 @@ export function adoptionBlock(o: Pick<OsdObserved, 'disk'>, last: RunInfo | null
   const l = o.disk.status.label;
   const what = l ? `osd.${l.osdId} (uuid ${l.osdUuid})` : 'an OSD';
   return `the disk holds ${what} of this cluster, which Ceph no longer knows; declare it without an OSD and wipe it (disk.wipe) to use it again`;
+}
+
+/** The disk's history says the label's OSD was purged and wiped here, and nothing of that id
+ * came since: a stale label, reported until the agent's next report after the wipe. Adopting it
+ * restarted a purged id for ever; the phase alone does not say it, since a disk declared again
+ * leaves `removed` (blocked by the same report's filesystem) before that report comes. */
+function purgedHere(d: DiskDoc, l: BlueStoreLabel): boolean {
+  const last = (d.status.history ?? []).findLast((h) => h.osdId === l.osdId);
+  return last?.event === 'zapped' || last?.event === 'removed';
 }

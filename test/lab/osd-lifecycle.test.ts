@@ -270,10 +270,9 @@ test.serial('osd lifecycle: Quarry restarted mid-purge purges once and finishes 
 });
 
 /** Each way an OSD can be taken away, then declared again: every row ends owned and running,
- * not blocked, with the cluster's PGs clean (issue 14: declare → absent → declare again).
- * Missing: removed (purged and wiped) then declared again. Under CI's load the disk sometimes
- * restarts the purged id for ever instead of registering a new OSD (#14 stays open for it). */
+ * not blocked, with the cluster's PGs clean (issue 14: declare → absent → declare again). */
 const redeclare: Array<{ row: string; away: Partial<DiskSpec>; until: string; sameId: boolean; pause?: boolean }> = [
+  { row: 'removed (purged and wiped), declared again: a new OSD', away: { osd: false, osdRemoval: 'remove' }, until: 'removed', sameId: false },
   {
     row: 'withdrawn while it drains: in again, the same OSD',
     away: { osd: false, osdRemoval: 'remove' },

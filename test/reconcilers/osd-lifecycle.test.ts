@@ -596,6 +596,28 @@ test('osd adoption: the label of the OSD this disk just removed is not adopted; 
   t.is(p.gate?.reason, 'DiskNotEligible', 'its stale BlueStore still counts as a filesystem');
 });
 
+test('osd adoption: a removed disk declared again is blocked by the stale label’s filesystem and still does not adopt it', (t) => {
+  // The sequence CI's load showed: `removed` → declared again → Blocked (the report still shows
+  // BlueStore) → the phase is no longer `removed`, but the label is the purged osd.3's.
+  const zapped = [
+    { at: '2026-11-24T00:00:00.000Z', event: 'removed' as const, osdId: 3, message: '' },
+    { at: '2026-11-24T00:00:00.000Z', event: 'zapped' as const, osdId: 3, message: '' },
+  ];
+  const blocked = labelled(FSID, { osd: { phase: 'blocked', reason: 'DiskNotEligible', message: '' }, history: zapped });
+  const p = planOsd(newDisk({ disk: blocked, peers: [] }));
+  t.not(p.step?.kind, 'assign-uuid');
+  t.is(p.gate?.reason, 'DiskNotEligible');
+  const blank = labelled(FSID, { hasFilesystem: false, label: undefined, history: zapped });
+  t.deepEqual(planOsd(newDisk({ disk: blank, peers: [] })).step, { kind: 'assign-uuid' }, 'once reported blank, a new OSD');
+  const recreated = [...zapped, { at: '2026-11-24T00:01:00.000Z', event: 'created' as const, osdId: 3, message: '' }];
+  const later = labelled(FSID, { history: recreated });
+  t.deepEqual(
+    planOsd(newDisk({ disk: later, peers: [] })).step,
+    { kind: 'assign-uuid', uuid: LABEL_UUID },
+    'a label of that id made since is adopted',
+  );
+});
+
 test('osd adoption: then osd dump is asked for the label’s uuid, never a new registration', (t) => {
   const p = planOsd(newDisk({ disk: labelled(FSID, { osdUuid: LABEL_UUID }), peers: [destroyedOld()] }));
   t.deepEqual(p.step, { kind: 'new', attempt: 1, args: { uuid: LABEL_UUID }, adopt: true });
