@@ -272,7 +272,12 @@ test.serial('osd lifecycle: Quarry restarted mid-purge purges once and finishes 
 /** Each way an OSD can be taken away, then declared again: every row ends owned and running,
  * not blocked, with the cluster's PGs clean (issue 14: declare → absent → declare again). */
 const redeclare: Array<{ row: string; away: Partial<DiskSpec>; until: string; sameId: boolean; pause?: boolean }> = [
-  { row: 'removed (purged and wiped), declared again: a new OSD', away: { osd: false, osdRemoval: 'remove' }, until: 'removed', sameId: false },
+  {
+    row: 'removed (purged and wiped), declared again: a new OSD',
+    away: { osd: false, osdRemoval: 'remove' },
+    until: 'removed',
+    sameId: false,
+  },
   {
     row: 'withdrawn while it drains: in again, the same OSD',
     away: { osd: false, osdRemoval: 'remove' },
