@@ -76,15 +76,12 @@ export async function observeLifecycle(deps: OsdLoopDeps, o: Observed): Promise<
   if (!facts.outDone) {
     // Once, before the out: what is on the OSD when its drain begins (an out OSD reports no bytes).
     const starting = (intent === 'dead' || l.lease?.kind === 'held') && o.disk.status.drain?.osdId !== id;
-    if (starting) l.df = await deps.ceph.osdDf(call).then((all) => all.find((d) => d.id === id) ?? null, errorOf);
+    if (starting) l.df = await deps.ceph.osdDfOf(id, call).catch(errorOf);
     return l;
   }
   const passed = facts.stopped || facts.stop !== null || phase === 'stopping';
   if (!passed && dueToAsk(o, facts.out?.completedAt ?? null, deps.blockedRecheckMs)) {
-    const [df, safe] = await Promise.all([
-      deps.ceph.osdDf(call).then((all) => all.find((d) => d.id === id) ?? null, errorOf),
-      deps.ceph.safeToDestroy([id], call).catch(errorOf),
-    ]);
+    const [df, safe] = await Promise.all([deps.ceph.osdDfOf(id, call).catch(errorOf), deps.ceph.safeToDestroy([id], call).catch(errorOf)]);
     l.df = df;
     l.safe = safe;
   }

@@ -27,6 +27,7 @@ export type CephApi = Pick<
   | 'osdDestroy'
   | 'osdPurge'
   | 'osdDf'
+  | 'osdDfOf'
   | 'authGetOrCreate'
   | 'authGet'
   | 'authImport'

@@ -233,6 +233,20 @@ export class CephClient {
    * PGs it serves until they have moved off: a drain's progress is `pgs`, not the bytes. */
   osdDf = (call?: CallOptions): Promise<T.OsdDf[]> => this.query(['osd', 'df'], O.osdDfShape, M.toOsdDf, call);
 
+  /** `osd df plain osd.N`: the one OSD's row, as in `osdDf` (a drain asks this each recheck: the
+   * whole list is every OSD of the cluster). Null when CRUSH no longer has it (purged): Ceph
+   * answers EINVAL "not a pool, crush node or device class name" (recorded on 16.2.15). */
+  async osdDfOf(id: number, call?: CallOptions): Promise<T.OsdDf | null> {
+    checkOsdIds('osdDfOf', [id]);
+    try {
+      const rows = await this.query(['osd', 'df', 'plain', `osd.${id}`], O.osdDfShape, M.toOsdDf, call);
+      return rows.find((r) => r.id === id) ?? null;
+    } catch (err) {
+      if (err instanceof CommandError && err.exitCode === ERRNO.EINVAL && /not a pool, crush node/.test(err.stderr)) return null;
+      throw err;
+    }
+  }
+
   // ---- CephFS -------------------------------------------------------------------------------
   /** Creates a filesystem; the same name over the same pools again is success. */
   async fsNew(name: string, metadataPool: string, dataPool: string, call?: CallOptions): Promise<T.Created> {

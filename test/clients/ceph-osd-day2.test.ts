@@ -168,3 +168,11 @@ test('ceph osd purge: purged, then "does not exist" is removed: false; an up OSD
     'gone from CRUSH',
   );
 });
+
+test('ceph osd df of one OSD (osd df plain osd.N): its row alone; out, zeros; purged or unknown, null', async (t) => {
+  const one = await client(['osd', 'df', 'plain', 'osd.1'], 'osd-df-one').ceph.osdDfOf(1);
+  t.like(one, { id: 1, deviceClass: 'hdd', pgs: 38, dataBytes: 5708 * 1024, totalBytes: 2097152 * 1024, status: 'up' });
+  t.like(await client(['osd', 'df', 'plain', 'osd.1'], 'osd-df-one-out').ceph.osdDfOf(1), { pgs: 0, dataBytes: 0, totalBytes: 0 });
+  t.is(await client(['osd', 'df', 'plain', 'osd.99'], 'osd-df-one-missing').ceph.osdDfOf(99), null);
+  await t.throwsAsync(() => adminClient(new FakeRunner()).osdDfOf(-1), { message: /osdDfOf/ });
+});

@@ -81,10 +81,10 @@ function observed(disk: DiskDoc, lifecycle: Partial<LifecycleObserved>, recheckM
   };
 }
 
-test('osd drain recheck: the wait doubles with the drain’s age, from a 32nd of the recheck up to the recheck', (t) => {
+test('osd drain recheck: the wait doubles with the drain’s age, from a 256th of the recheck up to the recheck', (t) => {
   const out = NOW - 10_000;
   t.is(drainRecheckMs(out, out, RECHECK), FIRST, 'right after the out');
-  t.is(drainRecheckMs(out, out + 40, RECHECK), FIRST);
+  t.is(drainRecheckMs(out, out + 4, RECHECK), FIRST);
   t.is(drainRecheckMs(out, out + 100, RECHECK), 100, 'as long as it has lasted');
   t.is(drainRecheckMs(out, out + 700, RECHECK), 700);
   t.is(drainRecheckMs(out, out + 60_000, RECHECK), RECHECK, 'a long drain: once per recheck');
@@ -126,9 +126,9 @@ async function asks(disk: DiskDoc, outAgo: number): Promise<string[]> {
   const deps = {
     store,
     ceph: {
-      osdDf: async () => (
-        calls.push('osdDf'),
-        [{ id: 4, deviceClass: 'hdd', pgs: 2, dataBytes: 9, usedBytes: 9, totalBytes: 99, status: 'up' }]
+      osdDfOf: async () => (
+        calls.push('osdDfOf'),
+        { id: 4, deviceClass: 'hdd', pgs: 2, dataBytes: 9, usedBytes: 9, totalBytes: 99, status: 'up' }
       ),
       safeToDestroy: async () => (calls.push('safeToDestroy'), NOT_SAFE),
       osdDump: async () => (calls.push('osdDump'), { osds: [] }),
@@ -153,10 +153,10 @@ const answeredAgo = (ms: number) =>
   });
 
 test('osd drain recheck: observe asks Ceph again once the drain’s own wait has passed since the last answer, and not before', async (t) => {
-  // Out 200 ms ago, last answered 150 ms ago (50 ms into the drain): its wait was a 32nd of the recheck.
-  t.deepEqual((await asks(answeredAgo(150), 200)).sort(), ['osdDf', 'safeToDestroy']);
-  t.deepEqual(await asks(answeredAgo(FIRST - 20), 200), [], 'woken by its own write: not asked again at once');
+  // Out 200 ms ago, last answered 150 ms ago (50 ms into the drain): its wait was those 50 ms.
+  t.deepEqual((await asks(answeredAgo(150), 200)).sort(), ['osdDfOf', 'safeToDestroy']);
+  t.deepEqual(await asks(answeredAgo(30), 200), [], 'woken by its own write: not asked again at once');
   // An hour into the drain, last answered a second ago: once per recheck, as before.
   t.deepEqual(await asks(answeredAgo(1_000), 3_600_000), []);
-  t.deepEqual((await asks(answeredAgo(RECHECK), 3_600_000)).sort(), ['osdDf', 'safeToDestroy']);
+  t.deepEqual((await asks(answeredAgo(RECHECK), 3_600_000)).sort(), ['osdDfOf', 'safeToDestroy']);
 });

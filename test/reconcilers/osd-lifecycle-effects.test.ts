@@ -152,7 +152,7 @@ async function observeWith(d: DiskDoc, runs: Record<string, unknown> = {}, phase
       get: async (kind: string, id: string) => (calls.push(`get ${kind}`), store.get(kind, id)),
     },
     ceph: {
-      osdDf: count('osdDf', [{ id: 4, deviceClass: 'hdd', pgs: 3, dataBytes: 9, usedBytes: 9, totalBytes: 99, status: 'up' }]),
+      osdDfOf: count('osdDfOf', { id: 4, deviceClass: 'hdd', pgs: 3, dataBytes: 9, usedBytes: 9, totalBytes: 99, status: 'up' }),
       safeToDestroy: count('safeToDestroy', { safe: false, safeIds: [], activeIds: [4], missingStatsIds: [], storedPgIds: [] }),
       osdDump: count('osdDump', { osds: [] }),
     },
@@ -208,10 +208,10 @@ const run = (task: string, state: string, revision: number) => ({
 test('osd observe: a removal reads its runs and the lease; Ceph only once the OSD is out', async (t) => {
   const removing = osdDisk({ osd: false, osdRemoval: 'remove' }, {});
   const before = await observeWith(removing);
-  t.false(before.calls.some((c) => c === 'osdDf' || c === 'safeToDestroy' || c === 'osdDump'));
+  t.false(before.calls.some((c) => c === 'osdDfOf' || c === 'safeToDestroy' || c === 'osdDump'));
   t.true(before.calls.includes('get DisruptionBudget'));
   const out = await observeWith(removing, { 'ceph.osd.out': run('out', 'completed', 5) });
-  t.true(out.calls.includes('osdDf'));
+  t.true(out.calls.includes('osdDfOf'));
   t.true(out.calls.includes('safeToDestroy'));
   t.false(out.calls.includes('osdDump'));
   t.like(out.lifecycle, { df: { pgs: 3 }, safe: { safe: false } });
@@ -232,7 +232,7 @@ test('osd observe: a drain asks Ceph at most once per recheck (its answer is wri
     { drain, conditions: [blocked], osd: { phase: 'draining', reason: 'x', message: '' } },
   );
   const { calls, lifecycle } = await observeWith(d, { 'ceph.osd.out': run('out', 'completed', 5) });
-  t.false(calls.includes('osdDf'));
+  t.false(calls.includes('osdDfOf'));
   t.is(lifecycle?.safe, null);
 });
 

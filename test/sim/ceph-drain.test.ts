@@ -225,3 +225,21 @@ test('sim osd out/in/destroy/purge/new answer with the recorded stdout, stderr a
   await same('osd-purge', ['osd', 'purge', 'osd.1', '--yes-i-really-mean-it']);
   await same('osd-purge-again', ['osd', 'purge', 'osd.1', '--yes-i-really-mean-it']);
 });
+
+test('osd df of one OSD: the same row as the whole list, during a drain too; an OSD not in CRUSH refused as Ceph words it', async (t) => {
+  const { cluster, clock, api } = await draining();
+  const row = async (id: number) => (await api.osdDf()).find((o) => o.id === id) ?? null;
+  t.deepEqual(await api.osdDfOf(2), await row(2));
+  await api.osdOut([3]);
+  clock.advance(500);
+  const one = await api.osdDfOf(3);
+  t.true((one?.pgs ?? 0) > 0, 'still serving PGs while they move');
+  t.deepEqual(one, await row(3));
+  const missing = recorded('osd-df-one-missing');
+  t.deepEqual(await reply(cluster, ['osd', 'df', 'plain', 'osd.99']), {
+    exitCode: missing.exitCode,
+    stdout: missing.stdout,
+    stderr: missing.stderr,
+  });
+  t.is(await api.osdDfOf(99), null);
+});

@@ -60,6 +60,7 @@ export class SimCephApi implements CephApi {
   osdDestroy = (id: number, call?: CallOptions): Promise<void> => this.client.osdDestroy(id, call);
   osdPurge = (id: number, call?: CallOptions): Promise<T.Removed> => this.client.osdPurge(id, call);
   osdDf = (call?: CallOptions): Promise<T.OsdDf[]> => this.client.osdDf(call);
+  osdDfOf = (id: number, call?: CallOptions): Promise<T.OsdDf | null> => this.client.osdDfOf(id, call);
   authGetOrCreate = (entity: string, caps: Record<string, string>, call?: CallOptions): Promise<T.AuthEntity> =>
     this.client.authGetOrCreate(entity, caps, call);
   authGet = (entity: string, call?: CallOptions): Promise<T.AuthEntity | undefined> => this.client.authGet(entity, call);

@@ -13,7 +13,7 @@ import { healthOf, type SimHealth } from './health.js';
 import type { DeviceClass, SimAuthEntity, SimCephOptions, SimFs, SimPool, SimRgw } from './model.js';
 import { MonMap } from './mons.js';
 import { OsdMap } from './osdmap.js';
-import { mapPgs, type SimPg } from './placement.js';
+import { Placement, type SimPg } from './placement.js';
 import { usageOf, type Usage } from './usage.js';
 import { Workloads } from './workloads.js';
 
@@ -66,6 +66,7 @@ export class SimCephCluster {
   readonly backfill: Backfill;
   private gids = 4100;
   private placed: { epoch: number; pgs: SimPg[]; byId: Map<string, SimPg> } | null = null;
+  private readonly placement = new Placement();
 
   constructor(opts: Partial<SimCephOptions> = {}) {
     this.options = { ...defaultCephOptions(), ...opts };
@@ -310,7 +311,7 @@ export class SimCephCluster {
   pgs(): SimPg[] {
     this.tick();
     if (this.placed?.epoch !== this.osdmap.epoch) {
-      const pgs = mapPgs(this.osdmap.osds.values(), this.osdmap.pools.values(), this.options.failureDomain);
+      const pgs = this.placement.map(this.osdmap.osds.values(), this.osdmap.pools.values(), this.options.failureDomain);
       this.placed = { epoch: this.osdmap.epoch, pgs, byId: new Map(pgs.map((pg) => [pg.pgid, pg])) };
     }
     const { byId } = this.placed;

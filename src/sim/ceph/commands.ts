@@ -74,7 +74,7 @@ export const CEPH_COMMANDS: Command[] = [
   { verb: ['osd', 'in'], run: osdIn },
   { verb: ['osd', 'destroy'], run: osdDestroy },
   { verb: ['osd', 'purge'], run: osdPurge },
-  { verb: ['osd', 'df'], mgr: true, run: (x) => json(R.rawOsdDf(x.cluster)) },
+  { verb: ['osd', 'df'], mgr: true, run: osdDf },
   { verb: ['fs', 'new'], run: fsNew },
   { verb: ['fs', 'ls'], run: (x) => json(R.rawFsLs(x.cluster)) },
   { verb: ['fs', 'dump'], run: (x) => json(R.rawFsDump(x.cluster), `dumped fsmap epoch ${x.cluster.fsmap.epoch}\n`) },
@@ -201,6 +201,14 @@ function osdNew(x: CommandContext): Reply {
 /** What the mon prints for out/in/destroy/purge: stdout is one newline under --format json
  * (empty without), the human words on stderr, exit 0 for an id that does not exist. */
 const said = (x: CommandContext, stderr: string): Reply => ({ stdout: x.json ? '\n' : '', stderr: `${stderr}\n` });
+
+/** `osd df [plain|tree] [FILTER]`: tree mode is not simulated (Quarry reads the plain list). */
+function osdDf(x: CommandContext): Reply {
+  const [first, ...rest] = x.args;
+  const filter = first === 'plain' ? rest[0] : first;
+  if (first === 'tree') throw new CephRefusal('EINVAL', 'osd df tree: not simulated by the lab');
+  return json(R.rawOsdDf(x.cluster, filter));
+}
 
 function osdOut(x: CommandContext): Reply {
   const words = osdIds(x).map((id) => {

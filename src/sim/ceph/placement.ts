@@ -39,20 +39,25 @@ function stringId(s: string): number {
 const straw2 = (x: number, id: number, r: number, weight: number): number => Math.log((hash3(x, id, r) + 1) / 4294967296) / weight;
 
 interface Bucket {
+  /** `host:NAME` or `osd:ID`. */
+  name: string;
   id: number;
   weight: number;
   osds: SimOsd[];
 }
+
+const bucketName = (o: SimOsd, failureDomain: 'host' | 'osd'): string =>
+  failureDomain === 'host' ? `host:${o.host ?? ''}` : `osd:${o.id}`;
 
 function bucketsOf(osds: Iterable<SimOsd>, failureDomain: 'host' | 'osd'): Bucket[] {
   const byKey = new Map<string, Bucket>();
   for (const o of osds) {
     // Out OSDs have reweight 0 and never-booted ones are not in CRUSH: neither gets data.
     if (!o.in || o.host === undefined) continue;
-    const key = failureDomain === 'host' ? `host:${o.host}` : `osd:${o.id}`;
+    const key = bucketName(o, failureDomain);
     let b = byKey.get(key);
     if (!b) {
-      b = { id: failureDomain === 'host' ? stringId(o.host) : o.id, weight: 0, osds: [] };
+      b = { name: key, id: failureDomain === 'host' ? stringId(o.host) : o.id, weight: 0, osds: [] };
       byKey.set(key, b);
     }
     b.weight += o.crushWeight;
@@ -96,22 +101,91 @@ export function pgState(mapped: SimOsd[], size: number, minSize: number): string
 }
 
 export function mapPgs(osds: Iterable<SimOsd>, pools: Iterable<SimPool>, failureDomain: 'host' | 'osd'): SimPg[] {
-  const buckets = bucketsOf(osds, failureDomain);
-  const out: SimPg[] = [];
-  for (const pool of pools) {
-    for (let seed = 0; seed < pool.pgNum; seed++) {
-      const chosen = choose(buckets, hash3(pool.id, seed, 0x5eed), pool.size);
-      const up = chosen.filter((o) => o.up).map((o) => o.id);
-      out.push({
-        pgid: `${pool.id}.${seed.toString(16)}`,
-        pool,
-        mapped: chosen.map((o) => o.id),
-        up,
-        acting: up,
-        state: pgState(chosen, pool.size, pool.minSize),
-      });
+  return new Placement().map(osds, pools, failureDomain);
+}
+
+/** A PG as CRUSH put it, before up/down is looked at. */
+interface Mapped {
+  pgid: string;
+  pool: SimPool;
+  /** OSD ids, primary first. */
+  mapped: number[];
+}
+
+interface BucketWeights {
+  /** Its OSDs and their weights: what the draw inside it reads. */
+  osds: string;
+  weight: number;
+}
+
+const poolsKey = (pools: SimPool[]): string => pools.map((p) => `${p.id}:${p.pgNum}:${p.size}`).join(',');
+
+/**
+ * CRUSH placement kept between OSD map epochs, as Ceph's mapping only moves where the map moved.
+ * Most epochs change nothing CRUSH reads (an OSD going up or down, a purge of an out OSD): the
+ * mapping stays and only the up sets and states follow. When buckets only lose weight (an OSD
+ * out or gone), straw2 moves nothing but what was on them (a lighter bucket's draw only falls):
+ * only the PGs mapped into those buckets are drawn again. Anything else (an OSD in or booted, a
+ * pool changed) maps every PG. At 1,000 hosts a full mapping of a 1024-PG pool costs ~60 ms, and
+ * a removal changes the map three times: the lab's removal bench measured mostly this.
+ */
+export class Placement {
+  private pgs: Mapped[] = [];
+  private buckets = new Map<string, BucketWeights>();
+  private pools = '';
+  private domain: 'host' | 'osd' | null = null;
+
+  map(osds: Iterable<SimOsd>, pools: Iterable<SimPool>, failureDomain: 'host' | 'osd'): SimPg[] {
+    const byId = new Map([...osds].map((o) => [o.id, o]));
+    const list = bucketsOf(byId.values(), failureDomain);
+    const poolList = [...pools];
+    const now = new Map(list.map((b) => [b.name, { osds: b.osds.map((o) => `${o.id}:${o.crushWeight}`).join(','), weight: b.weight }]));
+    const lighter = this.onlyLighter(now, poolsKey(poolList), failureDomain);
+    if (lighter === null) this.pgs = mapAll(list, poolList);
+    else if (lighter.size > 0) {
+      const inLighter = (id: number): boolean => {
+        const o = byId.get(id);
+        return o === undefined || lighter.has(bucketName(o, failureDomain));
+      };
+      this.pgs = this.pgs.map((pg) => (pg.mapped.some(inLighter) ? drawn(list, pg.pool, pg.pgid) : pg));
     }
+    this.buckets = now;
+    this.pools = poolsKey(poolList);
+    this.domain = failureDomain;
+    return this.pgs.map(({ pgid, pool, mapped }) => {
+      const chosen = mapped.map((id) => byId.get(id)).filter((o): o is SimOsd => o !== undefined);
+      const up = chosen.filter((o) => o.up).map((o) => o.id);
+      return { pgid, pool, mapped: chosen.map((o) => o.id), up, acting: up, state: pgState(chosen, pool.size, pool.minSize) };
+    });
   }
+
+  /** The buckets that lost weight since the last mapping, or null when any other change makes
+   * a full mapping necessary (a bucket gained weight or appeared, the pools changed). */
+  private onlyLighter(now: Map<string, BucketWeights>, pools: string, domain: 'host' | 'osd'): Set<string> | null {
+    if (this.domain !== domain || this.pools !== pools) return null;
+    const lighter = new Set<string>();
+    for (const [name, b] of now) {
+      const was = this.buckets.get(name);
+      if (!was || b.weight > was.weight) return null;
+      if (was.osds === b.osds) continue;
+      // Lighter in all, but an OSD inside may be new or heavier: then everything is drawn again.
+      const before = new Set(was.osds.split(','));
+      if (!b.osds.split(',').every((e) => before.has(e))) return null;
+      lighter.add(name);
+    }
+    for (const name of this.buckets.keys()) if (!now.has(name)) lighter.add(name);
+    return lighter;
+  }
+}
+
+function drawn(buckets: Bucket[], pool: SimPool, pgid: string): Mapped {
+  const seed = Number.parseInt(pgid.slice(pgid.indexOf('.') + 1), 16);
+  return { pgid, pool, mapped: choose(buckets, hash3(pool.id, seed, 0x5eed), pool.size).map((o) => o.id) };
+}
+
+function mapAll(buckets: Bucket[], pools: SimPool[]): Mapped[] {
+  const out: Mapped[] = [];
+  for (const pool of pools) for (let seed = 0; seed < pool.pgNum; seed++) out.push(drawn(buckets, pool, `${pool.id}.${seed.toString(16)}`));
   return out;
 }
 

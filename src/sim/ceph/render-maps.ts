@@ -2,6 +2,7 @@
 // quorum_status), mgr stat, OSD map (osd tree, osd stat, osd dump, pool ls detail) and FSMap
 // (fs dump, mds stat, fs ls, fs status). Keys follow test/fixtures/ceph; constant fields carry
 // the values a fresh Pacific cluster shows.
+import { CephRefusal } from './errors.js';
 import type { SimCephCluster } from './cluster.js';
 import { CEPH_VERSION, stamp, v1PortOf, type SimFs, type SimMds, type SimMon, type SimOsd, type SimPool } from './model.js';
 
@@ -144,12 +145,13 @@ const osdStatus = (o: SimOsd): string => (o.destroyed ? 'destroyed' : o.up ? 'up
 /** `osd df` (not tree mode): the OSDs in CRUSH in id order, with what they hold. An out OSD
  * shows zero bytes (the mgr drops its stats) but still counts the PGs it serves until they
  * have moved off, as recorded from Ceph 16. */
-export function rawOsdDf(c: SimCephCluster): Record<string, unknown> {
+export function rawOsdDf(c: SimCephCluster, filter?: string): Record<string, unknown> {
   const usage = c.usage();
   const pgs = new Map<number, number>();
   for (const pg of c.pgs()) for (const id of pg.acting) pgs.set(id, (pgs.get(id) ?? 0) + 1);
   const kb = (bytes: number) => Math.floor(bytes / 1024);
-  const osds = [...c.osdmap.osds.values()].filter((o) => o.host !== undefined).sort((a, b) => a.id - b.id);
+  const inCrush = [...c.osdmap.osds.values()].filter((o) => o.host !== undefined);
+  const osds = (filter === undefined ? inCrush : osdDfFiltered(inCrush, filter)).sort((a, b) => a.id - b.id);
   const rows = osds.map((o) => {
     const u = usage.osds.get(o.id);
     return { o, u, util: u && u.totalBytes > 0 ? (100 * u.usedBytes) / u.totalBytes : 0 };
@@ -176,7 +178,8 @@ export function rawOsdDf(c: SimCephCluster): Record<string, unknown> {
     kb_used_meta: u ? kb(u.metaBytes) : 0,
     kb_avail: u ? kb(u.availBytes) : 0,
     utilization: util,
-    var: avg > 0 && u ? util / avg : 0,
+    // Ceph divides by the average only when there is one: an out OSD alone shows 1 (recorded).
+    var: avg > 0 ? (u ? util / avg : 0) : 1,
     pgs: pgs.get(o.id) ?? 0,
     status: osdStatus(o),
   }));
@@ -192,8 +195,8 @@ export function rawOsdDf(c: SimCephCluster): Record<string, unknown> {
       total_kb_used_meta: total((u) => u.metaBytes),
       total_kb_avail: total((u) => u.availBytes),
       average_utilization: avg,
-      min_var: vars.length > 0 ? Math.min(...vars) : 0,
-      max_var: vars.length > 0 ? Math.max(...vars) : 0,
+      min_var: vars.length > 0 ? Math.min(...vars) : -1,
+      max_var: vars.length > 0 ? Math.max(...vars) : -1,
       dev,
     },
   };
@@ -420,4 +423,18 @@ export function rawFsStatus(c: SimCephCluster): Record<string, unknown> {
       })),
     ),
   };
+}
+
+/** `osd df [plain] FILTER`: the OSDs of a CRUSH node (an OSD, a host) or a device class. Ceph
+ * also filters by pool; the lab refuses that rather than answer it wrongly. */
+function osdDfFiltered(osds: SimOsd[], filter: string): SimOsd[] {
+  const one = /^osd\.(\d+)$/.exec(filter);
+  if (one) {
+    const found = osds.filter((o) => o.id === Number(one[1]));
+    if (found.length > 0) return found;
+  } else {
+    const matched = osds.filter((o) => o.host === filter || o.deviceClass === filter);
+    if (matched.length > 0) return matched;
+  }
+  throw new CephRefusal('EINVAL', `'${filter}' not a pool, crush node or device class name`);
 }

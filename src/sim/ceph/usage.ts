@@ -58,8 +58,8 @@ export function usageOf(osds: SimOsd[], pools: SimPool[], pgs: SimPg[], fullRati
     const metaBytes = bluestoreOverhead(o.sizeBytes);
     const dataBytes = Math.min(o.sizeBytes - metaBytes, Math.round(data.get(o.id) ?? 0));
     const u = metaBytes + dataBytes;
-    const c = { totalBytes: o.sizeBytes, usedBytes: u, availBytes: o.sizeBytes - u };
-    perOsd.set(o.id, { ...c, dataBytes, metaBytes });
+    const c: OsdUsage = { totalBytes: o.sizeBytes, usedBytes: u, availBytes: o.sizeBytes - u, dataBytes, metaBytes };
+    perOsd.set(o.id, c);
     add(total, c);
     const cls = byClass.get(o.deviceClass) ?? { totalBytes: 0, usedBytes: 0, availBytes: 0 };
     byClass.set(o.deviceClass, cls);
