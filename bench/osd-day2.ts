@@ -5,7 +5,7 @@
 // commands) and is only a real drain with data: a pool is written first and each OSD removed
 // holds some of its PGs, which the lab's Ceph moves off at its backfill rate.
 import type { Quarry } from '../src/main.js';
-import { Kind, type DiskSpec, type DiskStatusFields } from '../src/model/kinds.js';
+import { Kind, type DiskSpec, type DiskStatusFields, type TaskRunSpec, type TaskRunStatus } from '../src/model/kinds.js';
 import type { SimCephCluster } from '../src/sim/ceph/cluster.js';
 import { CEPH_COMMANDS } from '../src/sim/ceph/commands.js';
 
@@ -146,6 +146,7 @@ export async function day2(x: Day2Input): Promise<Day2Result> {
     removeMs.push(ms);
     removeSimMs.push(simMs - sim0);
     removePhases.push(spans(seen, ms));
+    if (process.env.BENCH_DAY2_TRACE) await trace(q, v.id, t0, seen);
     await until('every PG active+clean', () => ceph.pgs().every((pg) => pg.state === 'active+clean'), 120_000);
   }
   return {
@@ -159,4 +160,19 @@ export async function day2(x: Day2Input): Promise<Day2Result> {
     backfillPgsPerSec: ceph.options.backfillPgsPerSec,
     pool: { pgNum: POOL.pgNum, bytes: POOL.bytes },
   };
+}
+
+/** BENCH_DAY2_TRACE=1: where a removal's time went, on stderr — each run's creation, start and
+ * end, and when each phase was first seen, in ms from the request. */
+async function trace(q: Quarry, diskId: string, t0: number, seen: Array<[string, number]>): Promise<void> {
+  const origin = performance.timeOrigin + t0;
+  const at = (iso: string | null) => (iso ? (Date.parse(iso) - origin).toFixed(0) : '-');
+  const runs = (await q.store.list<TaskRunSpec, TaskRunStatus>(Kind.TaskRun)).filter(
+    (r) => r.spec.targetId === diskId && Date.parse(r.metadata.createdAt) >= origin - 5,
+  );
+  for (const r of runs.sort((a, b) => a.metadata.createdAt.localeCompare(b.metadata.createdAt)))
+    process.stderr.write(
+      `  run ${r.spec.taskName}: created ${at(r.metadata.createdAt)} started ${at(r.status.startedAt)} done ${at(r.status.completedAt)}\n`,
+    );
+  process.stderr.write(`  phases: ${seen.map(([p, ms]) => `${p}@${ms.toFixed(0)}`).join(' ')}\n`);
 }

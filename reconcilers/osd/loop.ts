@@ -144,9 +144,10 @@ async function act(deps: OsdLoopDeps, o: DiskObserved, step: DiskStep): Promise<
   return runs;
 }
 
-type RunStep = Exclude<OsdStep, { kind: 'assign-uuid' | 'claim' | 'lease' }>;
+type RunStep = Exclude<OsdStep, { kind: 'assign-uuid' | 'claim' }>;
 
-/** The steps that are the loop's own writes, not runs; each looks again at once. */
+/** The steps that are the loop's own writes, not runs (each looks again at once), and the drain
+ * lease an out takes before it starts. */
 async function ownEffect(deps: OsdLoopDeps, o: DiskObserved, step: OsdStep): Promise<Result | null> {
   if (step.kind === 'assign-uuid') {
     // Chosen once and stored before any `osd new`: every retry then asks with the same uuid.
@@ -165,9 +166,10 @@ async function ownEffect(deps: OsdLoopDeps, o: DiskObserved, step: OsdStep): Pro
     );
     return requeueAfter(0);
   }
-  if (step.kind === 'lease') {
-    await acquireLease(deps.store, holder(o), step.what, o.nowIso, step.stale);
-    return requeueAfter(0);
+  if (step.kind === 'out' && step.lease) {
+    // Not granted (another drain took it meanwhile): look again, the plan then names the holder.
+    const granted = await acquireLease(deps.store, holder(o), step.lease.what, o.nowIso, step.lease.stale);
+    if (!granted) return requeueAfter(0);
   }
   return null;
 }

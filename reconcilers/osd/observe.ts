@@ -75,7 +75,7 @@ export async function observeLifecycle(deps: OsdLoopDeps, o: Observed): Promise<
   const call = { timeoutMs: deps.queryTimeoutMs ?? deps.blockedRecheckMs };
   if (!facts.outDone) {
     // Once, before the out: what is on the OSD when its drain begins (an out OSD reports no bytes).
-    const starting = (intent === 'dead' || l.lease?.kind === 'held') && o.disk.status.drain?.osdId !== id;
+    const starting = (intent === 'dead' || l.lease?.kind !== 'taken') && o.disk.status.drain?.osdId !== id;
     if (starting) l.df = await deps.ceph.osdDfOf(id, call).catch(errorOf);
     return l;
   }

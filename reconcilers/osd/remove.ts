@@ -115,12 +115,13 @@ function drainPlan(o: OsdObserved, id: number, intent: RemovalIntent, f: Lifecyc
           keep,
         );
       }
-      const what = `drain of osd.${id} (${o.disk.name})`;
-      return statePlan('draining', 'WaitingForBudget', `taking the drain lease for osd.${id}`, {
-        ...keep,
-        step: { kind: 'lease', what, stale: o.lifecycle?.staleHolders ?? [] },
-      });
     }
+    // A free lease is taken by the out's own start (loop.ts): a separate pass for it cost a
+    // whole reconcile of every removal.
+    const take =
+      !dead && lease?.kind !== 'held'
+        ? { lease: { what: `drain of osd.${id} (${o.disk.name})`, stale: o.lifecycle?.staleHolders ?? [] } }
+        : {};
     const why = dead ? `its disk ${o.disk.spec.serial} is gone` : `its ${noun(intent)} begins`;
     // What is on it before the out (an out OSD reports no bytes): where the drain starts from.
     const drain = drainProgress(o, id);
@@ -130,7 +131,7 @@ function drainPlan(o: OsdObserved, id: number, intent: RemovalIntent, f: Lifecyc
       'out',
       f.out,
       `marking osd.${id} out: ${why}`,
-      { args: { osdId: id } },
+      { args: { osdId: id }, ...take },
       { ...keep, ...(drain ? { drain } : {}) },
     );
   }

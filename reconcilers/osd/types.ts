@@ -92,13 +92,13 @@ export type OsdStep =
   | { kind: 'assign-uuid'; uuid?: string }
   /** CAS of the old disk's status.replacedBy: this disk takes over its destroyed OSD. */
   | { kind: 'claim'; oldDiskId: string; osdId: number }
-  /** Takes the drain lease (a CAS on the disruption budget). */
-  | { kind: 'lease'; what: string; stale: string[] }
   /** `adopt`: look the uuid up in `osd dump` first and never register a new OSD. */
   | { kind: 'new'; attempt: number; args: NewArgs; adopt?: boolean }
   | { kind: 'create'; attempt: number; args: CreateArgs }
   | { kind: 'restart'; attempt: number; args: { daemon: typeof Daemon.osd; id: number } }
-  | { kind: 'out'; attempt: number; args: { osdId: number } }
+  /** `lease`: the drain lease is free, and taken first (a CAS on the disruption budget); the
+   * out starts only if it was granted. */
+  | { kind: 'out'; attempt: number; args: { osdId: number }; lease?: { what: string; stale: string[] } }
   | { kind: 'in'; attempt: number; args: { osdId: number } }
   | { kind: 'stop'; attempt: number; args: { osdId: number } }
   | { kind: 'purge'; attempt: number; args: { osdId: number } }

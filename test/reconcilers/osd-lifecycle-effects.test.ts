@@ -205,10 +205,14 @@ const run = (task: string, state: string, revision: number) => ({
   status: { state, completedAt: new Date(NOW - 1000).toISOString(), error: null, result: null },
 });
 
-test('osd observe: a removal reads its runs and the lease; Ceph only once the OSD is out', async (t) => {
+test('osd observe: a removal reads its runs and the lease; before the out only what is on the OSD, safe-to-destroy once it is out', async (t) => {
   const removing = osdDisk({ osd: false, osdRemoval: 'remove' }, {});
   const before = await observeWith(removing);
-  t.false(before.calls.some((c) => c === 'osdDfOf' || c === 'safeToDestroy' || c === 'osdDump'));
+  t.deepEqual(
+    before.calls.filter((c) => c === 'osdDfOf' || c === 'safeToDestroy' || c === 'osdDump'),
+    ['osdDfOf'],
+    'the lease is free: where the drain starts from, nothing more',
+  );
   t.true(before.calls.includes('get DisruptionBudget'));
   const out = await observeWith(removing, { 'ceph.osd.out': run('out', 'completed', 5) });
   t.true(out.calls.includes('osdDfOf'));

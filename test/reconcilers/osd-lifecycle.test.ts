@@ -82,11 +82,11 @@ type Row = [string, OsdObserved, string | undefined, string | null, string | und
 const table: Row[] = [
   // title, input, phase, step, reason
   [
-    'a removal waits for a free drain lease: it takes it',
+    'a removal with the drain lease free: takes it with the out',
     obs({ lifecycle: life({ lease: { kind: 'free' } }) }),
     'draining',
-    'lease',
-    'WaitingForBudget',
+    'out',
+    'InProgress',
   ],
   [
     'a removal while another OSD drains is blocked by the budget',
@@ -694,4 +694,15 @@ test('osd lifecycle: what is on the OSD before its out is where the drain starts
   t.like(before.drain, { startPgs: 30, startBytes: 8 * GB });
   const after = planOsd(obs({ disk: removing({ drain: before.drain! }), lifecycle: life({ outRun: out, safe: NOT_SAFE, df: df(30, 0) }) }));
   t.like(after.drain, { startPgs: 30, startBytes: 8 * GB, pgs: 30, bytes: 0 });
+});
+
+test('osd removal: the out takes a free drain lease with it, never when the lease is held already or taken', (t) => {
+  const free = planOsd(obs({ lifecycle: life({ lease: { kind: 'free' } }) }));
+  t.like(free.step, { kind: 'out', args: { osdId: 4 }, lease: { what: 'drain of osd.4 (node-1/SER1)' } });
+  t.true(free.lease);
+  const held = planOsd(obs());
+  t.is(held.step?.kind, 'out');
+  t.false(held.step !== null && 'lease' in held.step, 'held: no second take');
+  const by = [{ holderKind: 'Disk', holderId: NEW, what: 'drain of osd.7', since: '' }];
+  t.is(planOsd(obs({ lifecycle: life({ lease: { kind: 'taken', by } }) })).step, null);
 });

@@ -135,10 +135,17 @@ export class Placement {
   private pools = '';
   private domain: 'host' | 'osd' | null = null;
 
+  private inputs: [number, number] | null = null;
+
   map(osds: Iterable<SimOsd>, pools: Iterable<SimPool>, failureDomain: 'host' | 'osd'): SimPg[] {
     const byId = new Map([...osds].map((o) => [o.id, o]));
-    const list = bucketsOf(byId.values(), failureDomain);
     const poolList = [...pools];
+    // What CRUSH reads, hashed (64 bits) in one pass: most epochs change none of it, and then not
+    // even the buckets are built again.
+    const inputs = crushInputs(byId.values(), poolList, failureDomain);
+    if (this.inputs?.[0] === inputs[0] && this.inputs[1] === inputs[1]) return this.render(byId);
+    this.inputs = inputs;
+    const list = bucketsOf(byId.values(), failureDomain);
     const now = new Map(list.map((b) => [b.name, { osds: b.osds.map((o) => `${o.id}:${o.crushWeight}`).join(','), weight: b.weight }]));
     const lighter = this.onlyLighter(now, poolsKey(poolList), failureDomain);
     if (lighter === null) this.pgs = mapAll(list, poolList);
@@ -152,6 +159,11 @@ export class Placement {
     this.buckets = now;
     this.pools = poolsKey(poolList);
     this.domain = failureDomain;
+    return this.render(byId);
+  }
+
+  /** The PGs with their up sets and states as the OSDs are now. */
+  private render(byId: Map<number, SimOsd>): SimPg[] {
     return this.pgs.map(({ pgid, pool, mapped }) => {
       const chosen = mapped.map((id) => byId.get(id)).filter((o): o is SimOsd => o !== undefined);
       const up = chosen.filter((o) => o.up).map((o) => o.id);
@@ -176,6 +188,30 @@ export class Placement {
     for (const name of this.buckets.keys()) if (!now.has(name)) lighter.add(name);
     return lighter;
   }
+}
+
+/** Two independent 32-bit hashes over every input of placement: each in-CRUSH OSD's id, host
+ * (or id, by failure domain) and weight, and each pool's id, PG count and size. */
+function crushInputs(osds: Iterable<SimOsd>, pools: SimPool[], failureDomain: 'host' | 'osd'): [number, number] {
+  let a = 0x811c9dc5;
+  let b = 0x1b873593;
+  const mix = (x: number): void => {
+    a = hash3(a, x, 0x2545f491);
+    b = hash3(b, x, 0x68e31da4);
+  };
+  for (const o of osds) {
+    if (!o.in || o.host === undefined) continue;
+    mix(o.id);
+    mix(failureDomain === 'host' ? stringId(o.host) : o.id);
+    mix(Math.round(o.crushWeight * 65536));
+  }
+  mix(-1);
+  for (const p of pools) {
+    mix(p.id);
+    mix(p.pgNum);
+    mix(p.size);
+  }
+  return [a, b];
 }
 
 function drawn(buckets: Bucket[], pool: SimPool, pgid: string): Mapped {

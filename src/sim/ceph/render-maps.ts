@@ -3,6 +3,7 @@
 // (fs dump, mds stat, fs ls, fs status). Keys follow test/fixtures/ceph; constant fields carry
 // the values a fresh Pacific cluster shows.
 import { CephRefusal } from './errors.js';
+import { usageOf } from './usage.js';
 import type { SimCephCluster } from './cluster.js';
 import { CEPH_VERSION, stamp, v1PortOf, type SimFs, type SimMds, type SimMon, type SimOsd, type SimPool } from './model.js';
 
@@ -146,12 +147,14 @@ const osdStatus = (o: SimOsd): string => (o.destroyed ? 'destroyed' : o.up ? 'up
  * shows zero bytes (the mgr drops its stats) but still counts the PGs it serves until they
  * have moved off, as recorded from Ceph 16. */
 export function rawOsdDf(c: SimCephCluster, filter?: string): Record<string, unknown> {
-  const usage = c.usage();
-  const pgs = new Map<number, number>();
-  for (const pg of c.pgs()) for (const id of pg.acting) pgs.set(id, (pgs.get(id) ?? 0) + 1);
-  const kb = (bytes: number) => Math.floor(bytes / 1024);
   const inCrush = [...c.osdmap.osds.values()].filter((o) => o.host !== undefined);
   const osds = (filter === undefined ? inCrush : osdDfFiltered(inCrush, filter)).sort((a, b) => a.id - b.id);
+  // Filtered, only those OSDs' usage (a drain asks about its one OSD at 3,659 OSDs).
+  const placed = c.pgs();
+  const usage = filter === undefined ? c.usage() : usageOf(osds, [...c.osdmap.pools.values()], placed, c.options.fullRatio);
+  const pgs = new Map<number, number>();
+  for (const pg of placed) for (const id of pg.acting) pgs.set(id, (pgs.get(id) ?? 0) + 1);
+  const kb = (bytes: number) => Math.floor(bytes / 1024);
   const rows = osds.map((o) => {
     const u = usage.osds.get(o.id);
     return { o, u, util: u && u.totalBytes > 0 ? (100 * u.usedBytes) / u.totalBytes : 0 };
