@@ -276,12 +276,14 @@ const EXEMPT = 'catalogue-exempt:';
 const CEPH_WORDS = new Set<string>([
   'src/clients/ceph.ts',
   'src/clients/ceph-map.ts',
+  'src/clients/ceph-stop-gates.ts',
   'src/sim/ceph/accounts.ts',
   'src/sim/ceph/commands.ts',
   'src/sim/ceph/model.ts',
   'src/sim/ceph/placement.ts',
   'src/sim/ceph/render-maps.ts',
   'src/sim/ceph/render-status.ts',
+  'src/sim/ceph/stop-gates.ts',
 ]);
 
 /** The text a template literal stands for, with each substitution as a wildcard; null when it

@@ -33,6 +33,12 @@ export type CephApi = Pick<
   | 'authImport'
   | 'monGetmap'
   | 'monRemove'
+  | 'osdOkToStop'
+  | 'monOkToStop'
+  | 'mdsOkToStop'
+  | 'osdSetGroup'
+  | 'osdUnsetGroup'
+  | 'osdNoout'
 >;
 
 export type RgwApi = Pick<RgwAdmin, 'userCreate' | 'userInfo'>;

@@ -10,6 +10,7 @@ import { CommandOutputError, OutputParser, type Shape } from './ceph-output.js';
 import * as S from './ceph-schemas.js';
 import * as O from './ceph-schemas-osd.js';
 import type * as T from './ceph-types.js';
+import * as G from './ceph-stop-gates.js';
 
 export interface CephClientOptions {
   runner: Runner;
@@ -45,6 +46,7 @@ export * from './ceph-types.js';
 export { CommandOutputError } from './ceph-output.js';
 export type { FsStatus } from './ceph-map.js';
 export { keyringFile, keyringText } from './keyring.js';
+export type { MdsStopReport, MonStopReport, NooutState, OsdGroupFlag, OsdGroupFlagsResult, OsdStopReport } from './ceph-stop-gates.js';
 
 export const CEPH_DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_CONNECT_TIMEOUT_SEC = 20;
@@ -327,4 +329,63 @@ export class CephClient {
       ...(input === undefined ? {} : { input }),
     });
   }
+
+  // ---- stop gates and noout (ceph-stop-gates.ts) --------------------------------------------
+  /** `osd ok-to-stop` for a set of OSDs, with the PGs that would go inactive or degraded. "No"
+   * (EBUSY) and "cannot tell" (EAGAIN) are values; ids are checked before any call. */
+  async osdOkToStop(ids: number[], call?: CallOptions): Promise<G.OsdStopReport> {
+    checkOsdIds('osdOkToStop', ids);
+    return G.osdOkToStop(this.stopVerbs, ids, call);
+  }
+  /** `mon ok-to-stop`: whether the quorum left would still be a majority of the monmap. */
+  async monOkToStop(names: string[], call?: CallOptions): Promise<G.MonStopReport> {
+    G.checkNames('monOkToStop', names);
+    return G.monOkToStop(this.stopVerbs, names, call);
+  }
+  /** `mds ok-to-stop`: whether every active MDS among them has a standby to take over. */
+  async mdsOkToStop(names: string[], call?: CallOptions): Promise<G.MdsStopReport> {
+    G.checkNames('mdsOkToStop', names);
+    return G.mdsOkToStop(this.stopVerbs, names, call);
+  }
+  /** `osd set-group FLAGS WHO...`: WHO are `osd.N` names or CRUSH nodes (a host). Setting what
+   * is set is success; an unknown OSD is reported in `missing`; an unknown node is EINVAL. */
+  async osdSetGroup(flags: G.OsdGroupFlag[], who: string[], call?: CallOptions): Promise<G.OsdGroupFlagsResult> {
+    G.checkGroupFlags('osdSetGroup', flags);
+    G.checkNames('osdSetGroup', who);
+    return G.osdGroupFlags(this.stopVerbs, 'set-group', flags, who, call);
+  }
+  /** `osd unset-group FLAGS WHO...`; clearing what is clear is success. */
+  async osdUnsetGroup(flags: G.OsdGroupFlag[], who: string[], call?: CallOptions): Promise<G.OsdGroupFlagsResult> {
+    G.checkGroupFlags('osdUnsetGroup', flags);
+    G.checkNames('osdUnsetGroup', who);
+    return G.osdGroupFlags(this.stopVerbs, 'unset-group', flags, who, call);
+  }
+  /** Which OSDs carry noout (their own flag, a CRUSH node's or the cluster's): `osd dump` + `osd tree`. */
+  async osdNoout(call?: CallOptions): Promise<G.NooutState> {
+    const dump = ['osd', 'dump'];
+    const flags = this.parse(dump, (await this.run(dump, call)).stdout, G.osdFlagsShape);
+    const treeVerb = ['osd', 'tree'];
+    const tree = this.parse(treeVerb, (await this.run(treeVerb, call)).stdout, O.osdTreeShape);
+    return G.nooutFrom(flags, tree);
+  }
+
+  /** run and parse for ceph-stop-gates.ts; stdout lines are collected only into memory (an
+   * ok-to-stop report says which PGs, and a refusal's report is on stdout only). */
+  private readonly stopVerbs: G.Verbs = {
+    run: (verb, call, onStdout) => {
+      const timeoutMs = call?.timeoutMs ?? this.timeoutMs;
+      return this.opts.runner.run(this.command, this.args(verb, timeoutMs), {
+        timeoutMs,
+        ...(call?.signal ? { signal: call.signal } : {}),
+        ...(onStdout
+          ? {
+              onLine: (stream: 'stdout' | 'stderr', line: string) => {
+                if (stream === 'stdout') onStdout(line);
+              },
+            }
+          : {}),
+      });
+    },
+    parse: (verb, stdout, s) => this.parse(verb, stdout, s),
+  };
 }

@@ -5,6 +5,14 @@
 import type { CephApi, RgwApi } from '../../clients/ceph-api.js';
 import { CephClient, type CallAs, type CallOptions } from '../../clients/ceph.js';
 import type * as T from '../../clients/ceph-types.js';
+import type {
+  MdsStopReport,
+  MonStopReport,
+  NooutState,
+  OsdGroupFlag,
+  OsdGroupFlagsResult,
+  OsdStopReport,
+} from '../../clients/ceph-stop-gates.js';
 import type { FsStatus } from '../../clients/ceph-map.js';
 import { RgwAdmin, type RgwUser, type RgwUserCreate } from '../../clients/rgw-admin.js';
 import type { SimCephCluster } from './cluster.js';
@@ -67,6 +75,14 @@ export class SimCephApi implements CephApi {
   authImport = (keyring: string, call?: CallOptions & { as?: CallAs }): Promise<void> => this.client.authImport(keyring, call);
   monGetmap = (file: string, call?: CallOptions): Promise<{ epoch?: number }> => this.client.monGetmap(file, call);
   monRemove = (name: string, call?: CallOptions): Promise<T.MonRemoved> => this.client.monRemove(name, call);
+  osdOkToStop = (ids: number[], call?: CallOptions): Promise<OsdStopReport> => this.client.osdOkToStop(ids, call);
+  monOkToStop = (names: string[], call?: CallOptions): Promise<MonStopReport> => this.client.monOkToStop(names, call);
+  mdsOkToStop = (names: string[], call?: CallOptions): Promise<MdsStopReport> => this.client.mdsOkToStop(names, call);
+  osdSetGroup = (flags: OsdGroupFlag[], who: string[], call?: CallOptions): Promise<OsdGroupFlagsResult> =>
+    this.client.osdSetGroup(flags, who, call);
+  osdUnsetGroup = (flags: OsdGroupFlag[], who: string[], call?: CallOptions): Promise<OsdGroupFlagsResult> =>
+    this.client.osdUnsetGroup(flags, who, call);
+  osdNoout = (call?: CallOptions): Promise<NooutState> => this.client.osdNoout(call);
 
   // Beyond the pick: the other read-only verbs the real client has, for metrics and tests.
   osdStat = (call?: CallOptions): Promise<T.OsdStat> => this.client.osdStat(call);

@@ -13,6 +13,7 @@ import { healthOf, type SimHealth } from './health.js';
 import type { DeviceClass, SimAuthEntity, SimCephOptions, SimFs, SimPool, SimRgw } from './model.js';
 import { MonMap } from './mons.js';
 import { OsdMap } from './osdmap.js';
+import { osdFlagLines } from './osd-flags.js';
 import { Placement, type SimPg } from './placement.js';
 import { usageOf, type Usage } from './usage.js';
 import { Workloads } from './workloads.js';
@@ -338,6 +339,7 @@ export class SimCephCluster {
       usage: this.usage(),
       filesystems: this.fsmap.filesystems.map((fs) => ({ fs, active: this.fsmap.activeFor(fs) !== undefined })),
       options: this.options,
+      flagLines: osdFlagLines(this.osdmap),
     });
   }
 

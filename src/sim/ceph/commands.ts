@@ -67,7 +67,6 @@ export const CEPH_COMMANDS: Command[] = [
     run: (x) => json(x.args[0] === 'detail' ? R.rawPoolLs(x.cluster) : [...x.cluster.osdmap.pools.values()].map((p) => p.name)),
   },
   { verb: ['osd', 'pool', 'create'], run: poolCreate },
-  { verb: ['osd', 'ok-to-stop'], mgr: true, run: okToStop },
   { verb: ['osd', 'safe-to-destroy'], mgr: true, run: safeToDestroy },
   { verb: ['osd', 'new'], run: osdNew },
   { verb: ['osd', 'out'], run: osdOut },
@@ -110,32 +109,6 @@ function poolCreate(x: CommandContext): Reply {
   const pgNum = x.args[1] === undefined ? undefined : Number(x.args[1]);
   const { created } = x.cluster.createPool(name, pgNum);
   return { stdout: '\n', stderr: `pool '${name}' ${created ? 'created' : 'already exists'}\n` };
-}
-
-/** Would any PG touching these OSDs drop below min_size acting replicas (become inactive)? */
-function okToStop(x: CommandContext): Reply {
-  const ids = osdIds(x);
-  const stopping = new Set(ids);
-  const bad: string[] = [];
-  let ok = 0;
-  for (const pg of x.cluster.pgs()) {
-    if (!pg.mapped.some((id) => stopping.has(id)) && !pg.acting.some((id) => stopping.has(id))) continue;
-    if (pg.acting.filter((id) => !stopping.has(id)).length < pg.pool.minSize) bad.push(pg.pgid);
-    else ok += 1;
-  }
-  const verdict = {
-    ok_to_stop: bad.length === 0,
-    osds: ids,
-    num_ok_pgs: ok,
-    num_not_ok_pgs: bad.length,
-    ...(bad.length > 0 ? { bad_become_inactive: bad } : {}),
-  };
-  if (bad.length === 0) return json(verdict);
-  return {
-    ...json(verdict),
-    exitCode: 16,
-    stderr: `Error EBUSY: unsafe to stop osd(s) at this time (${bad.length} PGs are or would become offline)\n`,
-  };
 }
 
 /** DaemonServer's verdict (Ceph 16): an OSD in any PG's up or acting set is "active" (an out

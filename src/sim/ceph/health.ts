@@ -30,6 +30,8 @@ export interface HealthView {
   usage: Usage;
   filesystems: { fs: SimFs; active: boolean }[];
   options: SimCephOptions;
+  /** OSD_FLAGS detail lines ("osd.0 has flags noout", "host h3 has flags noout"). */
+  flagLines?: string[];
 }
 
 /** mon_health_max_detail: Ceph stops listing items after this many. */
@@ -86,6 +88,14 @@ function osdChecks(v: HealthView, add: Add): void {
     `${s(downHosts.length, 'host', 'hosts')} (${downHostOsds} osds) down`,
     downHosts.length,
     downHosts.map(([h, osds]) => `host ${h} (root=default) (${osds.length} osds) is down`),
+  );
+  const flagged = v.flagLines ?? [];
+  add(
+    'OSD_FLAGS',
+    'HEALTH_WARN',
+    `${flagged.length} OSDs or CRUSH {nodes, device-classes} have {NOUP,NODOWN,NOIN,NOOUT} flags set`,
+    flagged.length,
+    flagged,
   );
   const size = v.options.poolDefaultSize;
   add('TOO_FEW_OSDS', 'HEALTH_WARN', `OSD count ${v.osds.length} < osd_pool_default_size ${size}`, v.osds.length < size ? 1 : 0, []);

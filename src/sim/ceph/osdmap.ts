@@ -4,6 +4,8 @@ import { CephRefusal } from './errors.js';
 import { crushWeightOf, defaultMinSize, type DeviceClass, type SimOsd, type SimPool } from './model.js';
 
 export const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
+/** The CRUSH root every host hangs under. */
+export const CRUSH_ROOT = 'default';
 
 export interface OsdBoot {
   host: string;
@@ -25,6 +27,11 @@ export class OsdMap {
   /** CRUSH host bucket ids: -1 is the root, and every host also gets a device-class shadow
    * bucket, so hosts are -3, -5, ... as on a real cluster with one class. */
   readonly hostIds = new Map<string, number>();
+  /** `osd set-group noout|noin|noup|nodown WHO`: per-OSD flags (osd dump's state), per-CRUSH-node
+   * flags (crush_node_flags, by name) and per-device-class flags. */
+  readonly osdFlags = new Map<number, Set<string>>();
+  readonly crushNodeFlags = new Map<string, Set<string>>();
+  readonly deviceClassFlags = new Map<string, Set<string>>();
 
   constructor(private readonly now: () => number) {
     this.created = this.modified = now();
@@ -132,12 +139,50 @@ export class OsdMap {
     this.lastInChange = this.modified;
   }
 
-  /** mon_osd_down_out_interval: OSDs down for that long are marked out (their data moves). */
+  /** mon_osd_down_out_interval: OSDs down for that long are marked out (their data moves),
+   * unless noout holds them (their own flag, their host's or root's, or their class's). */
   autoOut(intervalMs: number): void {
     const now = this.now();
     for (const o of this.osds.values()) {
-      if (!o.up && o.in && o.booted && o.downSince !== undefined && now - o.downSince >= intervalMs) this.setIn(o, false, true);
+      if (!o.up && o.in && o.booted && o.downSince !== undefined && now - o.downSince >= intervalMs && !this.hasFlag(o, 'noout')) {
+        this.setIn(o, false, true);
+      }
     }
+  }
+
+  /** Whether `flag` applies to the OSD, set on it or on a CRUSH node or class it belongs to. */
+  hasFlag(o: SimOsd, flag: string): boolean {
+    const on = (set: Set<string> | undefined) => set?.has(flag) ?? false;
+    return (
+      on(this.osdFlags.get(o.id)) ||
+      on(this.crushNodeFlags.get(CRUSH_ROOT)) ||
+      (o.host !== undefined && on(this.crushNodeFlags.get(o.host))) ||
+      on(this.deviceClassFlags.get(o.deviceClass))
+    );
+  }
+
+  /** A CRUSH node by name: the root or a host bucket. */
+  crushNodeExists(name: string): boolean {
+    return name === CRUSH_ROOT || this.hostIds.has(name);
+  }
+
+  /** Sets or clears flags on an OSD, CRUSH node or device class; a new epoch only on a change. */
+  setGroupFlags(target: { id: number } | { node: string } | { deviceClass: string }, flags: string[], on: boolean): void {
+    const [map, key] =
+      'id' in target
+        ? [this.osdFlags as Map<number | string, Set<string>>, target.id]
+        : 'node' in target
+          ? [this.crushNodeFlags as Map<number | string, Set<string>>, target.node]
+          : [this.deviceClassFlags as Map<number | string, Set<string>>, target.deviceClass];
+    const set = map.get(key) ?? new Set<string>();
+    const before = set.size;
+    for (const f of flags) {
+      if (on) set.add(f);
+      else set.delete(f);
+    }
+    if (set.size === 0) map.delete(key);
+    else map.set(key, set);
+    if (set.size !== before) this.bump();
   }
 
   /** `osd destroy`: the OSD stays in the map and CRUSH (id, position, weight, class) marked
@@ -157,6 +202,7 @@ export class OsdMap {
     if (!o) return;
     if (o.up) throw new CephRefusal('EBUSY', `osd.${id} is not \`down\`.`);
     this.osds.delete(id);
+    this.osdFlags.delete(id);
     this.bump();
   }
 

@@ -140,6 +140,10 @@ export function rawOsdStat(c: SimCephCluster): Record<string, unknown> {
   };
 }
 
+/** crush_node_flags / device_class_flags: name → its flags, sorted as Ceph's set prints them. */
+const flagsByName = (flags: Map<string, Set<string>>): Record<string, string[]> =>
+  Object.fromEntries([...flags].map(([name, set]) => [name, [...set].sort()]));
+
 /** `osd tree`/`osd df` status: destroyed wins over down, as recorded. */
 const osdStatus = (o: SimOsd): string => (o.destroyed ? 'destroyed' : o.up ? 'up' : 'down');
 
@@ -299,7 +303,16 @@ export function rawOsdDump(c: SimCephCluster): Record<string, unknown> {
         public_addr: addr(o.ip, 6800),
         cluster_addr: addr(o.ip, 6802),
         // A destroyed OSD: ["destroyed","exists"] and a zero uuid; a reused id is "new" again.
-        state: o.destroyed ? ['destroyed', 'exists'] : ['exists', ...(o.up ? ['up'] : []), ...(o.booted ? [] : ['new'])],
+        // Ceph prints the state as a sorted set, its own flags (noout, ...) and autoout included.
+        state: o.destroyed
+          ? ['destroyed', 'exists']
+          : [
+              'exists',
+              ...(o.up ? ['up'] : []),
+              ...(o.booted ? [] : ['new']),
+              ...(o.autoOut ? ['autoout'] : []),
+              ...(m.osdFlags.get(o.id) ?? []),
+            ].sort(),
       })),
     osd_xinfo: [],
     pg_upmap: [],
@@ -312,8 +325,8 @@ export function rawOsdDump(c: SimCephCluster): Record<string, unknown> {
     removed_snaps_queue: [],
     new_removed_snaps: [],
     new_purged_snaps: [],
-    crush_node_flags: {},
-    device_class_flags: {},
+    crush_node_flags: flagsByName(m.crushNodeFlags),
+    device_class_flags: flagsByName(m.deviceClassFlags),
     stretch_mode: {
       stretch_mode_enabled: false,
       stretch_bucket_count: 0,

@@ -13,6 +13,7 @@ import { CEPH_COMMANDS, type Command, type Reply } from './commands.js';
 import { CephRefusal } from './errors.js';
 import { stamp } from './model.js';
 import { RGW_COMMANDS } from './rgw.js';
+import { STOP_GATE_COMMANDS } from './stop-gates.js';
 import { parseKeyring } from './keys.js';
 
 export interface SimCephRunnerOptions {
@@ -37,6 +38,9 @@ type Runner = CephClientOptions['runner'];
 type Arg = Parameters<Runner['run']>[1][number];
 type RunOptions = Parameters<Runner['run']>[2];
 type RunOutput = Awaited<ReturnType<Runner['run']>>;
+
+/** Every `ceph` verb: the maps' and the stop gates' (stop-gates.ts). */
+const CEPH_VERBS: Command[] = [...CEPH_COMMANDS, ...STOP_GATE_COMMANDS];
 
 const isSecret = (a: Arg): a is { secret: string } => typeof a === 'object' && 'secret' in a;
 /** The command line as exec's displayCommand shows it: secrets masked, odd words quoted. */
@@ -71,7 +75,7 @@ export class SimCephRunner implements Runner {
     this.calls.push(shown);
     const plain = args.map((a) => (isSecret(a) ? a.secret : a));
     const { verb, connectSec, json, name, keyring } = parse(plain);
-    const table = cmd === 'radosgw-admin' ? RGW_COMMANDS : cmd === 'ceph' ? CEPH_COMMANDS : null;
+    const table = cmd === 'radosgw-admin' ? RGW_COMMANDS : cmd === 'ceph' ? CEPH_VERBS : null;
     if (!table) throw new CommandError(shown, 127, `${cmd}: command not found`);
     const clock = new Budget(opts, shown, this.sleep, this.opts.pollMs ?? 100);
     const latency = typeof this.opts.latencyMs === 'function' ? this.opts.latencyMs(verb.join(' ')) : (this.opts.latencyMs ?? 0);
