@@ -17,7 +17,7 @@ const node = (bmc: string, extra = '') => doc('Node', 'n1', `match: { mac: "${MA
 
 test('specs node bmc: passwordFrom env puts the BMC in the node, sealed, owned against the API; nothing shows the password', async (t) => {
   process.env[ENV] = SECRET;
-  t.teardown(() => delete process.env[ENV]);
+  t.teardown(() => delete process.env.QUARRY_BMC_TEST_N1);
   const q = await specsLab(t, 1);
   const [n] = await allActive(q, 1);
   await q.put('bmc.yaml', node(`{ address: 198.51.100.2, username: quarry, passwordFrom: { env: ${ENV} } }`, '\nfencing: bmc'));
