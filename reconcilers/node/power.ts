@@ -53,9 +53,6 @@ export const powerOnRequest = (spec: NodeSpec, status: NodeStatusFields): number
   return gen > (status.observedPowerOnGeneration ?? 0) ? gen : null;
 };
 
-/** Held off: a shutdown asked after the last power-on, or a spec that declares power off. */
-export const heldOff = (spec: NodeSpec): boolean => spec.power === 'off' || spec.shutdownGeneration > (spec.powerOnGeneration ?? 0);
-
 /**
  * A pending `node.power-on`: acknowledged as soon as the agent reports (the machine is on,
  * however it got there); otherwise the BMC powers it on and the plan waits for it to boot.
