@@ -70,7 +70,9 @@ export function planPowerOn(p: PowerInput, gen: number, steady: Steady): PowerDe
   if (run && (run.state === 'pending' || run.state === 'running'))
     return { phase: 'booting', reason: 'PoweringOn', message: `power-on run ${run.id} is ${run.state}` };
   if (run?.state === 'completed') {
-    if (run.was === 'on')
+    // On a first try only: a retry after a crash of Quarry may find the power its first try
+    // turned on, and then waits for the boot like any other.
+    if (run.was === 'on' && run.attempt === 1)
       return {
         ...steady,
         blocked: {

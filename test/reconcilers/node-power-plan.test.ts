@@ -86,6 +86,17 @@ test('node power plan: with a BMC the request starts bmc.power-on, then waits fo
   );
   t.is(hung.step, null);
   t.like(blocked(hung), { reason: 'Unresponsive' });
+  // A retry (Quarry died after its first try) that finds the power on waits for the boot.
+  const retried = planNode(
+    observed({
+      node: offNode(true),
+      obs: silent,
+      runs: { restart: null, shutdown: null, powerOn: powerRun('completed', { was: 'on', attempt: 2 }) },
+    }),
+  );
+  t.is(retried.step, null);
+  t.like(retried.status, { phase: 'booting' });
+  t.is(blocked(retried)?.status, 'False');
 });
 
 test('node power plan: the agent reporting from a new boot acknowledges the power-on; its last words before the shutdown do not', (t) => {
