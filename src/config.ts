@@ -59,6 +59,10 @@ export interface Config {
   /** An OSD's disk gone from its (active) node this long is taken as dead: out, then destroyed
    * keeping the id for the disk that replaces it. */
   diskGoneGraceMs: number;
+  /** A soft power-off of a node with a BMC that has not ended this long is forced (IPMI). */
+  bmcSoftOffGraceMs: number;
+  /** A node powered on through its BMC that has not reported this long is powered on again. */
+  powerOnBootMs: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -195,6 +199,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonl
     bootLoopMaxBoots: envInt(env, 'BOOT_LOOP_MAX_BOOTS', 5, 1, 30),
     bootLoopWindowMs: envInt(env, 'BOOT_LOOP_WINDOW_MS', 600_000, 1_000, 86_400_000),
     diskGoneGraceMs: envInt(env, 'DISK_GONE_GRACE_MS', 600_000, 0, 86_400_000),
+    bmcSoftOffGraceMs: envInt(env, 'BMC_SOFT_OFF_GRACE_MS', 120_000, 0, 3_600_000),
+    powerOnBootMs: envInt(env, 'POWER_ON_BOOT_MS', 600_000, 1_000, 86_400_000),
     trustProxy: trustProxy(env.TRUST_PROXY),
     externalUrl: externalUrl(env.EXTERNAL_URL),
     allowedHosts: allowedHosts(env.ALLOWED_HOSTS),

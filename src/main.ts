@@ -23,6 +23,7 @@ import type { EnrollmentOptions } from './services/boot.js';
 import { taskRoutes, eventRoutes, agentRoutes } from './http/router.js';
 import { Manager } from './runtime/manager.js';
 import { nodeLoop } from '../reconcilers/node/loop.js';
+import { IpmitoolBmc } from './clients/bmc.js';
 // Types only: the lab's modules are loaded, by lab-driver.ts, only with DRIVER=lab.
 import type { Lab, LabOptions } from './sim/lab.js';
 import type { LabDriver } from './main/lab-driver.js';
@@ -69,6 +70,8 @@ export interface QuarryOptions {
   provisioning?: Partial<ProvisioningSources>;
   /** How long a spec file must hold still before it is read; tests shorten it. */
   specs?: { stableMs?: number };
+  /** BMC timing of the node loop (tests shorten the power checks). */
+  power?: { bmcPollMs?: number; softOffGraceMs?: number; powerOnBootMs?: number };
 }
 
 export interface Quarry {
@@ -167,6 +170,11 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
       cephQueryTimeoutMs: cephTiming.queryTimeoutMs,
       bootLoop: { maxBoots: config.bootLoopMaxBoots, windowMs: config.bootLoopWindowMs },
       unapprovedTtlMs: config.unapprovedNodeTtlMs,
+      // Power through each node's BMC: the lab's, or ipmitool on the master.
+      bmc: labParts?.bmcs ?? new IpmitoolBmc(new ZxRunner()),
+      softOffGraceMs: config.bmcSoftOffGraceMs,
+      powerOnBootMs: config.powerOnBootMs,
+      ...opts.power,
     }),
   );
   registerCephLoops(manager, {

@@ -99,9 +99,11 @@ test('node operations: no monitor without an eligible disk, and none twice', (t)
   ]);
 });
 
-test('node operations: an errored node can only be restarted or shut down; others nothing', (t) => {
+test('node operations: an errored node can only be restarted or shut down, an offline one powered on; others nothing', (t) => {
   t.deepEqual(offeredNodeOperations(node('error').build(), [disk()]), ['node.restart', 'node.shutdown']);
-  for (const phase of ['discovered', 'booting', 'rebooting', 'shutting-down', 'offline'] as const) {
+  // #15: an offline node offers its way back (through its BMC, or Blocked: NoPowerControl).
+  t.deepEqual(offeredNodeOperations(node('offline').build(), [disk()]), ['node.power-on']);
+  for (const phase of ['discovered', 'booting', 'rebooting', 'shutting-down'] as const) {
     t.deepEqual(offeredNodeOperations(node(phase).build(), [disk()]), [], phase);
   }
 });

@@ -16,7 +16,7 @@ import {
 } from '../../src/model/kinds.js';
 import type { Fleet } from '../../src/fleet/fleet.js';
 import type { Store } from '../../src/store/types.js';
-import type { StartRequest, TaskRun } from '../../src/tasks/types.js';
+import type { Script, StartRequest, TaskRun } from '../../src/tasks/types.js';
 import type { EventBus } from '../../src/tasks/bus.js';
 import { done, requeueAfter, type Reconciler, type Result } from '../../src/runtime/types.js';
 import { applyPlan, writeOwned, type StatusOwner } from '../../src/runtime/loop-kit/index.js';
@@ -24,6 +24,9 @@ import { NodeTask, pendingRun, planNode, runningOsds, type DiskWrite, type NodeO
 import type { CephApi } from '../../src/clients/ceph-api.js';
 import { okToStopAnswer, type OkToStopAnswer } from '../shared/osd-gates.js';
 import type { BootLoopLimits } from './boot-loop.js';
+import type { BmcApi } from '../../src/clients/bmc.js';
+import { PowerTask, powerOnRequest, type PowerRunView } from './power.js';
+import { bmcTarget, powerOffScript, powerOnScript } from './power-scripts.js';
 
 export interface NodeLoopDeps {
   store: Store;
@@ -48,6 +51,14 @@ export interface NodeLoopDeps {
   unapprovedTtlMs?: number;
   /** Source of the staleness-recheck jitter; tests inject a fixed one. */
   random?: () => number;
+  /** The nodes' BMCs (ipmitool on the master, or the lab's); absent: no node has power control. */
+  bmc?: BmcApi;
+  /** How long a soft power-off may take before the BMC cuts the power. */
+  softOffGraceMs?: number;
+  /** How long a machine powered on through its BMC has to boot and report before another try. */
+  powerOnBootMs?: number;
+  /** How often the power-off check asks the BMC. */
+  bmcPollMs?: number;
 }
 
 export function nodeLoop(deps: NodeLoopDeps): Reconciler<NodeObserved, NodePlan> {
@@ -74,11 +85,17 @@ async function observe(deps: NodeLoopDeps, id: string): Promise<NodeObserved | u
     deps.tasks.latestFor(Kind.Node, id, NodeTask.shutdown),
     deps.store.get<AgentCredentialSpec>(Kind.AgentCredential, id),
   ]);
+  // The BMC's runs only where they can matter: a node with a BMC (its shutdowns end with a power
+  // check) or a power-on request pending.
+  const [powerOn, powerOff] = await Promise.all([
+    powerOnRequest(node.spec, node.status) !== null ? deps.tasks.latestFor(Kind.Node, id, PowerTask.on) : undefined,
+    node.spec.bmc ? deps.tasks.latestFor(Kind.Node, id, PowerTask.off) : undefined,
+  ]);
   const o: NodeObserved = {
     node,
     obs,
     disks,
-    runs: { restart: runView(restart), shutdown: runView(shutdown) },
+    runs: { restart: runView(restart), shutdown: runView(shutdown), powerOn: powerRunView(powerOn), powerOff: powerRunView(powerOff) },
     now: deps.clock.now(),
     nowIso: deps.clock.iso(),
     startedAt: deps.startedAt,
@@ -88,6 +105,8 @@ async function observe(deps: NodeLoopDeps, id: string): Promise<NodeObserved | u
     credentialConflict: credential?.spec.conflict?.message ?? null,
     ...(deps.unapprovedTtlMs !== undefined ? { unapprovedTtlMs: deps.unapprovedTtlMs } : {}),
     staleJitter: (deps.random ?? Math.random)(),
+    ...(deps.softOffGraceMs !== undefined ? { softOffGraceMs: deps.softOffGraceMs } : {}),
+    ...(deps.powerOnBootMs !== undefined ? { powerOnBootMs: deps.powerOnBootMs } : {}),
   };
   // Ceph is asked only when a restart or shutdown is about to be sent to a node running OSDs.
   const osds = runningOsds(o);
@@ -116,6 +135,20 @@ function runView(run: TaskRun | undefined): RunView | null {
   };
 }
 
+function powerRunView(run: TaskRun | undefined): PowerRunView | null {
+  if (!run) return null;
+  const was = run.status.result?.was;
+  return {
+    id: run.id,
+    state: run.status.state,
+    attempt: run.spec.attempt,
+    request: typeof run.spec.args.request === 'number' ? run.spec.args.request : -1,
+    completedAt: run.status.completedAt ? Date.parse(run.status.completedAt) : null,
+    error: run.status.error,
+    was: was === 'on' || was === 'off' ? was : null,
+  };
+}
+
 /** The node fields the node loop owns: everything in a Node's status but the Ceph loops'
  * `ceph.<daemon>` entries. */
 export const NODE_STATUS: StatusOwner = {
@@ -128,6 +161,7 @@ export const NODE_STATUS: StatusOwner = {
     'ip',
     'observedRestartGeneration',
     'observedShutdownGeneration',
+    'observedPowerOnGeneration',
     'bootCount',
     'bootAddress',
     'bootLoopResetAt',
@@ -178,14 +212,18 @@ async function apply(deps: NodeLoopDeps, o: NodeObserved, plan: NodePlan): Promi
       // The run goes out before its request is acknowledged in status: a crash in between sends
       // it again rather than losing the request.
       stepFirst: true,
-      act: (obs, step): StartRequest => ({
-        taskName: step.taskName,
-        target: { kind: Kind.Node, id: obs.node.id, generation: obs.node.metadata.generation },
-        node: { id: obs.node.id, hostname: obs.node.spec.hostname },
-        args: { request: step.request, bootId: step.bootId },
-        attempt: step.attempt,
-        timeoutMs: deps.runTimeoutMs,
-      }),
+      act: (obs, step): StartRequest => {
+        const target = { kind: Kind.Node, id: obs.node.id, generation: obs.node.metadata.generation };
+        if (step.taskName === PowerTask.on || step.taskName === PowerTask.off) return powerRun(deps, obs, step, target);
+        return {
+          taskName: step.taskName,
+          target,
+          node: { id: obs.node.id, hostname: obs.node.spec.hostname },
+          args: { request: step.request, bootId: step.bootId },
+          attempt: step.attempt,
+          timeoutMs: deps.runTimeoutMs,
+        };
+      },
       start: (req) => deps.tasks.start(req),
       write: (obs, status) => writeNode(deps, obs, plan, status),
       recheckMs: deps.heartbeatTimeoutMs,
@@ -193,6 +231,29 @@ async function apply(deps: NodeLoopDeps, o: NodeObserved, plan: NodePlan): Promi
     o,
     plan,
   );
+}
+
+/** A BMC step, run by the master: the node's BMC as its spec says now. The plan starts one only
+ * for a node with a BMC; should it be gone meanwhile, the run fails saying so. */
+function powerRun(deps: NodeLoopDeps, o: NodeObserved, step: NodePlan['step'] & object, target: StartRequest['target']): StartRequest {
+  const bmcSpec = o.node.spec.bmc;
+  const grace = step.graceMs ?? 0;
+  const script: Script =
+    !bmcSpec || !deps.bmc
+      ? () => Promise.reject(new Error(!bmcSpec ? 'the node has no BMC declared' : 'this Quarry has no BMC client'))
+      : step.taskName === PowerTask.on
+        ? powerOnScript(deps.bmc, bmcTarget(bmcSpec))
+        : powerOffScript(deps.bmc, bmcTarget(bmcSpec), grace, deps.bmcPollMs ?? 2_000);
+  return {
+    taskName: step.taskName,
+    target,
+    node: null,
+    args: step.taskName === PowerTask.off ? { request: step.request, graceMs: grace } : { request: step.request },
+    attempt: step.attempt,
+    // The power-off check waits out the grace, then forces and checks again.
+    timeoutMs: Math.max(deps.runTimeoutMs, grace + 120_000),
+    script,
+  };
 }
 
 /** The node's fields, then what operators are told (only once the write went through). */

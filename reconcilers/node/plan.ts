@@ -14,6 +14,7 @@ import { okToStopGate, type OkToStopAnswer } from '../shared/osd-gates.js';
 import { bootLoop, defaultBootLoopLimits, type BootLoopLimits } from './boot-loop.js';
 import { BOOT_LOOP } from '../../src/fleet/boot-decision.js';
 import { isNodeApproved } from '../../src/model/operations.js';
+import { planPowerOff, planPowerOn, powerOnRequest, type PowerInput, type PowerRunView, type PowerTask } from './power.js';
 
 export const NodeTask = { restart: Step.nodeRestart, shutdown: Step.nodeShutdown } as const;
 export type NodeTask = (typeof NodeTask)[keyof typeof NodeTask];
@@ -40,7 +41,8 @@ export interface NodeObserved {
   node: Doc<NodeSpec, NodeStatusFields>;
   obs: Observation;
   disks: Map<string, Doc<DiskSpec, DiskStatusFields> | undefined>;
-  runs: { restart: RunView | null; shutdown: RunView | null };
+  /** powerOn/powerOff: the latest BMC runs, looked up only when the node may need them. */
+  runs: { restart: RunView | null; shutdown: RunView | null; powerOn?: PowerRunView | null; powerOff?: PowerRunView | null };
   now: number;
   nowIso: string;
   /** When this Quarry process started: agents get one heartbeat timeout to report again
@@ -59,14 +61,26 @@ export interface NodeObserved {
   credentialConflict?: string | null;
   /** An unapproved node not seen booting for this long is forgotten; never when absent. */
   unapprovedTtlMs?: number;
+  /** How long a soft power-off may take before the BMC cuts the power (BMC_SOFT_OFF_GRACE_MS). */
+  softOffGraceMs?: number;
+  /** How long a machine powered on through its BMC has to boot and report before another try. */
+  powerOnBootMs?: number;
 }
 
+export const DEFAULT_SOFT_OFF_GRACE_MS = 120_000;
+export const DEFAULT_POWER_ON_BOOT_MS = 600_000;
+
 export interface StartRun {
-  taskName: NodeTask;
+  /** A node task goes to the agent; a power task is the master's, through the node's BMC. */
+  taskName: NodeTask | PowerTask;
   request: number;
   attempt: number;
   bootId: string | null;
+  /** bmc.power-off: how long the soft power-off may take. */
+  graceMs?: number;
 }
+
+const isNodeTask = (r: StartRun): boolean => r.taskName === NodeTask.restart || r.taskName === NodeTask.shutdown;
 
 /** The node's status (the fields the node loop owns; docs/status-ownership.md), the restart or
  * shutdown run to start, a wait (staleness, backoff), a gate; and the node loop's extras. */
@@ -89,7 +103,7 @@ interface Decision {
   run?: StartRun;
   requeueAfterMs?: number;
   blocked?: { reason: string; message: string };
-  ack?: Partial<Pick<NodeStatusFields, 'observedRestartGeneration' | 'observedShutdownGeneration'>>;
+  ack?: Partial<Pick<NodeStatusFields, 'observedRestartGeneration' | 'observedShutdownGeneration' | 'observedPowerOnGeneration'>>;
   /** on: the node is in a boot loop; reset: an operator's restart request just ended one. */
   bootLoop?: 'on' | 'reset';
 }
@@ -138,7 +152,10 @@ function forgettable(o: NodeObserved): boolean {
 }
 
 /** The run the plan would start if no OSD gate held: observe asks Ceph only then. */
-export const pendingRun = (o: NodeObserved): StartRun | null => decide(o).run ?? null;
+export const pendingRun = (o: NodeObserved): StartRun | null => {
+  const run = decide(o).run;
+  return run && isNodeTask(run) ? run : null;
+};
 
 /** The OSDs the node's agent reports running: the only ids worth asking Ceph about (it
  * answers "ok" for ids it does not know). */
@@ -146,7 +163,9 @@ export const runningOsds = (o: NodeObserved): number[] => [...(o.obs.report?.dae
 
 /** A restart or shutdown stops the node's OSDs: without Ceph's ok nothing is sent. */
 function gateOsds(o: NodeObserved, d: Decision): Decision {
-  if (!d.run) return d;
+  // The BMC's steps stop no OSD: power-on starts them, and the power-off follows a soft
+  // shutdown the gate let through.
+  if (!d.run || !isNodeTask(d.run)) return d;
   const verb = d.run.taskName === NodeTask.restart ? 'restart' : 'shutdown';
   const verdict = okToStopGate(verb, runningOsds(o), o.osdGate);
   return verdict.ok ? d : { ...steady(o), blocked: { reason: verdict.reason, message: verdict.message } };
@@ -179,6 +198,8 @@ function decide(o: NodeObserved): Decision {
     // A restart asked for before the shutdown is moot once the node is off.
     return d.ack ? { ...d, ack: { ...d.ack, observedRestartGeneration: spec.restartGeneration } } : d;
   }
+  const powerOn = powerOnRequest(spec, status);
+  if (powerOn !== null) return planPowerOn(powerInput(o, o.runs.powerOn), powerOn, steady(o));
   if (spec.restartGeneration > (status.observedRestartGeneration ?? 0)) {
     const d = request(o, NodeTask.restart, spec.restartGeneration);
     if (!d.ack) return d;
@@ -267,6 +288,17 @@ function confirm(o: NodeObserved, task: NodeTask, gen: number, run: RunView, bus
       requeueAfterMs: o.heartbeatTimeoutMs,
     };
   }
+  // With a BMC the power itself must read off (forced after the grace).
+  if (o.node.spec.bmc)
+    return planPowerOff(powerInput(o, o.runs.powerOff), gen, o.softOffGraceMs ?? DEFAULT_SOFT_OFF_GRACE_MS, () =>
+      agentOff(o, gen, run, busy),
+    );
+  return agentOff(o, gen, run, busy);
+}
+
+/** A node without a BMC (or whose BMC failed every try) is off when its agent falls silent. */
+function agentOff(o: NodeObserved, gen: number, run: RunView, busy: NodeStatus): Decision {
+  const report = o.obs.report;
   if (isFresh(o) && (o.obs.lastReportAt ?? 0) > (run.completedAt ?? 0) && report?.bootId === run.bootId) {
     return {
       phase: busy,
@@ -276,6 +308,20 @@ function confirm(o: NodeObserved, task: NodeTask, gen: number, run: RunView, bus
     };
   }
   return { phase: 'offline', reason: 'PoweredOff', message: 'shut down on request', ack: { observedShutdownGeneration: gen } };
+}
+
+function powerInput(o: NodeObserved, run: PowerRunView | null | undefined): PowerInput {
+  return {
+    spec: o.node.spec,
+    status: o.node.status,
+    // The agent's last words before a shutdown are not a machine that is on.
+    fresh: isFresh(o) && !poweredOff(o),
+    now: o.now,
+    run,
+    maxAttempts: MAX_ATTEMPTS,
+    retryBaseMs: o.retryBaseMs,
+    bootWaitMs: o.powerOnBootMs ?? DEFAULT_POWER_ON_BOOT_MS,
+  };
 }
 
 function buildStatus(o: NodeObserved, d: Decision): NodeStatusFields {

@@ -17,6 +17,9 @@ export const NodeOperation = {
   createNfs: DAEMONS.nfs.operation,
   restart: 'node.restart',
   shutdown: 'node.shutdown',
+  /** Powers an offline node on through its BMC (src/power); without one the node says
+   * `Blocked: NoPowerControl`. */
+  powerOn: 'node.power-on',
   /** Enrollment: an admin accepts a machine found by network boot (src/fleet/enrollment.ts). */
   approve: 'node.approve',
 } as const;

@@ -53,6 +53,10 @@ const monArgs = {
 } as const;
 
 const nodeRequest = obj({ request: count, bootId: { type: ['string', 'null'], maxLength: 128 } }, ['request']);
+const powerState = { enum: ['on', 'off'], description: 'a chassis power state' } as const;
+const bmcRequest = obj({ request: count }, ['request']);
+/** What the BMC said the chassis power was before the step acted (`on`/`off`). */
+const bmcResult = obj({ was: powerState }, []);
 
 export interface StepEntry {
   /** 'master': a script on the master; 'node': the node's agent. */
@@ -266,6 +270,28 @@ export const STEPS = {
     args: obj({ request: count, devicePath }, ['devicePath']),
     result: obj({ devicePath }, ['devicePath']),
   },
+  // A node's BMC over IPMI (src/power): the master runs `ipmitool -I lanplus` against the
+  // address the node's spec declares, the password in the environment (IPMI_PASSWORD), never
+  // in the arguments. `request` is the node's counter the run acts for. The BMC's address and
+  // user are not arguments: the script reads them (and the secret) from the node's spec.
+  'bmc.power-on': { level: 'master', loop: 'node', args: bmcRequest, result: bmcResult },
+  // Waits up to graceMs for the soft power-off the agent started to read off, then forces it.
+  'bmc.power-off': {
+    level: 'master',
+    loop: 'node',
+    disrupts: 'the whole machine: its power is cut when a soft power-off did not end in time',
+    args: obj({ request: count, graceMs: count }, ['request']),
+    result: obj({ was: powerState, forced: { type: 'boolean' } }, []),
+  },
+  'bmc.power-status': { level: 'master', loop: 'node', args: bmcRequest, result: bmcResult },
+  // The seam for fencing (`fencing: bmc`): a hung node power-cycled, only inside the budget.
+  'bmc.power-cycle': {
+    level: 'master',
+    loop: 'node',
+    disrupts: 'the whole machine: power cut and restored (fencing a hung node)',
+    args: bmcRequest,
+    result: bmcResult,
+  },
   // The spec of the Filesystem / RgwUser document, which the store has validated already.
   'ceph.fs.create': { level: 'master', loop: 'fs', args: { type: 'object' }, result: none },
   'ceph.rgw.user.create': { level: 'master', loop: 'rgw-user', args: { type: 'object' }, result: none },
@@ -281,6 +307,10 @@ export const Step = {
   imageRemove: 'image.remove',
   nodeRestart: 'node.restart',
   nodeShutdown: 'node.shutdown',
+  bmcPowerOn: 'bmc.power-on',
+  bmcPowerOff: 'bmc.power-off',
+  bmcPowerStatus: 'bmc.power-status',
+  bmcPowerCycle: 'bmc.power-cycle',
   monBootstrap: 'ceph.mon.bootstrap',
   monJoin: 'ceph.mon.join',
   monRemove: 'ceph.mon.remove',

@@ -18,6 +18,7 @@ import { sizeBytes } from '../model/spec-inputs.js';
 import type { SpecDoc } from './parse.js';
 import type { Desired, DocResolution, Pending } from './types.js';
 import type { World } from './world.js';
+import { bmcFromDoc, type BmcDocInput } from './bmc-input.js';
 
 type Present = { state: 'present' | 'absent' };
 type DiskRef = { serial?: string; path?: string };
@@ -39,6 +40,8 @@ interface NodeInput {
   daemons: { [T in NodeDaemonType]?: Present & { disk?: DiskRef } };
   osds: Selector[];
   adminKeyring?: boolean;
+  bmc?: BmcDocInput;
+  fencing?: 'none' | 'bmc';
 }
 
 export const NODE_FIELDS = ['role', 'power', 'image', 'daemons'];
@@ -100,6 +103,8 @@ export function resolveNode(doc: SpecDoc, world: World, imageId: (given: string)
     // Its params (none for today's kinds) go into the spec; `state` is the file's, not the spec's.
     if (entry?.state === 'present') daemons[d] = Object.fromEntries(Object.entries(entry).filter(([k]) => k !== 'state')) as never;
   }
+  // Read from Quarry's environment at each apply: a changed variable reaches the store.
+  const bmc = input.bmc ? bmcFromDoc(input.bmc, process.env, errors) : undefined;
   const mon = monitor(input, node, disks, errors, wait);
   if (mon) daemons.mon = mon;
   if (errors.length) return { desired: [], pending, errors };
@@ -107,7 +112,16 @@ export function resolveNode(doc: SpecDoc, world: World, imageId: (given: string)
   // An admin node only when the file says so; a file that names the flag owns it.
   if (input.adminKeyring === true) spec.adminKeyring = true;
   else if (input.adminKeyring === false) delete spec.adminKeyring;
-  const fields = input.adminKeyring === undefined ? NODE_FIELDS : [...NODE_FIELDS, 'adminKeyring'];
+  // Power control likewise: a file that names `bmc` or `fencing` owns it.
+  if (bmc) spec.bmc = bmc;
+  if (input.fencing === 'bmc') spec.fencing = 'bmc';
+  else if (input.fencing === 'none') delete spec.fencing;
+  const fields = [
+    ...NODE_FIELDS,
+    ...(input.adminKeyring === undefined ? [] : ['adminKeyring']),
+    ...(input.bmc === undefined ? [] : ['bmc']),
+    ...(input.fencing === undefined ? [] : ['fencing']),
+  ];
   const desired: Desired[] = [{ kind: node.kind, id: node.id, name: node.name, spec, document: doc.index, fields, labels: doc.labels }];
   const probe = { ...node, spec } as NodeDoc;
   const chosen = wantedDisks(input.osds, disks, probe, world.cluster?.spec.fsid, errors, wait);

@@ -13,6 +13,7 @@ export { imageRoutes } from './routes/images.js';
 export { invokeRoutes } from './routes/invoke.js';
 export { networkRoutes } from './routes/networks.js';
 export { nodeRoutes } from './routes/nodes.js';
+export { nodePowerRoutes } from './routes/node-power.js';
 export { s3Routes } from './routes/s3.js';
 export { specRoutes } from './routes/specs.js';
 export { taskRoutes } from './routes/tasks.js';

@@ -2,7 +2,8 @@
 // storage cluster, with the services they share.
 import type { Clock } from '../model/clock.js';
 import type { Store } from '../store/types.js';
-import { nodeRoutes, diskRoutes, invokeRoutes, cephRoutes, filesystemRoutes, gatewayRoutes } from '../http/router.js';
+import { nodeRoutes, diskRoutes, invokeRoutes, cephRoutes, filesystemRoutes, gatewayRoutes, nodePowerRoutes } from '../http/router.js';
+import { NodePower } from '../services/node-power.js';
 import { Inventory } from '../services/inventory.js';
 import { Invocations } from '../services/invocations.js';
 import { CephConfig } from '../services/ceph-config.js';
@@ -27,5 +28,6 @@ export function inventoryAreas(
     cephRoutes(cephConfig, inventory),
     filesystemRoutes(store),
     gatewayRoutes({ store, inventory, invocations, users: new RgwUsers(store, clock) }),
+    nodePowerRoutes(new NodePower(store, inventory)),
   ];
 }

@@ -13,6 +13,7 @@ import { SimMaster } from '../sim/master.js';
 import { seeded } from '../sim/random.js';
 import { LabS3Gateways } from '../sim/s3/gateway.js';
 import { Lab, type LabOptions } from '../sim/lab.js';
+import { SimBmcs } from '../sim/bmc.js';
 
 export interface LabDriver {
   /** The simulated cluster: the master's loops reach it before the machines exist. */
@@ -24,12 +25,16 @@ export interface LabDriver {
   imageRegistry: () => LabImageRegistry;
   s3Gateways(): LabS3Gateways;
   lab(master: MasterLink, opts: LabOptions): Lab;
+  /** The machines' BMCs: the node loop reaches them before the machines exist. */
+  bmcs: SimBmcs;
 }
 
 /** `given`: a cluster that outlives this Quarry (a test restarting Quarry over the same lab Ceph). */
 export function labDriver(seed: number, given?: SimCephCluster): LabDriver {
   const cluster = given ?? new SimCephCluster({ random: seeded(seed + 2) });
+  const bmcs = new SimBmcs();
   return {
+    bmcs,
     cluster,
     // The master shows the client.admin key Quarry keeps, as the real CLI does with its keyring
     // file, so the simulated cephx refuses it until that key is in the cluster
@@ -41,6 +46,6 @@ export function labDriver(seed: number, given?: SimCephCluster): LabDriver {
     master: (dir, now) => new SimMaster(dir, now),
     imageRegistry: () => new LabImageRegistry(),
     s3Gateways: () => new LabS3Gateways(cluster),
-    lab: (master, opts) => new Lab(master, { ...opts, ceph: opts.ceph ?? cluster }),
+    lab: (master, opts) => new Lab(master, { ...opts, ceph: opts.ceph ?? cluster, bmcs: opts.bmcs ?? bmcs }),
   };
 }

@@ -45,6 +45,26 @@ export interface NodeSpec {
   /** An admin node: its agent is also handed client.admin (GET /ceph/nodes/{id}/keyrings).
    * Absent or false: the master alone holds that key. */
   adminKeyring?: boolean;
+  /** The machine's BMC (IPMI over LAN): what powers it on after a shutdown. The whole field is
+   * sealed at rest (src/model/secret-fields.ts); answers show `passwordSet`, never the password. */
+  bmc?: BmcSpec;
+  /** `bmc`: a hung node may be power-cycled through its BMC (inside the disruption budget).
+   * Absent: `none`. */
+  fencing?: 'none' | 'bmc';
+  /** `node.power-on`: undoes every shutdown request up to this count (a request is a bump; the
+   * node is held off while shutdownGeneration is higher). Absent: 0. */
+  powerOnGeneration?: number;
+}
+
+/** IPMI over LAN's (RMCP+) port, when a BMC declares none. */
+export const DEFAULT_BMC_PORT = 623;
+
+export interface BmcSpec {
+  address: string;
+  /** UDP port of its RMCP+ (IPMI over LAN); absent: 623. */
+  port?: number;
+  username: string;
+  password: string;
 }
 
 export type { NodeDaemonType };
@@ -76,6 +96,8 @@ export interface NodeStatusFields extends CommonStatus {
   ip?: string;
   observedRestartGeneration?: number;
   observedShutdownGeneration?: number;
+  /** The power-on request (spec.powerOnGeneration) last carried out. */
+  observedPowerOnGeneration?: number;
   bootCount?: number;
   /** The source address of the machine's last boot request (enrollment: what an admin approves). */
   bootAddress?: string;

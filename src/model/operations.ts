@@ -141,5 +141,8 @@ export function offeredNodeOperations(n: NodeDoc, disks: DiskDoc[]): NodeOperati
     }
   }
   if (phase === 'active' || phase === 'error') ops.push(NodeOperation.restart, NodeOperation.shutdown);
+  // Offered to every offline node, BMC or not: without one the request is kept and the node
+  // says why nothing happens (Blocked: NoPowerControl) until a BMC is declared or it reports.
+  if (phase === 'offline') ops.push(NodeOperation.powerOn);
   return ops;
 }

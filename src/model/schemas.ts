@@ -65,6 +65,30 @@ export const daemonStateSchema: JsonSchema = {
   },
 };
 
+/** A BMC as ipmitool is given it: an IPv4 address or a hostname, a UDP port, an IPMI user
+ * name (at most 16 bytes) and password (at most 20 bytes: IPMI v2's limit), printable only. */
+export const bmcAddressSchema: JsonSchema = {
+  type: 'string',
+  maxLength: 253,
+  pattern: '^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$',
+  description: 'an IPv4 address or a hostname',
+};
+export const bmcUsernameSchema: JsonSchema = { type: 'string', pattern: '^[A-Za-z0-9._@-]{1,16}$', description: 'an IPMI user name' };
+export const bmcPasswordSchema: JsonSchema = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 20,
+  pattern: '^[\\x20-\\x7e]+$',
+  description: 'an IPMI password (printable ASCII, at most 20)',
+};
+export const bmcPortSchema: JsonSchema = { type: 'integer', minimum: 1, maximum: 65535 };
+const bmcSpecSchema: JsonSchema = {
+  type: 'object',
+  required: ['address', 'username', 'password'],
+  additionalProperties: false,
+  properties: { address: bmcAddressSchema, port: bmcPortSchema, username: bmcUsernameSchema, password: bmcPasswordSchema },
+};
+
 export const nodeSpecSchema: JsonSchema = {
   type: 'object',
   required: ['hostname', 'macs', 'role', 'image', 'power', 'restartGeneration', 'shutdownGeneration', 'daemons'],
@@ -85,6 +109,9 @@ export const nodeSpecSchema: JsonSchema = {
       properties: Object.fromEntries(NODE_DAEMON_TYPES.map((t) => [t, daemonSpecSchema(t)])),
     },
     adminKeyring: { type: 'boolean', description: 'an admin node: its agent is also handed client.admin' },
+    bmc: bmcSpecSchema,
+    fencing: { enum: ['none', 'bmc'] },
+    powerOnGeneration: count,
   },
 };
 
@@ -98,6 +125,7 @@ export const nodeStatusSchema: JsonSchema = {
     ip: ipOrEmptySchema,
     observedRestartGeneration: count,
     observedShutdownGeneration: count,
+    observedPowerOnGeneration: count,
     bootCount: count,
     bootLoopResetAt: timestamp,
     bootAddress: { type: 'string', maxLength: 64 },

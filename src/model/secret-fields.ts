@@ -25,6 +25,8 @@ export const SECRET_FIELDS: Readonly<Record<string, readonly SecretField[]>> = O
   [Kind.AgentCredential]: [f('spec', 'initialSecret'), f('spec', 'secretHash'), f('spec', 'installHash')],
   // cephx keys: client.admin, mon., and every daemon's.
   [CephKind.Keyring]: [f('status', 'key')],
+  // A node's BMC, sealed whole (its password is the secret; the codec seals top-level fields).
+  [Kind.Node]: [f('spec', 'bmc')],
   // An S3 user's secret key.
   [StorageKind.RgwUserSecret]: [f('status', 'secretKey')],
 });

@@ -8,6 +8,7 @@ import { ID_OR_SHORT_PATTERN } from './image-kinds.js';
 import { networkInputSchema } from './network-input.js';
 import { filesystemInputSchema, rgwUserInputSchema } from './storage-input.js';
 import { templateSettingsSchema } from './template-kinds.js';
+import { bmcAddressSchema, bmcPortSchema, bmcUsernameSchema } from './schemas.js';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -83,6 +84,32 @@ const daemon = (extra: Record<string, JsonSchema> = {}): JsonSchema => ({
   properties: { ...extra, state: stateSchema },
 });
 
+/** The environment variables a file may take a BMC password from: Quarry's own others
+ * (SECRETS_KEY, ...) are out of a file's reach. */
+export const BMC_PASSWORD_ENV_PATTERN = '^QUARRY_BMC_[A-Z0-9_]{1,64}$';
+
+/** A node's BMC in a file: its password only by reference (a file lives in git). */
+const bmcInputSchema: JsonSchema = {
+  type: 'object',
+  required: ['address', 'username'],
+  additionalProperties: false,
+  properties: {
+    address: bmcAddressSchema,
+    port: bmcPortSchema,
+    username: bmcUsernameSchema,
+    passwordFrom: {
+      type: 'object',
+      required: ['env'],
+      additionalProperties: false,
+      properties: { env: { type: 'string', pattern: BMC_PASSWORD_ENV_PATTERN, description: "a variable of Quarry's environment" } },
+      description: 'where Quarry reads the password: { env: QUARRY_BMC_<NAME> }',
+    },
+    // Named so that a plaintext password gets a clear refusal, not "additional property".
+    password: { type: 'string', description: 'refused: a password in a file would be in git; use passwordFrom' },
+  },
+  description: "its BMC (IPMI over LAN), the password from Quarry's environment (passwordFrom: { env: QUARRY_BMC_<NAME> })",
+};
+
 export const nodeInputSchema: JsonSchema = {
   type: 'object',
   required: ['match'],
@@ -118,6 +145,9 @@ export const nodeInputSchema: JsonSchema = {
       type: 'boolean',
       description: 'an admin node: its agent is also handed client.admin (default: only the master holds it)',
     },
+    // No default either: a file that names them owns them.
+    bmc: bmcInputSchema,
+    fencing: { enum: ['none', 'bmc'], description: '`bmc`: a hung node may be power-cycled through its BMC (default none)' },
   },
 };
 

@@ -109,7 +109,10 @@ function desiredDisk(spec: DiskSpec, op: DiskOperation): DiskSpec {
 function desiredNode(spec: NodeSpec, op: NodeOperation, diskId?: string, params: Record<string, unknown> = {}): NodeSpec {
   if (op === NodeOperation.approve) return { ...spec, approved: true };
   if (op === NodeOperation.restart) return { ...spec, restartGeneration: spec.restartGeneration + 1 };
-  if (op === NodeOperation.shutdown) return { ...spec, shutdownGeneration: spec.shutdownGeneration + 1 };
+  // A shutdown holds the node off until a later power-on: each bump passes the other counter.
+  const powerOn = spec.powerOnGeneration ?? 0;
+  if (op === NodeOperation.shutdown) return { ...spec, shutdownGeneration: Math.max(spec.shutdownGeneration, powerOn) + 1 };
+  if (op === NodeOperation.powerOn) return { ...spec, powerOnGeneration: Math.max(powerOn + 1, spec.shutdownGeneration) };
   const daemon = daemonOfOperation(op);
   if (!daemon) throw new Error(`no desired state for ${op}`);
   // params: the entry's own fields, which the route has checked against the catalogue's schema.
@@ -122,6 +125,7 @@ export function whyNotNode(n: NodeDoc, op: string): string {
   if (!isNodeApproved(n)) return `${op} is not offered to a node waiting for approval; approve it first (${NodeOperation.approve})`;
   const restartish = op === NodeOperation.restart || op === NodeOperation.shutdown;
   if (restartish) return `${op} is offered only to active or errored nodes; this node is ${phase}`;
+  if (op === NodeOperation.powerOn) return `${op} is offered only to offline nodes; this node is ${phase}`;
   if (phase !== 'active') return `${op} is offered only to active nodes; this node is ${phase}`;
   const daemon = daemonOfOperation(op);
   if (daemon && n.spec.daemons[daemon]) return `a ${DAEMONS[daemon].title} is already desired on this node`;

@@ -2,7 +2,7 @@
 // state (has*) and observed state (*Exists, status), never from anything else.
 import type { NodeDaemonType } from '../catalogue/index.js';
 import type { Doc } from '../model/document.js';
-import type { DiskSpec, DiskStatusFields, NodeSpec, NodeStatusFields } from '../model/kinds.js';
+import { DEFAULT_BMC_PORT, type DiskSpec, type DiskStatusFields, type NodeSpec, type NodeStatusFields } from '../model/kinds.js';
 import { deviceClassOf, diskReasons, isMonDisk, isNodeApproved, isOsdDisk, type DiskDoc, type NodeDoc } from '../model/operations.js';
 
 export function nodeSummary(n: NodeDoc) {
@@ -49,8 +49,31 @@ export function nodeDetailOf(n: NodeDoc, diskCount: number, osdCount: number) {
     osdCount,
     approved: isNodeApproved(n),
     bootAddress: n.status.bootAddress ?? '',
+    // Power control (never the BMC's password) and what holds the node, if anything.
+    bmc: bmcView(n),
+    fencing: n.spec.fencing ?? 'none',
+    blocked: blockedOf(n),
     // Written out for speed; a node daemon of the catalogue without its two fields is a type error.
   } satisfies DaemonFlags & Record<string, unknown>;
+}
+
+/** What an answer shows of a node's BMC: never the password. */
+export interface BmcView {
+  address: string;
+  port: number;
+  username: string;
+  passwordSet: boolean;
+}
+
+export function bmcView(n: Pick<NodeDoc, 'spec'>): BmcView | null {
+  const b = n.spec.bmc;
+  return b ? { address: b.address, port: b.port ?? DEFAULT_BMC_PORT, username: b.username, passwordSet: b.password.length > 0 } : null;
+}
+
+/** The node's Blocked condition while it holds (NoPowerControl, NodeOffline, OsdNotOkToStop, ...). */
+function blockedOf(n: NodeDoc): { reason: string; message: string } | null {
+  const c = n.status.conditions?.find((x) => x.type === 'Blocked');
+  return c?.status === 'True' ? { reason: c.reason, message: c.message } : null;
 }
 
 /** has<Type> (desired) and <type>Exists (running) for each node daemon of the catalogue. */

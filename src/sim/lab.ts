@@ -10,6 +10,8 @@ import { seeded } from './random.js';
 import { builtinSteps, type Step } from './steps.js';
 import { SimCephCluster } from './ceph/cluster.js';
 import { cephSteps } from './ceph/steps.js';
+import { SimBmcs, labBmcTarget } from './bmc.js';
+import type { BmcTarget } from '../clients/bmc.js';
 
 export interface LabOptions extends Partial<Timing> {
   nodes: number;
@@ -31,6 +33,8 @@ export interface LabOptions extends Partial<Timing> {
   machineAddresses?: boolean;
   /** The lab master's DHCP: told of each machine's address at its network boot (its lease). */
   dhcp?: { dhcpRequest(mac: string, address: string): void } | null;
+  /** The machines' BMCs, when the master's loops must reach them before the lab exists. */
+  bmcs?: SimBmcs;
 }
 
 /** The lab machine with this 1-based index gets its own address in 127/8, never 127.0.0.1
@@ -63,6 +67,8 @@ export class Lab {
   readonly machines: SimMachine[];
   /** The storage cluster the machines' daemons form, as the lab simulates it. */
   readonly ceph: SimCephCluster;
+  /** Each machine's BMC (IPMI over LAN, simulated): power follows the machine. */
+  readonly bmcs: SimBmcs;
   private readonly stopper = new AbortController();
   private readonly steps = builtinSteps();
   private inserted = 0;
@@ -86,6 +92,8 @@ export class Lab {
     for (const m of this.machines) m.faults.failRate = opts.failRate ?? 0;
     this.ceph = opts.ceph ?? new SimCephCluster({ random: seeded((opts.seed ?? 42) + 2) });
     for (const m of this.machines) m.host = this.ceph.hosts;
+    this.bmcs = opts.bmcs ?? new SimBmcs();
+    this.bmcs.attach(() => this.machines);
     const hooks = {
       hostnameOf: (spec: MachineSpec) => this.machine(spec.index).hostname,
       daemonsOf: (spec: MachineSpec) => this.machine(spec.index).daemons,
@@ -112,6 +120,11 @@ export class Lab {
     const m = this.machines.find((x) => (typeof ref === 'number' ? x.spec.index === ref : x.spec.mac === ref || x.nodeId === ref));
     if (!m) throw new Error(`no lab machine ${ref}`);
     return m;
+  }
+
+  /** The machine's BMC as a spec declares it (address, port, user, password). */
+  bmc(ref: number | string): BmcTarget {
+    return labBmcTarget(this.machine(ref).spec.index);
   }
 
   specs(): MachineSpec[] {

@@ -33,6 +33,18 @@ const detailProps = {
     type: 'string',
     description: 'the source address of its last boot request ("" when none since Quarry started): what an admin checks before approving',
   },
+  bmc: {
+    oneOf: [
+      object({ address: str, port: int, username: str, passwordSet: bool }, ['address', 'port', 'username', 'passwordSet']),
+      { type: 'null' },
+    ],
+    description: 'its BMC (IPMI over LAN), never the password; null: no power control',
+  },
+  fencing: { enum: ['none', 'bmc'] },
+  blocked: {
+    oneOf: [object({ reason: str, message: str }, ['reason', 'message']), { type: 'null' }],
+    description: 'why a request on it waits (NoPowerControl, NodeOffline, OsdNotOkToStop, ...); null when nothing does',
+  },
 };
 const detailSchema = object(detailProps, Object.keys(detailProps));
 const nicProps = { nodeId: uuidSchema, nodeHostname: str, name: str, mac: str, ip: str, connected: bool, mtu: int };
