@@ -33,6 +33,12 @@ export type CephApi = Pick<
   | 'authImport'
   | 'monGetmap'
   | 'monRemove'
+  | 'crushAddBucket'
+  | 'crushMove'
+  | 'crushRuleCreateReplicated'
+  | 'crushRuleDump'
+  | 'poolSetCrushRule'
+  | 'poolRules'
 >;
 
 export type RgwApi = Pick<RgwAdmin, 'userCreate' | 'userInfo'>;

@@ -1,5 +1,6 @@
 // The kinds of the storage cluster: the one Cluster, and the keys Quarry holds for it.
 import type { CommonStatus } from './conditions.js';
+import { CRUSH_TYPES } from './crush.js';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -16,6 +17,10 @@ export interface ClusterSpec {
   /** msgr2 port of the monitors; msgr1 is monPort + 1 when monPort is not 3300. */
   monPort: number;
   poolDefaults: { size: number; minSize: number };
+  /** CRUSH levels a node's labels place its host under, root-most first (crush.ts; default
+   * datacenter, room, row, rack), and the failure domain of Quarry's replicated rule (default host). */
+  crushLevels?: string[];
+  failureDomain?: string;
 }
 
 export interface ClusterMetrics {
@@ -57,6 +62,20 @@ export interface KeyringStatus {
   imported?: boolean;
 }
 
+/** The two CRUSH fields of a Cluster spec; their order and consistency are checked by
+ * crushSpecErrors (crush.ts), which a schema cannot say. */
+export const crushLevelsSchema: JsonSchema = {
+  type: 'array',
+  items: { enum: [...CRUSH_TYPES] },
+  maxItems: CRUSH_TYPES.length,
+  uniqueItems: true,
+  description: 'CRUSH bucket types a node label places its host under, root-most first (default: datacenter, room, row, rack)',
+};
+export const failureDomainSchema: JsonSchema = {
+  enum: ['host', ...CRUSH_TYPES],
+  description: "failure domain of the replicated rule of Quarry's pools: host (the default) or one of crushLevels",
+};
+
 const cidr: JsonSchema = { type: ['string', 'null'], pattern: '^[0-9.]+/[0-9]{1,2}$' };
 const count = { type: 'integer', minimum: 0 };
 
@@ -76,6 +95,8 @@ export const clusterSchemas = {
         additionalProperties: false,
         properties: { size: { type: 'integer', minimum: 1, maximum: 10 }, minSize: { type: 'integer', minimum: 1, maximum: 10 } },
       },
+      crushLevels: crushLevelsSchema,
+      failureDomain: failureDomainSchema,
     },
   },
   status: {

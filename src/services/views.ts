@@ -6,8 +6,19 @@ import type { DiskSpec, DiskStatusFields, NodeSpec, NodeStatusFields } from '../
 import { deviceClassOf, diskReasons, isMonDisk, isNodeApproved, isOsdDisk, type DiskDoc, type NodeDoc } from '../model/operations.js';
 
 export function nodeSummary(n: NodeDoc) {
-  return { id: n.id, hostname: n.spec.hostname, role: n.spec.role, ip: n.status.ip ?? '', createdAt: n.metadata.createdAt };
+  return {
+    id: n.id,
+    hostname: n.spec.hostname,
+    role: n.spec.role,
+    ip: n.status.ip ?? '',
+    createdAt: n.metadata.createdAt,
+    name: specName(n),
+    labels: n.metadata.labels,
+  };
 }
+
+/** The name a spec file gives the node (its document's metadata.name); "" when none does. */
+const specName = (n: NodeDoc): string => n.metadata.source?.name ?? '';
 
 /** What a disk adds to its node's detail: counted while present, as an OSD while it has an id. */
 export const diskCounts = (d: DiskDoc) => ({ present: d.status.present !== false, osd: (d.status.osdId ?? null) !== null });
@@ -34,6 +45,8 @@ export function nodeDetailOf(n: NodeDoc, diskCount: number, osdCount: number) {
     role: n.spec.role,
     ip: n.status.ip ?? '',
     createdAt: n.metadata.createdAt,
+    name: specName(n),
+    labels: n.metadata.labels,
     status: n.status.phase ?? 'discovered',
     hasMon: want.mon !== undefined,
     hasMgr: want.mgr !== undefined,

@@ -4,7 +4,7 @@ import { offeredNodeOperations } from '../../model/operations.js';
 import type { Inventory } from '../../services/inventory.js';
 import { route, type AnyRoute } from '../route.js';
 import { object, uuidSchema } from '../schemas.js';
-import { nicViews, nodeSummary } from '../../services/views.js';
+import { nicViews, nodeDetail, nodeSummary } from '../../services/views.js';
 
 const str = { type: 'string' };
 const bool = { type: 'boolean' };
@@ -15,6 +15,12 @@ const summaryProps = {
   role: { enum: ['master', 'worker'] },
   ip: str,
   createdAt: { type: 'string', format: 'date-time' },
+  name: { type: 'string', description: 'the name a spec file gives the node (its metadata.name); "" when no file declares it' },
+  labels: {
+    type: 'object',
+    additionalProperties: str,
+    description: "the spec file's labels; those named by the Cluster's crushLevels place the node's CRUSH host bucket (rack: r1)",
+  },
 };
 const summarySchema = object(summaryProps, Object.keys(summaryProps));
 const detailProps = {
@@ -61,6 +67,19 @@ export function nodeRoutes(inventory: Inventory): AnyRoute[] {
         ctx.type = 'application/json';
         ctx.body = body;
         return undefined;
+      },
+    }),
+    route<unknown, unknown, { nodeId: string }>({
+      method: 'GET',
+      path: '/nodes/{nodeId}',
+      summary: 'One node in detail, as in GET /nodes/details',
+      tags: ['nodes'],
+      params: object({ nodeId: uuidSchema }, ['nodeId']),
+      response: { description: 'node detail', schema: detailSchema },
+      errors: [404],
+      handler: async ({ params }) => {
+        const node = await inventory.mustNode(params.nodeId);
+        return nodeDetail(node, await inventory.disksOf(node));
       },
     }),
     route({

@@ -3,7 +3,7 @@
 // and gate verdicts the real CLI produces, and every simulated answer passes the same schemas
 // as a real one, so the simulation cannot drift from what Quarry can parse.
 import type { CephApi, RgwApi } from '../../clients/ceph-api.js';
-import { CephClient, type CallAs, type CallOptions } from '../../clients/ceph.js';
+import { CephClient, type CallAs, type CallOptions, type CrushRule, type PoolRule } from '../../clients/ceph.js';
 import type * as T from '../../clients/ceph-types.js';
 import type { FsStatus } from '../../clients/ceph-map.js';
 import { RgwAdmin, type RgwUser, type RgwUserCreate } from '../../clients/rgw-admin.js';
@@ -67,6 +67,17 @@ export class SimCephApi implements CephApi {
   authImport = (keyring: string, call?: CallOptions & { as?: CallAs }): Promise<void> => this.client.authImport(keyring, call);
   monGetmap = (file: string, call?: CallOptions): Promise<{ epoch?: number }> => this.client.monGetmap(file, call);
   monRemove = (name: string, call?: CallOptions): Promise<T.MonRemoved> => this.client.monRemove(name, call);
+
+  crushAddBucket = (name: string, type: string, call?: CallOptions): Promise<T.Created> => this.client.crushAddBucket(name, type, call);
+  crushMove = (name: string, location: string[], call?: CallOptions): Promise<{ moved: boolean }> =>
+    this.client.crushMove(name, location, call);
+  crushRuleCreateReplicated = (
+    rule: { name: string; root: string; failureDomain: string; deviceClass?: string },
+    call?: CallOptions,
+  ): Promise<T.Created> => this.client.crushRuleCreateReplicated(rule, call);
+  crushRuleDump = (call?: CallOptions): Promise<CrushRule[]> => this.client.crushRuleDump(call);
+  poolSetCrushRule = (pool: string, rule: string, call?: CallOptions): Promise<void> => this.client.poolSetCrushRule(pool, rule, call);
+  poolRules = (call?: CallOptions): Promise<PoolRule[]> => this.client.poolRules(call);
 
   // Beyond the pick: the other read-only verbs the real client has, for metrics and tests.
   osdStat = (call?: CallOptions): Promise<T.OsdStat> => this.client.osdStat(call);
