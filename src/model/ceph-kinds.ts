@@ -36,6 +36,17 @@ export interface ClusterMetrics {
   totalBytes: number;
 }
 
+/** The CRUSH map as the cluster loop last saw it against the nodes' labels (crush.ts). */
+export interface CrushStatus {
+  failureDomain: string;
+  /** The Quarry rule (quarry-<type>) pools are on; null while they are on the default rule. */
+  rule: string | null;
+  /** Each host bucket's place, root first ("default/r1/storage-1"'s parents: "default/r1"). */
+  hosts: Record<string, string>;
+  /** What it is doing or waiting for. */
+  message: string;
+}
+
 /** Written by the cluster loop from `ceph status` and `ceph mon getmap`; the API only reads it. */
 export interface ClusterStatus extends CommonStatus {
   /** The first monitor has created the cluster. */
@@ -45,6 +56,7 @@ export interface ClusterStatus extends CommonStatus {
   monmap?: string;
   quorum?: string[];
   metrics?: ClusterMetrics;
+  crush?: CrushStatus;
 }
 
 /** A cephx identity. The key is in status: Quarry generated or fetched it, nobody declared it. */

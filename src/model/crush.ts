@@ -91,16 +91,17 @@ export interface HostPlace {
  * said once. Ceph has one bucket per name, so such labels cannot all hold. */
 export function placementConflicts(places: readonly HostPlace[]): string[] {
   const seen = new Map<string, { type: string; parent: string; host: string }>();
-  const out: string[] = [];
+  const out = new Map<string, string>();
   for (const { host, chain } of places) {
     chain.forEach((b, i) => {
       const parent = i === 0 ? CRUSH_ROOT : (chain[i - 1] as CrushBucket).name;
       const was = seen.get(b.name);
       if (!was) seen.set(b.name, { type: b.type, parent, host });
-      else if (was.type !== b.type) out.push(`${b.name} is a ${was.type} for ${was.host} and a ${b.type} for ${host}`);
+      else if (out.has(b.name)) return;
+      else if (was.type !== b.type) out.set(b.name, `${b.name} is a ${was.type} for ${was.host} and a ${b.type} for ${host}`);
       else if (was.parent !== parent)
-        out.push(`${b.type} ${b.name} is under ${was.parent} for ${was.host} and under ${parent} for ${host}`);
+        out.set(b.name, `${b.type} ${b.name} is under ${was.parent} for ${was.host} and under ${parent} for ${host}`);
     });
   }
-  return [...new Set(out)];
+  return [...out.values()];
 }

@@ -1,8 +1,20 @@
 // The CRUSH verbs of the lab's Ceph, with the words, exit codes and streams recorded from Ceph
 // 16.2.15 (test/fixtures/ceph/crush-*.result.json): the human line on stderr, one newline on
 // stdout under --format json.
-import type { CommandContext, Reply } from './commands.js';
+import type { SimCephCluster } from './cluster.js';
 import { CephRefusal } from './errors.js';
+
+// The parts of commands.ts' context and reply these verbs use (not imported: commands.ts imports this).
+interface CommandContext {
+  cluster: SimCephCluster;
+  args: string[];
+  json: boolean;
+}
+interface Reply {
+  stdout: string;
+  stderr?: string;
+  exitCode?: number;
+}
 
 const said = (x: CommandContext, stderr: string): Reply => ({ stdout: x.json ? '\n' : '', stderr });
 const word = (x: CommandContext, i: number, what: string): string => {

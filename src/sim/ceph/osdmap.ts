@@ -2,7 +2,7 @@
 // is a new epoch, as on a real cluster; placement is recomputed only when the epoch moves.
 import { SimCrush } from './crush.js';
 import { CephRefusal } from './errors.js';
-import { crushWeightOf, defaultMinSize, type DeviceClass, type SimOsd, type SimPool } from './model.js';
+import { crushWeightOf, defaultMinSize, type DeviceClass, type SimCephOptions, type SimOsd, type SimPool } from './model.js';
 
 export const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
 
@@ -30,7 +30,7 @@ export class OsdMap {
 
   constructor(
     private readonly now: () => number,
-    defaultRuleType: 'host' | 'osd' = 'host',
+    defaultRuleType: SimCephOptions['failureDomain'] = 'host',
   ) {
     this.created = this.modified = now();
     this.crush = new SimCrush(defaultRuleType, () => this.bump());
