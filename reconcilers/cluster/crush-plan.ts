@@ -28,8 +28,10 @@ export interface CrushCephView {
 export interface CrushObserved {
   levels: string[];
   failureDomain: string;
-  /** Every node's hostname and labels. */
-  nodes: { hostname: string; labels: Record<string, string> }[];
+  /** Every node's hostname and labels, and the CRUSH host bucket its OSDs are in: named by
+   * the machine's own short hostname at the OSD's boot, which need not be Quarry's (null while
+   * none of its OSDs is in CRUSH). */
+  nodes: { hostname: string; labels: Record<string, string>; bucket: string | null }[];
   ceph: CrushCephView;
   placeRun: RunInfo | null;
   ruleRun: RunInfo | null;
@@ -55,7 +57,7 @@ export interface CrushPlan {
 export function crushWanted(
   levels: string[],
   failureDomain: string,
-  nodes: CrushObserved['nodes'],
+  nodes: { labels: Record<string, string> }[],
   last: CrushStatus | undefined,
 ): boolean {
   if (failureDomain !== DEFAULT_FAILURE_DOMAIN || (last?.rule ?? null) !== null) return true;
@@ -68,11 +70,12 @@ const path = (location: string[]): string => location.map((l) => l.slice(l.index
 export function planCrush(o: CrushObserved): CrushPlan {
   const { buckets } = o.ceph;
   // Only hosts CRUSH has (their OSDs booted there) are placed; a node without OSDs has no bucket.
-  const places: HostPlace[] = o.nodes
-    .filter((n) => buckets.get(n.hostname)?.type === 'host')
-    .map((n) => ({ host: n.hostname, chain: crushChain(n.labels, o.levels) }))
+  const withBucket = o.nodes.filter((n): n is typeof n & { bucket: string } => n.bucket !== null && buckets.get(n.bucket)?.type === 'host');
+  const places: HostPlace[] = withBucket
+    .map((n) => ({ host: n.bucket, chain: crushChain(n.labels, o.levels) }))
     .sort((a, b) => a.host.localeCompare(b.host));
-  const hosts = Object.fromEntries(places.map((p) => [p.host, path(locationOf(buckets, p.host))]));
+  // Said by Quarry's hostnames, which an operator knows the nodes by.
+  const hosts = Object.fromEntries(withBucket.map((n) => [n.hostname, path(locationOf(buckets, n.bucket))]));
   const quarryRule = o.ceph.rules.find((r) => r.name.startsWith('quarry-') && o.ceph.pools.some((p) => p.crushRule === r.id));
   const status = (message: string, rule: string | null = quarryRule?.name ?? null): CrushStatus => ({
     failureDomain: o.failureDomain,

@@ -31,11 +31,19 @@ export async function observeCrush(
   deps: CrushDeps,
   cluster: Doc<ClusterSpec, ClusterStatus>,
   nodeDocs: Doc<NodeSpec, unknown>[],
+  osdIdsOf: () => Promise<Map<string, number[]>>,
 ): Promise<CrushObserved | null> {
   const levels = crushLevelsOf(cluster.spec);
   const failureDomain = failureDomainOf(cluster.spec);
-  const nodes = nodeDocs.map((n) => ({ hostname: n.spec.hostname, labels: n.metadata.labels }));
-  if (!crushWanted(levels, failureDomain, nodes, cluster.status.crush)) return null;
+  if (
+    !crushWanted(
+      levels,
+      failureDomain,
+      nodeDocs.map((n) => n.metadata),
+      cluster.status.crush,
+    )
+  )
+    return null;
   const call = { timeoutMs: deps.queryTimeoutMs };
   try {
     // Runs first, Ceph second: a run that completes in between is then seen with its result.
@@ -43,7 +51,19 @@ export async function observeCrush(
       deps.tasks.latestFor(CephKind.Cluster, cluster.id, CRUSH_PLACE_TASK),
       deps.tasks.latestFor(CephKind.Cluster, cluster.id, CRUSH_RULE_TASK),
     ]);
-    const [tree, rules, pools] = await Promise.all([deps.ceph.osdTree(call), deps.ceph.crushRuleDump(call), deps.ceph.poolRules(call)]);
+    const [tree, rules, pools, osdIds] = await Promise.all([
+      deps.ceph.osdTree(call),
+      deps.ceph.crushRuleDump(call),
+      deps.ceph.poolRules(call),
+      osdIdsOf(),
+    ]);
+    // A node's host bucket is the one its OSDs are in: Ceph names it by the machine's hostname.
+    const hostOfOsd = new Map(tree.nodes.filter((n) => n.host !== undefined).map((n) => [n.id, n.host as string]));
+    const nodes = nodeDocs.map((n) => ({
+      hostname: n.spec.hostname,
+      labels: n.metadata.labels,
+      bucket: (osdIds.get(n.id) ?? []).map((id) => hostOfOsd.get(id)).find((h) => h !== undefined) ?? null,
+    }));
     return {
       levels,
       failureDomain,

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { CephApi } from '../../src/clients/ceph-api.js';
 import { CephKind, type ClusterSpec, type ClusterStatus } from '../../src/model/ceph-kinds.js';
 import type { Clock } from '../../src/model/clock.js';
-import { Kind, type NodeSpec, type NodeStatusFields } from '../../src/model/kinds.js';
+import { Kind, type DiskSpec, type DiskStatusFields, type NodeSpec, type NodeStatusFields } from '../../src/model/kinds.js';
 import type { AnyDoc, Doc } from '../../src/model/document.js';
 import type { Store } from '../../src/store/types.js';
 import type { Reconciler } from '../../src/runtime/types.js';
@@ -73,10 +73,20 @@ async function observe(deps: ClusterLoopDeps, id: string): Promise<ClusterObserv
   try {
     const [status, monDump] = await Promise.all([deps.ceph.status(call), deps.ceph.monDump(call)]);
     const monmap = monDump.epoch !== cluster.status.monmapEpoch || !cluster.status.monmap ? await fetchMonmap(deps.ceph, call) : null;
-    return { ...base, ceph: { status, monDump }, monmap, crush: await observeCrush(deps, cluster, nodes) };
+    return { ...base, ceph: { status, monDump }, monmap, crush: await observeCrush(deps, cluster, nodes, () => osdIdsByNode(deps.store)) };
   } catch (err) {
     return { ...base, ceph: { error: err instanceof Error ? err.message : String(err) }, monmap: null };
   }
+}
+
+/** Each node's OSD ids, from its disks (what the OSD loop recorded). */
+async function osdIdsByNode(store: Store): Promise<Map<string, number[]>> {
+  const out = new Map<string, number[]>();
+  for (const d of await store.list<DiskSpec, DiskStatusFields>(Kind.Disk)) {
+    const id = d.status.osdId ?? null;
+    if (id !== null) out.set(d.spec.nodeId, [...(out.get(d.spec.nodeId) ?? []), id]);
+  }
+  return out;
 }
 
 /** `ceph mon getmap` writes a file; it lives in a private temporary folder for a moment. */

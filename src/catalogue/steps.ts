@@ -274,7 +274,8 @@ export const STEPS = {
     loop: 'cluster',
     args: obj(
       {
-        host: hostname,
+        // The CRUSH host bucket: the machine's own short hostname, which need not be Quarry's.
+        host: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}$', description: 'a CRUSH host bucket' },
         location: {
           type: 'array',
           minItems: 1,

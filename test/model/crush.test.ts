@@ -2,6 +2,7 @@
 // failure domain checked, labels checked as Ceph bucket names, placements that cannot all hold;
 // and the same checks where a spec file enters (a file error, nothing applied).
 import test from 'ava';
+import { Step } from '../../src/catalogue/index.js';
 import { evaluate } from '../../src/gitops/evaluate.js';
 import { specValidators } from '../../src/gitops/parse.js';
 import type { World } from '../../src/gitops/world.js';
@@ -173,4 +174,43 @@ test('crush spec file: a bucket name Ceph refuses, a domain outside the levels, 
     own.errors.map((x) => x.field),
     ['/metadata/labels/pdu'],
   );
+});
+
+test('crush dry run: a node with OSDs moved to another rack, and a new failure domain, say what data moves', async (t) => {
+  const w = world();
+  w.nodes[0]!.metadata.labels = { rack: 'r1' };
+  w.disks = [
+    {
+      kind: 'Disk',
+      id: 'd1',
+      name: 'node-1/S1',
+      metadata: { generation: 1, resourceVersion: 2, createdAt: '', updatedAt: '', labels: {}, source: null },
+      spec: { nodeId: w.nodes[0]!.id, serial: 'S1', osd: true, wipeGeneration: 0 },
+      status: { osdId: 3, present: true },
+    },
+  ];
+  const e = await evaluate(
+    'site.yaml',
+    files(doc('Cluster', 'default', 'failureDomain: rack'), nodeDoc('{ rack: r2 }')),
+    () => Promise.resolve(w),
+    specValidators(),
+    () => true,
+  );
+  t.deepEqual(e.errors, []);
+  t.deepEqual(
+    e.tasks.map((x) => [x.task, x.destructive, x.moves]),
+    [
+      [Step.crushRule, false, "Quarry's pools go to rule quarry-rack: replicas across racks, not hosts"],
+      [Step.crushPlaceHost, false, "host node-1 moves from root=default rack=r1 to root=default rack=r2: its OSDs' data moves to match"],
+    ],
+  );
+  // The same labels again: nothing moves.
+  const same = await evaluate(
+    'site.yaml',
+    nodeDoc('{ rack: r1, team: a }'),
+    () => Promise.resolve(w),
+    specValidators(),
+    () => true,
+  );
+  t.deepEqual(same.tasks, []);
 });
