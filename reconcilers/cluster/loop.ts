@@ -84,7 +84,10 @@ async function osdIdsByNode(store: Store): Promise<Map<string, number[]>> {
   const out = new Map<string, number[]>();
   for (const d of await store.list<DiskSpec, DiskStatusFields>(Kind.Disk)) {
     const id = d.status.osdId ?? null;
-    if (id !== null) out.set(d.spec.nodeId, [...(out.get(d.spec.nodeId) ?? []), id]);
+    if (id === null) continue;
+    const ids = out.get(d.spec.nodeId);
+    if (ids) ids.push(id);
+    else out.set(d.spec.nodeId, [id]);
   }
   return out;
 }

@@ -5,16 +5,9 @@ import type { Doc } from '../model/document.js';
 import type { DiskSpec, DiskStatusFields, NodeSpec, NodeStatusFields } from '../model/kinds.js';
 import { deviceClassOf, diskReasons, isMonDisk, isNodeApproved, isOsdDisk, type DiskDoc, type NodeDoc } from '../model/operations.js';
 
+/** Exactly the contract's summary fields; the detail adds the rest (labels and the file's name too). */
 export function nodeSummary(n: NodeDoc) {
-  return {
-    id: n.id,
-    hostname: n.spec.hostname,
-    role: n.spec.role,
-    ip: n.status.ip ?? '',
-    createdAt: n.metadata.createdAt,
-    name: specName(n),
-    labels: n.metadata.labels,
-  };
+  return { id: n.id, hostname: n.spec.hostname, role: n.spec.role, ip: n.status.ip ?? '', createdAt: n.metadata.createdAt };
 }
 
 /** The name a spec file gives the node (its document's metadata.name); "" when none does. */

@@ -75,12 +75,18 @@ test('crush: the example spec racks its hosts in the lab osd tree; a rack failur
 
   // The node answers carry the labels and the YAML name.
   const admin = await q.admin();
-  const nodes = (await admin.get('/nodes')).json as Array<{ id: string; hostname: string; name: string; labels: Record<string, string> }>;
+  const nodes = (await admin.get('/nodes/details')).json as Array<{
+    id: string;
+    hostname: string;
+    name: string;
+    labels: Record<string, string>;
+  }>;
   const s2 = nodes.find((n) => n.hostname === h2)!;
   t.like(s2, { name: 'storage-2', labels: { rack: 'r3' } });
   const one = (await admin.get(`/nodes/${s2.id}`)).json as { name: string; labels: Record<string, string>; osdCount: number };
   t.like(one, { name: 'storage-2', labels: { rack: 'r3' } });
   t.true(one.osdCount > 0);
+  t.is((await admin.get('/nodes/00000000-0000-4000-8000-000000000000')).status, 404);
   const details = (await admin.get('/nodes/details')).json as Array<{ hostname: string; name: string; labels: Record<string, string> }>;
   t.like(
     details.find((n) => n.hostname === h1),

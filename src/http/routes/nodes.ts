@@ -15,16 +15,16 @@ const summaryProps = {
   role: { enum: ['master', 'worker'] },
   ip: str,
   createdAt: { type: 'string', format: 'date-time' },
+};
+const summarySchema = object(summaryProps, Object.keys(summaryProps));
+const detailProps = {
+  ...summaryProps,
   name: { type: 'string', description: 'the name a spec file gives the node (its metadata.name); "" when no file declares it' },
   labels: {
     type: 'object',
     additionalProperties: str,
     description: "the spec file's labels; those named by the Cluster's crushLevels place the node's CRUSH host bucket (rack: r1)",
   },
-};
-const summarySchema = object(summaryProps, Object.keys(summaryProps));
-const detailProps = {
-  ...summaryProps,
   status: { enum: ['discovered', 'booting', 'active', 'rebooting', 'shutting-down', 'offline', 'error'] },
   // has<Type> (desired) and <type>Exists (running), for each node daemon of the catalogue.
   ...Object.fromEntries(NODE_DAEMON_TYPES.map((t) => [`has${t.charAt(0).toUpperCase()}${t.slice(1)}`, bool])),

@@ -81,11 +81,16 @@ export function rawOsdTree(c: SimCephCluster): Record<string, unknown> {
   const osds = [...c.osdmap.osds.values()];
   const crush = c.osdmap.crush;
   const osdsOf = new Map<string, SimOsd[]>();
-  for (const o of osds) if (o.host !== undefined) osdsOf.set(o.host, [...(osdsOf.get(o.host) ?? []), o]);
+  const push = <K, V>(m: Map<K, V[]>, k: K, v: V) => {
+    const list = m.get(k);
+    if (list) list.push(v);
+    else m.set(k, [v]);
+  };
+  for (const o of osds) if (o.host !== undefined) push(osdsOf, o.host, o);
   // A host bucket without OSDs is not shown (the lab never keeps an empty one around).
   const shown = [...crush.buckets.values()].filter((b) => b.type !== 'host' || osdsOf.has(b.name));
   const childrenOf = new Map<string | null, typeof shown>();
-  for (const b of shown) childrenOf.set(b.parent, [...(childrenOf.get(b.parent) ?? []), b]);
+  for (const b of shown) push(childrenOf, b.parent, b);
   // Ceph's tree dumper: each bucket's items sorted by "_NAME" for buckets and "CLASS_osd.%08d"
   // for devices, listed in `children` last first and visited first first (depth first).
   type Item = { key: string; id: number; bucket?: (typeof shown)[number]; osd?: SimOsd };
