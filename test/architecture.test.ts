@@ -275,10 +275,12 @@ const EXEMPT = 'catalogue-exempt:';
  * may spell those words; a step or operation name is still refused there. */
 const CEPH_WORDS = new Set<string>([
   'src/clients/ceph.ts',
+  'src/clients/ceph-crush.ts',
   'src/clients/ceph-map.ts',
   'src/clients/ceph-stop-gates.ts',
   'src/sim/ceph/accounts.ts',
   'src/sim/ceph/commands.ts',
+  'src/sim/ceph/crush.ts',
   'src/sim/ceph/model.ts',
   'src/sim/ceph/placement.ts',
   'src/sim/ceph/render-maps.ts',

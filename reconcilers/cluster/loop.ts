@@ -1,17 +1,21 @@
 // The cluster loop: polls Ceph (status, mon dump, and the monmap when its epoch moved) and
-// writes what it saw into the Cluster's status. It changes nothing in Ceph.
+// writes what it saw into the Cluster's status. The one thing it changes in Ceph is cluster-wide
+// CRUSH: hosts placed under their labels' buckets, Quarry's pools on the failure domain's rule
+// (crush-plan.ts, crush-runs.ts).
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CephApi } from '../../src/clients/ceph-api.js';
 import { CephKind, type ClusterSpec, type ClusterStatus } from '../../src/model/ceph-kinds.js';
 import type { Clock } from '../../src/model/clock.js';
-import { Kind, type NodeSpec, type NodeStatusFields } from '../../src/model/kinds.js';
+import { Kind, type DiskSpec, type DiskStatusFields, type NodeSpec, type NodeStatusFields } from '../../src/model/kinds.js';
 import type { AnyDoc, Doc } from '../../src/model/document.js';
 import type { Store } from '../../src/store/types.js';
 import type { Reconciler } from '../../src/runtime/types.js';
 import { applyPlan, writeOwned, type StatusOwner } from '../../src/runtime/loop-kit/index.js';
 import { planCluster, type ClusterObserved, type ClusterPlan } from './plan.js';
+import { crushRun, observeCrush } from './crush-runs.js';
+import type { LoopTasks } from '../shared/ceph-deps.js';
 
 export interface ClusterLoopDeps {
   store: Store;
@@ -20,6 +24,10 @@ export interface ClusterLoopDeps {
   pollMs: number;
   /** Deadline of each Ceph query: without quorum the CLI waits for its connect timeout. */
   queryTimeoutMs: number;
+  /** The CRUSH runs: started, and the last one found. */
+  tasks: LoopTasks;
+  retryBaseMs: number;
+  runTimeoutMs: number;
 }
 
 /** The whole status of the Cluster: this loop is its only writer. */
@@ -29,8 +37,9 @@ export function clusterLoop(deps: ClusterLoopDeps): Reconciler<ClusterObserved, 
   return {
     name: 'cluster',
     kind: CephKind.Cluster,
-    // A monitor declared or started changes what there is to observe; other node changes do not.
-    watches: [{ kind: Kind.Node, map: (doc) => (monitorNode(doc) ? ['default'] : []) }],
+    // A monitor declared or started changes what there is to observe, and so does a node with
+    // labels (its CRUSH place); other node changes do not.
+    watches: [{ kind: Kind.Node, map: (doc) => (monitorNode(doc) || Object.keys(doc.metadata.labels).length > 0 ? ['default'] : []) }],
     observe: (id) => observe(deps, id),
     plan: planCluster,
     apply: (o, plan) =>
@@ -38,7 +47,8 @@ export function clusterLoop(deps: ClusterLoopDeps): Reconciler<ClusterObserved, 
         {
           write: (obs: ClusterObserved, status: ClusterStatus) =>
             writeOwned(deps.store, CLUSTER_STATUS, obs.cluster.id, status).then(() => undefined),
-          act: () => null,
+          act: (obs, step) => crushRun(deps, obs, step),
+          start: (req) => deps.tasks.start(req),
           recheckMs: deps.pollMs,
         },
         o,
@@ -63,10 +73,23 @@ async function observe(deps: ClusterLoopDeps, id: string): Promise<ClusterObserv
   try {
     const [status, monDump] = await Promise.all([deps.ceph.status(call), deps.ceph.monDump(call)]);
     const monmap = monDump.epoch !== cluster.status.monmapEpoch || !cluster.status.monmap ? await fetchMonmap(deps.ceph, call) : null;
-    return { ...base, ceph: { status, monDump }, monmap };
+    return { ...base, ceph: { status, monDump }, monmap, crush: await observeCrush(deps, cluster, nodes, () => osdIdsByNode(deps.store)) };
   } catch (err) {
     return { ...base, ceph: { error: err instanceof Error ? err.message : String(err) }, monmap: null };
   }
+}
+
+/** Each node's OSD ids, from its disks (what the OSD loop recorded). */
+async function osdIdsByNode(store: Store): Promise<Map<string, number[]>> {
+  const out = new Map<string, number[]>();
+  for (const d of await store.list<DiskSpec, DiskStatusFields>(Kind.Disk)) {
+    const id = d.status.osdId ?? null;
+    if (id === null) continue;
+    const ids = out.get(d.spec.nodeId);
+    if (ids) ids.push(id);
+    else out.set(d.spec.nodeId, [id]);
+  }
+  return out;
 }
 
 /** `ceph mon getmap` writes a file; it lives in a private temporary folder for a moment. */

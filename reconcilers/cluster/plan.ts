@@ -5,6 +5,7 @@ import type { Doc } from '../../src/model/document.js';
 import type { CephStatus, MonDump } from '../../src/clients/ceph-types.js';
 import { setCondition } from '../../src/runtime/conditions.js';
 import type { LoopPlan } from '../../src/runtime/loop-kit/index.js';
+import { planCrush, type CrushObserved, type CrushStep } from './crush-plan.js';
 
 export interface ClusterObserved {
   cluster: Doc<ClusterSpec, ClusterStatus>;
@@ -17,11 +18,14 @@ export interface ClusterObserved {
   monmap: string | null;
   nowIso: string;
   pollMs: number;
+  /** The CRUSH map and the labels, when there is anything to place (crush-plan.ts). */
+  crush?: CrushObserved | null;
 }
 
-/** The Cluster's status and the poll interval; this loop changes nothing in Ceph, so no step,
- * and no gate (Ceph not answering is a status, not a wait for something). */
-export interface ClusterPlan extends LoopPlan<ClusterStatus, never> {
+/** The Cluster's status and the poll interval; its one kind of step is CRUSH work (a host
+ * placed under its labels' buckets, pools moved to the failure domain's rule), and no gate
+ * (Ceph not answering is a status, not a wait for something). */
+export interface ClusterPlan extends LoopPlan<ClusterStatus, CrushStep> {
   requeueAfterMs: number;
 }
 
@@ -48,6 +52,7 @@ export function planCluster(o: ClusterObserved): ClusterPlan {
     conditions = setCondition(conditions, { type, status: on ? 'True' : 'False', reason, message }, gen, o.nowIso);
   };
   const next: ClusterStatus = { ...cur, observedGeneration: gen };
+  let crush: ReturnType<typeof planCrush> | null = null;
   if (o.monitorsDesired === 0) {
     next.phase = 'pending';
     set('Ready', false, 'NoMonitor', 'no monitor is declared; ceph.create-mon creates the cluster');
@@ -73,7 +78,10 @@ export function planCluster(o: ClusterObserved): ClusterPlan {
       status.health === 'HEALTH_ERR' ? 'HealthError' : 'Quorum',
       `${status.health}; quorum ${next.quorum.join(', ')}`,
     );
-    set('Blocked', false, 'NotBlocked', '');
+    crush = o.crush ? planCrush(o.crush) : null;
+    if (crush) next.crush = crush.status;
+    // A CRUSH gate is shown, but holds nothing else: the loop keeps polling.
+    set('Blocked', crush?.gate != null, crush?.gate?.reason ?? 'NotBlocked', crush?.gate?.message ?? '');
     set(
       'Degraded',
       status.health !== 'HEALTH_OK',
@@ -82,5 +90,6 @@ export function planCluster(o: ClusterObserved): ClusterPlan {
     );
   }
   next.conditions = conditions;
-  return { status: next, step: null, requeueAfterMs: o.pollMs, gate: null };
+  const wait = crush?.waitMs ?? null;
+  return { status: next, step: crush?.step ?? null, requeueAfterMs: wait === null ? o.pollMs : Math.min(o.pollMs, wait), gate: null };
 }

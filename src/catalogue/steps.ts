@@ -292,6 +292,41 @@ export const STEPS = {
     args: bmcRequest,
     result: bmcResult,
   },
+  // A host bucket placed under the CRUSH buckets its node's labels name (src/model/crush.ts):
+  // each bucket made and moved under the one above it, root first, then the host. Idempotent.
+  // Data under the host moves with it: Ceph's work, not a stop (no disruption budget).
+  'ceph.crush.place-host': {
+    level: 'master',
+    loop: 'cluster',
+    args: obj(
+      {
+        // The CRUSH host bucket: the machine's own short hostname, which need not be Quarry's.
+        host: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}$', description: 'a CRUSH host bucket' },
+        location: {
+          type: 'array',
+          minItems: 1,
+          maxItems: 12,
+          items: { type: 'string', pattern: '^[a-z]{1,16}=[A-Za-z0-9_.-]{1,64}$', description: 'TYPE=NAME, root first' },
+        },
+      },
+      ['host', 'location'],
+    ),
+    result: none,
+  },
+  // The replicated rule of a failure domain (quarry-<type>) made, and Quarry's pools set to it.
+  'ceph.crush.rule': {
+    level: 'master',
+    loop: 'cluster',
+    args: obj(
+      {
+        rule: { type: 'string', pattern: '^quarry-[a-z]{1,16}$' },
+        failureDomain: { type: 'string', pattern: '^[a-z]{1,16}$' },
+        pools: { type: 'array', maxItems: 1024, items: { type: 'string', minLength: 1, maxLength: 255 } },
+      },
+      ['rule', 'failureDomain', 'pools'],
+    ),
+    result: none,
+  },
   // The spec of the Filesystem / RgwUser document, which the store has validated already.
   'ceph.fs.create': { level: 'master', loop: 'fs', args: { type: 'object' }, result: none },
   'ceph.rgw.user.create': { level: 'master', loop: 'rgw-user', args: { type: 'object' }, result: none },
@@ -329,6 +364,8 @@ export const Step = {
   wipe: 'disk.wipe',
   fsCreate: 'ceph.fs.create',
   rgwUserCreate: 'ceph.rgw.user.create',
+  crushPlaceHost: 'ceph.crush.place-host',
+  crushRule: 'ceph.crush.rule',
 } as const satisfies Record<string, StepName>;
 export type NodeStepName = { [K in StepName]: (typeof STEPS)[K]['level'] extends 'node' ? K : never }[StepName];
 export type MasterStepName = Exclude<StepName, NodeStepName>;

@@ -39,6 +39,12 @@ export type CephApi = Pick<
   | 'osdSetGroup'
   | 'osdUnsetGroup'
   | 'osdNoout'
+  | 'crushAddBucket'
+  | 'crushMove'
+  | 'crushRuleCreateReplicated'
+  | 'crushRuleDump'
+  | 'poolSetCrushRule'
+  | 'poolRules'
 >;
 
 export type RgwApi = Pick<RgwAdmin, 'userCreate' | 'userInfo'>;

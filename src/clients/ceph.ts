@@ -5,6 +5,7 @@
 import { CommandError } from '../errors.js';
 import type { Runner, RunOutput } from '../exec/runner.js';
 import { checkOsdIds, ERRNO, gateRefusal, okToStopFrom, safeToDestroyFrom, safeToDestroyRefused } from './ceph-gates.js';
+import * as X from './ceph-crush.js';
 import * as M from './ceph-map.js';
 import { CommandOutputError, OutputParser, type Shape } from './ceph-output.js';
 import * as S from './ceph-schemas.js';
@@ -45,6 +46,7 @@ export interface CallAs {
 export * from './ceph-types.js';
 export { CommandOutputError } from './ceph-output.js';
 export type { FsStatus } from './ceph-map.js';
+export type { CrushRule, PoolRule } from './ceph-crush.js';
 export { keyringFile, keyringText } from './keyring.js';
 export type { MdsStopReport, MonStopReport, NooutState, OsdGroupFlag, OsdGroupFlagsResult, OsdStopReport } from './ceph-stop-gates.js';
 
@@ -308,6 +310,22 @@ export class CephClient {
     if (!first) throw new CommandOutputError(this.shown(verb), 'empty array');
     return { entity: first.entity, key: first.key, caps: first.caps };
   }
+
+  // ---- CRUSH (ceph-crush.ts) ----------------------------------------------------------------
+  private readonly crush: X.CrushPlumbing = {
+    run: (verb, call) => this.run(verb, call),
+    parse: (verb, stdout, s) => this.parse(verb, stdout, s),
+  };
+  crushAddBucket = (name: string, type: string, call?: CallOptions): Promise<T.Created> => X.addBucket(this.crush, name, type, call);
+  crushMove = (name: string, location: string[], call?: CallOptions): Promise<{ moved: boolean }> =>
+    X.move(this.crush, name, location, call);
+  crushRuleCreateReplicated = (
+    rule: { name: string; root: string; failureDomain: string; deviceClass?: string },
+    call?: CallOptions,
+  ): Promise<T.Created> => X.ruleCreateReplicated(this.crush, rule, call);
+  crushRuleDump = (call?: CallOptions): Promise<X.CrushRule[]> => X.ruleDump(this.crush, call);
+  poolSetCrushRule = (pool: string, rule: string, call?: CallOptions): Promise<void> => X.poolSetRule(this.crush, pool, rule, call);
+  poolRules = (call?: CallOptions): Promise<X.PoolRule[]> => X.poolRules(this.crush, call);
 
   // ---- plumbing -----------------------------------------------------------------------------
   private async query<Raw, Out>(verb: string[], s: Shape<Raw>, map: (raw: Raw) => Out, call?: CallOptions): Promise<Out> {

@@ -55,7 +55,9 @@ function change(
 
 function wanted(file: string, d: Desired, cur: AnyDoc | undefined): Change | null {
   const source: Source | null =
-    d.fields === null ? (cur?.metadata.source ?? null) : { type: 'file', file, document: d.document, fields: d.fields };
+    d.fields === null
+      ? (cur?.metadata.source ?? null)
+      : { type: 'file', file, document: d.document, fields: d.fields, ...(d.docName === undefined ? {} : { name: d.docName }) };
   if (d.absent) {
     return cur
       ? {

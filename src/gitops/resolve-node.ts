@@ -3,6 +3,7 @@
 // not there yet (a machine that has not booted, disks not reported) is pending, not an error.
 import { DAEMONS, NODE_DAEMON_TYPES, type NodeDaemonType } from '../catalogue/index.js';
 import type { FieldError } from '../errors.js';
+import { crushLevelsOf, labelErrors } from '../model/crush.js';
 import { OsdRemoval, type DeviceClass, type DiskSpec, type NodeSpec } from '../model/kinds.js';
 import {
   DiskReason,
@@ -74,10 +75,18 @@ function filtersMatch(d: DiskDoc, s: Selector): boolean {
   return true;
 }
 
-export function resolveNode(doc: SpecDoc, world: World, imageId: (given: string) => string | null): DocResolution {
+/** `levels`: the CRUSH levels in force (the file's Cluster document may change them); a label
+ * named by one is a CRUSH bucket name and must be one Ceph takes. */
+export function resolveNode(
+  doc: SpecDoc,
+  world: World,
+  imageId: (given: string) => string | null,
+  levels: readonly string[] = crushLevelsOf(world.cluster?.spec),
+): DocResolution {
   const input = doc.spec as unknown as NodeInput;
   const pending: Pending[] = [];
-  const errors: FieldError[] = [];
+  const errors: FieldError[] = labelErrors(doc.labels, levels, new Set(world.nodes.map((n) => n.spec.hostname)));
+  if (errors.length) return { desired: [], pending, errors };
   const wait = (reason: string, message: string) => pending.push({ document: doc.index, kind: 'Node', name: doc.name, reason, message });
   const node = findNode(world, input.match);
   if (!node) {

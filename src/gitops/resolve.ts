@@ -2,6 +2,7 @@
 // would make is made here too (the same functions), as field errors of the document.
 import { InputError, type FieldError } from '../errors.js';
 import { CLUSTER_ID, CephKind, type ClusterSpec } from '../model/ceph-kinds.js';
+import { crushLevelsOf, crushSpecErrors } from '../model/crush.js';
 import { ImageKind, type ImageSpec } from '../model/image-kinds.js';
 import { networkClash, networkSpecOf, type NetworkInput } from '../model/network-input.js';
 import { NetworkKind, networkId } from '../model/network-kinds.js';
@@ -156,6 +157,8 @@ function cluster(doc: SpecDoc, world: World): DocResolution {
   if (!world.cluster) return refused([{ path: '', message: 'the cluster document does not exist yet' }]);
   const given = doc.spec as Partial<ClusterSpec>;
   const spec = { ...world.cluster.spec, ...given };
+  const crush = crushSpecErrors(spec, '/spec');
+  if (crush.length) return refused(crush);
   return one({
     kind: CephKind.Cluster,
     id: CLUSTER_ID,
@@ -182,7 +185,7 @@ function template(doc: SpecDoc, world: World): DocResolution {
   });
 }
 
-function resolveDoc(doc: SpecDoc, world: World, file: string): DocResolution {
+function resolveDoc(doc: SpecDoc, world: World, file: string, levels: readonly string[]): DocResolution {
   switch (doc.kind) {
     case SpecKind.Network:
       return network(doc, world, file);
@@ -197,7 +200,7 @@ function resolveDoc(doc: SpecDoc, world: World, file: string): DocResolution {
     case SpecKind.Template:
       return template(doc, world);
     case SpecKind.Node:
-      return resolveNode(doc, world, (given) => imageIdIn(world, given));
+      return resolveNode(doc, world, (given) => imageIdIn(world, given), levels);
   }
 }
 
@@ -206,10 +209,15 @@ export function resolveFile(file: string, docs: SpecDoc[], world: World, isLive:
   const out: FileResolution = { desired: [], pending: [], errors: [] };
   const claimed = new Map<string, number>();
   const byKey = new Map(allDocs(world).map((d) => [`${d.kind}/${d.id}`, d]));
+  // The CRUSH levels node labels are checked against: this file's Cluster document's, if it has one.
+  const clusterDoc = docs.find((d) => d.kind === SpecKind.Cluster);
+  const levels = crushLevelsOf({ ...world.cluster?.spec, ...(clusterDoc?.spec as Partial<ClusterSpec> | undefined) });
   for (const doc of docs) {
-    const r = resolveDoc(doc, world, file);
+    const r = resolveDoc(doc, world, file, levels);
     const errors = [...r.errors];
     for (const d of r.desired.filter((x) => x.fields !== null)) {
+      // The document's own name, which the API shows beside the object's (a node's hostname).
+      d.docName ??= doc.name;
       const key = `${d.kind}/${d.id}`;
       const first = claimed.get(key);
       if (first !== undefined)

@@ -5,6 +5,8 @@
 import { KEYED_DAEMON_TYPES, Step, daemon, isStepName, step } from '../catalogue/index.js';
 import type { ImageSpec } from '../model/image-kinds.js';
 import { ImageKind } from '../model/image-kinds.js';
+import { CephKind } from '../model/ceph-kinds.js';
+import { crushChain, crushLevelsOf, failureDomainOf, locationArgs, ruleNameOf } from '../model/crush.js';
 import { Kind, OsdRemoval, type DiskSpec, type DiskStatusFields, type NodeSpec } from '../model/kinds.js';
 import { NetworkKind } from '../model/network-kinds.js';
 import { holdsLiveOsd, isAdoptable, type DiskDoc } from '../model/operations.js';
@@ -27,6 +29,8 @@ export const TaskKind = {
   osdZap: Step.osdZap,
   fsCreate: Step.fsCreate,
   rgwUserCreate: Step.rgwUserCreate,
+  crushPlaceHost: Step.crushPlaceHost,
+  crushRule: Step.crushRule,
   imageDownload: Step.imageDownload,
   imageRemove: Step.imageRemove,
 } as const;
@@ -49,6 +53,8 @@ export interface PlannedTask {
   wipes?: string;
   /** For an OSD's task: the OSD (an existing or reused id). */
   affects?: Affects;
+  /** For a CRUSH task: the data Ceph moves to match. */
+  moves?: string;
 }
 
 /** What Ceph says is on each OSD, by id (from `osd df`). */
@@ -121,11 +127,23 @@ function diskTasks(
 type Spec = Record<string, unknown> | null | undefined;
 const specOf = (c: Change, side: 'before' | 'after'): Spec => c[side]?.spec as Spec;
 
+/** A node with OSDs whose labels now name other CRUSH buckets: where its data goes. */
+function crushMove(c: Change, world: World): string | null {
+  if (!c.before || !c.after) return null;
+  const levels = crushLevelsOf(world.cluster?.spec);
+  const from = locationArgs(crushChain(c.before.labels, levels)).join(' ');
+  const to = locationArgs(crushChain(c.after.labels, levels)).join(' ');
+  const osds = world.disks.some((d) => d.spec.nodeId === c.id && (d.status.osdId ?? null) !== null);
+  if (from === to || !osds) return null;
+  const host = (c.after.spec as NodeSpec).hostname;
+  return `host ${host} moves from ${from} to ${to}: its OSDs' data moves to match`;
+}
+
 export function plannedTasks(changes: Change[], world: World): PlannedTask[] {
   const out: PlannedTask[] = [];
   let monitors = world.nodes.some((n) => n.spec.daemons.mon !== undefined);
   for (const c of changes) {
-    const add = (task: string, extra: Pick<PlannedTask, 'wipes' | 'affects'> = {}) =>
+    const add = (task: string, extra: Pick<PlannedTask, 'wipes' | 'affects' | 'moves'> = {}) =>
       out.push({ task, kind: c.kind, id: c.id, name: c.name, destructive: isDestructive(task), ...extra });
     const was = specOf(c, 'before');
     const now = specOf(c, 'after');
@@ -152,6 +170,13 @@ export function plannedTasks(changes: Change[], world: World): PlannedTask[] {
           }
           if (a[t] && !b[t] && stop) add(stop);
         }
+        const moves = crushMove(c, world);
+        if (moves) add(TaskKind.crushPlaceHost, { moves });
+        break;
+      }
+      case CephKind.Cluster: {
+        const [a, b] = [failureDomainOf(was ?? undefined), failureDomainOf(now)];
+        if (a !== b) add(TaskKind.crushRule, { moves: `Quarry's pools go to rule ${ruleNameOf(b)}: replicas across ${b}s, not ${a}s` });
         break;
       }
       case Kind.Disk:

@@ -12,6 +12,8 @@ export interface Desired {
    * image that stops being the default). */
   fields: string[] | null;
   labels?: Record<string, string>;
+  /** The file document's metadata.name, kept in the object's source. */
+  docName?: string;
   /** `state: absent`: the object is removed. */
   absent?: boolean;
   /** Status of a created object. */

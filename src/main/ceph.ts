@@ -65,7 +65,16 @@ export function realCeph(
 
 export function registerCephLoops(manager: Manager, deps: CephLoopDeps & CephTiming & { rgw: RgwApi; diskGoneGraceMs: number }): void {
   manager.register(
-    clusterLoop({ store: deps.store, ceph: deps.ceph, clock: deps.clock, pollMs: deps.pollMs, queryTimeoutMs: deps.queryTimeoutMs }),
+    clusterLoop({
+      store: deps.store,
+      ceph: deps.ceph,
+      clock: deps.clock,
+      pollMs: deps.pollMs,
+      queryTimeoutMs: deps.queryTimeoutMs,
+      tasks: deps.tasks,
+      retryBaseMs: deps.retryBaseMs,
+      runTimeoutMs: deps.runTimeoutMs,
+    }),
   );
   manager.register(monLoop(deps));
   // One loop per daemon kind of the catalogue with a key step (manager, MDS, RGW, NFS gateway).

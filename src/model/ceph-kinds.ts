@@ -1,5 +1,6 @@
 // The kinds of the storage cluster: the one Cluster, and the keys Quarry holds for it.
 import type { CommonStatus } from './conditions.js';
+import { CRUSH_TYPES } from './crush.js';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -16,6 +17,10 @@ export interface ClusterSpec {
   /** msgr2 port of the monitors; msgr1 is monPort + 1 when monPort is not 3300. */
   monPort: number;
   poolDefaults: { size: number; minSize: number };
+  /** CRUSH levels a node's labels place its host under, root-most first (crush.ts; default
+   * datacenter, room, row, rack), and the failure domain of Quarry's replicated rule (default host). */
+  crushLevels?: string[];
+  failureDomain?: string;
 }
 
 export interface ClusterMetrics {
@@ -31,6 +36,17 @@ export interface ClusterMetrics {
   totalBytes: number;
 }
 
+/** The CRUSH map as the cluster loop last saw it against the nodes' labels (crush.ts). */
+export interface CrushStatus {
+  failureDomain: string;
+  /** The Quarry rule (quarry-<type>) pools are on; null while they are on the default rule. */
+  rule: string | null;
+  /** Each host bucket's place, root first ("default/r1/storage-1"'s parents: "default/r1"). */
+  hosts: Record<string, string>;
+  /** What it is doing or waiting for. */
+  message: string;
+}
+
 /** Written by the cluster loop from `ceph status` and `ceph mon getmap`; the API only reads it. */
 export interface ClusterStatus extends CommonStatus {
   /** The first monitor has created the cluster. */
@@ -40,6 +56,7 @@ export interface ClusterStatus extends CommonStatus {
   monmap?: string;
   quorum?: string[];
   metrics?: ClusterMetrics;
+  crush?: CrushStatus;
 }
 
 /** A cephx identity. The key is in status: Quarry generated or fetched it, nobody declared it. */
@@ -56,6 +73,20 @@ export interface KeyringStatus {
    * client.admin, which no node's mkfs carries. */
   imported?: boolean;
 }
+
+/** The two CRUSH fields of a Cluster spec; their order and consistency are checked by
+ * crushSpecErrors (crush.ts), which a schema cannot say. */
+export const crushLevelsSchema: JsonSchema = {
+  type: 'array',
+  items: { enum: [...CRUSH_TYPES] },
+  maxItems: CRUSH_TYPES.length,
+  uniqueItems: true,
+  description: 'CRUSH bucket types a node label places its host under, root-most first (default: datacenter, room, row, rack)',
+};
+export const failureDomainSchema: JsonSchema = {
+  enum: ['host', ...CRUSH_TYPES],
+  description: "failure domain of the replicated rule of Quarry's pools: host (the default) or one of crushLevels",
+};
 
 const cidr: JsonSchema = { type: ['string', 'null'], pattern: '^[0-9.]+/[0-9]{1,2}$' };
 const count = { type: 'integer', minimum: 0 };
@@ -76,6 +107,8 @@ export const clusterSchemas = {
         additionalProperties: false,
         properties: { size: { type: 'integer', minimum: 1, maximum: 10 }, minSize: { type: 'integer', minimum: 1, maximum: 10 } },
       },
+      crushLevels: crushLevelsSchema,
+      failureDomain: failureDomainSchema,
     },
   },
   status: {

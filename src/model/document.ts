@@ -7,6 +7,8 @@ export interface Source {
   /** For files: path relative to SPECS_DIR, and the document's index inside it. */
   file?: string;
   document?: number;
+  /** For files: the document's metadata.name (a node's YAML name, beside its hostname). */
+  name?: string;
   /** The spec fields the file owns: an API write to one of them is refused (SPEC_OWNED). */
   fields?: string[];
   /** The file no longer declares the object, which holds data and so was kept: nobody owns it. */

@@ -4,6 +4,7 @@
 // nodes and disks by identities an operator knows (MAC, hostname, serial, device path),
 // because ids are Quarry's.
 import { DAEMONS, DEVICE_CLASSES, NODE_DAEMON_TYPES, type DaemonEntry } from '../catalogue/index.js';
+import { crushLevelsSchema, failureDomainSchema } from './ceph-kinds.js';
 import { ID_OR_SHORT_PATTERN } from './image-kinds.js';
 import { networkInputSchema } from './network-input.js';
 import { filesystemInputSchema, rgwUserInputSchema } from './storage-input.js';
@@ -175,6 +176,8 @@ export const clusterInputSchema: JsonSchema = {
       additionalProperties: false,
       properties: { size: { type: 'integer', minimum: 1, maximum: 10 }, minSize: { type: 'integer', minimum: 1, maximum: 10 } },
     },
+    crushLevels: crushLevelsSchema,
+    failureDomain: failureDomainSchema,
   },
 };
 

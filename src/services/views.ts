@@ -5,9 +5,13 @@ import type { Doc } from '../model/document.js';
 import { DEFAULT_BMC_PORT, type DiskSpec, type DiskStatusFields, type NodeSpec, type NodeStatusFields } from '../model/kinds.js';
 import { deviceClassOf, diskReasons, isMonDisk, isNodeApproved, isOsdDisk, type DiskDoc, type NodeDoc } from '../model/operations.js';
 
+/** Exactly the contract's summary fields; the detail adds the rest (labels and the file's name too). */
 export function nodeSummary(n: NodeDoc) {
   return { id: n.id, hostname: n.spec.hostname, role: n.spec.role, ip: n.status.ip ?? '', createdAt: n.metadata.createdAt };
 }
+
+/** The name a spec file gives the node (its document's metadata.name); "" when none does. */
+const specName = (n: NodeDoc): string => n.metadata.source?.name ?? '';
 
 /** What a disk adds to its node's detail: counted while present, as an OSD while it has an id. */
 export const diskCounts = (d: DiskDoc) => ({ present: d.status.present !== false, osd: (d.status.osdId ?? null) !== null });
@@ -34,6 +38,8 @@ export function nodeDetailOf(n: NodeDoc, diskCount: number, osdCount: number) {
     role: n.spec.role,
     ip: n.status.ip ?? '',
     createdAt: n.metadata.createdAt,
+    name: specName(n),
+    labels: n.metadata.labels,
     status: n.status.phase ?? 'discovered',
     hasMon: want.mon !== undefined,
     hasMgr: want.mgr !== undefined,

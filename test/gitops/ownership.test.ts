@@ -13,6 +13,7 @@ import { MonTask } from '../../reconcilers/mon/plan.js';
 import { OsdTask } from '../../reconcilers/osd/plan.js';
 import { DHCP_START_TASK } from '../../reconcilers/network/plan.js';
 import { FS_CREATE_TASK } from '../../reconcilers/fs/plan.js';
+import { CRUSH_PLACE_TASK, CRUSH_RULE_TASK } from '../../reconcilers/cluster/crush-plan.js';
 import { RGW_USER_CREATE_TASK } from '../../reconcilers/rgw-user/plan.js';
 import { DOWNLOAD_TASK, REMOVE_TASK } from '../../src/model/image-kinds.js';
 import { nodeSpec } from '../store/helpers.js';
@@ -113,6 +114,8 @@ test("tasks: the task kinds a plan names are the loops' own task names", (t) => 
     DHCP_START_TASK,
     FS_CREATE_TASK,
     RGW_USER_CREATE_TASK,
+    CRUSH_PLACE_TASK,
+    CRUSH_RULE_TASK,
     DOWNLOAD_TASK,
     REMOVE_TASK,
   ]);

@@ -72,6 +72,20 @@ export async function osdTree(c: NetnsCluster): Promise<Map<number, { host: stri
   return new Map(nodes.filter((n) => n.type === 'osd').map((n) => [n.id, { host: hostOf.get(n.id) ?? null, status: n.status ?? '' }]));
 }
 
+/** `osd tree`'s racks: each rack's hosts (sorted), and the buckets right under the root. */
+export async function crushTree(c: NetnsCluster): Promise<{ racks: Record<string, string[]>; rootChildren: string[] }> {
+  const { nodes } = await ceph<{ nodes: TreeNode[] }>(c, 'osd', 'tree');
+  const nameOf = (id: number) => nodes.find((n) => n.id === id)?.name ?? String(id);
+  const racks = Object.fromEntries(
+    nodes
+      .filter((n) => n.type === 'rack')
+      .map((r) => [r.name, (r.children ?? []).map(nameOf).sort()] as const)
+      .sort((a, b) => a[0].localeCompare(b[0])),
+  );
+  const root = nodes.find((n) => n.type === 'root');
+  return { racks, rootChildren: (root?.children ?? []).map(nameOf).sort() };
+}
+
 /** `osd dump`'s OSDs: id → up, in, state and uuid. */
 export async function osdDump(c: NetnsCluster): Promise<Map<number, { up: boolean; in: boolean; state: string[]; uuid: string }>> {
   const { osds } = await ceph<{ osds: Array<{ osd: number; up: number; in: number; state: string[]; uuid: string }> }>(c, 'osd', 'dump');

@@ -1,6 +1,6 @@
 // The OSD day-2 system test's spec file and what it watches: one Node document per namespace
 // node (by hostname: a monitor on its first disk, a manager on the first node, an OSD on every
-// other disk), written into Quarry's specs folder; and a disk's OSD phases and drain progress
+// other disk, a rack label), written into Quarry's specs folder; and a disk's OSD phases and drain progress
 // as the store saw each write, with the time of each.
 import { writeFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -8,6 +8,9 @@ import type { DiskStatusFields } from '../../src/model/kinds.js';
 import type { NetnsCluster } from './netns-cluster.js';
 
 export const SPEC_FILE = 'day2-cluster.yaml';
+/** Failure domains: the first two nodes in rack r1, the third in r2 (the cluster loop moves their
+ * CRUSH host buckets there). */
+export const RACKS = ['r1', 'r1', 'r2'];
 
 /** The file: per node (by Quarry's hostname of it), its extra OSD selectors (e.g. `{ serial,
  * state: absent }`) after `all`. */
@@ -22,6 +25,7 @@ export async function clusterSpec(c: NetnsCluster, extra: Record<string, Array<R
         'kind: Node',
         'metadata:',
         `  name: day2-${i + 1}`,
+        `  labels: { rack: ${RACKS[i] ?? 'r2'} }`,
         'spec:',
         `  match: { hostname: ${hostname(n.id)} }`,
         '  daemons:',

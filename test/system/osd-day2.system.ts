@@ -11,8 +11,8 @@ import { untilHealthy, waitNodesReady, type Disk } from './cluster-bringup.js';
 import { monStoresOnTheirDisks } from './cluster-mon-disk.js';
 import { NetnsCluster, type ClusterNode } from './netns-cluster.js';
 import { until } from './node-sandbox.js';
-import { authExists, blkidProbe, createPool, osdDump, osdTree, readObjects, writeObjects } from './osd-day2-ceph.js';
-import { clusterSpec, distinctPhases, SPEC_FILE, watchDisk, writeSpec } from './osd-day2-spec.js';
+import { authExists, blkidProbe, createPool, crushTree, osdDump, osdTree, readObjects, writeObjects } from './osd-day2-ceph.js';
+import { clusterSpec, distinctPhases, RACKS, SPEC_FILE, watchDisk, writeSpec } from './osd-day2-spec.js';
 
 const DISKS_PER_NODE = 3;
 const OSDS = 6;
@@ -121,6 +121,33 @@ test.serial('osd day 2: objects written with rados into a size-3 pool, every PG 
   sums = await writeObjects(c, OBJECTS);
   const s = await clean(c, OSDS, 'every PG active+clean with the pool');
   t.true(s.pgStates.every((p) => p.state === 'active+clean'));
+  await objectsIdentical(t, c);
+});
+
+test.serial('osd day 2: labels put two nodes in rack r1 and one in r2: ceph osd tree shows them, and the node answers', async (t) => {
+  explainOnFailure(t);
+  const c = need(cluster, 'the cluster');
+  const details = (
+    await c.admin.get<Array<{ id: string; hostname: string; name: string; labels: Record<string, string> }>>('/nodes/details')
+  ).json;
+  // CRUSH names a host bucket by the machine's own hostname (not Quarry's): found by its OSDs.
+  const [ds, osds] = await Promise.all([disks(c), osdTree(c)]);
+  const hostOf = (i: number) => osds.get(ds.find((d) => d.nodeId === c.nodes[i]!.id && d.osdId !== null)!.osdId!)!.host!;
+  const want = { r1: [hostOf(0), hostOf(1)].sort(), r2: [hostOf(2)] };
+  const tree = await until(
+    'the hosts under their racks in ceph osd tree',
+    () => crushTree(c),
+    (x) => JSON.stringify(x.racks) === JSON.stringify(want),
+    120_000,
+  );
+  t.deepEqual(tree.racks, want);
+  t.deepEqual(tree.rootChildren, ['r1', 'r2'], 'the racks hang from the root, the hosts no longer do');
+  t.deepEqual(
+    c.nodes.map((n) => details.find((d) => d.id === n.id)).map((d) => [d?.name, d?.labels]),
+    RACKS.map((r, i) => [`day2-${i + 1}`, { rack: r }]),
+  );
+  // Ceph moved the data to match; nothing was lost on the way.
+  await clean(c, OSDS, 'every PG active+clean under the racks');
   await objectsIdentical(t, c);
 });
 

@@ -4,7 +4,7 @@ import { offeredNodeOperations } from '../../model/operations.js';
 import type { Inventory } from '../../services/inventory.js';
 import { route, type AnyRoute } from '../route.js';
 import { object, uuidSchema } from '../schemas.js';
-import { nicViews, nodeSummary } from '../../services/views.js';
+import { nicViews, nodeDetail, nodeSummary } from '../../services/views.js';
 
 const str = { type: 'string' };
 const bool = { type: 'boolean' };
@@ -19,6 +19,12 @@ const summaryProps = {
 const summarySchema = object(summaryProps, Object.keys(summaryProps));
 const detailProps = {
   ...summaryProps,
+  name: { type: 'string', description: 'the name a spec file gives the node (its metadata.name); "" when no file declares it' },
+  labels: {
+    type: 'object',
+    additionalProperties: str,
+    description: "the spec file's labels; those named by the Cluster's crushLevels place the node's CRUSH host bucket (rack: r1)",
+  },
   status: { enum: ['discovered', 'booting', 'active', 'rebooting', 'shutting-down', 'offline', 'error'] },
   // has<Type> (desired) and <type>Exists (running), for each node daemon of the catalogue.
   ...Object.fromEntries(NODE_DAEMON_TYPES.map((t) => [`has${t.charAt(0).toUpperCase()}${t.slice(1)}`, bool])),
@@ -73,6 +79,19 @@ export function nodeRoutes(inventory: Inventory): AnyRoute[] {
         ctx.type = 'application/json';
         ctx.body = body;
         return undefined;
+      },
+    }),
+    route<unknown, unknown, { nodeId: string }>({
+      method: 'GET',
+      path: '/nodes/{nodeId}',
+      summary: 'One node in detail, as in GET /nodes/details',
+      tags: ['nodes'],
+      params: object({ nodeId: uuidSchema }, ['nodeId']),
+      response: { description: 'node detail', schema: detailSchema },
+      errors: [404],
+      handler: async ({ params }) => {
+        const node = await inventory.mustNode(params.nodeId);
+        return nodeDetail(node, await inventory.disksOf(node));
       },
     }),
     route({

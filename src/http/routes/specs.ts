@@ -51,6 +51,10 @@ const taskView = object(
       ),
       description: "an OSD's task: the OSD it acts on (for a replacement's creation, the id it takes over)",
     },
+    moves: {
+      type: 'string',
+      description: 'a CRUSH task: the data Ceph will move to match (a host placed under other buckets, pools on another rule)',
+    },
   },
   ['task', 'kind', 'id', 'name', 'destructive'],
 );

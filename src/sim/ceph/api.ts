@@ -3,7 +3,7 @@
 // and gate verdicts the real CLI produces, and every simulated answer passes the same schemas
 // as a real one, so the simulation cannot drift from what Quarry can parse.
 import type { CephApi, RgwApi } from '../../clients/ceph-api.js';
-import { CephClient, type CallAs, type CallOptions } from '../../clients/ceph.js';
+import { CephClient, type CallAs, type CallOptions, type CrushRule, type PoolRule } from '../../clients/ceph.js';
 import type * as T from '../../clients/ceph-types.js';
 import type {
   MdsStopReport,
@@ -83,6 +83,17 @@ export class SimCephApi implements CephApi {
   osdUnsetGroup = (flags: OsdGroupFlag[], who: string[], call?: CallOptions): Promise<OsdGroupFlagsResult> =>
     this.client.osdUnsetGroup(flags, who, call);
   osdNoout = (call?: CallOptions): Promise<NooutState> => this.client.osdNoout(call);
+
+  crushAddBucket = (name: string, type: string, call?: CallOptions): Promise<T.Created> => this.client.crushAddBucket(name, type, call);
+  crushMove = (name: string, location: string[], call?: CallOptions): Promise<{ moved: boolean }> =>
+    this.client.crushMove(name, location, call);
+  crushRuleCreateReplicated = (
+    rule: { name: string; root: string; failureDomain: string; deviceClass?: string },
+    call?: CallOptions,
+  ): Promise<T.Created> => this.client.crushRuleCreateReplicated(rule, call);
+  crushRuleDump = (call?: CallOptions): Promise<CrushRule[]> => this.client.crushRuleDump(call);
+  poolSetCrushRule = (pool: string, rule: string, call?: CallOptions): Promise<void> => this.client.poolSetCrushRule(pool, rule, call);
+  poolRules = (call?: CallOptions): Promise<PoolRule[]> => this.client.poolRules(call);
 
   // Beyond the pick: the other read-only verbs the real client has, for metrics and tests.
   osdStat = (call?: CallOptions): Promise<T.OsdStat> => this.client.osdStat(call);

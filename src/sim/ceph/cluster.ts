@@ -76,7 +76,7 @@ export class SimCephCluster {
     this.mons = new MonMap(now);
     this.mgrs = new MgrMap(gid, now);
     this.fsmap = new FsMap(gid, now);
-    this.osdmap = new OsdMap(now);
+    this.osdmap = new OsdMap(now, this.options.failureDomain);
     this.accounts = new Accounts(this.options.random, now);
     this.workloads = new Workloads(this);
     this.hosts = new Hosts(this);
@@ -312,7 +312,7 @@ export class SimCephCluster {
   pgs(): SimPg[] {
     this.tick();
     if (this.placed?.epoch !== this.osdmap.epoch) {
-      const pgs = this.placement.map(this.osdmap.osds.values(), this.osdmap.pools.values(), this.options.failureDomain);
+      const pgs = this.placement.map(this.osdmap.osds.values(), this.osdmap.pools.values(), this.options.failureDomain, this.osdmap.crush);
       this.placed = { epoch: this.osdmap.epoch, pgs, byId: new Map(pgs.map((pg) => [pg.pgid, pg])) };
     }
     const { byId } = this.placed;

@@ -8,6 +8,7 @@ import { CephRefusal } from './errors.js';
 import { isCephxKey, parseKeyring } from './keys.js';
 import type { DeviceClass } from './model.js';
 import { hasActiveClean } from './placement.js';
+import * as C from './commands-crush.js';
 import * as R from './render-maps.js';
 import * as S from './render-status.js';
 
@@ -74,6 +75,11 @@ export const CEPH_COMMANDS: Command[] = [
   { verb: ['osd', 'destroy'], run: osdDestroy },
   { verb: ['osd', 'purge'], run: osdPurge },
   { verb: ['osd', 'df'], mgr: true, run: osdDf },
+  { verb: ['osd', 'crush', 'add-bucket'], run: C.crushAddBucket },
+  { verb: ['osd', 'crush', 'move'], run: C.crushMove },
+  { verb: ['osd', 'crush', 'rule', 'create-replicated'], run: C.crushRuleCreate },
+  { verb: ['osd', 'crush', 'rule', 'dump'], run: (x) => json(R.rawRuleDump(x.cluster)) },
+  { verb: ['osd', 'pool', 'set'], run: C.poolSet },
   { verb: ['fs', 'new'], run: fsNew },
   { verb: ['fs', 'ls'], run: (x) => json(R.rawFsLs(x.cluster)) },
   { verb: ['fs', 'dump'], run: (x) => json(R.rawFsDump(x.cluster), `dumped fsmap epoch ${x.cluster.fsmap.epoch}\n`) },

@@ -71,6 +71,8 @@ export interface SimPool {
   /** application → its metadata, e.g. {cephfs: {data: 'cephfs'}}. */
   applications: Record<string, Record<string, string>>;
   options: Record<string, number>;
+  /** Its CRUSH rule's id; unset: rule 0, the default replicated_rule. */
+  crushRule?: number;
   storedBytes: number;
   objects: number;
   createdAt: number;

@@ -8,11 +8,11 @@ export function osdFlagLines(m: OsdMap): string[] {
     .filter(([id]) => m.osds.has(id))
     .sort(([a], [b]) => a - b)
     .map(([id, s]) => `osd.${id} has flags ${set(s)}`);
-  const bucketId = (name: string) => (name === CRUSH_ROOT ? -1 : (m.hostIds.get(name) ?? 0));
+  const bucketId = (name: string) => m.crush.idOf(name) ?? 0;
   const nodes = [...m.crushNodeFlags]
     .filter(([name]) => m.crushNodeExists(name))
     .sort(([a], [b]) => bucketId(a) - bucketId(b))
-    .map(([name, s]) => `${name === CRUSH_ROOT ? 'root' : 'host'} ${name} has flags ${set(s)}`);
+    .map(([name, s]) => `${m.crush.buckets.get(name)?.type ?? 'host'} ${name} has flags ${set(s)}`);
   const classes = [...m.deviceClassFlags].map(([name, s]) => `device class '${name}' has flags ${set(s)}`);
   return [...osds, ...nodes, ...classes];
 }

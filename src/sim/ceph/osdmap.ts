@@ -1,7 +1,8 @@
 // The OSD map: OSDs with their up/in state and CRUSH position, and the pools. Every change
 // is a new epoch, as on a real cluster; placement is recomputed only when the epoch moves.
+import { SimCrush } from './crush.js';
 import { CephRefusal } from './errors.js';
-import { crushWeightOf, defaultMinSize, type DeviceClass, type SimOsd, type SimPool } from './model.js';
+import { crushWeightOf, defaultMinSize, type DeviceClass, type SimCephOptions, type SimOsd, type SimPool } from './model.js';
 
 export const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
 /** The CRUSH root every host hangs under. */
@@ -24,17 +25,22 @@ export class OsdMap {
   poolMax = 0;
   readonly osds = new Map<number, SimOsd>();
   readonly pools = new Map<number, SimPool>();
-  /** CRUSH host bucket ids: -1 is the root, and every host also gets a device-class shadow
-   * bucket, so hosts are -3, -5, ... as on a real cluster with one class. */
-  readonly hostIds = new Map<string, number>();
   /** `osd set-group noout|noin|noup|nodown WHO`: per-OSD flags (osd dump's state), per-CRUSH-node
    * flags (crush_node_flags, by name) and per-device-class flags. */
   readonly osdFlags = new Map<number, Set<string>>();
   readonly crushNodeFlags = new Map<string, Set<string>>();
   readonly deviceClassFlags = new Map<string, Set<string>>();
+  /** The CRUSH buckets above the OSDs and the rules: a change there is a new epoch too. Bucket
+   * ids: -1 is the root, and every bucket also gets a device-class shadow bucket, so the first
+   * hosts are -3, -5, ... as on a real cluster with one class. */
+  readonly crush: SimCrush;
 
-  constructor(private readonly now: () => number) {
+  constructor(
+    private readonly now: () => number,
+    defaultRuleType: SimCephOptions['failureDomain'] = 'host',
+  ) {
     this.created = this.modified = now();
+    this.crush = new SimCrush(defaultRuleType, () => this.bump());
   }
 
   get maxOsd(): number {
@@ -104,7 +110,7 @@ export class OsdMap {
   boot(id: number, b: OsdBoot): void {
     const o = this.require(id);
     if (o.destroyed) throw new Error(`osd.${id} is destroyed: it cannot boot until \`osd new\` gives its id out again`);
-    if (!this.hostIds.has(b.host)) this.hostIds.set(b.host, -3 - 2 * this.hostIds.size);
+    this.crush.hostBoot(b.host);
     if (o.host === undefined || o.crushWeight === 0) o.crushWeight = crushWeightOf(b.sizeBytes);
     if (!o.crushClass) o.deviceClass = b.deviceClass;
     Object.assign(o, { host: b.host, sizeBytes: b.sizeBytes, crushClass: true });
@@ -161,9 +167,9 @@ export class OsdMap {
     );
   }
 
-  /** A CRUSH node by name: the root or a host bucket. */
+  /** A CRUSH node by name: any bucket (the root, a rack, a host). */
   crushNodeExists(name: string): boolean {
-    return name === CRUSH_ROOT || this.hostIds.has(name);
+    return this.crush.buckets.has(name);
   }
 
   /** Sets or clears flags on an OSD, CRUSH node or device class; a new epoch only on a change. */
@@ -229,6 +235,14 @@ export class OsdMap {
     this.bump();
     pool.lastChange = this.epoch;
     return pool;
+  }
+
+  /** `osd pool set POOL crush_rule RULE`: its PGs are placed by that rule from this epoch on. */
+  setPoolRule(pool: SimPool, ruleId: number): void {
+    if ((pool.crushRule ?? 0) === ruleId) return;
+    pool.crushRule = ruleId;
+    this.bump();
+    pool.lastChange = this.epoch;
   }
 
   /** An application tag on a pool (`osd pool application enable`), a new epoch. */

@@ -39,25 +39,57 @@ function stringId(s: string): number {
 const straw2 = (x: number, id: number, r: number, weight: number): number => Math.log((hash3(x, id, r) + 1) / 4294967296) / weight;
 
 interface Bucket {
-  /** `host:NAME` or `osd:ID`. */
+  /** `host:NAME`, `osd:ID` or `TYPE:NAME`. */
   name: string;
   id: number;
   weight: number;
   osds: SimOsd[];
 }
 
-const bucketName = (o: SimOsd, failureDomain: 'host' | 'osd'): string =>
-  failureDomain === 'host' ? `host:${o.host ?? ''}` : `osd:${o.id}`;
+/** What placement reads of the CRUSH map beyond the OSDs: each pool's rule (the type it
+ * separates replicas across, and a device class), and where a host sits. Without it every pool
+ * takes the default rule across the given failure domain. */
+export interface CrushView {
+  /** The rule of a pool; undefined for the default rule (the `failureDomain` argument). */
+  ruleOf(pool: SimPool): { type: string; deviceClass?: string } | undefined;
+  /** The name of the bucket of `type` above a host; undefined when the host is under none. */
+  domainOf(host: string, type: string): string | undefined;
+}
 
-function bucketsOf(osds: Iterable<SimOsd>, failureDomain: 'host' | 'osd'): Bucket[] {
+/** A rule as placement uses it: the type replicas are spread across, and an optional class. */
+interface Rule {
+  key: string;
+  type: string;
+  deviceClass?: string;
+}
+
+function ruleFor(pool: SimPool, failureDomain: 'host' | 'osd', crush: CrushView | undefined): Rule {
+  const r = crush?.ruleOf(pool);
+  if (!r) return { key: failureDomain, type: failureDomain };
+  return { key: `${r.type}~${r.deviceClass ?? ''}`, type: r.type, ...(r.deviceClass === undefined ? {} : { deviceClass: r.deviceClass }) };
+}
+
+/** The failure-domain bucket an OSD counts in for a rule; undefined: the rule never picks it
+ * (CRUSH finds no bucket of that type above it, or another class). */
+function bucketName(o: SimOsd, rule: Rule, crush: CrushView | undefined): string | undefined {
+  if (rule.deviceClass !== undefined && o.deviceClass !== rule.deviceClass) return undefined;
+  if (rule.type === 'osd') return `osd:${o.id}`;
+  if (rule.type === 'host') return `host:${o.host ?? ''}`;
+  const d = o.host === undefined ? undefined : crush?.domainOf(o.host, rule.type);
+  return d === undefined ? undefined : `${rule.type}:${d}`;
+}
+
+function bucketsOf(osds: Iterable<SimOsd>, rule: Rule, crush: CrushView | undefined): Bucket[] {
   const byKey = new Map<string, Bucket>();
   for (const o of osds) {
     // Out OSDs have reweight 0 and never-booted ones are not in CRUSH: neither gets data.
     if (!o.in || o.host === undefined) continue;
-    const key = bucketName(o, failureDomain);
+    const key = bucketName(o, rule, crush);
+    if (key === undefined) continue;
     let b = byKey.get(key);
     if (!b) {
-      b = { name: key, id: failureDomain === 'host' ? stringId(o.host) : o.id, weight: 0, osds: [] };
+      const id = rule.type === 'osd' ? o.id : rule.type === 'host' ? stringId(o.host) : stringId(key);
+      b = { name: key, id, weight: 0, osds: [] };
       byKey.set(key, b);
     }
     b.weight += o.crushWeight;
@@ -100,8 +132,8 @@ export function pgState(mapped: SimOsd[], size: number, minSize: number): string
   return 'active+clean';
 }
 
-export function mapPgs(osds: Iterable<SimOsd>, pools: Iterable<SimPool>, failureDomain: 'host' | 'osd'): SimPg[] {
-  return new Placement().map(osds, pools, failureDomain);
+export function mapPgs(osds: Iterable<SimOsd>, pools: Iterable<SimPool>, failureDomain: 'host' | 'osd', crush?: CrushView): SimPg[] {
+  return new Placement().map(osds, pools, failureDomain, crush);
 }
 
 /** A PG as CRUSH put it, before up/down is looked at. */
@@ -118,7 +150,8 @@ interface BucketWeights {
   weight: number;
 }
 
-const poolsKey = (pools: SimPool[]): string => pools.map((p) => `${p.id}:${p.pgNum}:${p.size}`).join(',');
+const poolsKey = (pools: SimPool[], rules: Rule[]): string =>
+  pools.map((p, i) => `${p.id}:${p.pgNum}:${p.size}:${rules[i]?.key}`).join(',');
 
 /**
  * CRUSH placement kept between OSD map epochs, as Ceph's mapping only moves where the map moved.
@@ -126,8 +159,10 @@ const poolsKey = (pools: SimPool[]): string => pools.map((p) => `${p.id}:${p.pgN
  * mapping stays and only the up sets and states follow. When buckets only lose weight (an OSD
  * out or gone), straw2 moves nothing but what was on them (a lighter bucket's draw only falls):
  * only the PGs mapped into those buckets are drawn again. Anything else (an OSD in or booted, a
- * pool changed) maps every PG. At 1,000 hosts a full mapping of a 1024-PG pool costs ~60 ms, and
- * a removal changes the map three times: the lab's removal bench measured mostly this.
+ * pool changed, a host moved into another rack) maps every PG. Buckets are counted per rule
+ * (the failure domain a pool's rule spreads across). At 1,000 hosts a full mapping of a
+ * 1024-PG pool costs ~60 ms, and a removal changes the map three times: the lab's removal
+ * bench measured mostly this.
  */
 export class Placement {
   private pgs: Mapped[] = [];
@@ -137,27 +172,38 @@ export class Placement {
 
   private inputs: [number, number] | null = null;
 
-  map(osds: Iterable<SimOsd>, pools: Iterable<SimPool>, failureDomain: 'host' | 'osd'): SimPg[] {
+  map(osds: Iterable<SimOsd>, pools: Iterable<SimPool>, failureDomain: 'host' | 'osd', crush?: CrushView): SimPg[] {
     const byId = new Map([...osds].map((o) => [o.id, o]));
     const poolList = [...pools];
+    const rules = poolList.map((p) => ruleFor(p, failureDomain, crush));
     // What CRUSH reads, hashed (64 bits) in one pass: most epochs change none of it, and then not
     // even the buckets are built again.
-    const inputs = crushInputs(byId.values(), poolList, failureDomain);
+    const inputs = crushInputs(byId.values(), poolList, rules, failureDomain, crush);
     if (this.inputs?.[0] === inputs[0] && this.inputs[1] === inputs[1]) return this.render(byId);
     this.inputs = inputs;
-    const list = bucketsOf(byId.values(), failureDomain);
-    const now = new Map(list.map((b) => [b.name, { osds: b.osds.map((o) => `${o.id}:${o.crushWeight}`).join(','), weight: b.weight }]));
-    const lighter = this.onlyLighter(now, poolsKey(poolList), failureDomain);
-    if (lighter === null) this.pgs = mapAll(list, poolList);
+    const lists = new Map<string, { rule: Rule; buckets: Bucket[] }>();
+    for (const rule of rules) if (!lists.has(rule.key)) lists.set(rule.key, { rule, buckets: bucketsOf(byId.values(), rule, crush) });
+    const now = new Map<string, BucketWeights>();
+    for (const [key, { buckets }] of lists)
+      for (const b of buckets)
+        now.set(`${key}|${b.name}`, { osds: b.osds.map((o) => `${o.id}:${o.crushWeight}`).join(','), weight: b.weight });
+    const pk = poolsKey(poolList, rules);
+    const lighter = this.onlyLighter(now, pk, failureDomain);
+    if (lighter === null) this.pgs = mapAll(lists, poolList, rules);
     else if (lighter.size > 0) {
-      const inLighter = (id: number): boolean => {
-        const o = byId.get(id);
-        return o === undefined || lighter.has(bucketName(o, failureDomain));
-      };
-      this.pgs = this.pgs.map((pg) => (pg.mapped.some(inLighter) ? drawn(list, pg.pool, pg.pgid) : pg));
+      const ruleOfPool = new Map(poolList.map((p, i) => [p.id, rules[i] as Rule]));
+      this.pgs = this.pgs.map((pg) => {
+        const rule = ruleOfPool.get(pg.pool.id) as Rule;
+        const inLighter = (id: number): boolean => {
+          const o = byId.get(id);
+          const name = o === undefined ? undefined : bucketName(o, rule, crush);
+          return name === undefined || lighter.has(`${rule.key}|${name}`);
+        };
+        return pg.mapped.some(inLighter) ? drawn(lists.get(rule.key)?.buckets ?? [], pg.pool, pg.pgid) : pg;
+      });
     }
     this.buckets = now;
-    this.pools = poolsKey(poolList);
+    this.pools = pk;
     this.domain = failureDomain;
     return this.render(byId);
   }
@@ -190,27 +236,40 @@ export class Placement {
   }
 }
 
-/** Two independent 32-bit hashes over every input of placement: each in-CRUSH OSD's id, host
- * (or id, by failure domain) and weight, and each pool's id, PG count and size. */
-function crushInputs(osds: Iterable<SimOsd>, pools: SimPool[], failureDomain: 'host' | 'osd'): [number, number] {
+/** Two independent 32-bit hashes over every input of placement: each in-CRUSH OSD's id, host,
+ * class and weight, where its host sits for each rule's type, and each pool's id, PG count, size
+ * and rule. */
+function crushInputs(
+  osds: Iterable<SimOsd>,
+  pools: SimPool[],
+  rules: Rule[],
+  failureDomain: 'host' | 'osd',
+  crush: CrushView | undefined,
+): [number, number] {
   let a = 0x811c9dc5;
   let b = 0x1b873593;
   const mix = (x: number): void => {
     a = hash3(a, x, 0x2545f491);
     b = hash3(b, x, 0x68e31da4);
   };
+  mix(failureDomain === 'host' ? 1 : 2);
+  // The buckets above hosts that the pools' rules spread across: where each host sits.
+  const above = [...new Set(rules.map((r) => r.type))].filter((t) => t !== 'host' && t !== 'osd');
   for (const o of osds) {
     if (!o.in || o.host === undefined) continue;
     mix(o.id);
-    mix(failureDomain === 'host' ? stringId(o.host) : o.id);
+    mix(stringId(o.host));
+    for (const type of above) mix(stringId(crush?.domainOf(o.host, type) ?? ''));
+    mix(stringId(o.deviceClass));
     mix(Math.round(o.crushWeight * 65536));
   }
   mix(-1);
-  for (const p of pools) {
+  pools.forEach((p, i) => {
     mix(p.id);
     mix(p.pgNum);
     mix(p.size);
-  }
+    mix(stringId(rules[i]?.key ?? ''));
+  });
   return [a, b];
 }
 
@@ -219,9 +278,12 @@ function drawn(buckets: Bucket[], pool: SimPool, pgid: string): Mapped {
   return { pgid, pool, mapped: choose(buckets, hash3(pool.id, seed, 0x5eed), pool.size).map((o) => o.id) };
 }
 
-function mapAll(buckets: Bucket[], pools: SimPool[]): Mapped[] {
+function mapAll(lists: Map<string, { buckets: Bucket[] }>, pools: SimPool[], rules: Rule[]): Mapped[] {
   const out: Mapped[] = [];
-  for (const pool of pools) for (let seed = 0; seed < pool.pgNum; seed++) out.push(drawn(buckets, pool, `${pool.id}.${seed.toString(16)}`));
+  pools.forEach((pool, i) => {
+    const buckets = lists.get((rules[i] as Rule).key)?.buckets ?? [];
+    for (let seed = 0; seed < pool.pgNum; seed++) out.push(drawn(buckets, pool, `${pool.id}.${seed.toString(16)}`));
+  });
   return out;
 }
 

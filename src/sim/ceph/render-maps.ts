@@ -2,6 +2,7 @@
 // quorum_status), mgr stat, OSD map (osd tree, osd stat, osd dump, pool ls detail) and FSMap
 // (fs dump, mds stat, fs ls, fs status). Keys follow test/fixtures/ceph; constant fields carry
 // the values a fresh Pacific cluster shows.
+import { CRUSH_TYPE_IDS } from './crush.js';
 import { CephRefusal } from './errors.js';
 import { usageOf } from './usage.js';
 import type { SimCephCluster } from './cluster.js';
@@ -79,35 +80,57 @@ export const rawMgrStat = (c: SimCephCluster) => ({
 // ---- OSD map ----------------------------------------------------------------------------------
 export function rawOsdTree(c: SimCephCluster): Record<string, unknown> {
   const osds = [...c.osdmap.osds.values()];
-  const hosts = [...c.osdmap.hostIds].filter(([h]) => osds.some((o) => o.host === h));
-  const osdNode = (id: number) => {
-    const o = c.osdmap.require(id);
-    return {
-      id,
-      device_class: o.deviceClass,
-      name: `osd.${id}`,
-      type: 'osd',
-      type_id: 0,
-      crush_weight: o.crushWeight,
-      depth: 2,
-      pool_weights: {},
-      exists: 1,
-      status: osdStatus(o),
-      reweight: o.in ? 1 : 0,
-      primary_affinity: 1,
-    };
+  const crush = c.osdmap.crush;
+  const osdsOf = new Map<string, SimOsd[]>();
+  const push = <K, V>(m: Map<K, V[]>, k: K, v: V) => {
+    const list = m.get(k);
+    if (list) list.push(v);
+    else m.set(k, [v]);
   };
-  const nodes: Record<string, unknown>[] = [
-    { id: -1, name: 'default', type: 'root', type_id: 11, children: hosts.map(([, id]) => id).reverse() },
-  ];
-  for (const [name, id] of hosts) {
-    const ids = osds
-      .filter((o) => o.host === name)
-      .map((o) => o.id)
-      .sort((a, b) => a - b);
-    nodes.push({ id, name, type: 'host', type_id: 1, pool_weights: {}, children: [...ids].reverse() });
-    nodes.push(...ids.map(osdNode));
-  }
+  for (const o of osds) if (o.host !== undefined) push(osdsOf, o.host, o);
+  // A host bucket without OSDs is not shown (the lab never keeps an empty one around).
+  const shown = [...crush.buckets.values()].filter((b) => b.type !== 'host' || osdsOf.has(b.name));
+  const childrenOf = new Map<string | null, typeof shown>();
+  for (const b of shown) push(childrenOf, b.parent, b);
+  // Ceph's tree dumper: each bucket's items sorted by "_NAME" for buckets and "CLASS_osd.%08d"
+  // for devices, listed in `children` last first and visited first first (depth first).
+  type Item = { key: string; id: number; bucket?: (typeof shown)[number]; osd?: SimOsd };
+  const itemsOf = (name: string): Item[] =>
+    [
+      ...(childrenOf.get(name) ?? []).map((b) => ({ key: `_${b.name}`, id: b.id, bucket: b })),
+      ...(osdsOf.get(name) ?? []).map((o) => ({ key: `${o.deviceClass}_osd.${String(o.id).padStart(8, '0')}`, id: o.id, osd: o })),
+    ].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  const osdNode = (o: SimOsd, depth: number) => ({
+    id: o.id,
+    device_class: o.deviceClass,
+    name: `osd.${o.id}`,
+    type: 'osd',
+    type_id: 0,
+    crush_weight: o.crushWeight,
+    depth,
+    pool_weights: {},
+    exists: 1,
+    status: osdStatus(o),
+    reweight: o.in ? 1 : 0,
+    primary_affinity: 1,
+  });
+  const nodes: Record<string, unknown>[] = [];
+  const visit = (b: (typeof shown)[number], depth: number): void => {
+    const items = itemsOf(b.name);
+    const children = items.map((i) => i.id).reverse();
+    const typeId = CRUSH_TYPE_IDS[b.type] ?? 0;
+    nodes.push(
+      b.type === 'root'
+        ? { id: b.id, name: b.name, type: b.type, type_id: typeId, children }
+        : { id: b.id, name: b.name, type: b.type, type_id: typeId, pool_weights: {}, children },
+    );
+    for (const i of items) {
+      if (i.bucket) visit(i.bucket, depth + 1);
+      else if (i.osd) nodes.push(osdNode(i.osd, depth + 1));
+    }
+  };
+  // Roots in id order, as Ceph's set of roots holds them.
+  for (const root of (childrenOf.get(null) ?? []).sort((a, b) => a.id - b.id)) visit(root, 0);
   // Created but never booted: not in CRUSH yet (with the class `osd new` was given, if any).
   const stray = osds
     .filter((o) => o.host === undefined)
@@ -218,7 +241,7 @@ const poolFields = (p: SimPool) => ({
   type: 1,
   size: p.size,
   min_size: p.minSize,
-  crush_rule: 0,
+  crush_rule: p.crushRule ?? 0,
   object_hash: 2,
   pg_autoscale_mode: 'on',
   pg_num: p.pgNum,
@@ -272,7 +295,7 @@ export function rawOsdDump(c: SimCephCluster): Record<string, unknown> {
     flags: 'sortbitwise,recovery_deletes,purged_snapdirs,pglog_hardlimit',
     flags_num: 5799936,
     flags_set: ['pglog_hardlimit', 'purged_snapdirs', 'recovery_deletes', 'sortbitwise'],
-    crush_version: 1 + m.hostIds.size,
+    crush_version: m.crush.version,
     full_ratio: c.options.fullRatio,
     backfillfull_ratio: c.options.backfillfullRatio,
     nearfull_ratio: c.options.nearfullRatio,
@@ -454,3 +477,23 @@ function osdDfFiltered(osds: SimOsd[], filter: string): SimOsd[] {
   }
   throw new CephRefusal('EINVAL', `'${filter}' not a pool, crush node or device class name`);
 }
+
+/** `osd crush rule dump`: the replicated rules as Ceph 16 prints them. */
+export const rawRuleDump = (c: SimCephCluster) =>
+  c.osdmap.crush.rules.map((r) => ({
+    rule_id: r.id,
+    rule_name: r.name,
+    ruleset: r.id,
+    type: 1,
+    min_size: 1,
+    max_size: 10,
+    steps: [
+      {
+        op: 'take',
+        item: r.deviceClass === undefined ? (c.osdmap.crush.idOf(r.root) ?? -1) : (c.osdmap.crush.idOf(r.root) ?? -1) - 1,
+        item_name: r.deviceClass === undefined ? r.root : `${r.root}~${r.deviceClass}`,
+      },
+      { op: r.type === 'osd' ? 'choose_firstn' : 'chooseleaf_firstn', num: 0, type: r.type },
+      { op: 'emit' },
+    ],
+  }));
