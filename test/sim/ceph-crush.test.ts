@@ -158,3 +158,19 @@ test('sim placement under a rack rule with fewer racks than replicas: PGs unders
   t.true(distinctRacks(cluster, rackOf));
   t.true(dataPgs(cluster).every((pg) => pg.mapped.length === 2 && pg.state === 'active+undersized'));
 });
+
+test('sim osd set-group noout on a rack: every OSD of its hosts carries it, others do not; health names the rack', async (t) => {
+  const cluster = recordedShape();
+  cluster.startOsd(cluster.createOsd(uuidOf(9)), 'vm2', TB, 'hdd');
+  for (const verb of [
+    ['osd', 'crush', 'add-bucket', 'r1', 'rack'],
+    ['osd', 'crush', 'move', 'r1', 'root=default'],
+    ['osd', 'crush', 'move', 'vm', 'root=default', 'rack=r1'],
+    ['osd', 'set-group', 'noout', 'r1'],
+  ])
+    t.is((await reply(cluster, verb)).exitCode, 0, verb.join(' '));
+  const flagged = [...cluster.osdmap.osds.values()].filter((o) => cluster.osdmap.hasFlag(o, 'noout')).map((o) => o.host);
+  t.deepEqual(flagged, ['vm', 'vm', 'vm']);
+  const health = JSON.stringify(cluster.health());
+  t.regex(health, /rack r1 has flags noout/);
+});

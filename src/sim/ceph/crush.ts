@@ -136,7 +136,8 @@ export class SimCrush implements CrushView {
     return undefined;
   }
 
-  private isUnder(name: string, ancestor: string): boolean {
+  /** Whether bucket `name` is `ancestor` or lies beneath it. */
+  isUnder(name: string, ancestor: string): boolean {
     let b = this.buckets.get(name);
     const seen = new Set<string>();
     while (b && !seen.has(b.name)) {

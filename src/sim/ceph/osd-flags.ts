@@ -1,5 +1,5 @@
 // The OSD_FLAGS health check's detail lines, from the flags `osd set-group` left in the OSD map.
-import { CRUSH_ROOT, type OsdMap } from './osdmap.js';
+import type { OsdMap } from './osdmap.js';
 
 /** OSD_FLAGS detail, in Ceph's order: OSDs by id, then CRUSH nodes by bucket id, then classes. */
 export function osdFlagLines(m: OsdMap): string[] {

@@ -162,7 +162,9 @@ export class OsdMap {
     return (
       on(this.osdFlags.get(o.id)) ||
       on(this.crushNodeFlags.get(CRUSH_ROOT)) ||
-      (o.host !== undefined && on(this.crushNodeFlags.get(o.host))) ||
+      // A flag on any bucket above the OSD's host (its rack, its row) or on the host itself.
+      (o.host !== undefined &&
+        [...this.crushNodeFlags].some(([node, flags]) => flags.has(flag) && this.crush.isUnder(o.host as string, node))) ||
       on(this.deviceClassFlags.get(o.deviceClass))
     );
   }
