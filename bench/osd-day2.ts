@@ -121,7 +121,9 @@ export async function day2(x: Day2Input): Promise<Day2Result> {
     const [t0, sim0] = [performance.now(), simMs];
     const r = (await post('/invoke/disk', { operation: 'ceph.create-osd', diskIds: [id] })) as { results: Array<{ status: string }> };
     if (r.results[0]?.status !== 'scheduled') throw new Error(`create on ${id}: ${JSON.stringify(r)}`);
-    createMs.push((await phases(q, id, 'running', t0, 120_000)).ms);
+    const created = await phases(q, id, 'running', t0, 120_000);
+    createMs.push(created.ms);
+    if (process.env.BENCH_DAY2_TRACE) await trace(q, id, t0, created.seen);
     createSimMs.push(simMs - sim0);
   }
   await until('every PG active+clean', () => ceph.pgs().every((pg) => pg.state === 'active+clean'), 120_000);
@@ -137,6 +139,7 @@ export async function day2(x: Day2Input): Promise<Day2Result> {
   const removeMs: number[] = [];
   const removeSimMs: number[] = [];
   const removePhases: Array<Record<string, number>> = [];
+  const profiler = process.env.BENCH_DAY2_PROFILE ? await startProfile() : null;
   for (const v of victims) {
     process.stderr.write(`day 2: removing the OSD of ${v.id} (${v.pgs} PGs)\n`);
     const [t0, sim0] = [performance.now(), simMs];
@@ -149,6 +152,7 @@ export async function day2(x: Day2Input): Promise<Day2Result> {
     if (process.env.BENCH_DAY2_TRACE) await trace(q, v.id, t0, seen);
     await until('every PG active+clean', () => ceph.pgs().every((pg) => pg.state === 'active+clean'), 120_000);
   }
+  if (profiler) await profiler.stop(process.env.BENCH_DAY2_PROFILE as string);
   return {
     createMs,
     removeMs,
@@ -162,7 +166,7 @@ export async function day2(x: Day2Input): Promise<Day2Result> {
   };
 }
 
-/** BENCH_DAY2_TRACE=1: where a removal's time went, on stderr — each run's creation, start and
+/** BENCH_DAY2_TRACE=1: where a creation's or a removal's time went, on stderr — each run's creation, start and
  * end, and when each phase was first seen, in ms from the request. */
 async function trace(q: Quarry, diskId: string, t0: number, seen: Array<[string, number]>): Promise<void> {
   const origin = performance.timeOrigin + t0;
@@ -175,4 +179,22 @@ async function trace(q: Quarry, diskId: string, t0: number, seen: Array<[string,
       `  run ${r.spec.taskName}: created ${at(r.metadata.createdAt)} started ${at(r.status.startedAt)} done ${at(r.status.completedAt)}\n`,
     );
   process.stderr.write(`  phases: ${seen.map(([p, ms]) => `${p}@${ms.toFixed(0)}`).join(' ')}\n`);
+}
+
+/** BENCH_DAY2_PROFILE=file.cpuprofile: a V8 CPU profile of the removals alone (open it in
+ * Chrome's DevTools), to see what a removal's passes spend their time on. */
+async function startProfile(): Promise<{ stop: (file: string) => Promise<void> }> {
+  const { Session } = await import('node:inspector/promises');
+  const { writeFile } = await import('node:fs/promises');
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  return {
+    stop: async (file) => {
+      const { profile } = await session.post('Profiler.stop');
+      await writeFile(file, JSON.stringify(profile));
+      session.disconnect();
+    },
+  };
 }
