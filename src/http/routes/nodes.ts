@@ -33,6 +33,23 @@ const detailProps = {
     type: 'string',
     description: 'the source address of its last boot request ("" when none since Quarry started): what an admin checks before approving',
   },
+  disruption: {
+    description:
+      'the disruption lease its restart or shutdown holds or waits for (state held | waiting, kind, since, heldBy, reason); null when neither',
+    oneOf: [
+      { type: 'null' },
+      object(
+        {
+          state: { enum: ['held', 'waiting'] },
+          kind: str,
+          since: { type: 'string', format: 'date-time' },
+          heldBy: { type: 'array', items: str },
+          reason: str,
+        },
+        ['state', 'kind', 'since'],
+      ),
+    ],
+  },
 };
 const detailSchema = object(detailProps, Object.keys(detailProps));
 const nicProps = { nodeId: uuidSchema, nodeHostname: str, name: str, mac: str, ip: str, connected: bool, mtu: int };
