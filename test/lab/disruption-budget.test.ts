@@ -153,7 +153,18 @@ test.serial(
           n.status.conditions?.some((x) => x.type === 'Blocked' && x.reason === 'DisruptionBudget'),
       ),
     );
-    t.regex(waiting.status.disruption?.reason ?? '', /disruption|held by restart of|NotOkToStop/);
+    t.regex(waiting.status.disruption?.reason ?? '', /held by restart of|NotOkToStop/);
+    // /nodes/details shows who holds a lease and who waits, with what holds it.
+    type Detail = { id: string; disruption: { state: string; kind: string; heldBy?: string[] } | null };
+    const details = () => c.get<Detail[]>('/nodes/details').then((x) => x.json);
+    const seen = await waitFor('a lease held and a node waiting, in /nodes/details', async () => {
+      const all = await details();
+      const held = all.find((d) => d.disruption?.state === 'held');
+      const wait = all.find((d) => d.disruption?.state === 'waiting' && (d.disruption.heldBy ?? []).length > 0);
+      return held && wait ? { held, wait } : undefined;
+    });
+    t.is(seen.held.disruption?.kind, 'restart');
+    t.regex(seen.wait.disruption?.heldBy?.[0] ?? '', /^restart of .* since /);
     const done = await restarted(q, ids);
     for (const n of done) t.not(n.status.bootId, boots.get(n.id), `${n.spec.hostname} booted again`);
     t.true(s.count > 0);
@@ -179,8 +190,7 @@ test.serial(
       lines.join('\n'),
     );
     // /nodes/details shows the field, null once the node holds nothing.
-    const details = (await c.get('/nodes/details')).json as Array<{ id: string; disruption: unknown }>;
-    t.true(details.every((d) => d.disruption === null));
+    t.true((await details()).every((d) => d.disruption === null));
   },
 );
 
