@@ -11,7 +11,6 @@ import { holds, leaseKey, needsCeph, stopSetFor } from '../shared/disruption-gat
 import { readBudget, staleHolders } from '../shared/disruption-leases.js';
 import { failureDomainOf } from '../shared/failure-domain.js';
 import type { StopAnswers, StopSet } from '../shared/stop-gate.js';
-import { LEASE_PHASES } from '../osd/remove.js';
 import type { NodeDisruptionObserved } from './disruption.js';
 import { pendingRun, runRequest, type NodeObserved } from './plan.js';
 
@@ -66,7 +65,7 @@ export async function observeDisruption(deps: DisruptionObserveDeps, memory: Dis
   const mine = budget.leases.find((l) => holds(l, me)) ?? null;
   const run = pendingRun(o);
   if (!mine && !run && !o.node.status.disruption) return;
-  const stale = await staleHolders(deps.store, budget.leases, me, LEASE_PHASES);
+  const stale = await staleHolders(deps.store, budget.leases, me);
   const held = budget.leases.filter((l) => !holds(l, me) && !stale.includes(l.holderId));
   const d: NodeDisruptionObserved = { limits: budget.limits, mine, held, stale };
   o.disruption = d;

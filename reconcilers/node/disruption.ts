@@ -98,7 +98,8 @@ export function gateRun(
   verb: string,
   previous: { reason: string; message: string } | null,
 ): NodeGate {
-  if (d?.mine) return { go: true, take: null, note: null };
+  // Held already (taken before a failed attempt, or before Quarry restarted): it goes on that lease.
+  if (d?.mine) return { go: true, take: null, note: `sent under the disruption lease it holds: ${describeLease(d.mine)}` };
   if (stopsNothing(req.stops)) {
     return { go: true, take: null, note: `${req.what} stops no Ceph daemon: sent without a disruption lease` };
   }

@@ -9,6 +9,7 @@
 // Each answer about Ceph is tied to the held leases it was asked against (`basisOf`): the lease
 // is taken by CAS only if those are still the held leases (disruption-leases.ts).
 import { DisruptionLeaseKind, type DisruptionBudgetSpec, type DisruptionLease, type LeaseStops } from '../../src/model/disruption-kinds.js';
+import type { OsdPhase } from '../../src/model/kinds.js';
 import { stopVerdict, type StopAnswers, type StopSet } from './stop-gate.js';
 
 /** One failure domain disrupted at once, one drain at once, unless the budget says otherwise. */
@@ -24,6 +25,10 @@ export const limitsOf = (spec: Partial<DisruptionBudgetSpec> | undefined): Budge
   maxUnavailable: spec?.maxUnavailable ?? DEFAULT_MAX_UNAVAILABLE,
   maxDisruptions: spec?.maxDisruptions ?? DEFAULT_MAX_DISRUPTIONS,
 });
+
+/** Phases in which an OSD's drain holds its lease (given back once the purge or destroy is done):
+ * a disk holding a drain lease in none of them is a stale holder. */
+export const DRAIN_LEASE_PHASES: readonly OsdPhase[] = ['draining', 'stopping', 'purging', 'destroying'];
 
 /** Kinds that stop daemons: Ceph is asked before they are admitted. */
 export const STOPPING_KINDS: readonly DisruptionLeaseKind[] = [

@@ -19,6 +19,7 @@ import { writeStatus, type StatusOwner } from '../../src/runtime/loop-kit/index.
 import {
   DEFAULT_MAX_DISRUPTIONS,
   DEFAULT_MAX_UNAVAILABLE,
+  DRAIN_LEASE_PHASES,
   basisOf,
   budgetVerdict,
   domainsOf,
@@ -144,7 +145,7 @@ export async function staleHolders(
   store: Store,
   leases: readonly DisruptionLease[],
   me: Holder | null,
-  drainPhases: readonly OsdPhase[],
+  drainPhases: readonly OsdPhase[] = DRAIN_LEASE_PHASES,
 ): Promise<string[]> {
   const stale: string[] = [];
   for (const l of leases) {

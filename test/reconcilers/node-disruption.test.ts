@@ -75,6 +75,7 @@ test('node disruption: a lease it holds lets the run go without asking anyone', 
   t.is(p.lease.take, null);
   t.false(p.lease.release);
   t.like(p.status.disruption, { state: 'held', since: SINCE });
+  t.deepEqual(p.lease.notes, [`sent under the disruption lease it holds: restart of me since ${SINCE}`]);
 });
 
 test('node disruption: a node running no Ceph daemon restarts without a lease, and its run log says so', (t) => {
