@@ -235,6 +235,31 @@ test.serial('disruption budget: two requests racing for the budget both end rest
   t.is(leaseEvents(q, 'disruption.lease.taken').length, 2);
 });
 
+test.serial('disruption budget: the node of the only active MDS waits for a standby, then restarts', async (t) => {
+  const { q, c, nodes } = await cluster(t, 3);
+  const [, b, third] = nodes as [NodeDoc, NodeDoc, NodeDoc];
+  t.is((await c.post('/ceph/fs', { name: 'share', metadataPool: 'share_metadata', dataPool: 'share_data' })).status, 200);
+  t.is((await c.post('/ceph/mds', { nodeId: b.id })).status, 200);
+  const fsmap = q.lab!.ceph.fsmap;
+  await waitFor('an active MDS', () => [...fsmap.mds.values()].some((m) => m.running && m.fsId !== undefined), 30_000);
+  await waitFor(
+    'its node reports it',
+    async () => (await q.store.mustGet<NodeSpec, NodeStatusFields>(Kind.Node, b.id)).status.daemons?.mds,
+  );
+  await c.post<InvokeResults>('/invoke/node', { operation: 'node.restart', nodeIds: [b.id] });
+  const held = await waitFor('held back by mds ok-to-stop', async () => {
+    const n = await q.store.mustGet<NodeSpec, NodeStatusFields>(Kind.Node, b.id);
+    return /MdsNotOkToStop/.test(n.status.disruption?.reason ?? '') ? n : undefined;
+  });
+  t.regex(held.status.disruption?.reason ?? '', /stopping mds\.\S+: insufficent standby MDS daemons/);
+  t.is(held.status.observedRestartGeneration ?? 0, 0);
+  t.deepEqual(await leases(q), [], 'no lease taken while Ceph says no');
+  // A standby elsewhere: Ceph agrees, and the restart goes.
+  t.is((await c.post('/ceph/mds', { nodeId: third.id })).status, 200);
+  const [after] = await restarted(q, [b.id]);
+  t.not(after?.status.bootId, b.status.bootId);
+});
+
 test.serial('disruption budget: a lease held when Quarry stops is found again, not leaked or doubled', async (t) => {
   const stateDir = await mkdtemp(join(tmpdir(), 'quarry-budget-restart-'));
   t.teardown(() => rm(stateDir, { recursive: true, force: true }));
