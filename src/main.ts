@@ -168,6 +168,8 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
       // Restarting or shutting down a node stops its OSDs: Ceph's ok-to-stop gates it.
       ceph,
       cephQueryTimeoutMs: cephTiming.queryTimeoutMs,
+      disruptionRecheckMs: cephTiming.blockedRecheckMs,
+      notes: tasks,
       bootLoop: { maxBoots: config.bootLoopMaxBoots, windowMs: config.bootLoopWindowMs },
       unapprovedTtlMs: config.unapprovedNodeTtlMs,
       // Power through each node's BMC: the lab's, or ipmitool on the master.
@@ -187,6 +189,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
     runTimeoutMs: opts.runTimeoutMs ?? 5 * 60_000,
     ...cephTiming,
     diskGoneGraceMs: config.diskGoneGraceMs,
+    bus,
   });
   manager.register(images.loop);
   // dnsmasq.conf is a template like any other: an operator's edit reaches the DHCP servers.

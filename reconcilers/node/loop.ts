@@ -20,9 +20,11 @@ import type { Script, StartRequest, TaskRun } from '../../src/tasks/types.js';
 import type { EventBus } from '../../src/tasks/bus.js';
 import { done, requeueAfter, type Reconciler, type Result } from '../../src/runtime/types.js';
 import { applyPlan, writeOwned, type StatusOwner } from '../../src/runtime/loop-kit/index.js';
-import { NodeTask, pendingRun, planNode, runningOsds, type DiskWrite, type NodeObserved, type NodePlan, type RunView } from './plan.js';
+import { NodeTask, planNode, type DiskWrite, type NodeObserved, type NodePlan, type RunView } from './plan.js';
 import type { CephApi } from '../../src/clients/ceph-api.js';
-import { okToStopAnswer, type OkToStopAnswer } from '../shared/osd-gates.js';
+import { DisruptionKind } from '../../src/model/disruption-kinds.js';
+import { giveBack, takeLease } from '../shared/disruption-leases.js';
+import { observeDisruption, waitingWatch, type DisruptionMemory } from './disruption-observe.js';
 import type { BootLoopLimits } from './boot-loop.js';
 import type { BmcApi } from '../../src/clients/bmc.js';
 import { PowerTask, powerOnRequest, type PowerRunView } from './power.js';
@@ -42,9 +44,14 @@ export interface NodeLoopDeps {
   /** First retry delay of a failed restart/shutdown; doubles per attempt. */
   retryBaseMs: number;
   runTimeoutMs: number;
-  ceph: Pick<CephApi, 'okToStop'>;
+  ceph: Pick<CephApi, 'osdOkToStop' | 'monOkToStop' | 'mdsOkToStop'>;
   /** Deadline of the ok-to-stop question (it waits for a manager). */
   cephQueryTimeoutMs: number;
+  /** How often a node the disruption budget holds back asks Ceph again (a released lease wakes
+   * it sooner); the heartbeat timeout when absent. */
+  disruptionRecheckMs?: number;
+  /** Adds the lines that say why a run was sent to its log. */
+  notes?: { note(runId: string, level: 'info', message: string): void };
   /** When repeated network boots make a boot loop (defaults: more than 5 in 10 min). */
   bootLoop?: BootLoopLimits;
   /** An unapproved node not seen booting for this long is forgotten (UNAPPROVED_NODE_TTL_MS). */
@@ -62,17 +69,20 @@ export interface NodeLoopDeps {
 }
 
 export function nodeLoop(deps: NodeLoopDeps): Reconciler<NodeObserved, NodePlan> {
+  // Which nodes wait for the budget, and when each last asked Ceph: a released lease wakes them.
+  const memory: DisruptionMemory = { waiting: new Set(), askedAt: new Map(), leaseKeys: null };
   return {
     name: 'node',
     kind: Kind.Node,
     dependsOn: [],
-    observe: (id) => observe(deps, id),
+    watches: [{ kind: DisruptionKind.DisruptionBudget, map: (doc) => waitingWatch(memory, doc) }],
+    observe: (id) => observe(deps, memory, id),
     plan: planNode,
-    apply: (o, plan) => apply(deps, o, plan),
+    apply: (o, plan) => apply(deps, memory, o, plan),
   };
 }
 
-async function observe(deps: NodeLoopDeps, id: string): Promise<NodeObserved | undefined> {
+async function observe(deps: NodeLoopDeps, memory: DisruptionMemory, id: string): Promise<NodeObserved | undefined> {
   const node = await deps.store.get<NodeSpec, NodeStatusFields>(Kind.Node, id);
   if (!node) return undefined;
   const obs = deps.fleet.observe(id);
@@ -108,18 +118,8 @@ async function observe(deps: NodeLoopDeps, id: string): Promise<NodeObserved | u
     ...(deps.softOffGraceMs !== undefined ? { softOffGraceMs: deps.softOffGraceMs } : {}),
     ...(deps.powerOnBootMs !== undefined ? { powerOnBootMs: deps.powerOnBootMs } : {}),
   };
-  // Ceph is asked only when a restart or shutdown is about to be sent to a node running OSDs.
-  const osds = runningOsds(o);
-  if (osds.length > 0 && pendingRun(o)) o.osdGate = await askOkToStop(deps, osds);
+  await observeDisruption(deps, memory, o);
   return o;
-}
-
-async function askOkToStop(deps: NodeLoopDeps, ids: number[]): Promise<OkToStopAnswer> {
-  try {
-    return okToStopAnswer(ids, await deps.ceph.okToStop(ids, { timeoutMs: deps.cephQueryTimeoutMs }));
-  } catch (err) {
-    return okToStopAnswer(ids, { error: err instanceof Error ? err.message : String(err) });
-  }
 }
 
 function runView(run: TaskRun | undefined): RunView | null {
@@ -169,6 +169,7 @@ export const NODE_STATUS: StatusOwner = {
     'diskIds',
     'nics',
     'daemons',
+    'disruption',
   ],
 };
 
@@ -192,8 +193,10 @@ export const DISK_HARDWARE_STATUS: StatusOwner = {
   ],
 };
 
-async function apply(deps: NodeLoopDeps, o: NodeObserved, plan: NodePlan): Promise<Result> {
+async function apply(deps: NodeLoopDeps, memory: DisruptionMemory, o: NodeObserved, plan: NodePlan): Promise<Result> {
   const { node } = o;
+  if (plan.status.disruption?.state === 'waiting') memory.waiting.add(node.id);
+  else memory.waiting.delete(node.id);
   if (plan.forget) {
     await deps.store.delete(Kind.Node, node.id, { resourceVersion: node.metadata.resourceVersion }).catch((err: unknown) => {
       if (!(err instanceof ConflictError) && !(err instanceof NotFoundError)) throw err;
@@ -212,9 +215,14 @@ async function apply(deps: NodeLoopDeps, o: NodeObserved, plan: NodePlan): Promi
       // The run goes out before its request is acknowledged in status: a crash in between sends
       // it again rather than losing the request.
       stepFirst: true,
-      act: (obs, step): StartRequest => {
+      act: async (obs, step): Promise<StartRequest | Result> => {
         const target = { kind: Kind.Node, id: obs.node.id, generation: obs.node.metadata.generation };
         if (step.taskName === PowerTask.on || step.taskName === PowerTask.off) return powerRun(deps, obs, step, target);
+        const take = plan.lease.take;
+        // The lease first, by CAS against the leases Ceph was asked about: not granted (another
+        // took a place meanwhile) → look again with what is held now.
+        if (take && !(await takeLease(deps.store, take.request, obs.nowIso, { basis: take.basis, stale: take.stale, bus: deps.bus })))
+          return requeueAfter(0);
         return {
           taskName: step.taskName,
           target,
@@ -224,7 +232,11 @@ async function apply(deps: NodeLoopDeps, o: NodeObserved, plan: NodePlan): Promi
           timeoutMs: deps.runTimeoutMs,
         };
       },
-      start: (req) => deps.tasks.start(req),
+      start: async (req) => {
+        const run = await deps.tasks.start(req);
+        for (const line of plan.lease.notes) deps.notes?.note(run.id, 'info', line);
+        return run;
+      },
       write: (obs, status) => writeNode(deps, obs, plan, status),
       recheckMs: deps.heartbeatTimeoutMs,
     },
@@ -259,6 +271,9 @@ function powerRun(deps: NodeLoopDeps, o: NodeObserved, step: NodePlan['step'] & 
 /** The node's fields, then what operators are told (only once the write went through). */
 async function writeNode(deps: NodeLoopDeps, o: NodeObserved, plan: NodePlan, status: NodeStatusFields): Promise<Result | undefined> {
   const { node } = o;
+  // The lease goes back before the status stops saying it is held: a crash in between leaves a
+  // status that still claims it (the lease is then found stale), never a lease nobody gives back.
+  if (plan.lease.release) await giveBack(deps.store, { kind: Kind.Node, id: node.id }, deps.bus);
   try {
     const full = withOrphaned(status, node.metadata.source, node.metadata.generation, deps.clock.iso());
     await writeOwned<NodeStatusFields>(deps.store, NODE_STATUS, node.id, full, { resourceVersion: node.metadata.resourceVersion });

@@ -10,7 +10,15 @@ import { diskIdsOf, planDisks, type DiskWrite } from './disks.js';
 export type { DiskWrite };
 import { setCondition } from '../../src/runtime/conditions.js';
 import type { LoopPlan } from '../../src/runtime/loop-kit/index.js';
-import { okToStopGate, type OkToStopAnswer } from '../shared/osd-gates.js';
+import {
+  disruptionStatus,
+  gateRun,
+  keepLease,
+  nodeRequest,
+  stopsOfNode,
+  type LeaseTake,
+  type NodeDisruptionObserved,
+} from './disruption.js';
 import { bootLoop, defaultBootLoopLimits, type BootLoopLimits } from './boot-loop.js';
 import { BOOT_LOOP } from '../../src/fleet/boot-decision.js';
 import { isNodeApproved } from '../../src/model/operations.js';
@@ -52,9 +60,13 @@ export interface NodeObserved {
   retryBaseMs: number;
   /** A random draw in [0, 1) taken by observe: spreads the staleness recheck (STALE_JITTER). */
   staleJitter?: number;
-  /** Ceph's ok-to-stop for the OSDs the node runs; observe asks only when a restart or
-   * shutdown is about to be sent (pendingRun) to a node that runs OSDs. */
-  osdGate?: OkToStopAnswer | null;
+  /** The disruption budget as it concerns this node (the lease it holds, those of others, Ceph's
+   * ok-to-stop for the set); read by observe, absent when the node neither holds nor wants one. */
+  disruption?: NodeDisruptionObserved;
+  /** The node's failure domain (its hostname unless the Cluster spec's failureDomain says). */
+  domain?: string;
+  /** How soon a node the budget holds back looks again (a released lease wakes it sooner). */
+  disruptionRecheckMs?: number;
   /** When repeated network boots make a boot loop; the defaults when absent. */
   bootLoop?: BootLoopLimits;
   /** Why the node's credential was revoked (a second party used it), when it was. */
@@ -91,6 +103,9 @@ export interface NodePlan extends LoopPlan<NodeStatusFields, StartRun> {
   forget: boolean;
   /** The node just started waiting for approval: say so (node.approval.required). */
   announce: boolean;
+  /** The disruption lease to take as the run starts (CAS), or to give back before the status
+   * says so; the run log's notes. */
+  lease: { take: LeaseTake | null; release: boolean; notes: string[] };
 }
 
 export const APPROVED = 'Approved';
@@ -106,11 +121,16 @@ interface Decision {
   ack?: Partial<Pick<NodeStatusFields, 'observedRestartGeneration' | 'observedShutdownGeneration' | 'observedPowerOnGeneration'>>;
   /** on: the node is in a boot loop; reset: an operator's restart request just ended one. */
   bootLoop?: 'on' | 'reset';
+  take?: LeaseTake | null;
+  notes?: string[];
+  /** The budget holds the run back: who is in its way. */
+  waiting?: { kind: string; heldBy: string[] };
 }
 
 export function planNode(o: NodeObserved): NodePlan {
-  const d = gateOsds(o, enrollment(o) ?? decide(o));
-  const status = buildStatus(o, d);
+  const d = gateDisruption(o, enrollment(o) ?? decide(o));
+  const release = o.disruption?.mine ? !keepLease(o.disruption.mine, leaseFacts(o, d)) : false;
+  const status = buildStatus(o, d, release);
   const wasWaiting = (o.node.status.conditions ?? []).some((c) => c.type === APPROVED && c.status === 'False');
   const forget = forgettable(o);
   return {
@@ -122,6 +142,7 @@ export function planNode(o: NodeObserved): NodePlan {
     gate: d.blocked ?? null,
     forget,
     announce: !forget && !wasWaiting && !isNodeApproved(o.node) && !o.credentialConflict,
+    lease: { take: d.take ?? null, release, notes: d.notes ?? [] },
   };
 }
 
@@ -151,7 +172,7 @@ function forgettable(o: NodeObserved): boolean {
   return o.now - last > o.unapprovedTtlMs;
 }
 
-/** The run the plan would start if no OSD gate held: observe asks Ceph only then. */
+/** The run the plan would start if the disruption budget let it: observe asks Ceph only then. */
 export const pendingRun = (o: NodeObserved): StartRun | null => {
   const run = decide(o).run;
   return run && isNodeTask(run) ? run : null;
@@ -161,14 +182,51 @@ export const pendingRun = (o: NodeObserved): StartRun | null => {
  * answers "ok" for ids it does not know). */
 export const runningOsds = (o: NodeObserved): number[] => [...(o.obs.report?.daemons.osds ?? [])].sort((a, b) => a - b);
 
-/** A restart or shutdown stops the node's OSDs: without Ceph's ok nothing is sent. */
-function gateOsds(o: NodeObserved, d: Decision): Decision {
-  // The BMC's steps stop no OSD: power-on starts them, and the power-off follows a soft
-  // shutdown the gate let through.
+/** What the node's run would disrupt: its daemons as its agent reports them, in its domain. */
+export function runRequest(o: NodeObserved, run: StartRun) {
+  const verb = run.taskName === NodeTask.restart ? 'restart' : 'shutdown';
+  return nodeRequest(o.node, verb, o.domain ?? o.node.spec.hostname, stopsOfNode(o.node.spec.hostname, o.obs.report?.daemons));
+}
+
+/** A restart or shutdown stops the node's daemons: it goes with a lease of the disruption
+ * budget (held, or taken as the run starts), or not at all. */
+function gateDisruption(o: NodeObserved, d: Decision): Decision {
+  // The BMC's steps stop no daemon: power-on starts them, and the power-off follows a soft
+  // shutdown the budget let through.
   if (!d.run || !isNodeTask(d.run)) return d;
   const verb = d.run.taskName === NodeTask.restart ? 'restart' : 'shutdown';
-  const verdict = okToStopGate(verb, runningOsds(o), o.osdGate);
-  return verdict.ok ? d : { ...steady(o), blocked: { reason: verdict.reason, message: verdict.message } };
+  const req = runRequest(o, d.run);
+  const prev = (o.node.status.conditions ?? []).find((c) => c.type === 'Blocked' && c.status === 'True');
+  const g = gateRun(o.disruption, req, verb, prev ? { reason: prev.reason, message: prev.message } : null);
+  if (g.go) return { ...d, take: g.take, notes: g.take?.notes ?? (g.note ? [g.note] : []) };
+  return {
+    ...steady(o),
+    blocked: g.blocked,
+    waiting: { kind: req.kind, heldBy: g.heldBy },
+    requeueAfterMs: g.retryInMs ?? o.disruptionRecheckMs ?? o.heartbeatTimeoutMs,
+  };
+}
+
+/** What keepLease needs to know of the node. */
+function leaseFacts(o: NodeObserved, d: Decision) {
+  const { spec, status } = o.node;
+  const ack = { ...status, ...d.ack };
+  const pending =
+    spec.restartGeneration > (ack.observedRestartGeneration ?? 0) || spec.shutdownGeneration > (ack.observedShutdownGeneration ?? 0);
+  const sent = o.runs.restart?.bootId ?? null;
+  const report = o.obs.report;
+  return {
+    pending,
+    error: d.phase === 'error',
+    offline: d.phase === 'offline',
+    backFromBoot: isFresh(o) && report !== null && report.bootId !== sent,
+    running: report?.daemons,
+    wanted: {
+      osds: [...o.disks.values()].flatMap((x) => (x?.spec.osd && typeof x.status.osdId === 'number' ? [x.status.osdId] : [])),
+      mon: spec.daemons.mon !== undefined,
+      mds: spec.daemons.mds !== undefined,
+    },
+  };
 }
 
 /** When the node would turn stale if no report came: the loop must look again then, or a
@@ -324,7 +382,7 @@ function powerInput(o: NodeObserved, run: PowerRunView | null | undefined): Powe
   };
 }
 
-function buildStatus(o: NodeObserved, d: Decision): NodeStatusFields {
+function buildStatus(o: NodeObserved, d: Decision, release: boolean): NodeStatusFields {
   const cur = o.node.status;
   const gen = o.node.metadata.generation;
   let conditions: Condition[] = cur.conditions ?? [];
@@ -361,6 +419,13 @@ function buildStatus(o: NodeObserved, d: Decision): NodeStatusFields {
     ...(d.bootLoop === 'reset' ? { bootLoopResetAt: o.nowIso } : {}),
     ...(o.obs.bootAddress !== undefined ? { bootAddress: o.obs.bootAddress } : {}),
   };
+  const mine = o.disruption?.mine;
+  const held =
+    mine && !release ? { kind: mine.kind ?? 'drain', since: mine.since } : d.take ? { kind: d.take.request.kind, since: o.nowIso } : null;
+  const waiting = d.waiting && d.blocked ? { ...d.waiting, reason: d.blocked.message } : null;
+  const disruption = disruptionStatus(cur.disruption, o.nowIso, held, waiting);
+  if (disruption) next.disruption = disruption;
+  else delete next.disruption;
   if (report) {
     next.ip = report.ip;
     next.bootId = report.bootId;

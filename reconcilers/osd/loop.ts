@@ -10,7 +10,8 @@ import type { StartRequest } from '../../src/tasks/types.js';
 import { requeueAfter, type Reconciler, type Result } from '../../src/runtime/types.js';
 import { applyPlan, patchOwned, writeStatus, type LoopPlan } from '../../src/runtime/loop-kit/index.js';
 import { hasQuorum } from '../shared/ceph-deps.js';
-import { acquireLease, releaseLease } from '../shared/drain-lease.js';
+import { acquireLease, drainPlace, releaseLease } from '../shared/drain-lease.js';
+import { failureDomainOf } from '../shared/failure-domain.js';
 import { runInfo } from '../shared/runs.js';
 import { OsdTask, planOsd, type OsdObserved, type OsdPlan, type OsdStep } from './plan.js';
 import { observeLifecycle, observePeers, observeReplacer, type OsdLoopDeps } from './observe.js';
@@ -85,6 +86,7 @@ async function observe(deps: OsdLoopDeps, id: string): Promise<DiskObserved | un
     node,
     quorum: hasQuorum(cluster),
     fsid: cluster?.spec.fsid ?? null,
+    domain: node ? failureDomainOf(node, cluster?.spec) : null,
     newRun,
     createRun,
     restartRun,
@@ -124,7 +126,7 @@ const holder = (o: DiskObserved) => ({ kind: Kind.Disk, id: o.disk.id });
  * one care: replacedBy is also written by the claim of the disk that replaces this one, and a
  * plan made before that claim landed must not undo it. */
 async function write(deps: OsdLoopDeps, o: DiskObserved, p: DiskPlan, status: OwnedStatus): Promise<undefined> {
-  if (o.lifecycle?.lease?.kind === 'held' && !p.osd.lease) await releaseLease(deps.store, holder(o));
+  if (o.lifecycle?.lease?.kind === 'held' && !p.osd.lease) await releaseLease(deps.store, holder(o), deps.bus);
   const seen = o.disk.status.replacedBy;
   await writeStatus<DiskStatusFields>(deps.store, DISK_OSD_STATUS, o.disk.id, (cur) => {
     const next = patchOwned<DiskStatusFields>(DISK_OSD_STATUS, cur, status);
@@ -168,7 +170,7 @@ async function ownEffect(deps: OsdLoopDeps, o: DiskObserved, step: OsdStep): Pro
   }
   if (step.kind === 'out' && step.lease) {
     // Not granted (another drain took it meanwhile): look again, the plan then names the holder.
-    const granted = await acquireLease(deps.store, holder(o), step.lease.what, o.nowIso, step.lease.stale);
+    const granted = await acquireLease(deps.store, holder(o), step.lease.what, o.nowIso, step.lease.stale, drainPlace(o), deps.bus);
     if (!granted) return requeueAfter(0);
   }
   return null;

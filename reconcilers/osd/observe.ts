@@ -7,7 +7,8 @@
 import { Kind, type DiskSpec, type DiskStatusFields } from '../../src/model/kinds.js';
 import type { DiskDoc } from '../../src/model/operations.js';
 import type { CephLoopDeps } from '../shared/ceph-deps.js';
-import { leaseState, readLease } from '../shared/drain-lease.js';
+import { drainPlace, leaseState, readLease } from '../shared/drain-lease.js';
+import { staleHolders } from '../shared/disruption-leases.js';
 import { runInfo } from '../shared/runs.js';
 import { LEASE_PHASES, LIFECYCLE_PHASES, drainRecheckMs, lifecycleFacts, removalIntent } from './remove.js';
 import { OsdTask, osdIdOf, type LifecycleObserved, type OsdObserved } from './plan.js';
@@ -65,11 +66,8 @@ export async function observeLifecycle(deps: OsdLoopDeps, o: Observed): Promise<
   // The lease: whenever it may be held (to give it back) or is wanted.
   if (intent !== null || (phase !== undefined && LEASE_PHASES.includes(phase))) {
     const view = await readLease(deps.store);
-    l.staleHolders = await staleHolders(
-      deps,
-      view.leases.filter((x) => !(x.holderKind === me.kind && x.holderId === me.id)).map((x) => x.holderId),
-    );
-    l.lease = leaseState(view, me, l.staleHolders);
+    l.staleHolders = await staleHolders(deps.store, view.leases, me, LEASE_PHASES);
+    l.lease = leaseState(view, me, l.staleHolders, drainPlace(o));
   }
   if (intent === null || facts.committed !== null) return l;
   const call = { timeoutMs: deps.queryTimeoutMs ?? deps.blockedRecheckMs };
@@ -103,17 +101,6 @@ function dueToAsk(o: Observed, outDoneAt: number | null, recheckMs: number): boo
   const blocked = o.disk.status.conditions?.find((c) => c.type === 'Blocked' && c.status === 'True' && c.reason === 'OsdNotSafeToDestroy');
   if (!blocked || !Number.isFinite(at)) return true;
   return o.now - at >= drainRecheckMs(outDoneAt, at, recheckMs);
-}
-
-/** Lease holders whose disks are gone or no longer drain: a lease nobody will give back. */
-async function staleHolders(deps: OsdLoopDeps, ids: string[]): Promise<string[]> {
-  const stale: string[] = [];
-  for (const id of ids) {
-    const d = await deps.store.get<DiskSpec, DiskStatusFields>(Kind.Disk, id);
-    const phase = d?.status.osd?.phase;
-    if (!d || !phase || !LEASE_PHASES.includes(phase)) stale.push(id);
-  }
-  return stale;
 }
 
 /** The node's other disks, for a disk that is to hold an OSD and has no id yet. */

@@ -10,6 +10,7 @@
 // again after a crash (the newest run of each task), so none is sent twice.
 import { isActive, completedAfter, type RunInfo } from '../shared/runs.js';
 import { safeToDestroyGate } from '../shared/osd-gates.js';
+import { DRAIN_LEASE_PHASES } from '../shared/disruption-gate.js';
 import type { DrainProgress, OsdPhase } from '../../src/model/kinds.js';
 import { entry } from './history.js';
 import { goneSince, restartStep } from './keep.js';
@@ -19,7 +20,7 @@ import type { OsdObserved, OsdPlan } from './types.js';
 export type RemovalIntent = 'remove' | 'replace' | 'dead';
 
 /** Phases in which a drain holds the lease (given back once the purge or destroy is done). */
-export const LEASE_PHASES: readonly OsdPhase[] = ['draining', 'stopping', 'purging', 'destroying'];
+export const LEASE_PHASES: readonly OsdPhase[] = DRAIN_LEASE_PHASES;
 /** Phases of a lifecycle under way: observe reads its runs (and Ceph, as each phase needs). */
 export const LIFECYCLE_PHASES: readonly OsdPhase[] = [...LEASE_PHASES, 'zapping'];
 

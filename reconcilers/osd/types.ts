@@ -64,6 +64,8 @@ export interface OsdObserved {
   /** The loop's recheck delay of a held gate (BLOCKED_RECHECK_MS); a drain's rechecks start
    * sooner (remove.ts, drainRecheckMs). Absent: a drain is looked at again after the recheck. */
   recheckMs?: number;
+  /** The failure domain of the disk's node (the disruption budget counts it); null: no node. */
+  domain?: string | null;
   lifecycle?: LifecycleObserved | null;
   /** The node's other disks: read only for a disk that still needs its OSD id (a replacement
    * claims a destroyed one), never for a running OSD. */

@@ -6,6 +6,7 @@ import type { Clock } from '../../src/model/clock.js';
 import type { Doc } from '../../src/model/document.js';
 import type { Store } from '../../src/store/types.js';
 import type { StartRequest, TaskRun } from '../../src/tasks/types.js';
+import type { EventBus } from '../../src/tasks/bus.js';
 
 /** The two task-service calls a loop makes: start a run, find the newest one of a task. */
 export interface LoopTasks {
@@ -23,6 +24,8 @@ export interface CephLoopDeps {
   /** How soon a blocked daemon looks at its gate again. */
   blockedRecheckMs: number;
   runTimeoutMs: number;
+  /** Where the disruption budget's leases are announced (disruption.lease.taken/released). */
+  bus?: Pick<EventBus, 'publish'>;
 }
 
 /** The monitors have quorum: the cluster loop saw `ceph status` answer. */

@@ -1,101 +1,92 @@
-// The drain lease: at most `maxDisruptions` (one, today) OSD drains under way at once,
-// cluster-wide. A store document (DisruptionBudget), so a restart of Quarry finds who holds it;
-// taken and given back by compare-and-swap through the loop kit's writer. Issue #15 makes this
-// document the disruption budget every disruptive step takes its turn in.
-import { Daemon } from '../../src/catalogue/index.js';
-import { ConflictError } from '../../src/errors.js';
-import {
-  DISRUPTION_BUDGET_ID,
-  DisruptionKind,
-  type DisruptionBudgetSpec,
-  type DisruptionBudgetStatus,
-  type DisruptionLease,
-} from '../../src/model/disruption-kinds.js';
+// The drain lease: an OSD's drain is a disruption of kind 'drain' in the one disruption budget
+// (disruption-gate.ts, disruption-leases.ts): at most `maxDisruptions` drains at once, and the
+// drain's failure domain counts against `maxUnavailable` with every other disruption. A store
+// document (DisruptionBudget), so a restart of Quarry finds who holds it; taken and given back by
+// compare-and-swap through the loop kit's writer.
+import { DisruptionLeaseKind, type DisruptionLease } from '../../src/model/disruption-kinds.js';
 import type { Store } from '../../src/store/types.js';
-import { writeStatus, type StatusOwner } from '../../src/runtime/loop-kit/index.js';
+import {
+  DEFAULT_MAX_DISRUPTIONS,
+  NO_STOPS,
+  budgetVerdict,
+  holds,
+  type BudgetLimits,
+  type DisruptionRequest,
+  type Holder,
+} from './disruption-gate.js';
+import { DISRUPTION_STATUS, giveBack, readBudget, takeLease, type Publish } from './disruption-leases.js';
 
-/** The osd loop writes the budget's leases (docs/status-ownership.md). */
-export const DRAIN_LEASE_STATUS: StatusOwner = { loop: Daemon.osd, kind: DisruptionKind.DisruptionBudget, fields: ['leases'] };
+/** The budget's leases are written by the one shared 'disruption' owner (docs/status-ownership.md). */
+export const DRAIN_LEASE_STATUS = DISRUPTION_STATUS;
 
-/** One disruption at a time until #15 gives the budget its own settings. */
-export const DEFAULT_MAX_DISRUPTIONS = 1;
+export { DEFAULT_MAX_DISRUPTIONS };
 
-export interface LeaseHolder {
-  kind: string;
-  id: string;
-}
+export type LeaseHolder = Holder;
 
-/** What observe read: the leases and the limit (the defaults when no document exists yet). */
+/** What observe read: the drains' limit, the budget's limits and the leases (the defaults when
+ * no document exists yet). */
 export interface LeaseView {
   max: number;
+  limits: BudgetLimits;
   leases: DisruptionLease[];
 }
 
-export const isHolder = (l: DisruptionLease, h: LeaseHolder): boolean => l.holderKind === h.kind && l.holderId === h.id;
+/** Where the drain disrupts: its OSD's node and that node's failure domain. */
+export interface DrainPlace {
+  nodes: string[];
+  domains: string[];
+}
+
+export const isHolder = holds;
+
+/** A disk's drain disrupts its node, in that node's failure domain (observe's `domain`). */
+export const drainPlace = (o: { disk: { spec: { nodeId: string } }; domain?: string | null }): DrainPlace => ({
+  nodes: [o.disk.spec.nodeId],
+  domains: o.domain ? [o.domain] : [],
+});
 
 /** The lease as a plan sees it: held by me, free for me, or held by others (named). */
 export type LeaseState = { kind: 'held' } | { kind: 'free' } | { kind: 'taken'; by: DisruptionLease[] };
 
-export function leaseState(view: LeaseView, me: LeaseHolder, stale: readonly string[] = []): LeaseState {
-  if (view.leases.some((l) => isHolder(l, me))) return { kind: 'held' };
+const drainRequest = (me: Holder, what: string, place: DrainPlace = { nodes: [], domains: [] }): DisruptionRequest => ({
+  holder: me,
+  kind: DisruptionLeaseKind.drain,
+  what,
+  nodes: place.nodes,
+  domains: place.domains,
+  stops: NO_STOPS,
+});
+
+export function leaseState(view: LeaseView, me: LeaseHolder, stale: readonly string[] = [], place?: DrainPlace): LeaseState {
+  if (view.leases.some((l) => holds(l, me))) return { kind: 'held' };
   const live = view.leases.filter((l) => !stale.includes(l.holderId));
-  return live.length < view.max ? { kind: 'free' } : { kind: 'taken', by: live };
+  const verdict = budgetVerdict(view.limits, live, drainRequest(me, '', place));
+  return verdict ? { kind: 'taken', by: verdict.heldBy.length > 0 ? verdict.heldBy : live } : { kind: 'free' };
 }
 
 export async function readLease(store: Store): Promise<LeaseView> {
-  const doc = await store.get<DisruptionBudgetSpec, DisruptionBudgetStatus>(DisruptionKind.DisruptionBudget, DISRUPTION_BUDGET_ID);
-  return { max: doc?.spec.maxDisruptions ?? DEFAULT_MAX_DISRUPTIONS, leases: doc?.status.leases ?? [] };
+  const b = await readBudget(store);
+  return { max: b.limits.maxDisruptions, limits: b.limits, leases: b.leases };
 }
 
 /**
- * Takes a lease for `me` if one is free (leases of `stale` holders, whose objects are gone or no
- * longer drain, do not count and are dropped). CAS on the stored document, so two drains racing
- * for the last lease cannot both get it. Holding it already is success.
+ * Takes a drain lease for `me` if the budget admits it (leases of `stale` holders, whose objects
+ * are gone or no longer disrupt, do not count and are dropped). CAS on the stored document, so
+ * two drains racing for the last lease cannot both get it. Holding it already is success.
  */
-export async function acquireLease(
+export function acquireLease(
   store: Store,
   me: LeaseHolder,
   what: string,
   nowIso: string,
   stale: readonly string[] = [],
+  place?: DrainPlace,
+  bus?: Publish,
 ): Promise<boolean> {
-  const mine: DisruptionLease = { holderKind: me.kind, holderId: me.id, what, since: nowIso };
-  for (let i = 0; i < 4; i++) {
-    const doc = await store.get<DisruptionBudgetSpec, DisruptionBudgetStatus>(DisruptionKind.DisruptionBudget, DISRUPTION_BUDGET_ID);
-    if (!doc) {
-      try {
-        await store.create<DisruptionBudgetSpec>({
-          kind: DisruptionKind.DisruptionBudget,
-          id: DISRUPTION_BUDGET_ID,
-          name: 'disruption-budget',
-          spec: { maxDisruptions: DEFAULT_MAX_DISRUPTIONS },
-          status: { leases: [mine] },
-        });
-        return true;
-      } catch (err) {
-        if (!(err instanceof ConflictError)) throw err;
-        continue; // created meanwhile: take it the ordinary way
-      }
-    }
-    let granted = false;
-    await writeStatus<DisruptionBudgetStatus>(store, DRAIN_LEASE_STATUS, DISRUPTION_BUDGET_ID, (cur) => {
-      const leases = cur.leases ?? [];
-      granted = leases.some((l) => isHolder(l, me));
-      if (granted) return cur;
-      const live = leases.filter((l) => !stale.includes(l.holderId));
-      if (live.length >= doc.spec.maxDisruptions) return live.length === leases.length ? cur : { ...cur, leases: live };
-      granted = true;
-      return { ...cur, leases: [...live, mine] };
-    });
-    return granted;
-  }
-  throw new ConflictError('the disruption budget kept changing while a lease was taken');
+  return takeLease(store, drainRequest(me, what, place), nowIso, { stale, ...(bus ? { bus } : {}) });
 }
 
 /** Gives `me`'s lease back; not holding one is success. */
-export async function releaseLease(store: Store, me: LeaseHolder): Promise<void> {
-  await writeStatus<DisruptionBudgetStatus>(store, DRAIN_LEASE_STATUS, DISRUPTION_BUDGET_ID, (cur) => {
-    const leases = cur.leases ?? [];
-    return leases.some((l) => isHolder(l, me)) ? { ...cur, leases: leases.filter((l) => !isHolder(l, me)) } : cur;
-  });
+export function releaseLease(store: Store, me: LeaseHolder, bus?: Publish): Promise<void> {
+  return giveBack(store, me, bus);
 }

@@ -1,7 +1,9 @@
 // The cluster-wide disruption budget: one document saying which disruptions are under way, so
-// at most `maxDisruptions` run at once whatever restarts in between. Today only an OSD's drain
-// takes a lease from it (reconcilers/shared/drain-lease.ts); issue #15 turns it into the budget
-// every disruptive step (node restarts, daemon moves) takes its turn in.
+// whatever restarts in between, at most `maxUnavailable` failure domains are disrupted at once
+// and at most `maxDisruptions` OSD drains run at once. Every disruptive step takes a lease from
+// it first (reconcilers/shared/disruption-gate.ts decides, disruption-leases.ts writes).
+
+import { Daemon } from '../catalogue/index.js';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -11,17 +13,45 @@ export const DisruptionKind = { DisruptionBudget: 'DisruptionBudget' } as const;
 export const DISRUPTION_BUDGET_ID = 'default';
 
 export interface DisruptionBudgetSpec {
-  /** Disruptions that may be under way at once, cluster-wide. */
+  /** OSD drains that may be under way at once, cluster-wide. */
   maxDisruptions: number;
+  /** Failure domains that may be disrupted at once (default 1). */
+  maxUnavailable?: number;
 }
 
-/** One disruption under way: who holds it, what it does, since when. */
+/** What a lease is for. Old documents' leases have no kind: they read as drains. */
+export const DisruptionLeaseKind = {
+  drain: 'drain',
+  restart: 'restart',
+  shutdown: 'shutdown',
+  maintenance: 'maintenance',
+  daemonRestart: 'daemon-restart',
+} as const;
+export type DisruptionLeaseKind = (typeof DisruptionLeaseKind)[keyof typeof DisruptionLeaseKind];
+export const DISRUPTION_LEASE_KINDS = Object.values(DisruptionLeaseKind);
+
+/** The daemons a lease stops, as they ran when it was taken (Ceph names: osd ids, mon and MDS
+ * names): what further admissions ask Ceph about together with their own. */
+export interface LeaseStops {
+  osds: number[];
+  mons: string[];
+  mds: string[];
+}
+
+/** One disruption under way: who holds it, what it does, since when, on which nodes and
+ * failure domains. `kind`, `nodes`, `domains` absent (an older document): a drain of no node. */
 export interface DisruptionLease {
   holderKind: string;
   holderId: string;
   /** For an operator: `drain of osd.3 (node-1/SER1)`. */
   what: string;
   since: string;
+  kind?: DisruptionLeaseKind;
+  /** Node ids. */
+  nodes?: string[];
+  /** Failure-domain names (hostnames, or label values when the failure domain is a rack...). */
+  domains?: string[];
+  stops?: LeaseStops;
 }
 
 export interface DisruptionBudgetStatus {
@@ -33,7 +63,10 @@ export const disruptionBudgetSchemas = {
     type: 'object',
     required: ['maxDisruptions'],
     additionalProperties: false,
-    properties: { maxDisruptions: { type: 'integer', minimum: 1, maximum: 1000 } },
+    properties: {
+      maxDisruptions: { type: 'integer', minimum: 1, maximum: 1000 },
+      maxUnavailable: { type: 'integer', minimum: 1, maximum: 1000 },
+    },
   },
   status: {
     type: 'object',
@@ -51,6 +84,19 @@ export const disruptionBudgetSchemas = {
             holderId: { type: 'string', minLength: 1, maxLength: 128 },
             what: { type: 'string', maxLength: 512 },
             since: { type: 'string', format: 'date-time' },
+            kind: { enum: DISRUPTION_LEASE_KINDS },
+            nodes: { type: 'array', maxItems: 10000, items: { type: 'string', minLength: 1, maxLength: 128 } },
+            domains: { type: 'array', maxItems: 10000, items: { type: 'string', minLength: 1, maxLength: 253 } },
+            stops: {
+              type: 'object',
+              required: ['osds', 'mons', Daemon.mds],
+              additionalProperties: false,
+              properties: {
+                osds: { type: 'array', items: { type: 'integer', minimum: 0 } },
+                mons: { type: 'array', items: { type: 'string', maxLength: 253 } },
+                [Daemon.mds]: { type: 'array', items: { type: 'string', maxLength: 253 } },
+              },
+            },
           },
         },
       },

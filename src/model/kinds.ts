@@ -110,7 +110,20 @@ export interface NodeStatusFields extends CommonStatus {
   /** The NICs as the agent last reported them. */
   nics?: Array<{ name: string; mac: string; ip: string; connected: boolean; mtu: number }>;
   /** Daemons the agent reports running. */
-  daemons?: { [T in NodeDaemonType]?: boolean } & { osds?: number[] };
+  daemons?: { [T in NodeDaemonType]?: boolean } & {
+    osds?: number[];
+  }; /** The disruption lease the node holds or waits for (reconcilers/shared/disruption-gate.ts). */
+  disruption?: NodeDisruption;
+}
+
+/** A node's place in the disruption budget: `held` while its restart or shutdown holds a lease,
+ * `waiting` while the budget or Ceph holds it back (`heldBy`: the leases in its way). */
+export interface NodeDisruption {
+  state: 'held' | 'waiting';
+  kind: string;
+  since: string;
+  heldBy?: string[];
+  reason?: string;
 }
 
 export interface DiskSpec {

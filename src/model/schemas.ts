@@ -157,6 +157,18 @@ export const nodeStatusSchema: JsonSchema = {
       additionalProperties: false,
       properties: { ...Object.fromEntries(NODE_DAEMON_TYPES.map((t) => [t, { type: 'boolean' }])), osds: { type: 'array', items: count } },
     },
+    disruption: {
+      type: 'object',
+      required: ['state', 'kind', 'since'],
+      additionalProperties: false,
+      properties: {
+        state: { enum: ['held', 'waiting'] },
+        kind: { type: 'string', maxLength: 64 },
+        since: timestamp,
+        heldBy: { type: 'array', maxItems: 1000, items: { type: 'string', maxLength: 512 } },
+        reason: { type: 'string', maxLength: 4096 },
+      },
+    },
   },
 };
 

@@ -59,6 +59,8 @@ export function nodeDetailOf(n: NodeDoc, diskCount: number, osdCount: number) {
     bmc: bmcView(n),
     fencing: n.spec.fencing ?? 'none',
     blocked: blockedOf(n),
+    // The disruption lease the node holds or waits for (issue #15), null when neither.
+    disruption: n.status.disruption ?? null,
     // Written out for speed; a node daemon of the catalogue without its two fields is a type error.
   } satisfies DaemonFlags & Record<string, unknown>;
 }

@@ -8,7 +8,7 @@ import { RunEngine, type ActiveRun, type TaskServiceDeps } from './engine.js';
 import { QuestionDesk } from './questions.js';
 import { errorMessage, jsonResult } from './results.js';
 import { makeRunContext } from './run-context.js';
-import type { LogLine, PendingQuestion, RunTarget, Script, StartRequest, TaskRun } from './types.js';
+import type { LogLevel, LogLine, PendingQuestion, RunTarget, Script, StartRequest, TaskRun } from './types.js';
 
 export type { TaskServiceDeps } from './engine.js';
 
@@ -51,6 +51,12 @@ export class TaskService {
     if (req.script) void this.execute(run, req.script);
     else this.engine.queueForNode(run);
     return doc;
+  }
+
+  /** A line the master adds to a run's log (why it was started: the node loop names the
+   * disruption lease that admitted a restart and Ceph's ok-to-stop answer). */
+  note(runId: string, level: LogLevel, message: string): void {
+    this.engine.log(runId, level, message);
   }
 
   /** Throws NotFoundError. */

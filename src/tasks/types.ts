@@ -72,6 +72,18 @@ export interface EventMap {
   'node.state.changed': { nodeId: string; status: string };
   'image.download.progress': { imageId: string; bytes: number; total: number; percent: number; done: boolean };
   'task.log': { runId: string; line: LogLine };
+  'disruption.lease.taken': DisruptionLeaseEvent;
+  'disruption.lease.released': DisruptionLeaseEvent;
+}
+
+/** A lease of the disruption budget taken or given back (reconcilers/shared/disruption-leases.ts). */
+export interface DisruptionLeaseEvent {
+  holderKind: string;
+  holderId: string;
+  kind: string;
+  what: string;
+  nodes: string[];
+  domains: string[];
 }
 
 export interface BusEvent<K extends keyof EventMap = keyof EventMap> {

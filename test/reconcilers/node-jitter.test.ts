@@ -28,7 +28,11 @@ test('node loop spreads the staleness rechecks of nodes that share a deadline', 
     heartbeatTimeoutMs: HB,
     retryBaseMs: 1_000,
     runTimeoutMs: 60_000,
-    ceph: { okToStop: () => Promise.reject(new Error('not asked')) },
+    ceph: {
+      osdOkToStop: () => Promise.reject(new Error('not asked')),
+      monOkToStop: () => Promise.reject(new Error('not asked')),
+      mdsOkToStop: () => Promise.reject(new Error('not asked')),
+    },
     cephQueryTimeoutMs: 1_000,
     random: () => draws[i++ % draws.length]!,
   });

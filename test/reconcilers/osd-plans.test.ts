@@ -9,6 +9,8 @@ import type { RunInfo } from '../../reconcilers/shared/runs.js';
 import { NOW, diskDoc as baseDisk, run } from './plan-fixtures.js';
 import { pendingRun, planNode, type NodeObserved } from '../../reconcilers/node/plan.js';
 import { T0, node, observation, report } from '../builders.js';
+import { osdStopRefused, type OsdStopReport } from '../../src/clients/ceph-stop-gates.js';
+import type { StopAnswers } from '../../reconcilers/shared/stop-gate.js';
 
 const UUID = '6f1c2a8e-1d3b-4c5d-9e7f-0a1b2c3d4e5f';
 const GB = 1e9;
@@ -334,7 +336,15 @@ test('osd gates: safe-to-destroy needs every id safe', (t) => {
   t.false(safeToDestroyGate([3], { error: 'no mgr' }).ok);
 });
 
-function restarting(osds: number[], osdGate?: NodeObserved['osdGate']): NodeObserved {
+// The node's own OSDs alone were the gate before #15; the disruption budget asks Ceph about the
+// whole set that would be down together (test/reconcilers/disruption-gate.test.ts has the table),
+// and every refusal reads DisruptionBudget with Ceph's reason in its message.
+const osdAnswer = (ids: number[], ok: boolean, reason?: string): OsdStopReport => ({
+  ...osdStopRefused(ids, reason ?? ''),
+  ok,
+  ...(ok ? { reason: undefined } : {}),
+});
+function restarting(osds: number[], answers?: StopAnswers): NodeObserved {
   const r = report('boot-1');
   r.daemons.osds = osds;
   return {
@@ -347,24 +357,21 @@ function restarting(osds: number[], osdGate?: NodeObserved['osdGate']): NodeObse
     startedAt: T0,
     heartbeatTimeoutMs: 10_000,
     retryBaseMs: 1_000,
-    ...(osdGate === undefined ? {} : { osdGate }),
+    disruption: { limits: { maxUnavailable: 1, maxDisruptions: 1 }, mine: null, held: [], stale: [], ...(answers ? { answers } : {}) },
   };
 }
 
 const nodeGateTable: Array<[string, NodeObserved, string | null, string | null]> = [
   ['a node without OSDs restarts without asking', restarting([]), 'node.restart', null],
-  ['a node with OSDs is not restarted before Ceph is asked', restarting([1, 2]), null, 'OsdNotOkToStop'],
-  ['ok to stop: the restart is sent', restarting([1, 2], okToStopAnswer([1, 2], { ok: true, osds: [1, 2] })), 'node.restart', null],
+  ['a node with OSDs is not restarted before Ceph is asked', restarting([1, 2]), null, 'DisruptionBudget'],
+  ['ok to stop: the restart is sent', restarting([1, 2], { osd: osdAnswer([1, 2], true) }), 'node.restart', null],
   [
     'not ok to stop: blocked, nothing sent',
-    restarting(
-      [1, 2],
-      okToStopAnswer([1, 2], { ok: false, reason: 'unsafe to stop osd(s) at this time (3 PGs are or would become offline)', osds: [1, 2] }),
-    ),
+    restarting([1, 2], { osd: osdAnswer([1, 2], false, 'unsafe to stop osd(s) at this time (3 PGs are or would become offline)') }),
     null,
-    'OsdNotOkToStop',
+    'DisruptionBudget',
   ],
-  ['Ceph silent: blocked, nothing sent', restarting([1], okToStopAnswer([1], { error: 'timed out' })), null, 'OsdNotOkToStop'],
+  ['Ceph silent: blocked, nothing sent', restarting([1], { osd: { error: 'timed out' } }), null, 'DisruptionBudget'],
 ];
 
 for (const [title, input, run, blocked] of nodeGateTable) {

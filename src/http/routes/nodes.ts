@@ -49,7 +49,24 @@ const detailProps = {
   fencing: { enum: ['none', 'bmc'] },
   blocked: {
     oneOf: [object({ reason: str, message: str }, ['reason', 'message']), { type: 'null' }],
-    description: 'why a request on it waits (NoPowerControl, NodeOffline, OsdNotOkToStop, ...); null when nothing does',
+    description: 'why a request on it waits (NoPowerControl, DisruptionBudget, ...); null when nothing does',
+  },
+  disruption: {
+    description:
+      'the disruption lease its restart or shutdown holds or waits for (state held | waiting, kind, since, heldBy, reason); null when neither',
+    oneOf: [
+      { type: 'null' },
+      object(
+        {
+          state: { enum: ['held', 'waiting'] },
+          kind: str,
+          since: { type: 'string', format: 'date-time' },
+          heldBy: { type: 'array', items: str },
+          reason: str,
+        },
+        ['state', 'kind', 'since'],
+      ),
+    ],
   },
 };
 const detailSchema = object(detailProps, Object.keys(detailProps));
