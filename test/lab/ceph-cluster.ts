@@ -3,6 +3,37 @@ import type { ExecutionContext } from 'ava';
 import { Client } from '../http/client.js';
 import type { ClusterMetrics } from '../http/bodies.js';
 import { ADMIN_PASSWORD, allActive, startLab, waitFor, type LabQuarry } from './harness.js';
+import { Kind, type DiskSpec, type DiskStatusFields, type NodeSpec, type NodeStatusFields } from '../../src/model/kinds.js';
+import type { Doc } from '../../src/model/document.js';
+
+type DiskDoc = Doc<DiskSpec, DiskStatusFields>;
+const GiB = 1024 ** 3;
+
+export const diskDocs = (q: LabQuarry) => q.store.list<DiskSpec, DiskStatusFields>(Kind.Disk);
+/** A disk an OSD or a monitor may take (what /disks calls eligible), read from the store. */
+export const eligible = (d: DiskDoc) =>
+  d.status.present !== false && !d.status.isSystem && !d.status.hasFilesystem && !d.spec.osd && (d.status.capacityBytes ?? 0) > 5 * GiB;
+
+/** A monitor on an eligible disk of each node and a manager on the first, through the API;
+ * waits for all of them in quorum and the manager available. Returns the monitors' disk ids. */
+export async function monsAndManager(q: LabQuarry, c: Client, nodes: Array<Doc<NodeSpec, NodeStatusFields>>): Promise<Set<string>> {
+  const monDisks = new Set<string>();
+  for (const n of nodes) {
+    const d = (await diskDocs(q)).find((x) => x.spec.nodeId === n.id && eligible(x))!;
+    monDisks.add(d.id);
+    await waitFor(
+      `mon on ${n.spec.hostname}`,
+      async () => (await c.post('/ceph/mon/create', { nodeId: n.id, diskId: d.id })).status === 200,
+    );
+  }
+  await c.post('/ceph/mgr', { nodeId: nodes[0]!.id });
+  await waitFor(
+    'quorum and a manager',
+    () => q.lab!.ceph.mons.mons.filter((m) => m.running).length === nodes.length && q.lab!.ceph.mgrs.available,
+    30_000,
+  );
+  return monDisks;
+}
 
 export async function login(q: LabQuarry, username = 'admin', password = ADMIN_PASSWORD): Promise<Client> {
   const c = new Client(q.url);

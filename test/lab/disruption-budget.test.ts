@@ -6,29 +6,18 @@ import test from 'ava';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from '../http/client.js';
 import type { InvokeResults } from '../http/bodies.js';
 import { Kind, type DiskSpec, type DiskStatusFields, type NodeSpec, type NodeStatusFields } from '../../src/model/kinds.js';
 import type { Doc } from '../../src/model/document.js';
 import { DISRUPTION_BUDGET_ID, DisruptionKind, type DisruptionBudgetStatus } from '../../src/model/disruption-kinds.js';
 import { isActive } from '../../src/sim/ceph/placement.js';
 import type { SimCephCluster as SimCeph } from '../../src/sim/ceph/cluster.js';
-import { ADMIN_PASSWORD, allActive, startLab, waitFor, type LabQuarry } from './harness.js';
+import { allActive, startLab, waitFor, type LabQuarry } from './harness.js';
+import { diskDocs, eligible, login as admin, monsAndManager } from './ceph-cluster.js';
 
 type NodeDoc = Doc<NodeSpec, NodeStatusFields>;
 type DiskDoc = Doc<DiskSpec, DiskStatusFields>;
 const GiB = 1024 ** 3;
-
-async function admin(q: LabQuarry): Promise<Client> {
-  const c = new Client(q.url);
-  const r = await c.post('/user/login', { username: 'admin', password: ADMIN_PASSWORD });
-  if (r.status !== 200) throw new Error(`login ${r.status}`);
-  return c;
-}
-
-const eligible = (d: DiskDoc) =>
-  d.status.present !== false && !d.status.isSystem && !d.status.hasFilesystem && !d.spec.osd && (d.status.capacityBytes ?? 0) > 5 * GiB;
-const diskDocs = (q: LabQuarry) => q.store.list<DiskSpec, DiskStatusFields>(Kind.Disk);
 
 /** `count` nodes, monitors on the first three, a manager, two OSDs per node, a size-3 pool with
  * data: the shape of the example spec's cluster (three monitors, OSDs on four hosts). */
@@ -38,21 +27,7 @@ async function cluster(t: Parameters<typeof startLab>[0], count: number, over: P
   const nodes: NodeDoc[] = [];
   for (let i = 1; i <= count; i++) nodes.push(await q.nodeOf(i));
   const c = await admin(q);
-  const monDisks = new Set<string>();
-  for (const n of nodes.slice(0, 3)) {
-    const d = (await diskDocs(q)).find((x) => x.spec.nodeId === n.id && eligible(x))!;
-    monDisks.add(d.id);
-    await waitFor(
-      `mon on ${n.spec.hostname}`,
-      async () => (await c.post('/ceph/mon/create', { nodeId: n.id, diskId: d.id })).status === 200,
-    );
-  }
-  await c.post('/ceph/mgr', { nodeId: nodes[0]!.id });
-  await waitFor(
-    'quorum and a manager',
-    () => q.lab!.ceph.mons.mons.filter((m) => m.running).length === 3 && q.lab!.ceph.mgrs.available,
-    30_000,
-  );
+  const monDisks = await monsAndManager(q, c, nodes.slice(0, 3));
   const osdDisks: DiskDoc[] = [];
   for (const n of nodes)
     osdDisks.push(...(await diskDocs(q)).filter((d) => d.spec.nodeId === n.id && eligible(d) && !monDisks.has(d.id)).slice(0, 2));

@@ -101,14 +101,7 @@ export function rawOsdTree(c: SimCephCluster): Record<string, unknown> {
       ...(osdsOf.get(name) ?? []).map((o) => ({ key: `${o.deviceClass}_osd.${String(o.id).padStart(8, '0')}`, id: o.id, osd: o })),
     ].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   const osdNode = (o: SimOsd, depth: number) => ({
-    id: o.id,
-    device_class: o.deviceClass,
-    name: `osd.${o.id}`,
-    type: 'osd',
-    type_id: 0,
-    crush_weight: o.crushWeight,
-    depth,
-    pool_weights: {},
+    ...osdItem(o, depth),
     exists: 1,
     status: osdStatus(o),
     reweight: o.in ? 1 : 0,
@@ -167,6 +160,18 @@ export function rawOsdStat(c: SimCephCluster): Record<string, unknown> {
 const flagsByName = (flags: Map<string, Set<string>>): Record<string, string[]> =>
   Object.fromEntries([...flags].map(([name, set]) => [name, [...set].sort()]));
 
+/** An OSD as a CRUSH item, the fields `osd tree` and `osd df` open their rows with. */
+const osdItem = (o: SimOsd, depth: number) => ({
+  id: o.id,
+  device_class: o.deviceClass,
+  name: `osd.${o.id}`,
+  type: 'osd',
+  type_id: 0,
+  crush_weight: o.crushWeight,
+  depth,
+  pool_weights: {},
+});
+
 /** `osd tree`/`osd df` status: destroyed wins over down, as recorded. */
 const osdStatus = (o: SimOsd): string => (o.destroyed ? 'destroyed' : o.up ? 'up' : 'down');
 
@@ -192,14 +197,7 @@ export function rawOsdDf(c: SimCephCluster, filter?: string): Record<string, unk
   const avg = totalKb > 0 ? (100 * total((u) => u.usedBytes)) / totalKb : 0;
   const vars = withStats.map((r) => (avg > 0 ? r.util / avg : 0));
   const nodes = rows.map(({ o, u, util }) => ({
-    id: o.id,
-    device_class: o.deviceClass,
-    name: `osd.${o.id}`,
-    type: 'osd',
-    type_id: 0,
-    crush_weight: o.crushWeight,
-    depth: 2,
-    pool_weights: {},
+    ...osdItem(o, 2),
     reweight: o.in ? 1 : 0,
     kb: u ? kb(u.totalBytes) : 0,
     kb_used: u ? kb(u.usedBytes) : 0,
