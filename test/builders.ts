@@ -2,6 +2,7 @@
 import type { Doc } from '../src/model/document.js';
 import type { NodeSpec, NodeStatus, NodeStatusFields } from '../src/model/kinds.js';
 import type { AgentReport, DiskReport, Observation } from '../src/fleet/types.js';
+import type { NodeObserved } from '../reconcilers/node/plan.js';
 
 export const T0 = Date.parse('2026-01-01T00:00:00Z');
 export const NODE_ID = '0d8e7c4e-7b4c-5e7e-9a3c-1f2e3d4c5b6a';
@@ -97,4 +98,21 @@ export function report(bootId = 'boot-1', disks: DiskReport[] = []): AgentReport
 
 export function observation(o: Partial<Observation> = {}): Observation {
   return { lastReportAt: null, report: null, boots: [], ...o };
+}
+
+/** What the node loop's plan reads: a new node, no report, no runs, at `now` (100 s after T0
+ * unless given), a 10 s heartbeat timeout; `over` sets the rest. */
+export function nodeObserved(over: Partial<NodeObserved> = {}, now = T0 + 100_000): NodeObserved {
+  return {
+    node: node().build(),
+    obs: observation(),
+    disks: new Map(),
+    runs: { restart: null, shutdown: null },
+    now,
+    nowIso: new Date(now).toISOString(),
+    startedAt: T0,
+    heartbeatTimeoutMs: 10_000,
+    retryBaseMs: 1_000,
+    ...over,
+  };
 }

@@ -11,7 +11,7 @@ import { parseDnsmasqLeases } from '../../src/clients/dhcp.js';
 import { labMachineAddress } from '../../src/sim/lab.js';
 import { offeredNodeOperations } from '../../src/model/operations.js';
 import { planNode, type NodeObserved } from '../../reconcilers/node/plan.js';
-import { T0, node, observation, report } from '../builders.js';
+import { T0, node, nodeObserved, observation, report } from '../builders.js';
 
 const LEASE = '10.0.0.5';
 const OTHER = '127.0.0.1';
@@ -185,19 +185,7 @@ test('enrollment gives each lab machine its own loopback address, never 127.0.0.
 });
 
 function observed(over: Partial<NodeObserved>): NodeObserved {
-  const now = T0 + 3_600_000;
-  return {
-    node: node().build(),
-    obs: observation(),
-    disks: new Map(),
-    runs: { restart: null, shutdown: null },
-    now,
-    nowIso: new Date(now).toISOString(),
-    startedAt: T0,
-    heartbeatTimeoutMs: 10_000,
-    retryBaseMs: 1_000,
-    ...over,
-  };
+  return nodeObserved(over, T0 + 3_600_000);
 }
 
 const plans: Array<{ title: string; input: Partial<NodeObserved>; phase: string; reason: string; forget?: boolean; announce?: boolean }> = [

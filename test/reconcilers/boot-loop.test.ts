@@ -6,7 +6,7 @@ import { countedBoots } from '../../reconcilers/node/boot-loop.js';
 import type { BootStage } from '../../src/fleet/types.js';
 import type { Condition } from '../../src/model/conditions.js';
 import type { NodeStatus } from '../../src/model/kinds.js';
-import { T0, node, observation, report } from '../builders.js';
+import { T0, node, nodeObserved, observation, report } from '../builders.js';
 
 const now = T0 + 3_600_000;
 const nowIso = new Date(now).toISOString();
@@ -22,19 +22,7 @@ const looping: Condition = {
 };
 
 function observed(over: Partial<NodeObserved>): NodeObserved {
-  return {
-    node: node().build(),
-    obs: observation(),
-    disks: new Map(),
-    runs: { restart: null, shutdown: null },
-    now,
-    nowIso,
-    startedAt: T0,
-    heartbeatTimeoutMs: 10_000,
-    retryBaseMs: 1_000,
-    bootLoop: limits,
-    ...over,
-  };
+  return nodeObserved({ bootLoop: limits, ...over }, now);
 }
 
 const bootLoopOf = (o: NodeObserved) => planNode(o).status.conditions?.find((c) => c.type === 'BootLoop');

@@ -6,7 +6,7 @@ import { osdStopRefused } from '../../src/clients/ceph-stop-gates.js';
 import { planNode, type NodeObserved } from '../../reconcilers/node/plan.js';
 import { keepLease, stopsOfNode } from '../../reconcilers/node/disruption.js';
 import type { NodeDisruptionObserved } from '../../reconcilers/node/disruption.js';
-import { T0, node, observation, report } from '../builders.js';
+import { node, nodeObserved, observation, report } from '../builders.js';
 import { NOW } from './plan-fixtures.js';
 
 const SINCE = '2026-01-01T00:00:00.000Z';
@@ -16,20 +16,16 @@ function restarting(d: Partial<NodeDisruptionObserved> | undefined, osds = [1, 2
   const r = report('boot-1');
   r.daemons.osds = osds;
   r.daemons.mon = mon;
-  return {
-    node: node('active').restartRequested(1, 0).build(),
-    obs: observation({ lastReportAt: NOW - 100, report: r }),
-    disks: new Map(),
-    runs: { restart: null, shutdown: null },
-    now: NOW,
-    nowIso: new Date(NOW).toISOString(),
-    startedAt: T0,
-    heartbeatTimeoutMs: 10_000,
-    retryBaseMs: 1_000,
-    domain: 'rack:r1',
-    disruptionRecheckMs: 500,
-    ...(d ? { disruption: { limits: ONE, mine: null, held: [], stale: [], ...d } } : {}),
-  };
+  return nodeObserved(
+    {
+      node: node('active').restartRequested(1, 0).build(),
+      obs: observation({ lastReportAt: NOW - 100, report: r }),
+      domain: 'rack:r1',
+      disruptionRecheckMs: 500,
+      ...(d ? { disruption: { limits: ONE, mine: null, held: [], stale: [], ...d } } : {}),
+    },
+    NOW,
+  );
 }
 
 const other: DisruptionLease = {

@@ -2,23 +2,12 @@ import test from 'ava';
 import { STALE_JITTER, planNode, type NodeObserved, type RunView } from '../../reconcilers/node/plan.js';
 import { diskIdFor } from '../../src/model/ids.js';
 import type { NodeStatus } from '../../src/model/kinds.js';
-import { NODE_ID, T0, disk, node, observation, report } from '../builders.js';
+import { NODE_ID, T0, disk, node, nodeObserved, observation, report } from '../builders.js';
 
 const HB = 10_000;
 
 function observed(over: Partial<NodeObserved>): NodeObserved {
-  return {
-    node: node().build(),
-    obs: observation(),
-    disks: new Map(),
-    runs: { restart: null, shutdown: null },
-    now: T0 + 100_000,
-    nowIso: new Date(T0 + 100_000).toISOString(),
-    startedAt: T0,
-    heartbeatTimeoutMs: HB,
-    retryBaseMs: 1_000,
-    ...over,
-  };
+  return nodeObserved({ heartbeatTimeoutMs: HB, ...over });
 }
 
 const now = T0 + 100_000;

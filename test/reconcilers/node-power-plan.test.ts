@@ -3,27 +3,14 @@
 import test from 'ava';
 import { planNode, type NodeObserved, type RunView } from '../../reconcilers/node/plan.js';
 import type { PowerRunView } from '../../reconcilers/node/power.js';
-import { T0, node, observation, report } from '../builders.js';
+import { T0, node, nodeObserved, observation, report } from '../builders.js';
 
 const HB = 10_000;
 const now = T0 + 100_000;
 const BMC = { address: '198.51.100.2', username: 'quarry', password: 'pw' };
 
 function observed(over: Partial<NodeObserved>): NodeObserved {
-  return {
-    node: node().build(),
-    obs: observation(),
-    disks: new Map(),
-    runs: { restart: null, shutdown: null },
-    now,
-    nowIso: new Date(now).toISOString(),
-    startedAt: T0,
-    heartbeatTimeoutMs: HB,
-    retryBaseMs: 1_000,
-    powerOnBootMs: 60_000,
-    softOffGraceMs: 5_000,
-    ...over,
-  };
+  return nodeObserved({ heartbeatTimeoutMs: HB, powerOnBootMs: 60_000, softOffGraceMs: 5_000, ...over }, now);
 }
 
 /** A node shut down on request (acknowledged), silent since, with a power-on asked for. */

@@ -8,7 +8,7 @@ import { okToStopAnswer, okToStopGate, safeToDestroyGate } from '../../reconcile
 import type { RunInfo } from '../../reconcilers/shared/runs.js';
 import { NOW, diskDoc as baseDisk, run } from './plan-fixtures.js';
 import { pendingRun, planNode, type NodeObserved } from '../../reconcilers/node/plan.js';
-import { T0, node, observation, report } from '../builders.js';
+import { node, nodeObserved, observation, report } from '../builders.js';
 import { osdStopRefused, type OsdStopReport } from '../../src/clients/ceph-stop-gates.js';
 import type { StopAnswers } from '../../reconcilers/shared/stop-gate.js';
 
@@ -347,18 +347,14 @@ const osdAnswer = (ids: number[], ok: boolean, reason?: string): OsdStopReport =
 function restarting(osds: number[], answers?: StopAnswers): NodeObserved {
   const r = report('boot-1');
   r.daemons.osds = osds;
-  return {
-    node: node('active').restartRequested(1, 0).build(),
-    obs: observation({ lastReportAt: NOW - 100, report: r }),
-    disks: new Map(),
-    runs: { restart: null, shutdown: null },
-    now: NOW,
-    nowIso: new Date(NOW).toISOString(),
-    startedAt: T0,
-    heartbeatTimeoutMs: 10_000,
-    retryBaseMs: 1_000,
-    disruption: { limits: { maxUnavailable: 1, maxDisruptions: 1 }, mine: null, held: [], stale: [], ...(answers ? { answers } : {}) },
-  };
+  return nodeObserved(
+    {
+      node: node('active').restartRequested(1, 0).build(),
+      obs: observation({ lastReportAt: NOW - 100, report: r }),
+      disruption: { limits: { maxUnavailable: 1, maxDisruptions: 1 }, mine: null, held: [], stale: [], ...(answers ? { answers } : {}) },
+    },
+    NOW,
+  );
 }
 
 const nodeGateTable: Array<[string, NodeObserved, string | null, string | null]> = [

@@ -41,6 +41,21 @@ const change: fc.Arbitrary<Change> = fc.oneof(
   fc.record({ op: fc.constant('pool' as const) }),
 );
 
+/** One generated change of the OSD map, made to the test's OSDs and pools; `next` is the id the
+ * next OSD added takes. Rack-only changes (moves, rules) are the rack test's own. */
+function applyChange(c: RackChange, osds: Map<number, SimOsd>, pools: Map<number, SimPool>, next: { id: number }): void {
+  const ids = [...osds.keys()];
+  const o = 'at' in c && ids.length > 0 ? osds.get(ids[c.at % ids.length]!)! : undefined;
+  if (c.op === 'out' && o) o.in = false;
+  if (c.op === 'in' && o) o.in = true;
+  if (c.op === 'down' && o) o.up = false;
+  if (c.op === 'up' && o) o.up = true;
+  if (c.op === 'purge' && o) osds.delete(o.id);
+  if (c.op === 'weight' && o) o.crushWeight = c.weight;
+  if (c.op === 'add') osds.set(next.id, osd(next.id++, `h${c.host}`, c.weight));
+  if (c.op === 'pool') pools.set(pools.size + 1, pool(pools.size + 1, 8));
+}
+
 test('sim placement: kept between map changes, it equals the mapping drawn from scratch after any sequence', (t) => {
   fc.assert(
     fc.property(fc.constantFrom('host' as const, 'osd' as const), fc.array(change, { maxLength: 25 }), (domain, changes) => {
@@ -52,18 +67,9 @@ test('sim placement: kept between map changes, it equals the mapping drawn from 
       ]);
       const kept = new Placement();
       kept.map(osds.values(), pools.values(), domain);
-      let next = 16;
+      const next = { id: 16 };
       for (const c of changes) {
-        const ids = [...osds.keys()];
-        const o = 'at' in c && ids.length > 0 ? osds.get(ids[c.at % ids.length]!)! : undefined;
-        if (c.op === 'out' && o) o.in = false;
-        if (c.op === 'in' && o) o.in = true;
-        if (c.op === 'down' && o) o.up = false;
-        if (c.op === 'up' && o) o.up = true;
-        if (c.op === 'purge' && o) osds.delete(o.id);
-        if (c.op === 'weight' && o) o.crushWeight = c.weight;
-        if (c.op === 'add') osds.set(next, osd(next++, `h${c.host}`, c.weight));
-        if (c.op === 'pool') pools.set(pools.size + 1, pool(pools.size + 1, 8));
+        applyChange(c, osds, pools, next);
         const got = kept.map(osds.values(), pools.values(), domain);
         const want = mapPgs(osds.values(), pools.values(), domain);
         if (JSON.stringify(got) !== JSON.stringify(want)) return false;
@@ -114,18 +120,9 @@ test('sim placement: with racks, host moves and pools changing rules, kept equal
       };
       const kept = new Placement();
       kept.map(osds.values(), pools.values(), 'host', crush);
-      let next = 16;
+      const next = { id: 16 };
       for (const c of changes) {
-        const ids = [...osds.keys()];
-        const o = 'at' in c && ids.length > 0 ? osds.get(ids[c.at % ids.length]!)! : undefined;
-        if (c.op === 'out' && o) o.in = false;
-        if (c.op === 'in' && o) o.in = true;
-        if (c.op === 'down' && o) o.up = false;
-        if (c.op === 'up' && o) o.up = true;
-        if (c.op === 'purge' && o) osds.delete(o.id);
-        if (c.op === 'weight' && o) o.crushWeight = c.weight;
-        if (c.op === 'add') osds.set(next, osd(next++, `h${c.host}`, c.weight));
-        if (c.op === 'pool') pools.set(pools.size + 1, pool(pools.size + 1, 8));
+        applyChange(c, osds, pools, next);
         if (c.op === 'move') rackOfHost.set(`h${c.host}`, c.rack === null ? undefined : `r${c.rack}`);
         // In place, as the lab's `osd pool set crush_rule` changes a pool.
         if (c.op === 'rule') pools.get(c.pool)!.crushRule = c.rack ? 1 : 0;
