@@ -25,14 +25,13 @@ import { silentLogger } from '../../src/log.js';
 import { startQuarry } from '../../src/main.js';
 import { nodeIdForMac } from '../../src/model/ids.js';
 import { Kind, type NodeSpec, type NodeStatusFields, type AgentCredentialSpec } from '../../src/model/kinds.js';
-import { NetworkKind, type NetworkSpec, type NetworkStatus } from '../../src/model/network-kinds.js';
 import { createMemoryStore } from '../../src/store/index.js';
 import { EventBus } from '../../src/tasks/bus.js';
 import { MemoryLogStore } from '../../src/tasks/logs.js';
-import { Client } from '../http/client.js';
 import { waitFor } from '../lab/harness.js';
+import { serveBootNetwork } from './boot-network.js';
 import { buildInitrd, kernelKit } from '../netboot/vm-kernel.js';
-import type { Created, InvokeResults } from '../http/bodies.js';
+import type { InvokeResults } from '../http/bodies.js';
 
 const PASSWORD = 'netboot-admin-password';
 const IMAGE_ID = '6a1e3c52-8f0b-4c1d-9e2a-5b7c9d0e1f23';
@@ -162,28 +161,7 @@ test('netboot: a VM network-boots through Quarry (DHCP, iPXE, image, cloud-init)
   t.teardown(() => q.stop());
 
   // Everything an operator does, through the API.
-  const api = new Client(q.url);
-  t.is((await api.post('/user/login', { username: 'admin', password: PASSWORD })).status, 200);
-  t.is((await api.get(`/images/${IMAGE_ID.slice(0, 8)}/download`)).status, 200);
-  await waitFor('image downloaded', async () => ((await api.get('/images/downloaded')).json as unknown[]).length === 1, 60_000);
-  t.is((await api.post(`/images/${IMAGE_ID}/default`)).status, 200);
-  const nic = ((await api.get('/networks/interfaces')).json as Array<{ id: string; name: string }>).find((n) => n.name === hostEnd);
-  t.truthy(nic, 'the test interface is listed');
-  const base = masterIp.replace(/\.1$/, '');
-  const created = await api.post<Created>('/networks/create', {
-    cidr: `${base}.0/24`,
-    gateway: masterIp,
-    dnsServers: [masterIp],
-    rangeStart: `${base}.100`,
-    rangeEnd: `${base}.150`,
-    nicId: nic!.id,
-  });
-  t.is(created.status, 200, created.text);
-  await waitFor(
-    'dnsmasq serving',
-    async () => (await q.store.mustGet<NetworkSpec, NetworkStatus>(NetworkKind.Network, created.json.id)).status.phase === 'running',
-    60_000,
-  );
+  const { api, networkId } = await serveBootNetwork(t, q, { password: PASSWORD, imageId: IMAGE_ID, hostEnd, masterIp });
   const firstCall = Date.now();
 
   const serial = join(dir, 'serial.log');
@@ -228,7 +206,7 @@ test('netboot: a VM network-boots through Quarry (DHCP, iPXE, image, cloud-init)
   const cred = await q.store.mustGet<AgentCredentialSpec>(Kind.AgentCredential, nodeId);
   t.truthy(cred.spec.rotatedAt, 'the agent replaced its first secret');
   t.is(cred.spec.initialSecret, null, 'the first secret is gone from the store');
-  const leases = await readFile(join(q.config.stateDir, 'dnsmasq', `${created.json.id}.leases`), 'utf8');
+  const leases = await readFile(join(q.config.stateDir, 'dnsmasq', `${networkId}.leases`), 'utf8');
   t.true(leases.includes(vmMac), 'dnsmasq leased to the VM');
   const leased = new RegExp(`^\\d+ ${vmMac} (\\S+) `, 'm').exec(leases)?.[1];
   t.is(cred.spec.boundAddress, leased, "the install credential was bound to the VM's lease");

@@ -26,14 +26,13 @@ import { silentLogger } from '../../src/log.js';
 import { startQuarry } from '../../src/main.js';
 import { nodeIdForMac } from '../../src/model/ids.js';
 import { Kind, type NodeSpec, type NodeStatusFields } from '../../src/model/kinds.js';
-import { NetworkKind, type NetworkSpec, type NetworkStatus } from '../../src/model/network-kinds.js';
 import { createMemoryStore } from '../../src/store/index.js';
 import { EventBus } from '../../src/tasks/bus.js';
 import { MemoryLogStore } from '../../src/tasks/logs.js';
-import { Client } from '../http/client.js';
 import { waitFor } from '../lab/harness.js';
+import { serveBootNetwork } from './boot-network.js';
 import { buildInitrd, kernelKit } from '../netboot/vm-kernel.js';
-import type { Created, InvokeResults } from '../http/bodies.js';
+import type { InvokeResults } from '../http/bodies.js';
 
 const PASSWORD = 'power-admin-password';
 const BMC_USER = 'quarry';
@@ -279,26 +278,7 @@ test('power: a VM with an IPMI BMC (ipmi_sim) is shut down by node.shutdown and 
     });
 
   // Everything an operator does, through the API: the image, the network, then the machine.
-  const api = new Client(q.url);
-  t.is((await api.post('/user/login', { username: 'admin', password: PASSWORD })).status, 200);
-  t.is((await api.get(`/images/${IMAGE_ID.slice(0, 8)}/download`)).status, 200);
-  await waitFor('image downloaded', async () => ((await api.get('/images/downloaded')).json as unknown[]).length === 1, 60_000);
-  t.is((await api.post(`/images/${IMAGE_ID}/default`)).status, 200);
-  const nic = ((await api.get('/networks/interfaces')).json as Array<{ id: string; name: string }>).find((n) => n.name === hostEnd);
-  const created = await api.post<Created>('/networks/create', {
-    cidr: `${base}.0/24`,
-    gateway: masterIp,
-    dnsServers: [masterIp],
-    rangeStart: `${base}.100`,
-    rangeEnd: `${base}.150`,
-    nicId: nic!.id,
-  });
-  t.is(created.status, 200, created.text);
-  await waitFor(
-    'dnsmasq serving',
-    async () => (await q.store.mustGet<NetworkSpec, NetworkStatus>(NetworkKind.Network, created.json.id)).status.phase === 'running',
-    60_000,
-  );
+  const { api } = await serveBootNetwork(t, q, { password: PASSWORD, imageId: IMAGE_ID, hostEnd, masterIp });
 
   // The machine is switched on (startnow): its BMC starts the VM, which network-boots.
   sim = spawn('ipmi_sim', ['-c', lanConf, '-f', emu, '-s', ipmiState, '-n'], { stdio: 'ignore', detached: true, cwd: dir });
