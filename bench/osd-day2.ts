@@ -1,6 +1,6 @@
 // Day 2 at lab scale, measured in the process of `osds-child.ts` once its thousands of OSDs run:
 // one OSD created on a disk left out of the big declaration (declare → running), and one
-// removed through `ceph.remove-osd` (declare → phase `removed`), each a few times on different
+// removed through `ceph.remove-osd` (declare → phase `removed`), in pairs (a creation, then a removal) on different
 // nodes, one at a time. A removal needs the manager (`osd df` and `safe-to-destroy` are mgr
 // commands) and is only a real drain with data: a pool is written first and each OSD removed
 // holds some of its PGs, which the lab's Ceph moves off at its backfill rate.
@@ -114,20 +114,6 @@ export async function day2(x: Day2Input): Promise<Day2Result> {
   await until('every PG active+clean', () => ceph.pgs().every((pg) => pg.state === 'active+clean'), 120_000);
 
   timeSimCommands();
-  const createMs: number[] = [];
-  const createSimMs: number[] = [];
-  for (const id of x.spares.slice(0, x.count)) {
-    process.stderr.write(`day 2: creating an OSD on ${id}\n`);
-    const [t0, sim0] = [performance.now(), simMs];
-    const r = (await post('/invoke/disk', { operation: 'ceph.create-osd', diskIds: [id] })) as { results: Array<{ status: string }> };
-    if (r.results[0]?.status !== 'scheduled') throw new Error(`create on ${id}: ${JSON.stringify(r)}`);
-    const created = await phases(q, id, 'running', t0, 120_000);
-    createMs.push(created.ms);
-    if (process.env.BENCH_DAY2_TRACE) await trace(q, id, t0, created.seen);
-    createSimMs.push(simMs - sim0);
-  }
-  await until('every PG active+clean', () => ceph.pgs().every((pg) => pg.state === 'active+clean'), 120_000);
-
   // The OSDs that hold the most PGs among the candidates: a drain that moves data.
   const ranked = await Promise.all(
     x.candidates.map(async (id) => {
@@ -136,11 +122,27 @@ export async function day2(x: Day2Input): Promise<Day2Result> {
     }),
   );
   const victims = ranked.sort((a, b) => b.pgs - a.pgs).slice(0, x.count);
+  const createMs: number[] = [];
+  const createSimMs: number[] = [];
   const removeMs: number[] = [];
   const removeSimMs: number[] = [];
   const removePhases: Array<Record<string, number>> = [];
   const profiler = process.env.BENCH_DAY2_PROFILE ? await startProfile() : null;
-  for (const v of victims) {
+  // Pairs, a creation then a removal: the load on this machine (other processes, the lab's own
+  // heartbeats) drifts over a run, and the ratio compares the two under the same conditions.
+  for (const [i, v] of victims.entries()) {
+    const spare = x.spares[i];
+    if (spare !== undefined) {
+      process.stderr.write(`day 2: creating an OSD on ${spare}\n`);
+      const [t0, sim0] = [performance.now(), simMs];
+      const r = (await post('/invoke/disk', { operation: 'ceph.create-osd', diskIds: [spare] })) as { results: Array<{ status: string }> };
+      if (r.results[0]?.status !== 'scheduled') throw new Error(`create on ${spare}: ${JSON.stringify(r)}`);
+      const created = await phases(q, spare, 'running', t0, 120_000);
+      createMs.push(created.ms);
+      createSimMs.push(simMs - sim0);
+      if (process.env.BENCH_DAY2_TRACE) await trace(q, spare, t0, created.seen);
+      await until('every PG active+clean', () => ceph.pgs().every((pg) => pg.state === 'active+clean'), 120_000);
+    }
     process.stderr.write(`day 2: removing the OSD of ${v.id} (${v.pgs} PGs)\n`);
     const [t0, sim0] = [performance.now(), simMs];
     const r = (await post('/invoke/disk', { operation: 'ceph.remove-osd', diskIds: [v.id] })) as { results: Array<{ status: string }> };
@@ -181,7 +183,7 @@ async function trace(q: Quarry, diskId: string, t0: number, seen: Array<[string,
   process.stderr.write(`  phases: ${seen.map(([p, ms]) => `${p}@${ms.toFixed(0)}`).join(' ')}\n`);
 }
 
-/** BENCH_DAY2_PROFILE=file.cpuprofile: a V8 CPU profile of the removals alone (open it in
+/** BENCH_DAY2_PROFILE=file.cpuprofile: a V8 CPU profile of the day-2 creations and removals (open it in
  * Chrome's DevTools), to see what a removal's passes spend their time on. */
 async function startProfile(): Promise<{ stop: (file: string) => Promise<void> }> {
   const { Session } = await import('node:inspector/promises');

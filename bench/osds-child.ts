@@ -19,7 +19,7 @@ import { day2 } from './osd-day2.js';
 const n = Number(process.argv[2] ?? 1000);
 const PASSWORD = 'bench-admin-password';
 /** Single creations and removals timed after the big declaration (BENCH_DAY2=0: none). */
-const DAY2 = Number(process.env.BENCH_DAY2 ?? 5);
+const DAY2 = Number(process.env.BENCH_DAY2 ?? 9);
 
 async function until(what: string, check: () => Promise<boolean>, boundMs: number): Promise<void> {
   process.stderr.write(`waiting for ${what}\n`);
