@@ -29,6 +29,8 @@ import type { BootLoopLimits } from './boot-loop.js';
 import type { BmcApi } from '../../src/clients/bmc.js';
 import { PowerTask, powerOnRequest, type PowerRunView } from './power.js';
 import { bmcTarget, powerOffScript, powerOnScript } from './power-scripts.js';
+import { FenceTask, isFenceTask } from './fencing.js';
+import { fenceRun } from './fence-run.js';
 
 export interface NodeLoopDeps {
   store: Store;
@@ -66,6 +68,8 @@ export interface NodeLoopDeps {
   powerOnBootMs?: number;
   /** How often the power-off check asks the BMC. */
   bmcPollMs?: number;
+  /** How long an agent is silent before its node (with `fencing: bmc`) is fenced (FENCE_AFTER_MS). */
+  fenceAfterMs?: number;
 }
 
 export function nodeLoop(deps: NodeLoopDeps): Reconciler<NodeObserved, NodePlan> {
@@ -97,15 +101,24 @@ async function observe(deps: NodeLoopDeps, memory: DisruptionMemory, id: string)
   ]);
   // The BMC's runs only where they can matter: a node with a BMC (its shutdowns end with a power
   // check) or a power-on request pending.
-  const [powerOn, powerOff] = await Promise.all([
+  const fences = node.spec.bmc !== undefined && node.spec.fencing === 'bmc';
+  const [powerOn, powerOff, fenceStatus, fenceCycle] = await Promise.all([
     powerOnRequest(node.spec, node.status) !== null ? deps.tasks.latestFor(Kind.Node, id, PowerTask.on) : undefined,
     node.spec.bmc ? deps.tasks.latestFor(Kind.Node, id, PowerTask.off) : undefined,
+    fences ? deps.tasks.latestFor(Kind.Node, id, FenceTask.status) : undefined,
+    fences ? deps.tasks.latestFor(Kind.Node, id, FenceTask.cycle) : undefined,
   ]);
   const o: NodeObserved = {
     node,
     obs,
     disks,
-    runs: { restart: runView(restart), shutdown: runView(shutdown), powerOn: powerRunView(powerOn), powerOff: powerRunView(powerOff) },
+    runs: {
+      restart: runView(restart),
+      shutdown: runView(shutdown),
+      powerOn: powerRunView(powerOn),
+      powerOff: powerRunView(powerOff),
+      ...(fences ? { fenceStatus: powerRunView(fenceStatus), fenceCycle: powerRunView(fenceCycle) } : {}),
+    },
     now: deps.clock.now(),
     nowIso: deps.clock.iso(),
     startedAt: deps.startedAt,
@@ -117,6 +130,7 @@ async function observe(deps: NodeLoopDeps, memory: DisruptionMemory, id: string)
     staleJitter: (deps.random ?? Math.random)(),
     ...(deps.softOffGraceMs !== undefined ? { softOffGraceMs: deps.softOffGraceMs } : {}),
     ...(deps.powerOnBootMs !== undefined ? { powerOnBootMs: deps.powerOnBootMs } : {}),
+    ...(deps.fenceAfterMs !== undefined ? { fenceAfterMs: deps.fenceAfterMs } : {}),
   };
   await observeDisruption(deps, memory, o);
   return o;
@@ -223,6 +237,7 @@ async function apply(deps: NodeLoopDeps, memory: DisruptionMemory, o: NodeObserv
         // took a place meanwhile) → look again with what is held now.
         if (take && !(await takeLease(deps.store, take.request, obs.nowIso, { basis: take.basis, stale: take.stale, bus: deps.bus })))
           return requeueAfter(0);
+        if (isFenceTask(step.taskName)) return fenceRun(deps, obs, { ...step, taskName: step.taskName }, target);
         return {
           taskName: step.taskName,
           target,
@@ -235,6 +250,10 @@ async function apply(deps: NodeLoopDeps, memory: DisruptionMemory, o: NodeObserv
       start: async (req) => {
         const run = await deps.tasks.start(req);
         for (const line of plan.lease.notes) deps.notes?.note(run.id, 'info', line);
+        if (req.taskName === FenceTask.cycle) {
+          const silentSince = new Date(Number(req.args?.request)).toISOString();
+          deps.bus.publish('node.fenced', { nodeId: o.node.id, hostname: o.node.spec.hostname, silentSince, attempt: req.attempt ?? 1 });
+        }
         return run;
       },
       write: (obs, status) => writeNode(deps, obs, plan, status),
