@@ -316,8 +316,9 @@ function withRollout(o: NodeObserved, d: Decision): Decision {
 
 /** Whether the lease the node holds stays after this pass. */
 function leaseKept(o: NodeObserved, mine: NonNullable<NodeObserved['disruption']>['mine'] & object, d: Decision): boolean {
-  if (mine.kind === DisruptionLeaseKind.fence) return keepFenceLease(d.fencing === true);
-  if (mine.kind === DisruptionLeaseKind.daemonRestart) return d.rolling === true;
+  // A restart or shutdown asked meanwhile went on the lease held: it keeps it until done.
+  if (mine.kind === DisruptionLeaseKind.fence) return keepFenceLease(d.fencing === true) || keepLease(mine, leaseFacts(o, d));
+  if (mine.kind === DisruptionLeaseKind.daemonRestart) return d.rolling === true || keepLease(mine, leaseFacts(o, d));
   return keepLease(mine, leaseFacts(o, d));
 }
 
