@@ -63,6 +63,8 @@ export interface Config {
   bmcSoftOffGraceMs: number;
   /** A node powered on through its BMC that has not reported this long is powered on again. */
   powerOnBootMs: number;
+  /** A node with `fencing: bmc` whose agent is silent this long (its power on) is power-cycled. */
+  fenceAfterMs: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -201,6 +203,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonl
     diskGoneGraceMs: envInt(env, 'DISK_GONE_GRACE_MS', 600_000, 0, 86_400_000),
     bmcSoftOffGraceMs: envInt(env, 'BMC_SOFT_OFF_GRACE_MS', 120_000, 0, 3_600_000),
     powerOnBootMs: envInt(env, 'POWER_ON_BOOT_MS', 600_000, 1_000, 86_400_000),
+    fenceAfterMs: envInt(env, 'FENCE_AFTER_MS', 300_000, 1_000, 86_400_000),
     trustProxy: trustProxy(env.TRUST_PROXY),
     externalUrl: externalUrl(env.EXTERNAL_URL),
     allowedHosts: allowedHosts(env.ALLOWED_HOSTS),

@@ -176,6 +176,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
       bmc: labParts?.bmcs ?? new IpmitoolBmc(new ZxRunner()),
       softOffGraceMs: config.bmcSoftOffGraceMs,
       powerOnBootMs: config.powerOnBootMs,
+      fenceAfterMs: config.fenceAfterMs,
       ...opts.power,
     }),
   );

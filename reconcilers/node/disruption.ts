@@ -10,6 +10,7 @@ import {
   admit,
   basisOf,
   describeLease,
+  isStopping,
   stopsNothing,
   type Admission,
   type BudgetLimits,
@@ -100,7 +101,8 @@ export function gateRun(
 ): NodeGate {
   // Held already (taken before a failed attempt, or before Quarry restarted): it goes on that lease.
   if (d?.mine) return { go: true, take: null, note: `sent under the disruption lease it holds: ${describeLease(d.mine)}` };
-  if (stopsNothing(req.stops)) {
+  // A kind that asks no Ceph (a fence) counts its failure domain whatever runs on the node.
+  if (stopsNothing(req.stops) && isStopping(req.kind)) {
     return { go: true, take: null, note: `${req.what} stops no Ceph daemon: sent without a disruption lease` };
   }
   if (!d)

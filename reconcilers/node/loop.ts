@@ -29,6 +29,12 @@ import type { BootLoopLimits } from './boot-loop.js';
 import type { BmcApi } from '../../src/clients/bmc.js';
 import { PowerTask, powerOnRequest, type PowerRunView } from './power.js';
 import { bmcTarget, powerOffScript, powerOnScript } from './power-scripts.js';
+import { FenceTask, isFenceTask } from './fencing.js';
+import { fenceRun } from './fence-run.js';
+import { RolloutTask, type RolloutRunView } from './rollout.js';
+import { configHashes, configKey } from '../shared/daemon-config.js';
+import { CLUSTER_ID, CephKind, type ClusterSpec } from '../../src/model/ceph-kinds.js';
+import type { AnyDoc } from '../../src/model/document.js';
 
 export interface NodeLoopDeps {
   store: Store;
@@ -66,20 +72,45 @@ export interface NodeLoopDeps {
   powerOnBootMs?: number;
   /** How often the power-off check asks the BMC. */
   bmcPollMs?: number;
+  /** How long an agent is silent before its node (with `fencing: bmc`) is fenced (FENCE_AFTER_MS). */
+  fenceAfterMs?: number;
 }
 
 export function nodeLoop(deps: NodeLoopDeps): Reconciler<NodeObserved, NodePlan> {
   // Which nodes wait for the budget, and when each last asked Ceph: a released lease wakes them.
   const memory: DisruptionMemory = { waiting: new Set(), askedAt: new Map(), leaseKeys: null };
+  const rollout: RolloutMemory = { nodes: new Set(), key: null };
   return {
     name: 'node',
     kind: Kind.Node,
     dependsOn: [],
-    watches: [{ kind: DisruptionKind.DisruptionBudget, map: (doc) => waitingWatch(memory, doc) }],
-    observe: (id) => observe(deps, memory, id),
+    watches: [
+      { kind: DisruptionKind.DisruptionBudget, map: (doc) => waitingWatch(memory, doc) },
+      { kind: CephKind.Cluster, map: (doc) => configWatch(rollout, doc) },
+    ],
+    observe: async (id) => {
+      const o = await observe(deps, memory, id);
+      if (o) rollout.nodes.add(id);
+      else rollout.nodes.delete(id);
+      return o;
+    },
     plan: planNode,
     apply: (o, plan) => apply(deps, memory, o, plan),
   };
+}
+
+/** The nodes the loop knows and the restart-relevant config last seen: a change of it (not of the
+ * Cluster's status, which changes all the time) wakes every node for its rolling restart. */
+interface RolloutMemory {
+  nodes: Set<string>;
+  key: string | null;
+}
+
+function configWatch(m: RolloutMemory, doc: AnyDoc): string[] {
+  const key = configKey(configHashes(doc.spec as ClusterSpec));
+  const changed = m.key !== null && m.key !== key;
+  m.key = key;
+  return changed ? [...m.nodes] : [];
 }
 
 async function observe(deps: NodeLoopDeps, memory: DisruptionMemory, id: string): Promise<NodeObserved | undefined> {
@@ -97,15 +128,28 @@ async function observe(deps: NodeLoopDeps, memory: DisruptionMemory, id: string)
   ]);
   // The BMC's runs only where they can matter: a node with a BMC (its shutdowns end with a power
   // check) or a power-on request pending.
-  const [powerOn, powerOff] = await Promise.all([
+  const fences = node.spec.bmc !== undefined && node.spec.fencing === 'bmc';
+  const [powerOn, powerOff, fenceStatus, fenceCycle, rolloutRun, cluster] = await Promise.all([
     powerOnRequest(node.spec, node.status) !== null ? deps.tasks.latestFor(Kind.Node, id, PowerTask.on) : undefined,
     node.spec.bmc ? deps.tasks.latestFor(Kind.Node, id, PowerTask.off) : undefined,
+    fences ? deps.tasks.latestFor(Kind.Node, id, FenceTask.status) : undefined,
+    fences ? deps.tasks.latestFor(Kind.Node, id, FenceTask.cycle) : undefined,
+    deps.tasks.latestFor(Kind.Node, id, RolloutTask.restart),
+    deps.store.get<ClusterSpec>(CephKind.Cluster, CLUSTER_ID),
   ]);
   const o: NodeObserved = {
     node,
     obs,
     disks,
-    runs: { restart: runView(restart), shutdown: runView(shutdown), powerOn: powerRunView(powerOn), powerOff: powerRunView(powerOff) },
+    runs: {
+      restart: runView(restart),
+      shutdown: runView(shutdown),
+      powerOn: powerRunView(powerOn),
+      powerOff: powerRunView(powerOff),
+      ...(fences ? { fenceStatus: powerRunView(fenceStatus), fenceCycle: powerRunView(fenceCycle) } : {}),
+      rollout: rolloutRunView(rolloutRun),
+    },
+    configHashes: cluster ? configHashes(cluster.spec) : null,
     now: deps.clock.now(),
     nowIso: deps.clock.iso(),
     startedAt: deps.startedAt,
@@ -117,6 +161,7 @@ async function observe(deps: NodeLoopDeps, memory: DisruptionMemory, id: string)
     staleJitter: (deps.random ?? Math.random)(),
     ...(deps.softOffGraceMs !== undefined ? { softOffGraceMs: deps.softOffGraceMs } : {}),
     ...(deps.powerOnBootMs !== undefined ? { powerOnBootMs: deps.powerOnBootMs } : {}),
+    ...(deps.fenceAfterMs !== undefined ? { fenceAfterMs: deps.fenceAfterMs } : {}),
   };
   await observeDisruption(deps, memory, o);
   return o;
@@ -132,6 +177,20 @@ function runView(run: TaskRun | undefined): RunView | null {
     request: typeof args.request === 'number' ? args.request : -1,
     bootId: typeof args.bootId === 'string' ? args.bootId : null,
     completedAt: run.status.completedAt ? Date.parse(run.status.completedAt) : null,
+  };
+}
+
+function rolloutRunView(run: TaskRun | undefined): RolloutRunView | null {
+  if (!run) return null;
+  const { config, daemons } = run.spec.args;
+  return {
+    id: run.id,
+    state: run.status.state,
+    attempt: run.spec.attempt,
+    config: typeof config === 'string' ? config : '',
+    daemons: Array.isArray(daemons) ? (daemons as RolloutRunView['daemons']) : [],
+    completedAt: run.status.completedAt ? Date.parse(run.status.completedAt) : null,
+    error: run.status.error,
   };
 }
 
@@ -170,6 +229,7 @@ export const NODE_STATUS: StatusOwner = {
     'nics',
     'daemons',
     'disruption',
+    'daemonConfig',
   ],
 };
 
@@ -223,6 +283,16 @@ async function apply(deps: NodeLoopDeps, memory: DisruptionMemory, o: NodeObserv
         // took a place meanwhile) → look again with what is held now.
         if (take && !(await takeLease(deps.store, take.request, obs.nowIso, { basis: take.basis, stale: take.stale, bus: deps.bus })))
           return requeueAfter(0);
+        if (isFenceTask(step.taskName)) return fenceRun(deps, obs, { ...step, taskName: step.taskName }, target);
+        if (step.taskName === RolloutTask.restart)
+          return {
+            taskName: step.taskName,
+            target,
+            node: { id: obs.node.id, hostname: obs.node.spec.hostname },
+            args: { config: step.config, daemons: step.daemons },
+            attempt: step.attempt,
+            timeoutMs: deps.runTimeoutMs,
+          };
         return {
           taskName: step.taskName,
           target,
@@ -235,6 +305,10 @@ async function apply(deps: NodeLoopDeps, memory: DisruptionMemory, o: NodeObserv
       start: async (req) => {
         const run = await deps.tasks.start(req);
         for (const line of plan.lease.notes) deps.notes?.note(run.id, 'info', line);
+        if (req.taskName === FenceTask.cycle) {
+          const silentSince = new Date(Number(req.args?.request)).toISOString();
+          deps.bus.publish('node.fenced', { nodeId: o.node.id, hostname: o.node.spec.hostname, silentSince, attempt: req.attempt ?? 1 });
+        }
         return run;
       },
       write: (obs, status) => writeNode(deps, obs, plan, status),

@@ -23,6 +23,10 @@ import { bootLoop, defaultBootLoopLimits, type BootLoopLimits } from './boot-loo
 import { BOOT_LOOP } from '../../src/fleet/boot-decision.js';
 import { isNodeApproved } from '../../src/model/operations.js';
 import { planPowerOff, planPowerOn, powerOnRequest, type PowerInput, type PowerRunView, type PowerTask } from './power.js';
+import { DEFAULT_FENCE_AFTER_MS, FenceTask, fenceRequest, keepFenceLease, planFence } from './fencing.js';
+import { DisruptionLeaseKind } from '../../src/model/disruption-kinds.js';
+import { DEFAULT_ROLLOUT_BACK_MS, RolloutTask, planRollout, rolloutRequest, type RolloutDaemon, type RolloutRunView } from './rollout.js';
+import type { ConfigHashes } from '../shared/daemon-config.js';
 
 export const NodeTask = { restart: Step.nodeRestart, shutdown: Step.nodeShutdown } as const;
 export type NodeTask = (typeof NodeTask)[keyof typeof NodeTask];
@@ -50,7 +54,17 @@ export interface NodeObserved {
   obs: Observation;
   disks: Map<string, Doc<DiskSpec, DiskStatusFields> | undefined>;
   /** powerOn/powerOff: the latest BMC runs, looked up only when the node may need them. */
-  runs: { restart: RunView | null; shutdown: RunView | null; powerOn?: PowerRunView | null; powerOff?: PowerRunView | null };
+  runs: {
+    restart: RunView | null;
+    shutdown: RunView | null;
+    powerOn?: PowerRunView | null;
+    powerOff?: PowerRunView | null;
+    /** Fencing's BMC runs (bmc.power-status, bmc.power-cycle), read for a node with `fencing: bmc`. */
+    fenceStatus?: PowerRunView | null;
+    fenceCycle?: PowerRunView | null;
+    /** The latest ceph.config.restart run (rollout.ts). */
+    rollout?: RolloutRunView | null;
+  };
   now: number;
   nowIso: string;
   /** When this Quarry process started: agents get one heartbeat timeout to report again
@@ -77,6 +91,13 @@ export interface NodeObserved {
   softOffGraceMs?: number;
   /** How long a machine powered on through its BMC has to boot and report before another try. */
   powerOnBootMs?: number;
+  /** How long an agent is silent before its node (with `fencing: bmc`) is fenced (FENCE_AFTER_MS). */
+  fenceAfterMs?: number;
+  /** The restart-relevant config of the Cluster spec, per daemon kind (shared/daemon-config.ts);
+   * absent or null: no cluster, nothing to roll out. */
+  configHashes?: ConfigHashes | null;
+  /** How long daemons restarted for a config change have to run again before the lease goes back. */
+  rolloutBackMs?: number;
 }
 
 export const DEFAULT_SOFT_OFF_GRACE_MS = 120_000;
@@ -84,15 +105,20 @@ export const DEFAULT_POWER_ON_BOOT_MS = 600_000;
 
 export interface StartRun {
   /** A node task goes to the agent; a power task is the master's, through the node's BMC. */
-  taskName: NodeTask | PowerTask;
+  taskName: NodeTask | PowerTask | FenceTask | RolloutTask;
   request: number;
   attempt: number;
   bootId: string | null;
   /** bmc.power-off: how long the soft power-off may take. */
   graceMs?: number;
+  /** ceph.config.restart: the config key and the daemons to restart. */
+  config?: string;
+  daemons?: RolloutDaemon[];
 }
 
 const isNodeTask = (r: StartRun): boolean => r.taskName === NodeTask.restart || r.taskName === NodeTask.shutdown;
+/** Runs that stop a node's daemons: they go under a lease of the disruption budget. */
+const isGated = (r: StartRun): boolean => isNodeTask(r) || r.taskName === FenceTask.cycle || r.taskName === RolloutTask.restart;
 
 /** The node's status (the fields the node loop owns; docs/status-ownership.md), the restart or
  * shutdown run to start, a wait (staleness, backoff), a gate; and the node loop's extras. */
@@ -125,11 +151,17 @@ interface Decision {
   notes?: string[];
   /** The budget holds the run back: who is in its way. */
   waiting?: { kind: string; heldBy: string[] };
+  /** A fence is under way: its lease stays (fencing.ts). */
+  fencing?: boolean;
+  /** A rolling restart for a config change is under way: its lease stays (rollout.ts). */
+  rolling?: boolean;
+  /** The config the node's daemons run with, to record (rollout.ts). */
+  daemonConfig?: NodeStatusFields['daemonConfig'];
 }
 
 export function planNode(o: NodeObserved): NodePlan {
-  const d = gateDisruption(o, enrollment(o) ?? decide(o));
-  const release = o.disruption?.mine ? !keepLease(o.disruption.mine, leaseFacts(o, d)) : false;
+  const d = gateDisruption(o, enrollment(o) ?? withRollout(o, withFence(o, decide(o))));
+  const release = o.disruption?.mine ? !leaseKept(o, o.disruption.mine, d) : false;
   const status = buildStatus(o, d, release);
   const wasWaiting = (o.node.status.conditions ?? []).some((c) => c.type === APPROVED && c.status === 'False');
   const forget = forgettable(o);
@@ -174,8 +206,8 @@ function forgettable(o: NodeObserved): boolean {
 
 /** The run the plan would start if the disruption budget let it: observe asks Ceph only then. */
 export const pendingRun = (o: NodeObserved): StartRun | null => {
-  const run = decide(o).run;
-  return run && isNodeTask(run) ? run : null;
+  const run = withRollout(o, withFence(o, decide(o))).run;
+  return run && isGated(run) ? run : null;
 };
 
 /** The OSDs the node's agent reports running: the only ids worth asking Ceph about (it
@@ -184,8 +216,12 @@ export const runningOsds = (o: NodeObserved): number[] => [...(o.obs.report?.dae
 
 /** What the node's run would disrupt: its daemons as its agent reports them, in its domain. */
 export function runRequest(o: NodeObserved, run: StartRun) {
+  const domain = o.domain ?? o.node.spec.hostname;
+  // A hung node's agent says nothing: its daemons as it last reported them.
+  if (run.taskName === FenceTask.cycle) return fenceRequest(o.node, domain, stopsOfNode(o.node.spec.hostname, o.node.status.daemons));
+  if (run.taskName === RolloutTask.restart) return rolloutRequest(o.node, domain, run.daemons ?? []);
   const verb = run.taskName === NodeTask.restart ? 'restart' : 'shutdown';
-  return nodeRequest(o.node, verb, o.domain ?? o.node.spec.hostname, stopsOfNode(o.node.spec.hostname, o.obs.report?.daemons));
+  return nodeRequest(o.node, verb, domain, stopsOfNode(o.node.spec.hostname, o.obs.report?.daemons));
 }
 
 /** A restart or shutdown stops the node's daemons: it goes with a lease of the disruption
@@ -193,18 +229,97 @@ export function runRequest(o: NodeObserved, run: StartRun) {
 function gateDisruption(o: NodeObserved, d: Decision): Decision {
   // The BMC's steps stop no daemon: power-on starts them, and the power-off follows a soft
   // shutdown the budget let through.
-  if (!d.run || !isNodeTask(d.run)) return d;
-  const verb = d.run.taskName === NodeTask.restart ? 'restart' : 'shutdown';
+  if (!d.run || !isGated(d.run)) return d;
+  const verbs: Record<string, string> = {
+    [NodeTask.restart]: 'restart',
+    [NodeTask.shutdown]: 'shutdown',
+    [FenceTask.cycle]: 'fence',
+    [RolloutTask.restart]: 'daemon restart',
+  };
+  const verb = verbs[d.run.taskName] ?? d.run.taskName;
   const req = runRequest(o, d.run);
   const prev = (o.node.status.conditions ?? []).find((c) => c.type === 'Blocked' && c.status === 'True');
   const g = gateRun(o.disruption, req, verb, prev ? { reason: prev.reason, message: prev.message } : null);
-  if (g.go) return { ...d, take: g.take, notes: g.take?.notes ?? (g.note ? [g.note] : []) };
+  if (g.go) return { ...d, take: g.take, notes: [...(d.notes ?? []), ...(g.take?.notes ?? (g.note ? [g.note] : []))] };
   return {
     ...steady(o),
     blocked: g.blocked,
     waiting: { kind: req.kind, heldBy: g.heldBy },
     requeueAfterMs: g.retryInMs ?? o.disruptionRecheckMs ?? o.heartbeatTimeoutMs,
   };
+}
+
+/** Fencing (fencing.ts) acts on a hung node with `fencing: bmc` when nothing else is asked of it. */
+function withFence(o: NodeObserved, d: Decision): Decision {
+  const { spec, status } = o.node;
+  const f = planFence({
+    spec,
+    status,
+    steady: d,
+    requestPending:
+      d.run !== undefined ||
+      spec.restartGeneration > (status.observedRestartGeneration ?? 0) ||
+      spec.shutdownGeneration > (status.observedShutdownGeneration ?? 0) ||
+      powerOnRequest(spec, status) !== null,
+    approved: isNodeApproved(o.node),
+    fresh: isFresh(o),
+    silentSince: o.obs.lastReportAt ?? (status.phase ? o.startedAt : null),
+    now: o.now,
+    fenceAfterMs: o.fenceAfterMs ?? DEFAULT_FENCE_AFTER_MS,
+    bootWaitMs: o.powerOnBootMs ?? DEFAULT_POWER_ON_BOOT_MS,
+    retryBaseMs: o.retryBaseMs,
+    maxAttempts: MAX_ATTEMPTS,
+    statusRun: o.runs.fenceStatus,
+    cycleRun: o.runs.fenceCycle,
+  });
+  if (!f) return d;
+  if ('wait' in f) return { ...d, requeueAfterMs: Math.min(d.requeueAfterMs ?? f.wait, f.wait) };
+  const { holdsLease, ...rest } = f.decision;
+  return { ...rest, fencing: holdsLease };
+}
+
+/** A rolling restart for a config change (rollout.ts), on an active node nothing else is asked of. */
+function withRollout(o: NodeObserved, d: Decision): Decision {
+  const { spec, status } = o.node;
+  if (d.run || d.blocked || d.fencing || d.phase !== 'active' || !o.configHashes) return d;
+  if (
+    spec.restartGeneration > (status.observedRestartGeneration ?? 0) ||
+    spec.shutdownGeneration > (status.observedShutdownGeneration ?? 0) ||
+    powerOnRequest(spec, status) !== null
+  )
+    return d;
+  const report = isFresh(o) ? o.obs.report : null;
+  const r = planRollout({
+    hostname: spec.hostname,
+    want: o.configHashes,
+    recorded: status.daemonConfig,
+    bootId: report?.bootId ?? null,
+    running: report?.daemons ?? {},
+    run: o.runs.rollout,
+    now: o.now,
+    retryBaseMs: o.retryBaseMs,
+    maxAttempts: MAX_ATTEMPTS,
+    backWaitMs: o.rolloutBackMs ?? DEFAULT_ROLLOUT_BACK_MS,
+  });
+  if (!r) return d;
+  if ('record' in r) return { ...d, daemonConfig: r.record };
+  if ('blocked' in r) return { ...d, blocked: r.blocked };
+  return {
+    ...d,
+    reason: r.reason,
+    message: r.message,
+    rolling: true,
+    ...(r.run ? { run: r.run } : {}),
+    ...(r.requeueAfterMs !== undefined ? { requeueAfterMs: r.requeueAfterMs } : {}),
+  };
+}
+
+/** Whether the lease the node holds stays after this pass. */
+function leaseKept(o: NodeObserved, mine: NonNullable<NodeObserved['disruption']>['mine'] & object, d: Decision): boolean {
+  // A restart or shutdown asked meanwhile went on the lease held: it keeps it until done.
+  if (mine.kind === DisruptionLeaseKind.fence) return keepFenceLease(d.fencing === true) || keepLease(mine, leaseFacts(o, d));
+  if (mine.kind === DisruptionLeaseKind.daemonRestart) return d.rolling === true || keepLease(mine, leaseFacts(o, d));
+  return keepLease(mine, leaseFacts(o, d));
 }
 
 /** What keepLease needs to know of the node. */
@@ -417,6 +532,7 @@ function buildStatus(o: NodeObserved, d: Decision, release: boolean): NodeStatus
     observedGeneration: gen,
     diskIds: diskIdsOf(o.node.id, o.node.status.diskIds ?? [], o.obs.report),
     ...(d.bootLoop === 'reset' ? { bootLoopResetAt: o.nowIso } : {}),
+    ...(d.daemonConfig ? { daemonConfig: d.daemonConfig } : {}),
     ...(o.obs.bootAddress !== undefined ? { bootAddress: o.obs.bootAddress } : {}),
   };
   const mine = o.disruption?.mine;

@@ -257,6 +257,32 @@ export const STEPS = {
     ]),
     result: obj({ daemon: { type: 'string' }, name: { type: 'string' } }, []),
   },
+  // The node loop's rolling restart for a config change (reconcilers/node/rollout.ts): the
+  // node's daemons the change concerns, one after another in one run (the node's lease covers
+  // them together; one run per node and config keeps the loop's bookkeeping to one run). `config`
+  // is the key of the config they are restarted to take.
+  'ceph.config.restart': {
+    level: 'node',
+    loop: 'node',
+    disrupts: 'the daemons a config change concerns, restarted one after another to take it',
+    args: obj(
+      {
+        config: { type: 'string', pattern: '^[0-9a-f]{8,64}$', description: 'a config key' },
+        daemons: {
+          type: 'array',
+          minItems: 1,
+          maxItems: 256,
+          description: 'the daemons to restart',
+          items: obj({ daemon: { enum: Object.keys(DAEMONS) as Array<keyof typeof DAEMONS>, description: 'daemon type' }, name }, [
+            'daemon',
+            'name',
+          ]),
+        },
+      },
+      ['config', 'daemons'],
+    ),
+    result: obj({ restarted: { type: 'array', items: { type: 'string' } } }, []),
+  },
   'disk.wipe.confirm': {
     level: 'master',
     loop: 'osd',
@@ -352,6 +378,7 @@ export const Step = {
   monmapRemove: 'ceph.mon.monmap-remove',
   monImportAdminKey: 'ceph.mon.import-admin-key',
   daemonRestart: 'ceph.daemon.restart',
+  configRestart: 'ceph.config.restart',
   osdNew: 'ceph.osd.new',
   osdCreate: 'ceph.osd.create',
   osdOut: 'ceph.osd.out',

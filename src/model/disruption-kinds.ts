@@ -26,6 +26,8 @@ export const DisruptionLeaseKind = {
   shutdown: 'shutdown',
   maintenance: 'maintenance',
   daemonRestart: 'daemon-restart',
+  /** A hung node power-cycled through its BMC (fencing: bmc). */
+  fence: 'fence',
 } as const;
 export type DisruptionLeaseKind = (typeof DisruptionLeaseKind)[keyof typeof DisruptionLeaseKind];
 export const DISRUPTION_LEASE_KINDS = Object.values(DisruptionLeaseKind);

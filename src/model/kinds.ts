@@ -114,6 +114,9 @@ export interface NodeStatusFields extends CommonStatus {
     osds?: number[];
   }; /** The disruption lease the node holds or waits for (reconcilers/shared/disruption-gate.ts). */
   disruption?: NodeDisruption;
+  /** The restart-relevant config its daemons run with (reconcilers/shared/daemon-config.ts), per
+   * daemon kind, and the boot it was recorded in (daemons started in a later boot read the new one). */
+  daemonConfig?: { bootId: string; hashes: Record<string, string> };
 }
 
 /** A node's place in the disruption budget: `held` while its restart or shutdown holds a lease,

@@ -169,6 +169,15 @@ export const nodeStatusSchema: JsonSchema = {
         reason: { type: 'string', maxLength: 4096 },
       },
     },
+    daemonConfig: {
+      type: 'object',
+      required: ['bootId', 'hashes'],
+      additionalProperties: false,
+      properties: {
+        bootId: { type: 'string', maxLength: 128 },
+        hashes: { type: 'object', maxProperties: 64, additionalProperties: { type: 'string', pattern: '^[0-9a-f]{8,64}$' } },
+      },
+    },
   },
 };
 

@@ -38,6 +38,8 @@ export interface HostHooks {
 export class SimMachine {
   powered = false;
   partitioned = false;
+  /** Hung (hang()): silent with its power on until the power is cut. */
+  hung = false;
   bootId = '';
   nodeId: string | null = null;
   hostname = '';
@@ -69,9 +71,10 @@ export class SimMachine {
     if (!this.looping) void this.bootLoop();
   }
 
-  /** Pulls the plug: no goodbye to the master. */
+  /** Pulls the plug: no goodbye to the master. A hung machine is hung no more. */
   powerOff(): void {
     this.powered = false;
+    if (this.hung) this.hung = this.partitioned = false;
     this.endBoot?.('poweroff');
   }
 
@@ -219,6 +222,13 @@ export class SimMachine {
   partition(ms?: number): void {
     this.partitioned = true;
     if (ms !== undefined) void this.pause(ms, this.lab).then(() => (this.partitioned = false));
+  }
+
+  /** The machine hangs (a wedged kernel), its power on: the agent falls silent and whatever
+   * ran on it stops; only a power cut (its BMC) ends it. */
+  hang(): void {
+    this.hung = this.partitioned = true;
+    if (this.hostname) this.host?.down(this.hostname);
   }
 
   heal(): void {

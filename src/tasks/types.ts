@@ -74,6 +74,8 @@ export interface EventMap {
   'task.log': { runId: string; line: LogLine };
   'disruption.lease.taken': DisruptionLeaseEvent;
   'disruption.lease.released': DisruptionLeaseEvent;
+  /** A hung node power-cycled through its BMC (fencing: bmc), silent since then. */
+  'node.fenced': { nodeId: string; hostname: string; silentSince: string; attempt: number };
 }
 
 /** A lease of the disruption budget taken or given back (reconcilers/shared/disruption-leases.ts). */

@@ -61,6 +61,19 @@ export const restartDaemon: AgentStepOf<'ceph.daemon.restart'> = async (ctx) => 
   return { daemon: type, name: id };
 };
 
+/** A config change's rolling restart on this node: the master's ceph.conf written once, then
+ * each daemon restarted in turn (systemctl restart), so each starts with the new config. */
+export const restartForConfig: AgentStepOf<'ceph.config.restart'> = async (ctx) => {
+  await refreshConf(ctx);
+  const restarted: string[] = [];
+  for (const d of ctx.args.daemons) {
+    await ctx.host.restart(d.daemon, d.name, ctx.signal);
+    restarted.push(`${d.daemon}.${d.name}`);
+    ctx.log('info', `${d.daemon}.${d.name}: restarted for config ${ctx.args.config}`);
+  }
+  return { restarted };
+};
+
 /** A daemon of another cluster must not start with this node's conf. */
 export function checkFsid(fsid: string | undefined, conf: string): void {
   const have = /^fsid\s*=\s*(\S+)/m.exec(conf)?.[1];

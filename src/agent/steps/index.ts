@@ -5,7 +5,7 @@
 // the step does anything: a malformed run fails naming the argument, nothing executed.
 import { DAEMONS, Step, assertStepArgs, type NodeStepName, type PowerStepName } from '../../catalogue/index.js';
 import type { AgentStep, AgentStepContext, AgentStepOf } from './context.js';
-import { restartDaemon, startMds, startMgr, startRgw, stopRgw } from './daemons.js';
+import { restartDaemon, restartForConfig, startMds, startMgr, startRgw, stopRgw } from './daemons.js';
 import { bootstrapMon, joinMon, removeMon } from './mon.js';
 import { startNfs, stopNfs } from './nfs.js';
 import { createOsd, stopOsd, wipeDisk, zapOsd } from './osd.js';
@@ -28,6 +28,7 @@ const IMPLEMENTED = {
   [DAEMONS.nfs.steps.stop]: stopNfs,
   [Step.osdCreate]: createOsd,
   [Step.daemonRestart]: restartDaemon,
+  [Step.configRestart]: restartForConfig,
   [Step.osdStop]: stopOsd,
   [Step.osdZap]: zapOsd,
   [Step.wipe]: wipeDisk,

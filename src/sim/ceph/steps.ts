@@ -154,6 +154,17 @@ export function cephSteps(cluster: SimCephCluster, hooks: CephStepHooks): Map<st
       cluster.hosts.restart(kind, name);
       ctx.log('info', `systemctl restart ceph-${kind}@${name}`);
     }),
+    [Steps.configRestart]: step((ctx, host) => {
+      const restarted: string[] = [];
+      for (const { daemon: kind, name } of ctx.args.daemons) {
+        const d = cluster.hosts.all().find((x) => x.kind === kind && x.name === name);
+        if (!d || d.host !== host) throw new Error(`there is no ${kind}.${name} on ${host}`);
+        cluster.hosts.restart(kind, name);
+        restarted.push(`${kind}.${name}`);
+        ctx.log('info', `systemctl restart ceph-${kind}@${name} (config ${ctx.args.config})`);
+      }
+      return { restarted };
+    }),
     [Steps.osdStop]: step((ctx, host) => {
       // systemctl stop: a unit that does not run (stopped, purged) is success. The disk keeps
       // its BlueStore label until it is zapped.
