@@ -2,7 +2,7 @@
 // or a Cluster spec file's `disruptionBudget`. They are DisruptionBudget/default's spec
 // (disruption-kinds.ts); the gate (reconcilers/shared/disruption-gate.ts) reads them there.
 
-/** The limits when nothing set them: the gate's defaults (test/model/disruption-settings.test.ts
+/** The limits when nothing set them: the gate's defaults (test/http/disruption-budget.test.ts
  * checks they agree). */
 export const BUDGET_DEFAULTS = { maxUnavailable: 1, maxDisruptions: 1 } as const;
 
