@@ -47,10 +47,11 @@ export interface PowerInput {
   bootWaitMs: number;
 }
 
-/** The power-on request not yet carried out, if any. */
+/** The power-on request not yet carried out, if any. One a later shutdown request passed
+ * (shutdownGeneration higher: the shutdown came after it) is moot: the node stays off. */
 export const powerOnRequest = (spec: NodeSpec, status: NodeStatusFields): number | null => {
   const gen = spec.powerOnGeneration ?? 0;
-  return gen > (status.observedPowerOnGeneration ?? 0) ? gen : null;
+  return gen > (status.observedPowerOnGeneration ?? 0) && gen >= spec.shutdownGeneration ? gen : null;
 };
 
 /**

@@ -3,6 +3,7 @@
 import type { AnyDoc } from '../model/document.js';
 import { SpecKind } from '../model/spec-inputs.js';
 import { DEFAULT_LIMITS, parseSpecText, type specValidators, type SpecError, type SpecLimits } from './parse.js';
+import { DISRUPTION_NOTE, plannedDisruptions, type PlannedDisruption } from './disruptions.js';
 import { planChanges } from './plan.js';
 import { resolveFile } from './resolve.js';
 import { plannedTasks, withUsage, type OsdUsage, type PlannedTask } from './tasks.js';
@@ -16,6 +17,8 @@ export interface Evaluation {
   changes: Change[];
   pending: Pending[];
   tasks: PlannedTask[];
+  /** The nodes it restarts or shuts down, wave by wave in the budget's order. */
+  disruptions: PlannedDisruption[];
 }
 
 export interface ChangeView {
@@ -37,6 +40,9 @@ export interface PlanView {
   orphaned: ChangeView[];
   pending: Pending[];
   tasks: PlannedTask[];
+  disruptions: PlannedDisruption[];
+  /** With disruptions: that Ceph's ok-to-stop is asked at the time. */
+  disruptionNote?: string;
 }
 
 type Validators = ReturnType<typeof specValidators>;
@@ -55,7 +61,7 @@ export async function evaluate(
   usage: () => Promise<OsdUsage> = () => Promise.resolve(new Map()),
 ): Promise<Evaluation> {
   const parsed = text === null ? { docs: [], errors: [] } : parseSpecText(file, text, v, limits);
-  const empty = { file, documents: parsed.docs.length, changes: [], pending: [], tasks: [] };
+  const empty = { file, documents: parsed.docs.length, changes: [], pending: [], tasks: [], disruptions: [] };
   if (parsed.errors.length) return { ...empty, errors: parsed.errors };
   const world = await load(parsed.docs.some((d) => d.kind === SpecKind.Image || (d.kind === SpecKind.Node && d.spec.image !== null)));
   const res = resolveFile(file, parsed.docs, world, isLive);
@@ -64,7 +70,8 @@ export async function evaluate(
   const planned = plannedTasks(changes, world);
   // Ceph is asked what is on the OSDs only when a task affects one.
   const tasks = planned.some((x) => x.affects) ? withUsage(planned, await usage()) : planned;
-  return { file, documents: parsed.docs.length, errors: [], changes, pending: res.pending, tasks };
+  const disruptions = plannedDisruptions(changes, world);
+  return { file, documents: parsed.docs.length, errors: [], changes, pending: res.pending, tasks, disruptions };
 }
 
 const view = (c: Change): ChangeView => ({
@@ -88,6 +95,8 @@ export function planView(e: Evaluation): PlanView {
     orphaned: e.changes.filter((c) => c.action === 'orphan').map(view),
     pending: e.pending,
     tasks: e.tasks,
+    disruptions: e.disruptions,
+    ...(e.disruptions.length ? { disruptionNote: DISRUPTION_NOTE } : {}),
   };
 }
 

@@ -4,6 +4,7 @@
 import { DAEMONS, NODE_DAEMON_TYPES, type NodeDaemonType } from '../catalogue/index.js';
 import type { FieldError } from '../errors.js';
 import { crushLevelsOf, labelErrors } from '../model/crush.js';
+import { declarePower } from '../model/node-power.js';
 import { OsdRemoval, type DeviceClass, type DiskSpec, type NodeSpec } from '../model/kinds.js';
 import {
   DiskReason,
@@ -117,7 +118,8 @@ export function resolveNode(
   const mon = monitor(input, node, disks, errors, wait);
   if (mon) daemons.mon = mon;
   if (errors.length) return { desired: [], pending, errors };
-  const spec: NodeSpec = { ...node.spec, role: input.role, power: input.power, image, daemons };
+  // `power` is acted on only when it changes against the stored power (src/model/node-power.ts).
+  const spec: NodeSpec = declarePower(node.spec, { ...node.spec, role: input.role, power: input.power, image, daemons });
   // An admin node only when the file says so; a file that names the flag owns it.
   if (input.adminKeyring === true) spec.adminKeyring = true;
   else if (input.adminKeyring === false) delete spec.adminKeyring;

@@ -3,6 +3,8 @@
 import { InputError, type FieldError } from '../errors.js';
 import { CLUSTER_ID, CephKind, type ClusterSpec } from '../model/ceph-kinds.js';
 import { crushLevelsOf, crushSpecErrors } from '../model/crush.js';
+import { DISRUPTION_BUDGET_ID, DisruptionKind } from '../model/disruption-kinds.js';
+import { BUDGET_DEFAULTS, type BudgetSettings } from '../model/disruption-settings.js';
 import { ImageKind, type ImageSpec } from '../model/image-kinds.js';
 import { networkClash, networkSpecOf, type NetworkInput } from '../model/network-input.js';
 import { NetworkKind, networkId } from '../model/network-kinds.js';
@@ -155,11 +157,11 @@ function rgwUser(doc: SpecDoc): DocResolution {
 
 function cluster(doc: SpecDoc, world: World): DocResolution {
   if (!world.cluster) return refused([{ path: '', message: 'the cluster document does not exist yet' }]);
-  const given = doc.spec as Partial<ClusterSpec>;
+  const { disruptionBudget, ...given } = doc.spec as Partial<ClusterSpec> & { disruptionBudget?: BudgetSettings };
   const spec = { ...world.cluster.spec, ...given };
   const crush = crushSpecErrors(spec, '/spec');
   if (crush.length) return refused(crush);
-  return one({
+  const out = one({
     kind: CephKind.Cluster,
     id: CLUSTER_ID,
     name: world.cluster.name,
@@ -168,6 +170,22 @@ function cluster(doc: SpecDoc, world: World): DocResolution {
     fields: Object.keys(given),
     labels: doc.labels,
   });
+  // The budget's limits live in their own document, which the file then owns those fields of.
+  if (disruptionBudget) out.desired.push(budgetDesired(disruptionBudget, world, doc.index));
+  return out;
+}
+
+function budgetDesired(given: BudgetSettings, world: World, document: number): Desired {
+  const cur = world.budget;
+  return {
+    kind: DisruptionKind.DisruptionBudget,
+    id: DISRUPTION_BUDGET_ID,
+    name: cur?.name ?? 'disruption-budget',
+    spec: { ...BUDGET_DEFAULTS, ...cur?.spec, ...given },
+    document,
+    fields: Object.keys(given),
+    createStatus: {},
+  };
 }
 
 function template(doc: SpecDoc, world: World): DocResolution {

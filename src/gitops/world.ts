@@ -4,6 +4,7 @@
 import type { ClusterSpec } from '../model/ceph-kinds.js';
 import { CLUSTER_ID, CephKind } from '../model/ceph-kinds.js';
 import type { AnyDoc, Doc, Source } from '../model/document.js';
+import { DISRUPTION_BUDGET_ID, DisruptionKind, type DisruptionBudgetSpec } from '../model/disruption-kinds.js';
 import { ImageKind, type CatalogEntry, type ImageRegistry, type ImageSpec } from '../model/image-kinds.js';
 import { Kind } from '../model/kinds.js';
 import { NetworkKind, type InterfaceSource, type MasterInterface, type NetworkSpec } from '../model/network-kinds.js';
@@ -20,6 +21,9 @@ export interface World {
   filesystems: Doc<FilesystemSpec>[];
   rgwUsers: Doc<RgwUserSpec>[];
   cluster: Doc<ClusterSpec> | undefined;
+  /** DisruptionBudget/default, when a lease or a setting made it: a Cluster document's
+   * `disruptionBudget` sets its limits. Not watched (its leases change all the time). */
+  budget?: Doc<DisruptionBudgetSpec> | undefined;
   templates: Doc<TemplateSpec>[];
   nics: MasterInterface[];
   /** null when the catalog could not be read: images declared by a file wait. */
@@ -45,7 +49,7 @@ export const OWNED_KINDS = [
 
 /** `catalog`: read the image catalog too (only files that declare images need it). */
 export async function loadWorld(store: Store, sources: WorldSources, catalog = false): Promise<World> {
-  const [nodes, disks, networks, images, filesystems, rgwUsers, cluster, templates, nics, entries] = await Promise.all([
+  const [nodes, disks, networks, images, filesystems, rgwUsers, cluster, budget, templates, nics, entries] = await Promise.all([
     store.list(Kind.Node) as Promise<NodeDoc[]>,
     store.list(Kind.Disk) as Promise<DiskDoc[]>,
     store.list<NetworkSpec, Record<string, unknown>>(NetworkKind.Network),
@@ -53,11 +57,12 @@ export async function loadWorld(store: Store, sources: WorldSources, catalog = f
     store.list<FilesystemSpec, Record<string, unknown>>(StorageKind.Filesystem),
     store.list<RgwUserSpec, Record<string, unknown>>(StorageKind.RgwUser),
     store.get<ClusterSpec, Record<string, unknown>>(CephKind.Cluster, CLUSTER_ID),
+    store.get<DisruptionBudgetSpec, Record<string, unknown>>(DisruptionKind.DisruptionBudget, DISRUPTION_BUDGET_ID),
     store.list<TemplateSpec, Record<string, unknown>>(TemplateKind.Template),
     sources.interfaces.interfaces(),
     catalog ? sources.registry.entries().catch(() => null) : Promise.resolve(null),
   ]);
-  return { nodes, disks, networks, images, filesystems, rgwUsers, cluster, templates, nics, catalog: entries };
+  return { nodes, disks, networks, images, filesystems, rgwUsers, cluster, budget, templates, nics, catalog: entries };
 }
 
 export function allDocs(w: World): AnyDoc[] {
@@ -69,6 +74,7 @@ export function allDocs(w: World): AnyDoc[] {
     ...w.filesystems,
     ...w.rgwUsers,
     ...(w.cluster ? [w.cluster] : []),
+    ...(w.budget ? [w.budget] : []),
     ...w.templates,
   ] as AnyDoc[];
 }

@@ -5,6 +5,7 @@ export { agentRoutes } from './routes/agent.js';
 export { bootRoutes } from './routes/boot.js';
 export { cephRoutes } from './routes/ceph.js';
 export { diskRoutes } from './routes/disks.js';
+export { disruptionBudgetRoutes } from './routes/disruption-budget.js';
 export { eventRoutes } from './routes/events.js';
 export { filesystemRoutes } from './routes/filesystems.js';
 export { gatewayRoutes } from './routes/gateways.js';

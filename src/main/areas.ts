@@ -3,6 +3,8 @@
 import type { Clock } from '../model/clock.js';
 import type { Store } from '../store/types.js';
 import { nodeRoutes, diskRoutes, invokeRoutes, cephRoutes, filesystemRoutes, gatewayRoutes, nodePowerRoutes } from '../http/router.js';
+import { disruptionBudgetRoutes } from '../http/router.js';
+import { DisruptionBudgetSettings } from '../services/disruption-budget.js';
 import { NodePower } from '../services/node-power.js';
 import { Inventory } from '../services/inventory.js';
 import { Invocations } from '../services/invocations.js';
@@ -29,5 +31,6 @@ export function inventoryAreas(
     filesystemRoutes(store),
     gatewayRoutes({ store, inventory, invocations, users: new RgwUsers(store, clock) }),
     nodePowerRoutes(new NodePower(store, inventory)),
+    disruptionBudgetRoutes(new DisruptionBudgetSettings(store)),
   ];
 }

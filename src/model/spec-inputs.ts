@@ -5,6 +5,7 @@
 // because ids are Quarry's.
 import { DAEMONS, DEVICE_CLASSES, NODE_DAEMON_TYPES, type DaemonEntry } from '../catalogue/index.js';
 import { crushLevelsSchema, failureDomainSchema } from './ceph-kinds.js';
+import { budgetSettingsSchema } from './disruption-settings.js';
 import { ID_OR_SHORT_PATTERN } from './image-kinds.js';
 import { networkInputSchema } from './network-input.js';
 import { filesystemInputSchema, rgwUserInputSchema } from './storage-input.js';
@@ -178,6 +179,7 @@ export const clusterInputSchema: JsonSchema = {
     },
     crushLevels: crushLevelsSchema,
     failureDomain: failureDomainSchema,
+    disruptionBudget: budgetSettingsSchema,
   },
 };
 

@@ -6,6 +6,8 @@
 import { DAEMONS, daemonOfOperation } from '../catalogue/index.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { SPEC_OWNED } from '../gitops/ownership.js';
+import { ownedBy } from '../gitops/world.js';
+import { requestPowerOn, requestShutdown } from '../model/node-power.js';
 import { Kind, OsdRemoval, type AgentCredentialSpec, type DiskSpec, type NodeSpec } from '../model/kinds.js';
 import {
   DiskOperation,
@@ -53,7 +55,7 @@ export class Invocations {
     await this.store.mutateSpec<NodeSpec>(Kind.Node, id, (fresh) => {
       const now = fresh as NodeDoc;
       if (!offeredNodeOperations(now, disks).includes(op)) throw new Rejected(whyNotNode(now, op));
-      return desiredNode(now.spec, op, diskId, params);
+      return desiredNode(now.spec, op, diskId, params, filePower(now));
     });
     if (op === NodeOperation.approve) await this.dropRevokedCredential(id);
   }
@@ -106,13 +108,27 @@ function desiredDisk(spec: DiskSpec, op: DiskOperation): DiskSpec {
   }
 }
 
-function desiredNode(spec: NodeSpec, op: NodeOperation, diskId?: string, params: Record<string, unknown> = {}): NodeSpec {
+/** A specs file owns the node's `power` (src/gitops/ownership.ts). */
+const filePower = (n: NodeDoc): boolean => ownedBy(n) && (n.metadata.source?.fields?.includes('power') ?? false);
+
+/**
+ * `power` is the desired power these writes keep true (src/model/node-power.ts). On a node whose
+ * file owns `power`, a shutdown is a one-off request like a restart: the file's `power: on` stays,
+ * and a later apply of the same file does nothing (it acts only when its power changes). A
+ * power-on against a file that says `off` changes the file's field: the ownership guard refuses
+ * it (409 SPEC_OWNED naming the file) rather than leaving it blocked.
+ */
+function desiredNode(
+  spec: NodeSpec,
+  op: NodeOperation,
+  diskId?: string,
+  params: Record<string, unknown> = {},
+  fileOwnsPower = false,
+): NodeSpec {
   if (op === NodeOperation.approve) return { ...spec, approved: true };
   if (op === NodeOperation.restart) return { ...spec, restartGeneration: spec.restartGeneration + 1 };
-  // A shutdown holds the node off until a later power-on: each bump passes the other counter.
-  const powerOn = spec.powerOnGeneration ?? 0;
-  if (op === NodeOperation.shutdown) return { ...spec, shutdownGeneration: Math.max(spec.shutdownGeneration, powerOn) + 1 };
-  if (op === NodeOperation.powerOn) return { ...spec, powerOnGeneration: Math.max(powerOn + 1, spec.shutdownGeneration) };
+  if (op === NodeOperation.shutdown) return requestShutdown(spec, fileOwnsPower);
+  if (op === NodeOperation.powerOn) return requestPowerOn(spec);
   const daemon = daemonOfOperation(op);
   if (!daemon) throw new Error(`no desired state for ${op}`);
   // params: the entry's own fields, which the route has checked against the catalogue's schema.

@@ -21,8 +21,8 @@ export interface SpecsLab extends LabQuarry {
   admin(): Promise<Client>;
 }
 
-export async function specsLab(t: ExecutionContext, nodes: number): Promise<SpecsLab> {
-  const q = await startLab(t, nodes);
+export async function specsLab(t: ExecutionContext, nodes: number, over: Parameters<typeof startLab>[2] = {}): Promise<SpecsLab> {
+  const q = await startLab(t, nodes, over);
   const dir = q.config.specsDir;
   await q.specs.ready;
   const path = (f: string) => join(dir, f);

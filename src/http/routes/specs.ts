@@ -2,7 +2,8 @@
 import type { SpecsFolder } from '../../gitops/folder.js';
 import { SPEC_API_VERSION, envelopeSchema, specInputSchemas } from '../../model/spec-inputs.js';
 import { route, type AnyRoute } from '../route.js';
-import { conditionView, object } from '../schemas.js';
+import { conditionView, object, uuidSchema } from '../schemas.js';
+import { DISRUPTION_LEASE_KINDS } from '../../model/disruption-kinds.js';
 
 const str = { type: 'string' };
 const int = { type: 'integer' };
@@ -58,6 +59,18 @@ const taskView = object(
   },
   ['task', 'kind', 'id', 'name', 'destructive'],
 );
+const disruptionView = object(
+  {
+    wave: { type: 'integer', minimum: 1, description: 'a wave starts once the one before has given its leases back' },
+    kind: { enum: DISRUPTION_LEASE_KINDS },
+    domains: { type: 'array', items: str, description: 'failure domains: a hostname, or `rack:r1` when the failure domain is a level' },
+    nodes: { type: 'array', items: str, description: 'hostnames' },
+    nodeIds: { type: 'array', items: uuidSchema },
+    destructive: { const: true },
+    lease: { type: 'boolean', description: 'false: the nodes run no Ceph daemon and go at once, without a lease' },
+  },
+  ['wave', 'kind', 'domains', 'nodes', 'nodeIds', 'destructive', 'lease'],
+);
 const orphanCondition = { ...conditionView, required: ['type', 'status', 'reason', 'message'] };
 
 const fileView = object(
@@ -92,8 +105,14 @@ const planSchema = object(
     orphaned: { type: 'array', items: changeView },
     pending: { type: 'array', items: pendingView },
     tasks: { type: 'array', items: taskView, description: 'the kinds of task runs the loops would schedule' },
+    disruptions: {
+      type: 'array',
+      items: disruptionView,
+      description: "the nodes it restarts or shuts down, in the disruption budget's waves (failure domain by failure domain)",
+    },
+    disruptionNote: { type: 'string', description: "with disruptions: Ceph's ok-to-stop is asked when each wave's turn comes" },
   },
-  ['file', 'valid', 'errors', 'created', 'updated', 'pruned', 'orphaned', 'pending', 'tasks'],
+  ['file', 'valid', 'errors', 'created', 'updated', 'pruned', 'orphaned', 'pending', 'tasks', 'disruptions'],
 );
 
 export function specRoutes(folder: SpecsFolder): AnyRoute[] {
