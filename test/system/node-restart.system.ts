@@ -222,3 +222,75 @@ test.serial(
     t.log(`all three restarted in ${secs(took)}`);
   },
 );
+
+test.serial(
+  'node restart: node.shutdown powers a node off through its agent, node.power-on without a BMC says NoPowerControl, switched on by hand it comes back with its daemons',
+  async (t) => {
+    explainOnFailure(t);
+    const c = need(cluster, 'the cluster');
+    const want = need(sums, 'the objects');
+    const n = c.nodes[2]!;
+    const doc = () => c.q.store.mustGet<NodeSpec, NodeStatusFields>(Kind.Node, n.id);
+    type Detail = { id: string; status: string; blocked: { reason: string; message: string } | null };
+    const detail = async () => (await c.admin.get<Detail[]>('/nodes/details')).json.find((d) => d.id === n.id)!;
+    const bootBefore = (await doc()).status.bootId;
+    const started = Date.now();
+
+    const r = await c.admin.post<InvokeResults>('/invoke/node', { operation: 'node.shutdown', nodeIds: [n.id] });
+    t.deepEqual(
+      r.json.results.map((x) => x.status),
+      ['scheduled'],
+      r.text,
+    );
+    await until(
+      'the node offline, its shutdown acknowledged and its lease given back',
+      async () => ({ d: await doc(), leases: await leases(c) }),
+      ({ d, leases: l }) =>
+        d.status.phase === 'offline' && d.status.observedShutdownGeneration === d.spec.shutdownGeneration && l.length === 0,
+      120_000,
+    );
+    const off = n.power.at(-1);
+    t.like(off, { action: 'poweroff', upAt: undefined });
+    t.not(off?.downAt, undefined, 'the harness powered it off');
+    const run = (await c.q.tasks.recent(200)).find(
+      (x) => x.spec.taskName === 'node.shutdown' && x.spec.nodeId === n.id && Date.parse(x.metadata.createdAt) >= started,
+    );
+    t.is(run?.status.state, 'completed');
+    const lines = (await c.q.tasks.logs(run!.id)).map((l) => l.message).join('\n');
+    t.regex(lines, /osd ok-to-stop osd\.\d+: ok/, lines);
+    t.regex(lines, /the machine powers off once this run is reported completed/, lines);
+    // Off for Ceph too: its monitor out of the quorum (two of three left), its OSD down.
+    await until(
+      'Ceph without the node: two monitors in quorum, two OSDs up',
+      () => c.ceph.status(),
+      (s) => s.quorumNames.length === 2 && s.osdUp === OSDS - 1,
+      60_000,
+    );
+
+    // No BMC declared: the power-on is not silently nothing.
+    const on = await c.admin.post<InvokeResults>('/invoke/node', { operation: 'node.power-on', nodeIds: [n.id] });
+    t.deepEqual(
+      on.json.results.map((x) => x.status),
+      ['scheduled'],
+      on.text,
+    );
+    const blocked = await until('the node saying it has no power control', detail, (d) => d.blocked?.reason === 'NoPowerControl', 60_000);
+    t.regex(blocked.blocked!.message, /declare a BMC or power the machine on by hand/);
+    t.is(blocked.status, 'offline');
+
+    // Switched on by hand: it boots, the power-on is acknowledged, Quarry starts its daemons.
+    await c.powerOn(n);
+    await until(
+      'the node active from a new boot, the power-on acknowledged',
+      doc,
+      (d) =>
+        d.status.phase === 'active' && d.status.bootId !== bootBefore && d.status.observedPowerOnGeneration === d.spec.powerOnGeneration,
+      120_000,
+    );
+    t.is((await detail()).blocked, null);
+    const s = await untilHealthy(c, OSDS, 'HEALTH_OK with every PG active+clean after the power-on', 180_000);
+    t.is(s.quorumNames.length, 3);
+    t.deepEqual(await readObjects(c, want.keys()), want, 'every object reads back with the same sha256');
+    t.log(`shut down and back in ${secs(Date.now() - started)}`);
+  },
+);
