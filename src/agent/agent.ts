@@ -2,6 +2,10 @@
 // files) on POST /node/hardware; a claim loop long-polls POST /node/runs/claim, carries out the
 // step, streams its log lines and reports the result. A run this agent was carrying when it died
 // is not resumed: the master fails it when its deadline passes, and the loop starts a new one.
+// A step that takes the machine down (the catalogue's `power`: node.restart, node.shutdown) does
+// so only once its run is reported completed: the run is never lost with the boot, and the
+// master learns of the reboot from the new boot id of the next report.
+import { isStepName, step as stepEntry } from '../catalogue/index.js';
 import type { AgentSession } from '../fleet/agent-session.js';
 import type { AgentReport, DaemonReport, DiskReport, NicReport } from '../fleet/types.js';
 import type { ClaimedRun } from '../fleet/protocol.js';
@@ -28,25 +32,37 @@ export interface AgentDeps {
   parallelSteps?: number;
   /** How often a running step asks whether its run was canceled. */
   cancelPollMs?: number;
+  /** What a power step runs once its run is reported (argv, through the runner). */
+  power?: { reboot: readonly string[]; poweroff: readonly string[] };
   log: Logger;
 }
+
+type PowerAction = 'reboot' | 'poweroff';
 
 /** The most a run's error may hold (POST /node/runs/{id}/finish). */
 const MAX_ERROR = 4096;
 const LOG_FLUSH_MS = 500;
+/** `systemctl reboot` returns once the job is queued; a command still running after this hung. */
+const POWER_COMMAND_TIMEOUT_MS = 60_000;
 
 export class Agent {
-  private readonly stopping = new AbortController();
+  private stopping = new AbortController();
   private loops: Promise<void>[] = [];
+  /** stop() was called: nothing starts the loops again. */
+  private halted = false;
 
   constructor(private readonly d: AgentDeps) {}
 
   start(): void {
-    const claimers = Array.from({ length: Math.max(1, this.d.parallelSteps ?? 1) }, () => this.claimLoop());
-    this.loops = [this.every(this.d.heartbeatMs, () => this.heartbeat()), ...claimers];
+    // Each loop ends with the signal it started with: loops started again after a power
+    // command failed are new ones, and the old ones still end.
+    const signal = this.stopping.signal;
+    const claimers = Array.from({ length: Math.max(1, this.d.parallelSteps ?? 1) }, () => this.claimLoop(signal));
+    this.loops = [this.every(signal, this.d.heartbeatMs, () => this.heartbeat()), ...claimers];
   }
 
   async stop(): Promise<void> {
+    this.halted = true;
     this.stopping.abort();
     await Promise.allSettled(this.loops);
   }
@@ -89,15 +105,15 @@ export class Agent {
     return true;
   }
 
-  private async claimLoop(): Promise<void> {
-    while (!this.stopping.signal.aborted) {
+  private async claimLoop(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
       try {
         await this.claimOnce();
       } catch (err) {
         // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- the agent may stop while claimOnce is awaited; TS keeps the loop condition's narrowing
-        if (this.stopping.signal.aborted) return;
+        if (signal.aborted) return;
         this.d.log('warn', 'claiming a run failed', { error: String(err) });
-        await this.pause(Math.min(this.d.heartbeatMs, 5_000));
+        await this.pause(signal, Math.min(this.d.heartbeatMs, 5_000));
       }
     }
   }
@@ -113,7 +129,8 @@ export class Agent {
     // is reported failed now rather than left for the master's deadline.
     const abort = new AbortController();
     const onStop = (): void => abort.abort();
-    this.stopping.signal.addEventListener('abort', onStop, { once: true });
+    const stopSignal = this.stopping.signal;
+    stopSignal.addEventListener('abort', onStop, { once: true });
     const timers = [
       setInterval(
         () => void flush().catch((err: unknown) => this.d.log('warn', 'sending run logs failed', { runId: run.id, error: String(err) })),
@@ -141,13 +158,40 @@ export class Agent {
       result = { ok: false, error: message.length > MAX_ERROR ? `${message.slice(0, MAX_ERROR - 1)}…` : message };
     } finally {
       timers.forEach(clearInterval);
-      this.stopping.signal.removeEventListener('abort', onStop);
+      stopSignal.removeEventListener('abort', onStop);
     }
     await flush();
     await this.d.session.call('POST', `/node/runs/${encodeURIComponent(run.id)}/finish`, result);
+    const power = result.ok && isStepName(run.taskName) ? stepEntry(run.taskName).power : undefined;
+    if (power) {
+      await this.powerDown(power, run.id);
+      return result;
+    }
     // The master learns at once what the step started or stopped.
     await this.heartbeat().catch((err: unknown) => this.d.log('warn', 'heartbeat failed', { error: String(err) }));
     return result;
+  }
+
+  /** The machine goes down: nothing more is claimed or reported from this boot (a report after
+   * a shutdown's would read as a machine still on), then the command runs. A command that fails
+   * leaves the machine up: the agent says so and works on, and the master keeps waiting for a
+   * new boot that does not come (its node shows why). */
+  private async powerDown(action: PowerAction, runId: string): Promise<void> {
+    const stopping = this.stopping;
+    stopping.abort();
+    const argv = this.d.power?.[action];
+    try {
+      if (!argv?.[0]) throw new Error(`this agent has no ${action} command`);
+      this.d.log('info', `${action}: the run is reported completed; running ${displayCommand(argv[0], argv.slice(1))}`, { runId });
+      await this.d.runner.run(argv[0], argv.slice(1), { timeoutMs: POWER_COMMAND_TIMEOUT_MS });
+    } catch (err) {
+      this.d.log('error', `${action} failed; the agent works on in this boot`, { runId, error: String(err) });
+      // Unless the agent was told to stop meanwhile (stop() also aborts this controller).
+      if (this.stopping === stopping && !this.halted) {
+        this.stopping = new AbortController();
+        this.start();
+      }
+    }
   }
 
   private watchCancel(runId: string, abort: AbortController): void {
@@ -159,21 +203,21 @@ export class Agent {
     );
   }
 
-  private async every(ms: number, body: () => Promise<void>): Promise<void> {
-    while (!this.stopping.signal.aborted) {
+  private async every(signal: AbortSignal, ms: number, body: () => Promise<void>): Promise<void> {
+    while (!signal.aborted) {
       await body().catch((err: unknown) => this.d.log('warn', 'heartbeat failed', { error: String(err) }));
-      await this.pause(ms);
+      await this.pause(signal, ms);
     }
   }
 
-  private pause(ms: number): Promise<void> {
+  private pause(signal: AbortSignal, ms: number): Promise<void> {
     return new Promise((resolve) => {
       const done = (): void => {
         clearTimeout(timer);
         resolve();
       };
       const timer = setTimeout(done, ms);
-      this.stopping.signal.addEventListener('abort', done, { once: true });
+      signal.addEventListener('abort', done, { once: true });
     });
   }
 }

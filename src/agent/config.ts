@@ -19,6 +19,12 @@ export interface AgentConfig extends CephPaths {
   claimWaitMs: number;
   /** Steps carried out at once. */
   parallelSteps: number;
+  /** What node.restart / node.shutdown run once their run is reported completed (argv, no shell). */
+  rebootCommand: readonly string[];
+  poweroffCommand: readonly string[];
+  /** Where this boot's id is read: it changes with every boot, which is how the master knows the
+   * node restarted (a test's network-namespace "nodes" share the host's, and get a file each). */
+  bootIdFile: string;
 }
 
 type Env = Record<string, string | undefined>;
@@ -48,5 +54,26 @@ export function loadAgentConfig(env: Env): Readonly<AgentConfig> {
     heartbeatMs: int(env, 'HEARTBEAT_MS', 5_000, 10, 600_000),
     claimWaitMs: int(env, 'CLAIM_WAIT_MS', 25_000, 0, 30_000),
     parallelSteps: int(env, 'PARALLEL_STEPS', 4, 1, 16),
+    rebootCommand: argv(env, 'AGENT_REBOOT_COMMAND', ['systemctl', 'reboot']),
+    poweroffCommand: argv(env, 'AGENT_POWEROFF_COMMAND', ['systemctl', 'poweroff']),
+    bootIdFile: env.AGENT_BOOT_ID_FILE || '/proc/sys/kernel/random/boot_id',
   });
+}
+
+/** A command as argv, never through a shell: a JSON array of strings (`["systemctl","reboot"]`),
+ * or words separated by spaces when none needs quoting. */
+function argv(env: Env, key: string, fallback: readonly string[]): readonly string[] {
+  const raw = env[key]?.trim();
+  if (!raw) return Object.freeze([...fallback]);
+  let words: unknown;
+  if (raw.startsWith('[')) {
+    try {
+      words = JSON.parse(raw);
+    } catch {
+      words = null;
+    }
+  } else words = raw.split(/\s+/);
+  if (!Array.isArray(words) || words.length === 0 || !words.every((w) => typeof w === 'string' && w !== ''))
+    throw new InputError(`${key} must be a command: words separated by spaces, or a JSON array of strings`);
+  return Object.freeze(words as string[]);
 }

@@ -33,7 +33,7 @@ export async function startAgent(config: Readonly<AgentConfig>, log: Logger): Pr
   const host = new CephHost({ runner, ...config });
   // A boot leaves the monitors' disks unmounted: mounted again before any step starts one.
   await host.mountDisks(log);
-  const bootId = (await readFile('/proc/sys/kernel/random/boot_id', 'utf8').catch(() => `pid-${process.pid}`)).trim();
+  const bootId = (await readFile(config.bootIdFile, 'utf8').catch(() => `pid-${process.pid}`)).trim() || `pid-${process.pid}`;
   const agent = new Agent({
     session,
     host,
@@ -49,6 +49,7 @@ export async function startAgent(config: Readonly<AgentConfig>, log: Logger): Pr
     heartbeatMs: config.heartbeatMs,
     claimWaitMs: config.claimWaitMs,
     parallelSteps: config.parallelSteps,
+    power: { reboot: config.rebootCommand, poweroff: config.poweroffCommand },
   });
   agent.start();
   log('info', 'agent started', { nodeId, master: config.masterUrl });

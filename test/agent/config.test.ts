@@ -38,3 +38,25 @@ test('agent node id comes from its credential username', (t) => {
   t.is(nodeIdOf('agent:7f1c0d1e-0000-4000-8000-000000000001'), '7f1c0d1e-0000-4000-8000-000000000001');
   t.throws(() => nodeIdOf('admin'), { message: 'the credential\'s username "admin" is not agent:<nodeId>' });
 });
+
+test('agent config: power commands are argv (words or a JSON array), systemctl by default; the boot id file can be named', (t) => {
+  const d = loadAgentConfig({ MASTER_URL: 'http://m' });
+  t.deepEqual(d.rebootCommand, ['systemctl', 'reboot']);
+  t.deepEqual(d.poweroffCommand, ['systemctl', 'poweroff']);
+  t.is(d.bootIdFile, '/proc/sys/kernel/random/boot_id');
+  const c = loadAgentConfig({
+    MASTER_URL: 'http://m',
+    AGENT_REBOOT_COMMAND: ' /sbin/shutdown  -r now ',
+    AGENT_POWEROFF_COMMAND: '["touch","/run/a file; rm -rf /"]',
+    AGENT_BOOT_ID_FILE: '/tmp/boot-id',
+  });
+  t.deepEqual(c.rebootCommand, ['/sbin/shutdown', '-r', 'now']);
+  // One argument, never a shell line.
+  t.deepEqual(c.poweroffCommand, ['touch', '/run/a file; rm -rf /']);
+  t.is(c.bootIdFile, '/tmp/boot-id');
+  for (const bad of ['[]', '["systemctl", 3]', '[""]', '["unclosed"'])
+    t.throws(() => loadAgentConfig({ MASTER_URL: 'http://m', AGENT_REBOOT_COMMAND: bad }), {
+      instanceOf: InputError,
+      message: 'AGENT_REBOOT_COMMAND must be a command: words separated by spaces, or a JSON array of strings',
+    });
+});

@@ -5,9 +5,13 @@
 // DRIVER=real, listening on the bridge's address. The nodes network-boot through Quarry's
 // gateway, which hands each its first credential as an install would. `stop()` tears it all
 // down, also after a failure, and `leftovers()` says whether anything survived.
+// A node's reboot and power-off are simulated: its agent's AGENT_REBOOT_COMMAND /
+// AGENT_POWEROFF_COMMAND only touch a marker file in the node's dir, and the harness, watching the
+// dir, does to the node what the machine would (powerDown): see there.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { openSync, closeSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { openSync, closeSync, watch, type FSWatcher } from 'node:fs';
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,7 +27,7 @@ import { createMemoryStore } from '../../src/store/index.js';
 import { MemoryLogStore } from '../../src/tasks/logs.js';
 import { Client } from '../http/client.js';
 import { claimDir, leftovers, makeNetLab, removeNetLab, sweepStale, TAG, type NetLab, type NetNode } from './netns.js';
-import { loopDevice, stopAll, TEST_CONF } from './node-sandbox.js';
+import { loopDevice, stopAll, TEST_CONF, unmountUnder } from './node-sandbox.js';
 
 export const ADMIN_PASSWORD = 'system-cluster-admin-password';
 const AGENT_MAIN = fileURLToPath(new URL('../../src/agent/main.js', import.meta.url));
@@ -36,7 +40,23 @@ export interface ClusterNode extends NetNode {
   host: CephHost;
   env: Record<string, string>;
   agent: ChildProcess | null;
+  /** Each simulated reboot or power-off, in order: when the agent asked for it, when the node
+   * was down (agent and daemons gone) and when its agent started again (a power-off: never, until
+   * powerOn). The harness's own record of what happened to the machine. */
+  power: PowerEvent[];
 }
+
+export interface PowerEvent {
+  action: PowerAction;
+  askedAt: number;
+  downAt?: number;
+  upAt?: number;
+}
+
+type PowerAction = 'reboot' | 'poweroff';
+const POWER_ACTIONS: readonly PowerAction[] = ['reboot', 'poweroff'];
+/** The simulated firmware and kernel boot between a node going down and its agent starting. */
+const BOOT_MS = 1_000;
 
 export interface ClusterOptions {
   nodes?: number;
@@ -60,6 +80,9 @@ export class NetnsCluster {
   cephConf = '';
   readonly nodes: ClusterNode[] = [];
   private stopped = false;
+  private readonly watchers: FSWatcher[] = [];
+  /** Each node's power action under way (one at a time, as on a machine). */
+  private readonly powering = new Map<string, Promise<void>>();
 
   private constructor(
     readonly net: NetLab,
@@ -113,18 +136,26 @@ export class NetnsCluster {
         CEPH_EXTRA_CONF: extraConf,
         HEARTBEAT_MS: '1000',
         CLAIM_WAIT_MS: '5000',
+        // Each simulated boot its own id (the namespaces share the host's /proc), and power
+        // commands that only tell the harness (powerDown).
+        AGENT_BOOT_ID_FILE: join(d, 'boot_id'),
+        AGENT_REBOOT_COMMAND: JSON.stringify(['touch', join(d, markerOf('reboot'))]),
+        AGENT_POWEROFF_COMMAND: JSON.stringify(['touch', join(d, markerOf('poweroff'))]),
       };
+      await writeFile(env.AGENT_BOOT_ID_FILE, `${randomUUID()}\n`);
       // Listed before its loop devices exist, so that stop() detaches whatever was made.
       this.nodes.push({
         ...n,
         id: '',
         devices,
         agent: null,
+        power: [],
         env,
         host: new CephHost({ runner: this.runner, ...paths, stopGraceMs: 10_000 }),
       });
       for (let k = 0; k < (opts.disksPerNode ?? 2); k++) devices.push(await loopDevice(this.runner, join(d, `disk${k}.img`), 6));
       Object.assign(env, { DISKS: devices.join(',') });
+      this.watchPower(this.nodes.at(-1)!, d);
     }
     this.q = await startQuarry({
       config: loadConfig({
@@ -223,11 +254,68 @@ export class NetnsCluster {
     clearTimeout(timer);
   }
 
+  /** The agent's power command touched a marker in the node's dir: the machine goes down. */
+  private watchPower(node: ClusterNode, dir: string): void {
+    const w = watch(dir, (_event, file) => {
+      const action = POWER_ACTIONS.find((a) => markerOf(a) === String(file));
+      if (!action || this.stopped || this.powering.has(node.ns)) return;
+      const asked = join(dir, markerOf(action));
+      const p = readdir(dir)
+        .then((fs) => (fs.includes(markerOf(action)) ? rm(asked).then(() => this.powerDown(node, action)) : undefined))
+        .catch((err: unknown) => void process.stderr.write(`netns-cluster: ${action} of ${node.ns} failed: ${String(err)}\n`))
+        .finally(() => this.powering.delete(node.ns));
+      this.powering.set(node.ns, p);
+    });
+    this.watchers.push(w);
+  }
+
+  /**
+   * What a reboot (or power-off) does to the node, in the order systemd's shutdown does it: the
+   * agent stopped (SIGTERM), then its Ceph daemons with SIGTERM and SIGKILL after a grace, as
+   * their units would be: a clean reboot, not a power cut (a killed node is cluster-faults.ts's),
+   * so Ceph sees the OSDs mark themselves down at once instead of waiting for its heartbeat
+   * grace. The disks and the node's state dir stay; /run's files (pid files, admin sockets: a
+   * tmpfs) are gone, as after a boot. The monitor's disk was mounted in the agent's own mount
+   * namespace (`ip netns exec` makes one), which ends with its last process, the monitor: the
+   * new agent's start mounts it again, as after a boot (unmountUnder is for a mount made here). A reboot then writes
+   * a new boot id and starts the agent again after a short boot; whatever runs the daemons again
+   * is Quarry's (the agent's start mounts the monitor's disk, the loops restart the daemons).
+   */
+  private async powerDown(node: ClusterNode, action: PowerAction): Promise<void> {
+    const ev: PowerEvent = { action, askedAt: Date.now() };
+    node.power.push(ev);
+    await this.stopAgent(node);
+    await stopAll([node.host]);
+    await unmountUnder(this.runner, node.host.opts.dataDir);
+    const run = node.host.opts.runDir;
+    for (const f of await readdir(run).catch(() => [] as string[])) await rm(join(run, f), { recursive: true, force: true });
+    ev.downAt = Date.now();
+    if (action === 'reboot') await this.boot1(node, ev);
+  }
+
+  /** A node powered off (node.shutdown) is switched on again, as by hand: it boots. */
+  async powerOn(node: ClusterNode): Promise<void> {
+    const ev = node.power.at(-1);
+    if (!ev || ev.action !== 'poweroff' || ev.upAt !== undefined) throw new Error(`${node.ns} is not powered off`);
+    await this.powering.get(node.ns);
+    await this.boot1(node, ev);
+  }
+
+  private async boot1(node: ClusterNode, ev: PowerEvent): Promise<void> {
+    await writeFile(node.env.AGENT_BOOT_ID_FILE!, `${randomUUID()}\n`);
+    await new Promise((r) => setTimeout(r, BOOT_MS));
+    if (this.stopped) return;
+    this.startAgent(node);
+    ev.upAt = Date.now();
+  }
+
   /** Everything, in reverse: agents, Quarry, daemons (layer by layer, by pid file), loop
    * devices, namespaces and links, the dir. Safe to call twice and after a failed start. */
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    this.watchers.forEach((w) => w.close());
+    await Promise.all([...this.powering.values()]);
     await Promise.all(this.nodes.map((n) => this.stopAgent(n)));
     // After a failed start, q was never assigned.
     await (this.q as Quarry | undefined)?.stop().catch(() => undefined);
@@ -272,3 +360,5 @@ export class NetnsCluster {
     return out;
   }
 }
+
+const markerOf = (action: PowerAction): string => `${action}-requested`;

@@ -3,18 +3,19 @@
 // gets its arguments typed by the step's schema. The lab's simulated agents implement the same
 // names (src/sim/ceph/steps.ts). Every run's arguments are checked against the schema before
 // the step does anything: a malformed run fails naming the argument, nothing executed.
-import { DAEMONS, Step, assertStepArgs, type NodeStepName, type PowerStepName } from '../../catalogue/index.js';
+import { DAEMONS, Step, assertStepArgs, type NodeStepName } from '../../catalogue/index.js';
 import type { AgentStep, AgentStepContext, AgentStepOf } from './context.js';
 import { restartDaemon, restartForConfig, startMds, startMgr, startRgw, stopRgw } from './daemons.js';
 import { bootstrapMon, joinMon, removeMon } from './mon.js';
 import { startNfs, stopNfs } from './nfs.js';
 import { createOsd, stopOsd, wipeDisk, zapOsd } from './osd.js';
+import { restartNode, shutdownNode } from './power.js';
 
 export type { AgentStep, AgentStepContext, AgentStepOf } from './context.js';
 
-/** Steps that take the machine down (STEPS' `power`) are not carried out by the real agent
- * yet (the lab's agents do): they may be absent here. */
-export type AgentSteps = { [K in Exclude<NodeStepName, PowerStepName>]: AgentStepOf<K> } & { [K in PowerStepName]?: AgentStepOf<K> };
+/** Every node step, those that take the machine down (STEPS' `power`) included: the agent runs
+ * their command once the run is reported (agent.ts). */
+export type AgentSteps = { [K in NodeStepName]: AgentStepOf<K> };
 
 const IMPLEMENTED = {
   [Step.monBootstrap]: bootstrapMon,
@@ -32,6 +33,8 @@ const IMPLEMENTED = {
   [Step.osdStop]: stopOsd,
   [Step.osdZap]: zapOsd,
   [Step.wipe]: wipeDisk,
+  [Step.nodeRestart]: restartNode,
+  [Step.nodeShutdown]: shutdownNode,
 } satisfies AgentSteps;
 
 /** Any implementation, its arguments' type forgotten (they are checked before the call). */
