@@ -2,6 +2,8 @@
 // master's CLI, the disruption budget's lease events on a real SSE client of /events, and each
 // node's status as the store saw every write of it (the watch misses none).
 import { EventSource } from 'eventsource';
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Doc } from '../../src/model/document.js';
 import { Kind, type NodeSpec, type NodeStatusFields } from '../../src/model/kinds.js';
 import type { NetnsCluster } from './netns-cluster.js';
@@ -41,6 +43,54 @@ export function sampleQuorum(c: NetnsCluster, everyMs = 400): { samples: QuorumS
     },
   };
 }
+
+/** What each monitor says of itself over its admin socket (`mon_status`): answered at once, with
+ * no election waited out, so a monitor that is down (no socket) or out of quorum shows. The CLI's
+ * `quorum_status` above waits for a quorum and, while the leader's lease on a stopped monitor
+ * runs, still lists it: it proves a quorum answered, this proves how many monitors were up. */
+export interface MonitorSample {
+  at: number;
+  /** Monitor name → leader | peon | electing | probing | synchronizing, or 'down'. */
+  states: Record<string, string>;
+}
+
+export function sampleMonitors(c: NetnsCluster, everyMs = 250): { samples: MonitorSample[]; stop: () => Promise<void> } {
+  const samples: MonitorSample[] = [];
+  let stopped = false;
+  const stateOf = async (n: NetnsCluster['nodes'][number]): Promise<string> => {
+    // The monitor is named by the node's hostname in Quarry, which need not be the namespace's.
+    const sock = (await readdir(n.host.opts.runDir).catch(() => [] as string[])).find((f) => /^ceph-mon\..+\.asok$/.test(f));
+    if (sock === undefined) return 'down';
+    const asok = join(n.host.opts.runDir, sock);
+    try {
+      const out = (await c.runner.run('ceph', ['--admin-daemon', asok, 'mon_status'], { timeoutMs: 5_000 })).stdout;
+      return (JSON.parse(out) as { state: string }).state;
+    } catch {
+      return 'down';
+    }
+  };
+  const loop = (async () => {
+    while (!stopped) {
+      const at = Date.now();
+      const states = await Promise.all(c.nodes.map(stateOf));
+      samples.push({ at, states: Object.fromEntries(c.nodes.map((n, i) => [n.ns, states[i]!])) });
+      await new Promise((r) => setTimeout(r, everyMs));
+    }
+  })();
+  return {
+    samples,
+    stop: async () => {
+      stopped = true;
+      await loop;
+    },
+  };
+}
+
+/** A majority of the monitors up and in quorum, or forming it again (electing). */
+export const monitorsKeepMajority = (s: MonitorSample): boolean => {
+  const states = Object.values(s.states);
+  return states.filter((x) => x === 'leader' || x === 'peon' || x === 'electing').length * 2 > states.length;
+};
 
 /** A majority of the monmap in quorum, or the quorum forming again during an election. */
 export const hasMajority = (s: QuorumSample): boolean =>

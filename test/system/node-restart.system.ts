@@ -19,7 +19,15 @@ import { NetnsCluster } from './netns-cluster.js';
 import { until } from './node-sandbox.js';
 import { createPool, readObjects, writeObjects } from './osd-day2-ceph.js';
 import { clusterSpec, writeSpec } from './osd-day2-spec.js';
-import { hasMajority, leaseSpans, listenLeases, sampleQuorum, watchNodes } from './node-restart-watch.js';
+import {
+  hasMajority,
+  leaseSpans,
+  listenLeases,
+  monitorsKeepMajority,
+  sampleMonitors,
+  sampleQuorum,
+  watchNodes,
+} from './node-restart-watch.js';
 
 const DISKS_PER_NODE = 2;
 const OSDS = 3;
@@ -117,6 +125,8 @@ test.serial(
     t.teardown(() => nodes.stop());
     const quorum = sampleQuorum(c);
     t.teardown(() => quorum.stop());
+    const mons = sampleMonitors(c);
+    t.teardown(() => mons.stop());
 
     const started = Date.now();
     const r = await c.admin.post<InvokeResults>('/invoke/node', { operation: 'node.restart', nodeIds: ids });
@@ -139,6 +149,7 @@ test.serial(
     );
     const took = Date.now() - started;
     await quorum.stop();
+    await mons.stop();
     nodes.stop();
 
     // One by one, as the harness saw the machines: each went down after the one before was up.
@@ -184,6 +195,23 @@ test.serial(
       q.filter((s) => !hasMajority(s)),
       [],
       `quorum sizes seen: ${q.map((s) => s.quorum).join(' ')}`,
+    );
+    // Each monitor's own word, sampled all along: never two of the three down or out at once.
+    const m = mons.samples;
+    t.true(m.length >= 10, `${m.length} monitor samples`);
+    const lost = m.filter((x) => !monitorsKeepMajority(x));
+    t.deepEqual(lost, [], JSON.stringify(lost.slice(0, 5)));
+    const oneDown = m.filter((x) => Object.values(x.states).some((st) => st !== 'leader' && st !== 'peon'));
+    t.log(
+      `monitor samples: ${m.length}, ${oneDown.length} with one monitor down or out of quorum (${[
+        ...new Set(
+          oneDown.flatMap((x) =>
+            Object.entries(x.states)
+              .filter(([, st]) => st !== 'leader' && st !== 'peon')
+              .map(([n, st]) => `${n} ${st}`),
+          ),
+        ),
+      ].join(', ')})`,
     );
     t.log(`quorum sizes over ${secs(took)}: ${[...new Set(q.map((s) => String(s.quorum)))].join(', ')} (${q.length} samples)`);
 
@@ -243,10 +271,14 @@ test.serial(
       r.text,
     );
     await until(
-      'the node offline, its shutdown acknowledged and its lease given back',
-      async () => ({ d: await doc(), leases: await leases(c) }),
-      ({ d, leases: l }) =>
-        d.status.phase === 'offline' && d.status.observedShutdownGeneration === d.spec.shutdownGeneration && l.length === 0,
+      'the node offline, its shutdown acknowledged and its lease given back, the harness done powering it off',
+      async () => ({ d: await doc(), leases: await leases(c), off: n.power.at(-1) }),
+      // The agent falls silent first; the harness stops the daemons after it (downAt).
+      ({ d, leases: l, off }) =>
+        d.status.phase === 'offline' &&
+        d.status.observedShutdownGeneration === d.spec.shutdownGeneration &&
+        l.length === 0 &&
+        off?.downAt !== undefined,
       120_000,
     );
     const off = n.power.at(-1);
