@@ -29,6 +29,8 @@ import type { BootLoopLimits } from './boot-loop.js';
 import type { BmcApi } from '../../src/clients/bmc.js';
 import { PowerTask, powerOnRequest, type PowerRunView } from './power.js';
 import { bmcTarget, powerOffScript, powerOnScript } from './power-scripts.js';
+import { MaintenanceTask, isMaintenanceTask, type LeaseRunView } from './maintenance.js';
+import { nooutScript } from './maintenance-scripts.js';
 
 export interface NodeLoopDeps {
   store: Store;
@@ -44,7 +46,9 @@ export interface NodeLoopDeps {
   /** First retry delay of a failed restart/shutdown; doubles per attempt. */
   retryBaseMs: number;
   runTimeoutMs: number;
-  ceph: Pick<CephApi, 'osdOkToStop' | 'monOkToStop' | 'mdsOkToStop'>;
+  /** osdSetGroup/osdUnsetGroup: the noout of maintenance, restarts and shutdowns (a run fails
+   * saying so when absent). */
+  ceph: Pick<CephApi, 'osdOkToStop' | 'monOkToStop' | 'mdsOkToStop'> & Partial<Pick<CephApi, 'osdSetGroup' | 'osdUnsetGroup'>>;
   /** Deadline of the ok-to-stop question (it waits for a manager). */
   cephQueryTimeoutMs: number;
   /** How often a node the disruption budget holds back asks Ceph again (a released lease wakes
@@ -101,11 +105,33 @@ async function observe(deps: NodeLoopDeps, memory: DisruptionMemory, id: string)
     powerOnRequest(node.spec, node.status) !== null ? deps.tasks.latestFor(Kind.Node, id, PowerTask.on) : undefined,
     node.spec.bmc ? deps.tasks.latestFor(Kind.Node, id, PowerTask.off) : undefined,
   ]);
+  // Maintenance's runs and noout's, only where they can matter (maintenance.ts).
+  const leaseRuns =
+    node.spec.maintenance === true ||
+    node.status.phase === 'maintenance' ||
+    node.status.disruption !== undefined ||
+    node.spec.restartGeneration > (node.status.observedRestartGeneration ?? 0) ||
+    node.spec.shutdownGeneration > (node.status.observedShutdownGeneration ?? 0);
+  const [noout, stop, start] = leaseRuns
+    ? await Promise.all(
+        [MaintenanceTask.noout, MaintenanceTask.stop, MaintenanceTask.start].map((t) =>
+          Promise.resolve(deps.tasks.latestFor(Kind.Node, id, t)),
+        ),
+      )
+    : [];
   const o: NodeObserved = {
     node,
     obs,
     disks,
-    runs: { restart: runView(restart), shutdown: runView(shutdown), powerOn: powerRunView(powerOn), powerOff: powerRunView(powerOff) },
+    runs: {
+      restart: runView(restart),
+      shutdown: runView(shutdown),
+      powerOn: powerRunView(powerOn),
+      powerOff: powerRunView(powerOff),
+      noout: leaseRunView(noout),
+      stop: leaseRunView(stop),
+      start: leaseRunView(start),
+    },
     now: deps.clock.now(),
     nowIso: deps.clock.iso(),
     startedAt: deps.startedAt,
@@ -131,6 +157,19 @@ function runView(run: TaskRun | undefined): RunView | null {
     attempt: run.spec.attempt,
     request: typeof args.request === 'number' ? args.request : -1,
     bootId: typeof args.bootId === 'string' ? args.bootId : null,
+    completedAt: run.status.completedAt ? Date.parse(run.status.completedAt) : null,
+  };
+}
+
+function leaseRunView(run: TaskRun | undefined): LeaseRunView | null {
+  if (!run) return null;
+  const { args } = run.spec;
+  return {
+    id: run.id,
+    state: run.status.state,
+    attempt: run.spec.attempt,
+    lease: typeof args.lease === 'string' ? args.lease : null,
+    ...(typeof args.set === 'boolean' ? { set: args.set } : {}),
     completedAt: run.status.completedAt ? Date.parse(run.status.completedAt) : null,
   };
 }
@@ -223,6 +262,7 @@ async function apply(deps: NodeLoopDeps, memory: DisruptionMemory, o: NodeObserv
         // took a place meanwhile) → look again with what is held now.
         if (take && !(await takeLease(deps.store, take.request, obs.nowIso, { basis: take.basis, stale: take.stale, bus: deps.bus })))
           return requeueAfter(0);
+        if (isMaintenanceTask(step.taskName)) return maintenanceRun(deps, obs, step, target);
         return {
           taskName: step.taskName,
           target,
@@ -243,6 +283,24 @@ async function apply(deps: NodeLoopDeps, memory: DisruptionMemory, o: NodeObserv
     o,
     plan,
   );
+}
+
+/** Maintenance's steps: noout on the master (through Ceph), the daemons' stop and start on the
+ * node's agent; each with the lease it is taken under. */
+function maintenanceRun(
+  deps: NodeLoopDeps,
+  o: NodeObserved,
+  step: NodePlan['step'] & object,
+  target: StartRequest['target'],
+): StartRequest {
+  const lease = step.lease ?? o.nowIso;
+  const base = { target, attempt: step.attempt, timeoutMs: deps.runTimeoutMs };
+  if (step.taskName === MaintenanceTask.noout) {
+    const host = o.node.spec.hostname;
+    const set = step.set === true;
+    return { ...base, taskName: step.taskName, node: null, args: { host, set, lease }, script: nooutScript(deps.ceph, host, set) };
+  }
+  return { ...base, taskName: step.taskName, node: { id: o.node.id, hostname: o.node.spec.hostname }, args: { lease } };
 }
 
 /** A BMC step, run by the master: the node's BMC as its spec says now. The plan starts one only

@@ -113,6 +113,11 @@ function desiredNode(spec: NodeSpec, op: NodeOperation, diskId?: string, params:
   const powerOn = spec.powerOnGeneration ?? 0;
   if (op === NodeOperation.shutdown) return { ...spec, shutdownGeneration: Math.max(spec.shutdownGeneration, powerOn) + 1 };
   if (op === NodeOperation.powerOn) return { ...spec, powerOnGeneration: Math.max(powerOn + 1, spec.shutdownGeneration) };
+  if (op === NodeOperation.maintenance) return { ...spec, maintenance: true };
+  if (op === NodeOperation.maintenanceExit) {
+    const { maintenance: _, ...rest } = spec;
+    return rest;
+  }
   const daemon = daemonOfOperation(op);
   if (!daemon) throw new Error(`no desired state for ${op}`);
   // params: the entry's own fields, which the route has checked against the catalogue's schema.
@@ -126,6 +131,11 @@ export function whyNotNode(n: NodeDoc, op: string): string {
   const restartish = op === NodeOperation.restart || op === NodeOperation.shutdown;
   if (restartish) return `${op} is offered only to active or errored nodes; this node is ${phase}`;
   if (op === NodeOperation.powerOn) return `${op} is offered only to offline nodes; this node is ${phase}`;
+  if (op === NodeOperation.maintenance)
+    return n.spec.maintenance === true
+      ? 'the node is in maintenance already (or entering it)'
+      : `${op} is offered only to active nodes; this node is ${phase}`;
+  if (op === NodeOperation.maintenanceExit) return `${op} is offered only to a node in maintenance (or entering it)`;
   if (phase !== 'active') return `${op} is offered only to active nodes; this node is ${phase}`;
   const daemon = daemonOfOperation(op);
   if (daemon && n.spec.daemons[daemon]) return `a ${DAEMONS[daemon].title} is already desired on this node`;

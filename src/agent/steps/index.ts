@@ -7,6 +7,7 @@ import { DAEMONS, Step, assertStepArgs, type NodeStepName, type PowerStepName } 
 import type { AgentStep, AgentStepContext, AgentStepOf } from './context.js';
 import { restartDaemon, startMds, startMgr, startRgw, stopRgw } from './daemons.js';
 import { bootstrapMon, joinMon, removeMon } from './mon.js';
+import { startDaemons, stopDaemons } from './maintenance.js';
 import { startNfs, stopNfs } from './nfs.js';
 import { createOsd, stopOsd, wipeDisk, zapOsd } from './osd.js';
 
@@ -31,6 +32,8 @@ const IMPLEMENTED = {
   [Step.osdStop]: stopOsd,
   [Step.osdZap]: zapOsd,
   [Step.wipe]: wipeDisk,
+  [Step.nodeDaemonsStop]: stopDaemons,
+  [Step.nodeDaemonsStart]: startDaemons,
 } satisfies AgentSteps;
 
 /** Any implementation, its arguments' type forgotten (they are checked before the call). */
