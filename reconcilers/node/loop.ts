@@ -112,13 +112,7 @@ async function observe(deps: NodeLoopDeps, memory: DisruptionMemory, id: string)
     node.status.disruption !== undefined ||
     node.spec.restartGeneration > (node.status.observedRestartGeneration ?? 0) ||
     node.spec.shutdownGeneration > (node.status.observedShutdownGeneration ?? 0);
-  const [noout, stop, start] = leaseRuns
-    ? await Promise.all(
-        [MaintenanceTask.noout, MaintenanceTask.stop, MaintenanceTask.start].map((t) =>
-          Promise.resolve(deps.tasks.latestFor(Kind.Node, id, t)),
-        ),
-      )
-    : [];
+  const [noout, stop, start] = leaseRuns ? await maintenanceRuns(deps, id) : [];
   const o: NodeObserved = {
     node,
     obs,
@@ -145,6 +139,11 @@ async function observe(deps: NodeLoopDeps, memory: DisruptionMemory, id: string)
     ...(deps.powerOnBootMs !== undefined ? { powerOnBootMs: deps.powerOnBootMs } : {}),
   };
   await observeDisruption(deps, memory, o);
+  // A lease the status did not know of (Quarry died as it was taken): its runs are read too.
+  if (!leaseRuns && o.disruption?.mine) {
+    const [n, st, sr] = await maintenanceRuns(deps, id);
+    Object.assign(o.runs, { noout: leaseRunView(n), stop: leaseRunView(st), start: leaseRunView(sr) });
+  }
   return o;
 }
 
@@ -159,6 +158,12 @@ function runView(run: TaskRun | undefined): RunView | null {
     bootId: typeof args.bootId === 'string' ? args.bootId : null,
     completedAt: run.status.completedAt ? Date.parse(run.status.completedAt) : null,
   };
+}
+
+/** The latest noout, daemons-stop and daemons-start runs of the node. */
+function maintenanceRuns(deps: NodeLoopDeps, id: string): Promise<Array<TaskRun | undefined>> {
+  const names = [MaintenanceTask.noout, MaintenanceTask.stop, MaintenanceTask.start];
+  return Promise.all(names.map((t) => Promise.resolve(deps.tasks.latestFor(Kind.Node, id, t))));
 }
 
 function leaseRunView(run: TaskRun | undefined): LeaseRunView | null {
@@ -298,7 +303,14 @@ function maintenanceRun(
   if (step.taskName === MaintenanceTask.noout) {
     const host = o.node.spec.hostname;
     const set = step.set === true;
-    return { ...base, taskName: step.taskName, node: null, args: { host, set, lease }, script: nooutScript(deps.ceph, host, set) };
+    const osds = step.osds ?? [];
+    return {
+      ...base,
+      taskName: step.taskName,
+      node: null,
+      args: { host, set, lease, osds },
+      script: nooutScript(deps.ceph, host, set, osds),
+    };
   }
   return { ...base, taskName: step.taskName, node: { id: o.node.id, hostname: o.node.spec.hostname }, args: { lease } };
 }

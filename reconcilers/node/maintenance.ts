@@ -51,6 +51,8 @@ export interface MaintenanceRun {
   attempt: number;
   /** ceph.osd.noout: set or clear. */
   set?: boolean;
+  /** ceph.osd.noout: the OSDs the lease stops. */
+  osds?: number[];
   request: number;
   bootId: null;
 }
@@ -121,13 +123,14 @@ function next(
   return now < due ? { kind: 'wait', ms: due - now } : { kind: 'start', attempt: r.attempt + 1 };
 }
 
-const run = (taskName: MaintenanceTask, lease: string, attempt: number, set?: boolean): MaintenanceRun => ({
+const run = (taskName: MaintenanceTask, lease: string, attempt: number, set?: boolean, osds?: readonly number[]): MaintenanceRun => ({
   taskName,
   lease,
   attempt,
   request: 0,
   bootId: null,
   ...(set === undefined ? {} : { set }),
+  ...(osds === undefined ? {} : { osds: [...osds] }),
 });
 
 /** A step to take (or wait for) as a decision: `label` says what it is. */
@@ -165,7 +168,8 @@ export function planMaintenance(m: MaintenanceInput, s: StepDecision): StepDecis
     }
     const req = maintenanceRequest(m.node, m.domain, m.stops);
     // The first step goes out as the lease is taken: noout when it stops OSDs, else the stop.
-    const first = m.stops.osds.length > 0 ? run(MaintenanceTask.noout, m.nowIso, 1, true) : run(MaintenanceTask.stop, m.nowIso, 1);
+    const first =
+      m.stops.osds.length > 0 ? run(MaintenanceTask.noout, m.nowIso, 1, true, m.stops.osds) : run(MaintenanceTask.stop, m.nowIso, 1);
     return { phase: 'maintenance', reason: ENTERING, message: `entering maintenance: ${first.taskName}`, run: first, wantsLease: req };
   }
   const lease = mine.since;
@@ -185,7 +189,7 @@ export function planMaintenance(m: MaintenanceInput, s: StepDecision): StepDecis
         entering,
         noout,
         m,
-        (a) => run(MaintenanceTask.noout, lease, a, true),
+        (a) => run(MaintenanceTask.noout, lease, a, true, mine.stops?.osds),
         `entering maintenance: noout for the OSDs of ${m.node.spec.hostname}`,
       );
       if (d) return d;
@@ -298,13 +302,17 @@ export function nooutRelease(
     if (n.kind === 'wait') return { release: false, message: 'clearing noout failed; retrying', requeueAfterMs: n.ms };
     return {
       release: false,
-      run: run(MaintenanceTask.noout, mine.since, n.attempt, false),
+      run: run(MaintenanceTask.noout, mine.since, n.attempt, false, mine.stops?.osds),
       message: `clearing noout for the OSDs of ${hostname}`,
     };
   }
   // Set (or being set) under this lease: cleared once the set is no longer under way.
   if (active(r)) return { release: false, message: `noout for ${hostname} is being set (run ${r.id}); cleared next` };
-  return { release: false, run: run(MaintenanceTask.noout, mine.since, 1, false), message: `clearing noout for the OSDs of ${hostname}` };
+  return {
+    release: false,
+    run: run(MaintenanceTask.noout, mine.since, 1, false, mine.stops?.osds),
+    message: `clearing noout for the OSDs of ${hostname}`,
+  };
 }
 
 /**
@@ -314,6 +322,7 @@ export function nooutRelease(
  */
 export function nooutBefore(
   lease: string,
+  osds: readonly number[],
   taking: boolean,
   noout: LeaseRunView | null | undefined,
   hostname: string,
@@ -327,5 +336,5 @@ export function nooutBefore(
   const label = `noout for the OSDs of ${hostname} before its daemons stop`;
   if (n.kind === 'busy') return { message: `${label} (run ${r!.id} is ${r!.state})` };
   if (n.kind === 'wait') return { message: `${label}: failed; retrying`, requeueAfterMs: n.ms };
-  return { run: run(MaintenanceTask.noout, lease, n.attempt, true), message: label };
+  return { run: run(MaintenanceTask.noout, lease, n.attempt, true, osds), message: label };
 }

@@ -110,8 +110,9 @@ export interface StartRun {
   graceMs?: number;
   /** Maintenance's steps and noout: the lease (its since) they are taken under. */
   lease?: string;
-  /** ceph.osd.noout: set or clear. */
+  /** ceph.osd.noout: set or clear, and the OSDs the lease stops. */
   set?: boolean;
+  osds?: number[];
 }
 
 const isNodeTask = (r: StartRun): boolean => r.taskName === NodeTask.restart || r.taskName === NodeTask.shutdown;
@@ -268,7 +269,7 @@ function nooutWindow(o: NodeObserved, d: Decision, over: boolean): { d: Decision
     const stops = mine?.stops ?? d.take?.request.stops;
     const lease = mine?.since ?? (d.take ? o.nowIso : null);
     if (lease === null || !stops || stops.osds.length === 0) return { d, release: false };
-    const n = nooutBefore(lease, !mine, o.runs.noout, host, o.now, o.retryBaseMs);
+    const n = nooutBefore(lease, stops.osds, !mine, o.runs.noout, host, o.now, o.retryBaseMs);
     if (!n) return { d, release: false };
     const { run: _, ...rest } = d;
     const wait = n.requeueAfterMs === undefined ? {} : { requeueAfterMs: n.requeueAfterMs };

@@ -352,7 +352,8 @@ export const STEPS = {
   // noout for the OSDs under a CRUSH host bucket (`ceph osd set-group noout <host>`), set before a
   // node's daemons stop (maintenance, restart, shutdown) so Ceph does not mark them out and move
   // their data while they are briefly down; unset when they are back (or the node is off for
-  // good). Idempotent both ways. `lease`: the disruption lease it is set under.
+  // good). Idempotent both ways. `lease`: the disruption lease it is set under. `osds`: the node's
+  // OSDs, flagged one by one when the host bucket is named otherwise than Quarry's hostname.
   'ceph.osd.noout': {
     level: 'master',
     loop: 'node',
@@ -361,6 +362,7 @@ export const STEPS = {
         host: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}$', description: 'a CRUSH host bucket' },
         set: { type: 'boolean' },
         lease: leaseSince,
+        osds: { type: 'array', maxItems: 1024, items: count },
       },
       ['host', 'set', 'lease'],
     ),

@@ -9,6 +9,7 @@ import { planNode, pendingRequest, type NodeObserved } from '../../reconcilers/n
 import type { NodeDisruptionObserved } from '../../reconcilers/node/disruption.js';
 import type { LeaseRunView } from '../../reconcilers/node/maintenance.js';
 import { planDaemon } from '../../reconcilers/daemon/plan.js';
+import { nooutScript } from '../../reconcilers/node/maintenance-scripts.js';
 import { node, nodeObserved, observation, report } from '../builders.js';
 import { NOW } from './plan-fixtures.js';
 
@@ -320,4 +321,33 @@ test('daemon plan: a node in maintenance says NodeInMaintenance instead of start
   t.is(p.step, null);
   t.like(p.status, { phase: 'blocked', reason: 'NodeInMaintenance' });
   t.is(p.gate?.reason, 'NodeInMaintenance');
+});
+
+test('noout script: by host bucket; OSD by OSD when the hostname is no CRUSH node; clearing it then is success', async (t) => {
+  const calls: string[] = [];
+  const einval = (who: string) => new Error(`Error EINVAL: unable to parse osd id or crush node or device class: "${who}". `);
+  const verb = (name: string) => async (_flags: string[], who: string[]) => {
+    calls.push(`${name} ${who.join(' ')}`);
+    if (who[0] === 'other-name') throw einval(who[0]);
+    if (who[0] === 'broken') throw new Error('Error ETIMEDOUT: no manager');
+    return { missing: who.filter((w) => w === 'osd.9') };
+  };
+  const ceph = { osdSetGroup: verb('set'), osdUnsetGroup: verb('unset') };
+  const lines: string[] = [];
+  const ctx = { signal: new AbortController().signal, log: (_l: string, m: string) => lines.push(m) } as unknown as Parameters<
+    ReturnType<typeof nooutScript>
+  >[0];
+  await nooutScript(ceph, 'node-1', true, [1, 2])(ctx);
+  await nooutScript(ceph, 'node-1', false, [1, 2])(ctx);
+  t.deepEqual(calls, ['set node-1', 'unset node-1']);
+  calls.length = 0;
+  await nooutScript(ceph, 'other-name', true, [1, 9])(ctx);
+  await nooutScript(ceph, 'other-name', false, [1, 9])(ctx);
+  t.deepEqual(calls, ['set other-name', 'set osd.1 osd.9', 'unset other-name', 'unset osd.1 osd.9']);
+  t.true(lines.some((l) => /not in the OSD map: osd\.9/.test(l)));
+  // Nothing to flag by id: setting fails (nothing would hold its OSDs in), clearing succeeds.
+  await t.throwsAsync(nooutScript(ceph, 'other-name', true, [])(ctx), { message: /EINVAL/ });
+  await t.notThrowsAsync(nooutScript(ceph, 'other-name', false, [])(ctx));
+  await t.throwsAsync(nooutScript(ceph, 'broken', false, [1])(ctx), { message: /ETIMEDOUT/ });
+  await t.throwsAsync(nooutScript({}, 'node-1', true, [1])(ctx), { message: /no Ceph client that sets noout/ });
 });
