@@ -121,6 +121,8 @@ test('node operations: maintenance is entered from active only, and left wheneve
     t.false(ops.includes('node.maintenance'), phase);
   }
   t.false(offeredNodeOperations(node('maintenance').build(), [disk()]).includes('node.maintenance-exit'));
+  // A node in maintenance may be restarted or shut down (on its maintenance lease).
+  t.deepEqual(offeredNodeOperations(node('maintenance').build(), [disk()]), ['node.restart', 'node.shutdown']);
 });
 
 const FSID = '6b8f2c1e-0a4d-4e5f-9c3b-2d1e0f9a8b7c';

@@ -376,7 +376,11 @@ function decide(o: NodeObserved): Decision {
 
 /** Maintenance (maintenance.ts) when no other request is pending; `s` is the phase otherwise.
  * Its decisions carry maintenance's own steps, which are StartRuns. */
-const maintenance = (o: NodeObserved, s: Decision): Decision => planMaintenance(maintenanceInput(o), s) as Decision;
+const maintenance = (o: NodeObserved, s: Decision): Decision => {
+  const m = planMaintenance(maintenanceInput(o), s) as Decision;
+  // A restart just confirmed (its ack) is acknowledged whatever maintenance decides.
+  return s.ack && m.ack === undefined ? { ...m, ack: s.ack } : m;
+};
 
 /** The phase when no restart or shutdown is pending. */
 function steady(o: NodeObserved): Decision {

@@ -140,7 +140,8 @@ export function offeredNodeOperations(n: NodeDoc, disks: DiskDoc[]): NodeOperati
       ops.push(DAEMONS[t].operation);
     }
   }
-  if (phase === 'active' || phase === 'error') ops.push(NodeOperation.restart, NodeOperation.shutdown);
+  // In maintenance too (a reboot for firmware, a power-off to swap parts): on its maintenance lease.
+  if (phase === 'active' || phase === 'error' || phase === 'maintenance') ops.push(NodeOperation.restart, NodeOperation.shutdown);
   // Offered to every offline node, BMC or not: without one the request is kept and the node
   // says why nothing happens (Blocked: NoPowerControl) until a BMC is declared or it reports.
   if (phase === 'offline') ops.push(NodeOperation.powerOn);

@@ -129,7 +129,7 @@ export function whyNotNode(n: NodeDoc, op: string): string {
   if (op === NodeOperation.approve) return `${NodeOperation.approve} is offered only to nodes waiting for approval; this node is approved`;
   if (!isNodeApproved(n)) return `${op} is not offered to a node waiting for approval; approve it first (${NodeOperation.approve})`;
   const restartish = op === NodeOperation.restart || op === NodeOperation.shutdown;
-  if (restartish) return `${op} is offered only to active or errored nodes; this node is ${phase}`;
+  if (restartish) return `${op} is offered only to active, errored or in-maintenance nodes; this node is ${phase}`;
   if (op === NodeOperation.powerOn) return `${op} is offered only to offline nodes; this node is ${phase}`;
   if (op === NodeOperation.maintenance)
     return n.spec.maintenance === true

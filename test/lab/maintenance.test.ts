@@ -95,7 +95,7 @@ test.serial(
     type Detail = { id: string; status: string; disruption: { state: string; kind: string } | null };
     const detail = (await c.get<Detail[]>('/nodes/details')).json.find((d) => d.id === n.id);
     t.like(detail, { status: 'maintenance', disruption: { state: 'held', kind: 'maintenance' } });
-    t.deepEqual((await c.get<string[]>(`/nodes/${n.id}/operations`)).json, ['node.maintenance-exit']);
+    t.deepEqual((await c.get<string[]>(`/nodes/${n.id}/operations`)).json, ['node.restart', 'node.shutdown', 'node.maintenance-exit']);
 
     // Long past the down-out interval, the loops have looked again: nothing started, nothing out.
     const since = Date.now();
@@ -112,6 +112,16 @@ test.serial(
     );
     t.deepEqual(restarts, [], 'no daemon restarted by the loops');
 
+    // A reboot in maintenance goes on its lease, and the node comes back still in maintenance.
+    await invoke(c, 'node.restart', [n.id]);
+    const rebooted = await waitFor('rebooted, still in maintenance', async () => {
+      const x = await node(q, n.id);
+      const back = x.status.observedRestartGeneration === 1 && x.status.bootId !== inside.status.bootId;
+      return back && readyReason(x) === 'InMaintenance' ? x : undefined;
+    });
+    t.deepEqual(rebooted.status.daemons?.osds, [], 'nothing started by the boot');
+    t.is((await leases(q)).length, 1);
+
     await invoke(c, 'node.maintenance-exit', [n.id]);
     await outOfMaintenance(q, n.id);
     t.deepEqual(
@@ -119,7 +129,13 @@ test.serial(
       [],
       'noout cleared',
     );
-    t.deepEqual(stepsOf(await runsOf(q, n.id, STEPS)), ['noout set', 'node.daemons-stop', 'node.daemons-start', 'noout clear']);
+    t.deepEqual(stepsOf(await runsOf(q, n.id, STEPS)), [
+      'noout set',
+      'node.daemons-stop',
+      'node.restart',
+      'node.daemons-start',
+      'noout clear',
+    ]);
     await waitFor('every PG active+clean again', () => ceph.pgs().every((p) => p.state === 'active+clean'), 30_000);
     const events = q.events
       .filter((e) => e.type.startsWith('disruption.lease.'))

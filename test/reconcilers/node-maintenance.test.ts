@@ -299,6 +299,7 @@ test('node maintenance: a restart in maintenance goes on its lease, and the node
   after.obs.report!.daemons.osds = [];
   const p = planNode(after);
   t.is(p.status.phase, 'maintenance');
+  t.is(p.status.observedRestartGeneration, 1, 'the restart is acknowledged');
   t.false(p.lease.release);
   t.is(p.step, null);
 });
