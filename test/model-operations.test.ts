@@ -83,6 +83,7 @@ test('node operations: an active node with an eligible disk offers everything', 
     'ceph.create-nfs',
     'node.restart',
     'node.shutdown',
+    'node.maintenance',
   ]);
 });
 
@@ -96,6 +97,7 @@ test('node operations: no monitor without an eligible disk, and none twice', (t)
     'ceph.create-nfs',
     'node.restart',
     'node.shutdown',
+    'node.maintenance',
   ]);
 });
 
@@ -106,6 +108,21 @@ test('node operations: an errored node can only be restarted or shut down, an of
   for (const phase of ['discovered', 'booting', 'rebooting', 'shutting-down'] as const) {
     t.deepEqual(offeredNodeOperations(node(phase).build(), [disk()]), [], phase);
   }
+});
+
+test('node operations: maintenance is entered from active only, and left whenever it is wanted', (t) => {
+  t.true(offeredNodeOperations(node('active').build(), [disk()]).includes('node.maintenance'));
+  t.false(offeredNodeOperations(node('error').build(), [disk()]).includes('node.maintenance'));
+  for (const phase of ['active', 'maintenance', 'offline'] as const) {
+    const n = node(phase).build();
+    n.spec.maintenance = true;
+    const ops = offeredNodeOperations(n, [disk()]);
+    t.true(ops.includes('node.maintenance-exit'), phase);
+    t.false(ops.includes('node.maintenance'), phase);
+  }
+  t.false(offeredNodeOperations(node('maintenance').build(), [disk()]).includes('node.maintenance-exit'));
+  // A node in maintenance may be restarted or shut down (on its maintenance lease).
+  t.deepEqual(offeredNodeOperations(node('maintenance').build(), [disk()]), ['node.restart', 'node.shutdown']);
 });
 
 const FSID = '6b8f2c1e-0a4d-4e5f-9c3b-2d1e0f9a8b7c';

@@ -5,6 +5,7 @@ import type { DaemonState, DaemonType } from '../../src/model/kinds.js';
 import type { NodeDoc } from '../../src/model/operations.js';
 import { isActive, nextAttempt, type RunInfo } from '../shared/runs.js';
 import { state } from '../shared/daemon-state.js';
+import { nodeNotActive } from '../shared/node-active.js';
 import { completedAt, gateOf, graceWait, type LoopPlan } from '../../src/runtime/loop-kit/index.js';
 
 export interface DaemonObserved {
@@ -48,9 +49,8 @@ export function planDaemon(o: DaemonObserved): DaemonPlan {
     return plan(running ? state('orphaned', 'NotDesired', `a ${what} runs but is not desired; Quarry leaves it alone`) : undefined);
   }
   if (running) return plan(state('running', 'Running', `the ${what} runs`));
-  if (o.node.status.phase !== 'active') {
-    return blockedPlan('NodeNotActive', `the node is ${o.node.status.phase ?? 'discovered'}; nothing is done to it until it is active`);
-  }
+  const inactive = nodeNotActive(o.node.status.phase);
+  if (inactive) return blockedPlan(inactive.reason, inactive.message);
   if (!o.quorum) return blockedPlan('WaitingForQuorum', 'waiting for monitor quorum');
   if (!o.keyExists) return stepPlan(o, 'create-key', o.keyRun, `creating the ${what}'s key`);
   return startPlan(o, what);

@@ -16,6 +16,7 @@ import type { Doc } from '../../src/model/document.js';
 import type { DaemonState } from '../../src/model/kinds.js';
 import type { DiskDoc, NodeDoc } from '../../src/model/operations.js';
 import { state } from '../shared/daemon-state.js';
+import { nodeNotActive } from '../shared/node-active.js';
 import { isActive, nextAttempt, type RunInfo } from '../shared/runs.js';
 import { planRemoval, type RemovalInput } from './removal.js';
 import { completedAt, gateOf, graceWait, type LoopPlan } from '../../src/runtime/loop-kit/index.js';
@@ -104,8 +105,8 @@ export function planMon(o: MonObserved): MonPlan {
   const importing = o.openedCluster === true && o.adminKeyImported === false;
   if (!desired) return importing ? importPlan(o, 'orphaned') : planRemoval(o);
   if (running) return importing ? importPlan(o, 'running') : plan(state('running', 'Running', 'the monitor runs'));
-  if (o.node.status.phase !== 'active')
-    return gate('NodeNotActive', `the node is ${o.node.status.phase ?? 'discovered'}; nothing is done to it until it is active`);
+  const inactive = nodeNotActive(o.node.status.phase);
+  if (inactive) return gate(inactive.reason, inactive.message);
   if (!o.monDisk || o.monDisk.status.present === false)
     return gate('MonitorDiskMissing', 'the disk chosen for the monitor store is not present');
   const created = o.createRun?.state === 'completed';

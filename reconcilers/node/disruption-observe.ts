@@ -12,7 +12,7 @@ import { readBudget, staleHolders } from '../shared/disruption-leases.js';
 import { failureDomainOf } from '../shared/failure-domain.js';
 import type { StopAnswers, StopSet } from '../shared/stop-gate.js';
 import type { NodeDisruptionObserved } from './disruption.js';
-import { pendingRun, runRequest, type NodeObserved } from './plan.js';
+import { pendingRequest, type NodeObserved } from './plan.js';
 
 /** The node loop's memory between passes (one per loop, never module-level). */
 export interface DisruptionMemory {
@@ -63,14 +63,14 @@ export async function observeDisruption(deps: DisruptionObserveDeps, memory: Dis
   const budget = await readBudget(deps.store);
   const me = { kind: Kind.Node, id: o.node.id };
   const mine = budget.leases.find((l) => holds(l, me)) ?? null;
-  const run = pendingRun(o);
-  if (!mine && !run && !o.node.status.disruption) return;
+  // A restart's, a shutdown's or a maintenance's request (maintenance.ts).
+  const req = pendingRequest(o);
+  if (!mine && !req && !o.node.status.disruption) return;
   const stale = await staleHolders(deps.store, budget.leases, me);
   const held = budget.leases.filter((l) => !holds(l, me) && !stale.includes(l.holderId));
   const d: NodeDisruptionObserved = { limits: budget.limits, mine, held, stale };
   o.disruption = d;
-  if (mine || !run) return;
-  const req = runRequest(o, run);
+  if (mine || !req) return;
   if (!needsCeph(budget.limits, held, req)) return;
   const recheck = o.disruptionRecheckMs;
   const last = memory.askedAt.get(o.node.id);

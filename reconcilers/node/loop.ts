@@ -35,6 +35,8 @@ import { RolloutTask, type RolloutRunView } from './rollout.js';
 import { configHashes, configKey } from '../shared/daemon-config.js';
 import { CLUSTER_ID, CephKind, type ClusterSpec } from '../../src/model/ceph-kinds.js';
 import type { AnyDoc } from '../../src/model/document.js';
+import { MaintenanceTask, isMaintenanceTask, type LeaseRunView } from './maintenance.js';
+import { nooutScript } from './maintenance-scripts.js';
 
 export interface NodeLoopDeps {
   store: Store;
@@ -50,7 +52,9 @@ export interface NodeLoopDeps {
   /** First retry delay of a failed restart/shutdown; doubles per attempt. */
   retryBaseMs: number;
   runTimeoutMs: number;
-  ceph: Pick<CephApi, 'osdOkToStop' | 'monOkToStop' | 'mdsOkToStop'>;
+  /** osdSetGroup/osdUnsetGroup: the noout of maintenance, restarts and shutdowns (a run fails
+   * saying so when absent). */
+  ceph: Pick<CephApi, 'osdOkToStop' | 'monOkToStop' | 'mdsOkToStop'> & Partial<Pick<CephApi, 'osdSetGroup' | 'osdUnsetGroup'>>;
   /** Deadline of the ok-to-stop question (it waits for a manager). */
   cephQueryTimeoutMs: number;
   /** How often a node the disruption budget holds back asks Ceph again (a released lease wakes
@@ -137,6 +141,14 @@ async function observe(deps: NodeLoopDeps, memory: DisruptionMemory, id: string)
     deps.tasks.latestFor(Kind.Node, id, RolloutTask.restart),
     deps.store.get<ClusterSpec>(CephKind.Cluster, CLUSTER_ID),
   ]);
+  // Maintenance's runs and noout's, only where they can matter (maintenance.ts).
+  const leaseRuns =
+    node.spec.maintenance === true ||
+    node.status.phase === 'maintenance' ||
+    node.status.disruption !== undefined ||
+    node.spec.restartGeneration > (node.status.observedRestartGeneration ?? 0) ||
+    node.spec.shutdownGeneration > (node.status.observedShutdownGeneration ?? 0);
+  const [noout, stop, start] = leaseRuns ? await maintenanceRuns(deps, id) : [];
   const o: NodeObserved = {
     node,
     obs,
@@ -148,6 +160,9 @@ async function observe(deps: NodeLoopDeps, memory: DisruptionMemory, id: string)
       powerOff: powerRunView(powerOff),
       ...(fences ? { fenceStatus: powerRunView(fenceStatus), fenceCycle: powerRunView(fenceCycle) } : {}),
       rollout: rolloutRunView(rolloutRun),
+      noout: leaseRunView(noout),
+      stop: leaseRunView(stop),
+      start: leaseRunView(start),
     },
     configHashes: cluster ? configHashes(cluster.spec) : null,
     now: deps.clock.now(),
@@ -164,6 +179,11 @@ async function observe(deps: NodeLoopDeps, memory: DisruptionMemory, id: string)
     ...(deps.fenceAfterMs !== undefined ? { fenceAfterMs: deps.fenceAfterMs } : {}),
   };
   await observeDisruption(deps, memory, o);
+  // A lease the status did not know of (Quarry died as it was taken): its runs are read too.
+  if (!leaseRuns && o.disruption?.mine) {
+    const [n, st, sr] = await maintenanceRuns(deps, id);
+    Object.assign(o.runs, { noout: leaseRunView(n), stop: leaseRunView(st), start: leaseRunView(sr) });
+  }
   return o;
 }
 
@@ -191,6 +211,25 @@ function rolloutRunView(run: TaskRun | undefined): RolloutRunView | null {
     daemons: Array.isArray(daemons) ? (daemons as RolloutRunView['daemons']) : [],
     completedAt: run.status.completedAt ? Date.parse(run.status.completedAt) : null,
     error: run.status.error,
+  };
+}
+
+/** The latest noout, daemons-stop and daemons-start runs of the node. */
+function maintenanceRuns(deps: NodeLoopDeps, id: string): Promise<Array<TaskRun | undefined>> {
+  const names = [MaintenanceTask.noout, MaintenanceTask.stop, MaintenanceTask.start];
+  return Promise.all(names.map((t) => Promise.resolve(deps.tasks.latestFor(Kind.Node, id, t))));
+}
+
+function leaseRunView(run: TaskRun | undefined): LeaseRunView | null {
+  if (!run) return null;
+  const { args } = run.spec;
+  return {
+    id: run.id,
+    state: run.status.state,
+    attempt: run.spec.attempt,
+    lease: typeof args.lease === 'string' ? args.lease : null,
+    ...(typeof args.set === 'boolean' ? { set: args.set } : {}),
+    completedAt: run.status.completedAt ? Date.parse(run.status.completedAt) : null,
   };
 }
 
@@ -293,6 +332,7 @@ async function apply(deps: NodeLoopDeps, memory: DisruptionMemory, o: NodeObserv
             attempt: step.attempt,
             timeoutMs: deps.runTimeoutMs,
           };
+        if (isMaintenanceTask(step.taskName)) return maintenanceRun(deps, obs, step, target);
         return {
           taskName: step.taskName,
           target,
@@ -317,6 +357,31 @@ async function apply(deps: NodeLoopDeps, memory: DisruptionMemory, o: NodeObserv
     o,
     plan,
   );
+}
+
+/** Maintenance's steps: noout on the master (through Ceph), the daemons' stop and start on the
+ * node's agent; each with the lease it is taken under. */
+function maintenanceRun(
+  deps: NodeLoopDeps,
+  o: NodeObserved,
+  step: NodePlan['step'] & object,
+  target: StartRequest['target'],
+): StartRequest {
+  const lease = step.lease ?? o.nowIso;
+  const base = { target, attempt: step.attempt, timeoutMs: deps.runTimeoutMs };
+  if (step.taskName === MaintenanceTask.noout) {
+    const host = o.node.spec.hostname;
+    const set = step.set === true;
+    const osds = step.osds ?? [];
+    return {
+      ...base,
+      taskName: step.taskName,
+      node: null,
+      args: { host, set, lease, osds },
+      script: nooutScript(deps.ceph, host, set, osds),
+    };
+  }
+  return { ...base, taskName: step.taskName, node: { id: o.node.id, hostname: o.node.spec.hostname }, args: { lease } };
 }
 
 /** A BMC step, run by the master: the node's BMC as its spec says now. The plan starts one only

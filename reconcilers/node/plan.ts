@@ -24,9 +24,21 @@ import { BOOT_LOOP } from '../../src/fleet/boot-decision.js';
 import { isNodeApproved } from '../../src/model/operations.js';
 import { planPowerOff, planPowerOn, powerOnRequest, type PowerInput, type PowerRunView, type PowerTask } from './power.js';
 import { DEFAULT_FENCE_AFTER_MS, FenceTask, fenceRequest, keepFenceLease, planFence } from './fencing.js';
-import { DisruptionLeaseKind } from '../../src/model/disruption-kinds.js';
 import { DEFAULT_ROLLOUT_BACK_MS, RolloutTask, planRollout, rolloutRequest, type RolloutDaemon, type RolloutRunView } from './rollout.js';
 import type { ConfigHashes } from '../shared/daemon-config.js';
+import { DisruptionLeaseKind } from '../../src/model/disruption-kinds.js';
+import type { DisruptionRequest } from '../shared/disruption-gate.js';
+import {
+  ENTERING,
+  LEAVING,
+  gateMaintenance,
+  nooutBefore,
+  nooutRelease,
+  planMaintenance,
+  type MaintenanceInput,
+  type MaintenanceRuns,
+  type MaintenanceTask,
+} from './maintenance.js';
 
 export const NodeTask = { restart: Step.nodeRestart, shutdown: Step.nodeShutdown } as const;
 export type NodeTask = (typeof NodeTask)[keyof typeof NodeTask];
@@ -64,7 +76,7 @@ export interface NodeObserved {
     fenceCycle?: PowerRunView | null;
     /** The latest ceph.config.restart run (rollout.ts). */
     rollout?: RolloutRunView | null;
-  };
+  } & MaintenanceRuns;
   now: number;
   nowIso: string;
   /** When this Quarry process started: agents get one heartbeat timeout to report again
@@ -105,7 +117,7 @@ export const DEFAULT_POWER_ON_BOOT_MS = 600_000;
 
 export interface StartRun {
   /** A node task goes to the agent; a power task is the master's, through the node's BMC. */
-  taskName: NodeTask | PowerTask | FenceTask | RolloutTask;
+  taskName: NodeTask | PowerTask | FenceTask | RolloutTask | MaintenanceTask;
   request: number;
   attempt: number;
   bootId: string | null;
@@ -114,6 +126,11 @@ export interface StartRun {
   /** ceph.config.restart: the config key and the daemons to restart. */
   config?: string;
   daemons?: RolloutDaemon[];
+  /** Maintenance's steps and noout: the lease (its since) they are taken under. */
+  lease?: string;
+  /** ceph.osd.noout: set or clear, and the OSDs the lease stops. */
+  set?: boolean;
+  osds?: number[];
 }
 
 const isNodeTask = (r: StartRun): boolean => r.taskName === NodeTask.restart || r.taskName === NodeTask.shutdown;
@@ -157,11 +174,19 @@ interface Decision {
   rolling?: boolean;
   /** The config the node's daemons run with, to record (rollout.ts). */
   daemonConfig?: NodeStatusFields['daemonConfig'];
+  /** A maintenance that wants its lease (maintenance.ts); the gate decides. */
+  wantsLease?: DisruptionRequest;
+  /** The maintenance is over: its lease may go back (once noout is cleared). */
+  over?: boolean;
 }
 
 export function planNode(o: NodeObserved): NodePlan {
-  const d = gateDisruption(o, enrollment(o) ?? withRollout(o, withFence(o, decide(o))));
-  const release = o.disruption?.mine ? !leaseKept(o, o.disruption.mine, d) : false;
+  const gated = gateDisruption(o, enrollment(o) ?? withRollout(o, withFence(o, decide(o))));
+  const mine = o.disruption?.mine;
+  // A maintenance lease is held until the maintenance is over (maintenance.ts), whatever
+  // restart or shutdown went on it meanwhile; the others as leaseKept says.
+  const over = mine ? (mine.kind === DisruptionLeaseKind.maintenance ? gated.over === true : !leaseKept(o, mine, gated)) : false;
+  const { d, release } = nooutWindow(o, gated, over);
   const status = buildStatus(o, d, release);
   const wasWaiting = (o.node.status.conditions ?? []).some((c) => c.type === APPROVED && c.status === 'False');
   const forget = forgettable(o);
@@ -204,6 +229,14 @@ function forgettable(o: NodeObserved): boolean {
   return o.now - last > o.unapprovedTtlMs;
 }
 
+/** What the node would ask the disruption budget for now (a restart's, a shutdown's or a
+ * maintenance's lease): observe asks Ceph only then. */
+export function pendingRequest(o: NodeObserved): DisruptionRequest | null {
+  const d = withRollout(o, withFence(o, decide(o)));
+  if (d.run && isGated(d.run)) return runRequest(o, d.run);
+  return d.wantsLease ?? null;
+}
+
 /** The run the plan would start if the disruption budget let it: observe asks Ceph only then. */
 export const pendingRun = (o: NodeObserved): StartRun | null => {
   const run = withRollout(o, withFence(o, decide(o))).run;
@@ -227,6 +260,17 @@ export function runRequest(o: NodeObserved, run: StartRun) {
 /** A restart or shutdown stops the node's daemons: it goes with a lease of the disruption
  * budget (held, or taken as the run starts), or not at all. */
 function gateDisruption(o: NodeObserved, d: Decision): Decision {
+  const prev = (o.node.status.conditions ?? []).find((c) => c.type === 'Blocked' && c.status === 'True');
+  if (d.wantsLease) {
+    const g = gateMaintenance(o.disruption, d.wantsLease, prev ? { reason: prev.reason, message: prev.message } : null);
+    if (g.go) return { ...d, take: g.take, notes: g.take?.notes ?? (g.note ? [g.note] : []) };
+    return {
+      ...steady(o),
+      blocked: g.blocked,
+      waiting: { kind: DisruptionLeaseKind.maintenance, heldBy: g.heldBy },
+      requeueAfterMs: g.retryInMs ?? o.disruptionRecheckMs ?? o.heartbeatTimeoutMs,
+    };
+  }
   // The BMC's steps stop no daemon: power-on starts them, and the power-off follows a soft
   // shutdown the budget let through.
   if (!d.run || !isGated(d.run)) return d;
@@ -238,7 +282,6 @@ function gateDisruption(o: NodeObserved, d: Decision): Decision {
   };
   const verb = verbs[d.run.taskName] ?? d.run.taskName;
   const req = runRequest(o, d.run);
-  const prev = (o.node.status.conditions ?? []).find((c) => c.type === 'Blocked' && c.status === 'True');
   const g = gateRun(o.disruption, req, verb, prev ? { reason: prev.reason, message: prev.message } : null);
   if (g.go) return { ...d, take: g.take, notes: [...(d.notes ?? []), ...(g.take?.notes ?? (g.note ? [g.note] : []))] };
   return {
@@ -256,8 +299,11 @@ function withFence(o: NodeObserved, d: Decision): Decision {
     spec,
     status,
     steady: d,
+    // A node in maintenance is the operator's: a silent agent there may be their work (firmware).
     requestPending:
       d.run !== undefined ||
+      spec.maintenance === true ||
+      d.phase === 'maintenance' ||
       spec.restartGeneration > (status.observedRestartGeneration ?? 0) ||
       spec.shutdownGeneration > (status.observedShutdownGeneration ?? 0) ||
       powerOnRequest(spec, status) !== null,
@@ -322,6 +368,65 @@ function leaseKept(o: NodeObserved, mine: NonNullable<NodeObserved['disruption']
   return keepLease(mine, leaseFacts(o, d));
 }
 
+/** The noout window (maintenance.ts): a restart or shutdown that stops OSDs sets noout under its
+ * lease before its run goes; a lease that would go back clears the noout set under it first. */
+function nooutWindow(o: NodeObserved, d: Decision, over: boolean): { d: Decision; release: boolean } {
+  const mine = o.disruption?.mine ?? null;
+  const host = o.node.spec.hostname;
+  if (d.run && isNodeTask(d.run)) {
+    const stops = mine?.stops ?? d.take?.request.stops;
+    const lease = mine?.since ?? (d.take ? o.nowIso : null);
+    if (lease === null || !stops || stops.osds.length === 0) return { d, release: false };
+    const n = nooutBefore(lease, stops.osds, !mine, o.runs.noout, host, o.now, o.retryBaseMs);
+    if (!n) return { d, release: false };
+    const { run: _, ...rest } = d;
+    const wait = n.requeueAfterMs === undefined ? {} : { requeueAfterMs: n.requeueAfterMs };
+    return { d: { ...rest, reason: 'SettingNoout', message: n.message, ...(n.run ? { run: n.run } : {}), ...wait }, release: false };
+  }
+  if (!mine || !over || d.run) return { d, release: false };
+  const n = nooutRelease(mine, o.runs.noout, host, o.now, o.retryBaseMs);
+  if (n.release) return { d, release: true };
+  const maintenance = mine.kind === DisruptionLeaseKind.maintenance;
+  return {
+    d: {
+      ...d,
+      ...(maintenance ? { phase: 'maintenance' as const, reason: LEAVING } : { reason: 'ClearingNoout' }),
+      message: n.message,
+      ...(n.run ? { run: n.run } : {}),
+      ...(n.requeueAfterMs === undefined ? {} : { requeueAfterMs: n.requeueAfterMs }),
+    },
+    release: false,
+  };
+}
+
+/** What is still wanted on the node: a daemon removed meanwhile is not waited for. */
+function wantedDaemons(o: NodeObserved): { osds: number[]; mon: boolean; mds: boolean } {
+  return {
+    osds: [...o.disks.values()].flatMap((x) => (x?.spec.osd && typeof x.status.osdId === 'number' ? [x.status.osdId] : [])),
+    mon: o.node.spec.daemons.mon !== undefined,
+    mds: o.node.spec.daemons.mds !== undefined,
+  };
+}
+
+/** What maintenance.ts needs of the node. */
+function maintenanceInput(o: NodeObserved): MaintenanceInput {
+  const hostname = o.node.spec.hostname;
+  return {
+    node: o.node,
+    runs: o.runs,
+    ...(o.disruption ? { disruption: o.disruption } : {}),
+    fresh: isFresh(o),
+    now: o.now,
+    nowIso: o.nowIso,
+    retryBaseMs: o.retryBaseMs,
+    heartbeatTimeoutMs: o.heartbeatTimeoutMs,
+    domain: o.domain ?? hostname,
+    running: o.obs.report?.daemons,
+    wanted: wantedDaemons(o),
+    stops: stopsOfNode(hostname, o.obs.report?.daemons),
+  };
+}
+
 /** What keepLease needs to know of the node. */
 function leaseFacts(o: NodeObserved, d: Decision) {
   const { spec, status } = o.node;
@@ -336,11 +441,7 @@ function leaseFacts(o: NodeObserved, d: Decision) {
     offline: d.phase === 'offline',
     backFromBoot: isFresh(o) && report !== null && report.bootId !== sent,
     running: report?.daemons,
-    wanted: {
-      osds: [...o.disks.values()].flatMap((x) => (x?.spec.osd && typeof x.status.osdId === 'number' ? [x.status.osdId] : [])),
-      mon: spec.daemons.mon !== undefined,
-      mds: spec.daemons.mds !== undefined,
-    },
+    wanted: wantedDaemons(o),
   };
 }
 
@@ -376,10 +477,18 @@ function decide(o: NodeObserved): Decision {
   if (spec.restartGeneration > (status.observedRestartGeneration ?? 0)) {
     const d = request(o, NodeTask.restart, spec.restartGeneration);
     if (!d.ack) return d;
-    return { ...steady(o), ack: d.ack };
+    return maintenance(o, { ...steady(o), ack: d.ack });
   }
-  return steady(o);
+  return maintenance(o, steady(o));
 }
+
+/** Maintenance (maintenance.ts) when no other request is pending; `s` is the phase otherwise.
+ * Its decisions carry maintenance's own steps, which are StartRuns. */
+const maintenance = (o: NodeObserved, s: Decision): Decision => {
+  const m = planMaintenance(maintenanceInput(o), s) as Decision;
+  // A restart just confirmed (its ack) is acknowledged whatever maintenance decides.
+  return s.ack && m.ack === undefined ? { ...m, ack: s.ack } : m;
+};
 
 /** The phase when no restart or shutdown is pending. */
 function steady(o: NodeObserved): Decision {
@@ -505,7 +614,12 @@ function buildStatus(o: NodeObserved, d: Decision, release: boolean): NodeStatus
     conditions = setCondition(conditions, { type, status: on ? 'True' : 'False', reason, message }, gen, o.nowIso);
   };
   set('Ready', d.phase === 'active', d.reason, d.message);
-  const moving = d.phase === 'discovered' || d.phase === 'booting' || d.phase === 'rebooting' || d.phase === 'shutting-down';
+  const moving =
+    d.phase === 'discovered' ||
+    d.phase === 'booting' ||
+    d.phase === 'rebooting' ||
+    d.phase === 'shutting-down' ||
+    (d.phase === 'maintenance' && (d.reason === ENTERING || d.reason === LEAVING));
   set('Progressing', moving, moving ? d.reason : 'Idle', moving ? d.message : '');
   set('Blocked', d.blocked !== undefined, d.blocked?.reason ?? 'NotBlocked', d.blocked?.message ?? '');
   set('Degraded', d.phase === 'error', d.phase === 'error' ? d.reason : 'Healthy', d.phase === 'error' ? d.message : '');

@@ -8,6 +8,7 @@ import { Daemon } from '../../src/catalogue/index.js';
 import { getCondition } from '../../src/runtime/conditions.js';
 import { completedAt, graceWait } from '../../src/runtime/loop-kit/index.js';
 import { isActive, type RunInfo } from '../shared/runs.js';
+import { nodeNotActive } from '../shared/node-active.js';
 import { adoptionBlock, creationReasons, labelOfThisCluster } from './adopt.js';
 import { entry } from './history.js';
 import { deviceClassFor, gatePlan, isoAt, osdState, recordedId, statePlan, stepPlan } from './plan-kit.js';
@@ -58,9 +59,8 @@ function keepInner(o: OsdObserved, id: number | null): OsdPlan {
   const { disk, node } = o;
   const recorded = recordedId(o);
   const keep = { osdId: recorded };
-  const phase = node?.status.phase ?? 'discovered';
-  if (phase !== 'active')
-    return gatePlan('blocked', 'NodeNotActive', `the node is ${node ? phase : 'unknown'}; nothing is done to it until it is active`, keep);
+  const inactive = nodeNotActive(node?.status.phase, node !== undefined);
+  if (inactive) return gatePlan('blocked', inactive.reason, inactive.message, keep);
   if (disk.status.present === false) return absentPlan(o, recorded);
   if (id !== null && (node?.status.daemons?.osds ?? []).includes(id)) {
     return statePlan('running', 'Running', `osd.${id} runs`, { osdId: id, history: recorded === null ? [firstEntry(o, id)] : [] });

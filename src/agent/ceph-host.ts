@@ -143,6 +143,17 @@ export class CephHost {
     await this.launch(type, id, unit, signal);
   }
 
+  /** Starts it again the way it was last started unless it runs (maintenance's start): a
+   * monitor's disk mounted first, as on the agent's start-up. */
+  async resume(type: DaemonType, id: string, signal?: AbortSignal): Promise<'started' | 'running'> {
+    if (await this.pidOf(type, id)) return 'running';
+    const unit = await this.unit(type, id);
+    if (!unit) throw new Error(`${entityOf(type, id)} was never started on this node`);
+    await this.mountDisk(type, id);
+    await this.launch(type, id, unit, signal);
+    return 'started';
+  }
+
   /** SIGTERM, then SIGKILL after the grace period; true when it was running. */
   async stop(type: DaemonType, id: string): Promise<boolean> {
     const pid = await this.pidOf(type, id);

@@ -20,6 +20,10 @@ export const NodeOperation = {
   /** Powers an offline node on through its BMC (src/power); without one the node says
    * `Blocked: NoPowerControl`. */
   powerOn: 'node.power-on',
+  /** Maintenance (spec.maintenance): noout for its OSDs, its Ceph daemons stopped, inside the
+   * disruption budget; `maintenance-exit` starts them again and gives the lease back. */
+  maintenance: 'node.maintenance',
+  maintenanceExit: 'node.maintenance-exit',
   /** Enrollment: an admin accepts a machine found by network boot (src/fleet/enrollment.ts). */
   approve: 'node.approve',
 } as const;

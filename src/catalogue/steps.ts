@@ -55,6 +55,11 @@ const monArgs = {
 const nodeRequest = obj({ request: count, bootId: { type: ['string', 'null'], maxLength: 128 } }, ['request']);
 const powerState = { enum: ['on', 'off'], description: 'a chassis power state' } as const;
 const bmcRequest = obj({ request: count }, ['request']);
+/** When the node's maintenance lease was taken (an ISO time): ties a run to one maintenance. */
+const leaseSince = { type: 'string', pattern: '^[0-9T:.Z+-]{1,40}$', description: 'an ISO time' } as const;
+const maintenanceRequest = obj({ lease: leaseSince }, ['lease']);
+/** Daemons by their Ceph entity names (`osd.3`, `mon.node-1`). */
+const daemonNames = { type: 'array', maxItems: 1024, items: entity } as const;
 /** What the BMC said the chassis power was before the step acted (`on`/`off`). */
 const bmcResult = obj({ was: powerState }, []);
 
@@ -109,6 +114,23 @@ export const STEPS = {
   },
   'node.restart': { level: 'node', loop: 'node', power: 'reboot', args: nodeRequest, result: none },
   'node.shutdown': { level: 'node', loop: 'node', power: 'poweroff', args: nodeRequest, result: none },
+  // Maintenance (reconcilers/node/maintenance.ts): every Ceph daemon of the node stopped cleanly
+  // (gateways, MDS, manager, OSDs, the monitor last), and started again the way each was last
+  // started. `lease`: when the node's disruption lease was taken, so a run is found again for
+  // the maintenance it belongs to. Both idempotent: a daemon already stopped (started) is success.
+  'node.daemons-stop': {
+    level: 'node',
+    loop: 'node',
+    disrupts: 'every Ceph daemon of the node, stopped for its maintenance (noout holds its OSDs in)',
+    args: maintenanceRequest,
+    result: obj({ stopped: daemonNames }, []),
+  },
+  'node.daemons-start': {
+    level: 'node',
+    loop: 'node',
+    args: maintenanceRequest,
+    result: obj({ started: daemonNames }, []),
+  },
   'ceph.mon.bootstrap': {
     level: 'node',
     loop: 'mon',
@@ -353,6 +375,25 @@ export const STEPS = {
     ),
     result: none,
   },
+  // noout for the OSDs under a CRUSH host bucket (`ceph osd set-group noout <host>`), set before a
+  // node's daemons stop (maintenance, restart, shutdown) so Ceph does not mark them out and move
+  // their data while they are briefly down; unset when they are back (or the node is off for
+  // good). Idempotent both ways. `lease`: the disruption lease it is set under. `osds`: the node's
+  // OSDs, flagged one by one when the host bucket is named otherwise than Quarry's hostname.
+  'ceph.osd.noout': {
+    level: 'master',
+    loop: 'node',
+    args: obj(
+      {
+        host: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}$', description: 'a CRUSH host bucket' },
+        set: { type: 'boolean' },
+        lease: leaseSince,
+        osds: { type: 'array', maxItems: 1024, items: count },
+      },
+      ['host', 'set', 'lease'],
+    ),
+    result: none,
+  },
   // The spec of the Filesystem / RgwUser document, which the store has validated already.
   'ceph.fs.create': { level: 'master', loop: 'fs', args: { type: 'object' }, result: none },
   'ceph.rgw.user.create': { level: 'master', loop: 'rgw-user', args: { type: 'object' }, result: none },
@@ -368,6 +409,9 @@ export const Step = {
   imageRemove: 'image.remove',
   nodeRestart: 'node.restart',
   nodeShutdown: 'node.shutdown',
+  nodeDaemonsStop: 'node.daemons-stop',
+  nodeDaemonsStart: 'node.daemons-start',
+  osdNoout: 'ceph.osd.noout',
   bmcPowerOn: 'bmc.power-on',
   bmcPowerOff: 'bmc.power-off',
   bmcPowerStatus: 'bmc.power-status',

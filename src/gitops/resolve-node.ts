@@ -44,9 +44,10 @@ interface NodeInput {
   adminKeyring?: boolean;
   bmc?: BmcDocInput;
   fencing?: 'none' | 'bmc';
+  maintenance?: boolean;
 }
 
-export const NODE_FIELDS = ['role', 'power', 'image', 'daemons'];
+export const NODE_FIELDS = ['role', 'power', 'image', 'daemons', 'maintenance'];
 /** The fields of a Disk a file owns once it names the disk: whether it has an OSD, its removal,
  * its device class and the disk it replaces. */
 export const DISK_FIELDS = ['osd', 'osdRemoval', 'deviceClass', 'replaces']; // catalogue-exempt: the field Disk.spec.osd
@@ -127,6 +128,9 @@ export function resolveNode(
   if (bmc) spec.bmc = bmc;
   if (input.fencing === 'bmc') spec.fencing = 'bmc';
   else if (input.fencing === 'none') delete spec.fencing;
+  // The file's whether it names it or not (NODE_FIELDS): a line removed ends the maintenance.
+  if (input.maintenance === true) spec.maintenance = true;
+  else delete spec.maintenance;
   const fields = [
     ...NODE_FIELDS,
     ...(input.adminKeyring === undefined ? [] : ['adminKeyring']),

@@ -33,6 +33,10 @@ export const TaskKind = {
   crushRule: Step.crushRule,
   imageDownload: Step.imageDownload,
   imageRemove: Step.imageRemove,
+  // A node's maintenance entered or left (reconcilers/node/maintenance.ts).
+  osdNoout: Step.osdNoout,
+  daemonsStop: Step.nodeDaemonsStop,
+  daemonsStart: Step.nodeDaemonsStart,
 } as const;
 
 /** The OSD a task acts on; bytes and PGs on it when Ceph answered (`ceph osd df`). */
@@ -172,6 +176,10 @@ export function plannedTasks(changes: Change[], world: World): PlannedTask[] {
         }
         const moves = crushMove(c, world);
         if (moves) add(TaskKind.crushPlaceHost, { moves });
+        // Maintenance: noout then the stop (inside the disruption budget); leaving, the start.
+        const [inBefore, inAfter] = [(was as NodeSpec | null)?.maintenance === true, (now as unknown as NodeSpec).maintenance === true];
+        if (!inBefore && inAfter) [TaskKind.osdNoout, TaskKind.daemonsStop].forEach((x) => add(x));
+        if (inBefore && !inAfter) [TaskKind.daemonsStart, TaskKind.osdNoout].forEach((x) => add(x));
         break;
       }
       case CephKind.Cluster: {

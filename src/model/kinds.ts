@@ -19,6 +19,8 @@ export const NodeStatus = {
   active: 'active',
   rebooting: 'rebooting',
   shuttingDown: 'shutting-down',
+  /** In maintenance (spec.maintenance): noout set, its Ceph daemons stopped, a lease held. */
+  maintenance: 'maintenance',
   offline: 'offline',
   error: 'error',
 } as const;
@@ -54,6 +56,9 @@ export interface NodeSpec {
   /** `node.power-on`: undoes every shutdown request up to this count (a request is a bump; the
    * node is held off while shutdownGeneration is higher). Absent: 0. */
   powerOnGeneration?: number;
+  /** `node.maintenance` (or `maintenance: true` in a spec file): noout for its OSDs and its Ceph
+   * daemons stopped, under a disruption lease; false again: started, noout cleared. Absent: false. */
+  maintenance?: boolean;
 }
 
 /** IPMI over LAN's (RMCP+) port, when a BMC declares none. */

@@ -140,9 +140,14 @@ export function offeredNodeOperations(n: NodeDoc, disks: DiskDoc[]): NodeOperati
       ops.push(DAEMONS[t].operation);
     }
   }
-  if (phase === 'active' || phase === 'error') ops.push(NodeOperation.restart, NodeOperation.shutdown);
+  // In maintenance too (a reboot for firmware, a power-off to swap parts): on its maintenance lease.
+  if (phase === 'active' || phase === 'error' || phase === 'maintenance') ops.push(NodeOperation.restart, NodeOperation.shutdown);
   // Offered to every offline node, BMC or not: without one the request is kept and the node
   // says why nothing happens (Blocked: NoPowerControl) until a BMC is declared or it reports.
   if (phase === 'offline') ops.push(NodeOperation.powerOn);
+  // Maintenance is desired state: entered from `active`; left whenever it is wanted (entering,
+  // waiting for its lease, or in it).
+  if (n.spec.maintenance === true) ops.push(NodeOperation.maintenanceExit);
+  else if (phase === 'active') ops.push(NodeOperation.maintenance);
   return ops;
 }

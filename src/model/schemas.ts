@@ -112,6 +112,7 @@ export const nodeSpecSchema: JsonSchema = {
     bmc: bmcSpecSchema,
     fencing: { enum: ['none', 'bmc'] },
     powerOnGeneration: count,
+    maintenance: { type: 'boolean', description: 'the node is to be in maintenance' },
   },
 };
 
@@ -120,7 +121,7 @@ export const nodeStatusSchema: JsonSchema = {
   additionalProperties: false,
   properties: {
     ...commonStatus,
-    phase: { enum: ['discovered', 'booting', 'active', 'rebooting', 'shutting-down', 'offline', 'error'] },
+    phase: { enum: ['discovered', 'booting', 'active', 'rebooting', 'shutting-down', 'maintenance', 'offline', 'error'] },
     // What the agent reported, checked again here: it goes into ceph.conf's mon_host.
     ip: ipOrEmptySchema,
     observedRestartGeneration: count,

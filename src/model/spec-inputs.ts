@@ -150,6 +150,8 @@ export const nodeInputSchema: JsonSchema = {
     // No default either: a file that names them owns them.
     bmc: bmcInputSchema,
     fencing: { enum: ['none', 'bmc'], description: '`bmc`: a hung node may be power-cycled through its BMC (default none)' },
+    // The file owns it whether it names it or not: removing the line ends the maintenance.
+    maintenance: { type: 'boolean', description: 'the node in maintenance: noout, its Ceph daemons stopped (default false)' },
   },
 };
 

@@ -129,6 +129,11 @@ function desiredNode(
   if (op === NodeOperation.restart) return { ...spec, restartGeneration: spec.restartGeneration + 1 };
   if (op === NodeOperation.shutdown) return requestShutdown(spec, fileOwnsPower);
   if (op === NodeOperation.powerOn) return requestPowerOn(spec);
+  if (op === NodeOperation.maintenance) return { ...spec, maintenance: true };
+  if (op === NodeOperation.maintenanceExit) {
+    const { maintenance: _, ...rest } = spec;
+    return rest;
+  }
   const daemon = daemonOfOperation(op);
   if (!daemon) throw new Error(`no desired state for ${op}`);
   // params: the entry's own fields, which the route has checked against the catalogue's schema.
@@ -140,8 +145,13 @@ export function whyNotNode(n: NodeDoc, op: string): string {
   if (op === NodeOperation.approve) return `${NodeOperation.approve} is offered only to nodes waiting for approval; this node is approved`;
   if (!isNodeApproved(n)) return `${op} is not offered to a node waiting for approval; approve it first (${NodeOperation.approve})`;
   const restartish = op === NodeOperation.restart || op === NodeOperation.shutdown;
-  if (restartish) return `${op} is offered only to active or errored nodes; this node is ${phase}`;
+  if (restartish) return `${op} is offered only to active, errored or in-maintenance nodes; this node is ${phase}`;
   if (op === NodeOperation.powerOn) return `${op} is offered only to offline nodes; this node is ${phase}`;
+  if (op === NodeOperation.maintenance)
+    return n.spec.maintenance === true
+      ? 'the node is in maintenance already (or entering it)'
+      : `${op} is offered only to active nodes; this node is ${phase}`;
+  if (op === NodeOperation.maintenanceExit) return `${op} is offered only to a node in maintenance (or entering it)`;
   if (phase !== 'active') return `${op} is offered only to active nodes; this node is ${phase}`;
   const daemon = daemonOfOperation(op);
   if (daemon && n.spec.daemons[daemon]) return `a ${DAEMONS[daemon].title} is already desired on this node`;

@@ -17,7 +17,7 @@ test('specs admin node: adminKeyring in a file sets the flag, owns it against th
   await q.until('admin.yaml', (x) => x.state === 'applied' && x.objects.length > 0);
   const got = await q.store.mustGet<NodeSpec>(Kind.Node, n!.id);
   t.true(got.spec.adminKeyring);
-  t.like(got.metadata.source, { fields: ['role', 'power', 'image', 'daemons', 'adminKeyring'] });
+  t.like(got.metadata.source, { fields: ['role', 'power', 'image', 'daemons', 'maintenance', 'adminKeyring'] });
   const r = await c.post(`/ceph/nodes/${n!.id}/admin-keyring`, { adminKeyring: false });
   t.is(r.status, 409);
   t.is((r.json as { code: string }).code, 'SPEC_OWNED');

@@ -25,7 +25,7 @@ test('specs node bmc: passwordFrom env puts the BMC in the node, sealed, owned a
   const got = await q.store.mustGet<NodeSpec>(Kind.Node, n!.id);
   t.deepEqual(got.spec.bmc, { address: '198.51.100.2', username: 'quarry', password: SECRET });
   t.is(got.spec.fencing, 'bmc');
-  t.like(got.metadata.source, { fields: ['role', 'power', 'image', 'daemons', 'bmc', 'fencing'] });
+  t.like(got.metadata.source, { fields: ['role', 'power', 'image', 'daemons', 'maintenance', 'bmc', 'fencing'] });
   const c = await q.admin();
   const r = await c.request<ProblemBody>('PUT', `/nodes/${n!.id}/bmc`, { json: { address: '198.51.100.3', username: 'x', password: 'y' } });
   t.is(r.status, 409);

@@ -10,6 +10,7 @@ import { Kind, type NodeSpec } from '../../src/model/kinds.js';
 import { NetworkKind } from '../../src/model/network-kinds.js';
 import { createMemoryStore } from '../../src/store/index.js';
 import { MonTask } from '../../reconcilers/mon/plan.js';
+import { MaintenanceTask } from '../../reconcilers/node/maintenance.js';
 import { OsdTask } from '../../reconcilers/osd/plan.js';
 import { DHCP_START_TASK } from '../../reconcilers/network/plan.js';
 import { FS_CREATE_TASK } from '../../reconcilers/fs/plan.js';
@@ -111,6 +112,8 @@ test("tasks: the task kinds a plan names are the loops' own task names", (t) => 
   const loops = new Set<string>([
     ...Object.values(MonTask),
     ...Object.values(OsdTask),
+    // The node loop's maintenance steps (#15 part 3).
+    ...Object.values(MaintenanceTask),
     DHCP_START_TASK,
     FS_CREATE_TASK,
     RGW_USER_CREATE_TASK,

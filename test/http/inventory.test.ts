@@ -71,6 +71,7 @@ test('inventory: operations follow the state table', async (t) => {
     'ceph.create-nfs',
     'node.restart',
     'node.shutdown',
+    'node.maintenance',
   ]);
   const disks = await disksOf(c, m.nodeId!);
   const ops = async (d: DiskView) => (await c.get(`/disks/${d.id}/operations`)).json;

@@ -59,3 +59,32 @@ export async function cluster(t: ExecutionContext): Promise<{ q: LabQuarry; c: C
   await waitFor('quorum of three', async () => (await c.get<ClusterMetrics | undefined>('/ceph/metrics')).json?.monCount === 3, 30_000);
   return { q, c, ids: nodes.map((n) => n.id) as [string, string, string] };
 }
+
+/** `count` active nodes, monitors on the first three, a manager, two OSDs per node and a size-3
+ * pool with data: a cluster whose ok-to-stop answers come from real PGs (maintenance tests). */
+export async function osdCluster(t: ExecutionContext, count: number, over: Parameters<typeof startLab>[2] = {}) {
+  const q = await startLab(t, count, over);
+  await allActive(q, count);
+  const nodes: Array<Doc<NodeSpec, NodeStatusFields>> = [];
+  for (let i = 1; i <= count; i++) nodes.push(await q.nodeOf(i));
+  const c = await login(q);
+  const monDisks = await monsAndManager(q, c, nodes.slice(0, 3));
+  const osdDisks: DiskDoc[] = [];
+  for (const n of nodes)
+    osdDisks.push(...(await diskDocs(q)).filter((d) => d.spec.nodeId === n.id && eligible(d) && !monDisks.has(d.id)).slice(0, 2));
+  const r = await c.post<{ results: Array<{ status: string }> }>('/invoke/disk', {
+    operation: 'ceph.create-osd',
+    diskIds: osdDisks.map((d) => d.id),
+  });
+  if (r.json.results.some((x) => x.status !== 'scheduled')) throw new Error(`not scheduled: ${r.text}`);
+  await waitFor(
+    'every node reports its two OSDs',
+    async () => (await q.nodes()).every((n) => (n.status.daemons?.osds ?? []).length === 2),
+    60_000,
+  );
+  q.lab!.ceph.createPool('rbd', 32);
+  q.lab!.ceph.enableApplication('rbd', 'rbd');
+  q.lab!.ceph.writeData('rbd', 10 * GiB);
+  await waitFor('every PG active+clean', () => q.lab!.ceph.pgs().every((p) => p.state === 'active+clean'), 30_000);
+  return { q, c, nodes };
+}

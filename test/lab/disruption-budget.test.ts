@@ -151,11 +151,17 @@ test.serial(
     t.deepEqual(taken.map((e) => e.holderId).sort(), [...ids].sort(), 'one lease per node');
     t.true(taken.every((e) => e.kind === 'restart' && e.domains.length === 1));
     t.is(leaseEvents(q, 'disruption.lease.released').length, 4);
-    // The run log says which lease admitted the restart and what Ceph said.
-    const run = ((await c.get('/task/runs/recent?limit=1000')).json as Array<{ id: string; taskName: string; state: string }>).find(
-      (x) => x.taskName === 'node.restart' && x.state === 'completed',
-    )!;
-    const lines = ((await c.get(`/task/run/${run.id}/logs`)).json as Array<{ message: string }>).map((l) => l.message);
+    // The run log says which lease admitted the restart and what Ceph said: the first run under
+    // the lease, which is the noout for its OSDs (#15 part 3); the restart then goes on that lease.
+    const recent = (await c.get('/task/runs/recent?limit=1000')).json as Array<{ id: string; taskName: string; state: string }>;
+    const logOf = async (id: string) => ((await c.get(`/task/run/${id}/logs`)).json as Array<{ message: string }>).map((l) => l.message);
+    const restartRun = recent.find((x) => x.taskName === 'node.restart' && x.state === 'completed')!;
+    t.true(
+      (await logOf(restartRun.id)).some((l) => /sent under the disruption lease it holds: restart of/.test(l)),
+      (await logOf(restartRun.id)).join('\n'),
+    );
+    const admitted = await Promise.all(recent.filter((x) => x.taskName === 'ceph.osd.noout').map((x) => logOf(x.id)));
+    const lines = admitted.find((l) => l.some((x) => /admitted by the disruption budget/.test(x))) ?? [];
     t.true(
       lines.some((l) => /admitted by the disruption budget: lease "restart of/.test(l)),
       lines.join('\n'),

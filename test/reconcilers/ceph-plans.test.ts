@@ -29,7 +29,7 @@ function cluster(status: ClusterStatus = {}): Doc<ClusterSpec, ClusterStatus> {
   };
 }
 
-function monNode(hostname: string, opts: { phase?: 'active' | 'offline'; running?: boolean; ip?: string } = {}): NodeDoc {
+function monNode(hostname: string, opts: { phase?: 'active' | 'offline' | 'maintenance'; running?: boolean; ip?: string } = {}): NodeDoc {
   const n = node(opts.phase ?? 'active').build();
   n.id = `00000000-0000-4000-8000-${hostname
     .padStart(12, '0')
@@ -103,6 +103,14 @@ const monTable: Array<[string, MonObserved, DaemonState['phase'], string | null,
     'WaitingForQuorum',
   ],
   ['nothing on a node that is not active', mon({ self: monNode('a', { phase: 'offline' }) }), 'blocked', null, 'NodeNotActive'],
+  // #15: a node in maintenance had its monitor stopped on purpose: it is not started again.
+  [
+    'a node in maintenance: its stopped monitor is not started',
+    mon({ self: monNode('a', { phase: 'maintenance' }), createRun: run('completed') }),
+    'blocked',
+    null,
+    'NodeInMaintenance',
+  ],
   ['a running monitor is left alone', mon({ self: monNode('a', { running: true }) }), 'running', null, 'Running'],
   ['a bootstrap in progress starts nothing more', mon({ createRun: run('running') }), 'starting', null, 'Starting'],
   [
@@ -236,7 +244,9 @@ test("mon plan: a following first monitor takes the opener's first monmap", (t) 
   t.is(argsOf(p).monName, 'b');
 });
 
-function daemon(over: Partial<DaemonObserved> & { wanted?: boolean; running?: boolean; phase?: 'active' | 'offline' }): DaemonObserved {
+function daemon(
+  over: Partial<DaemonObserved> & { wanted?: boolean; running?: boolean; phase?: 'active' | 'offline' | 'maintenance' },
+): DaemonObserved {
   const n = node(over.phase ?? 'active').build();
   if (over.wanted ?? true) n.spec.daemons = { mgr: {} };
   n.status.daemons = { mgr: over.running ?? false };
@@ -259,6 +269,7 @@ const daemonTable: Array<[string, DaemonObserved, DaemonState['phase'] | undefin
   ['running but not desired is reported, not stopped', daemon({ wanted: false, running: true }), 'orphaned', null],
   ['waits for quorum', daemon({ quorum: false }), 'blocked', null],
   ['nothing on an offline node', daemon({ phase: 'offline' }), 'blocked', null],
+  ['a node in maintenance: a stopped daemon is not started', daemon({ phase: 'maintenance', startRun: run('completed') }), 'blocked', null],
   ['makes its key first', daemon({ keyExists: false }), 'starting', 'create-key'],
   ['then starts the daemon', daemon({}), 'starting', 'start'],
   ['a start in progress starts nothing more', daemon({ startRun: run('running') }), 'starting', null],

@@ -44,7 +44,9 @@ test('node disruption: admitted, the run starts with a lease to take against the
   // The lab's builder names the node; the monitor is named by its hostname.
   o.disruption!.answers!.mon = okMon([o.node.spec.hostname]);
   const p = planNode(o);
-  t.is(p.step?.taskName, 'node.restart');
+  // #15 part 3: the first step under the new lease is noout for its OSDs; the restart follows.
+  t.is(p.step?.taskName, 'ceph.osd.noout');
+  t.like(p.step, { set: true, lease: o.nowIso });
   t.like(p.lease.take?.request, { kind: 'restart', domains: ['rack:r1'], stops: { osds: [1, 2], mons: [o.node.spec.hostname], mds: [] } });
   t.is(p.lease.take?.basis, '');
   t.regex(p.lease.notes.join('\n'), /admitted by the disruption budget: lease "restart of .*" on rack:r1 \(no other lease held\)/);
@@ -66,7 +68,10 @@ test('node disruption: another domain holds a lease: waiting, naming it, woken b
 
 test('node disruption: a lease it holds lets the run go without asking anyone', (t) => {
   const mine: DisruptionLease = { ...other, holderId: 'me', what: 'restart of me', domains: ['rack:r1'] };
-  const p = planNode(restarting({ mine, held: [other] }));
+  const o = restarting({ mine, held: [other] });
+  // noout was set under it already (#15 part 3: the restart goes after it).
+  o.runs.noout = { id: 'r-noout', state: 'completed', attempt: 1, lease: SINCE, set: true, completedAt: NOW - 50 };
+  const p = planNode(o);
   t.is(p.step?.taskName, 'node.restart');
   t.is(p.lease.take, null);
   t.false(p.lease.release);

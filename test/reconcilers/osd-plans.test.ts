@@ -17,7 +17,7 @@ const GB = 1e9;
 
 const diskDoc = (spec: Partial<DiskDoc['spec']> = {}, status: Partial<DiskStatusFields> = {}): DiskDoc => baseDisk(spec, status);
 
-function hostNode(opts: { phase?: 'active' | 'offline'; osds?: number[]; monDisk?: string } = {}): NodeDoc {
+function hostNode(opts: { phase?: 'active' | 'offline' | 'maintenance'; osds?: number[]; monDisk?: string } = {}): NodeDoc {
   const n = node(opts.phase ?? 'active').build();
   n.status.daemons = { mon: false, mgr: false, mds: false, rgw: false, osds: opts.osds ?? [] };
   if (opts.monDisk) n.spec.daemons = { mon: { diskId: opts.monDisk } };
@@ -51,6 +51,14 @@ const osdTable: Array<[string, OsdObserved, DaemonState['phase'] | undefined, st
     'NotDesired',
   ],
   ['nothing on a node that is not active', osd({ node: hostNode({ phase: 'offline' }) }), 'blocked', null, 'NodeNotActive'],
+  // #15: an OSD its node's maintenance stopped is not restarted by the loop.
+  [
+    'a node in maintenance: its stopped OSD is not restarted',
+    osd({ node: hostNode({ phase: 'maintenance' }) }),
+    'blocked',
+    null,
+    'NodeInMaintenance',
+  ],
   ['nothing on a disk of an unknown node', osd({ node: undefined }), 'blocked', null, 'NodeNotActive'],
   ['an absent disk blocks', osd({ disk: diskDoc({}, { present: false }) }), 'blocked', null, 'DiskAbsent'],
   ['waits for monitor quorum', osd({ quorum: false }), 'blocked', null, 'WaitingForQuorum'],
@@ -360,7 +368,13 @@ function restarting(osds: number[], answers?: StopAnswers): NodeObserved {
 const nodeGateTable: Array<[string, NodeObserved, string | null, string | null]> = [
   ['a node without OSDs restarts without asking', restarting([]), 'node.restart', null],
   ['a node with OSDs is not restarted before Ceph is asked', restarting([1, 2]), null, 'DisruptionBudget'],
-  ['ok to stop: the restart is sent', restarting([1, 2], { osd: osdAnswer([1, 2], true) }), 'node.restart', null],
+  // #15 part 3: noout for its OSDs goes first under the new lease, then the restart.
+  [
+    'ok to stop: noout is set first, then the restart is sent',
+    restarting([1, 2], { osd: osdAnswer([1, 2], true) }),
+    'ceph.osd.noout',
+    null,
+  ],
   [
     'not ok to stop: blocked, nothing sent',
     restarting([1, 2], { osd: osdAnswer([1, 2], false, 'unsafe to stop osd(s) at this time (3 PGs are or would become offline)') }),

@@ -10,6 +10,7 @@
 // every object reads back identical.
 import test from 'ava';
 import type { ExecutionContext } from 'ava';
+import { Step } from '../../src/catalogue/index.js';
 import { DISRUPTION_BUDGET_ID, DisruptionKind, type DisruptionBudgetStatus } from '../../src/model/disruption-kinds.js';
 import { Kind, type NodeSpec, type NodeStatusFields } from '../../src/model/kinds.js';
 import type { InvokeResults } from '../http/bodies.js';
@@ -215,19 +216,42 @@ test.serial(
     );
     t.log(`quorum sizes over ${secs(took)}: ${[...new Set(q.map((s) => String(s.quorum)))].join(', ')} (${q.length} samples)`);
 
-    // Every completed node.restart run: admitted by the budget with Ceph's ok-to-stop in its log.
-    const runs = (await c.q.tasks.recent(500)).filter(
-      (x) => x.spec.taskName === 'node.restart' && x.status.state === 'completed' && Date.parse(x.metadata.createdAt) >= started,
-    );
+    // Every node's restart, as its runs tell it: under its lease noout first (the run that took
+    // the lease: the budget's admission and Ceph's ok-to-stop in its log), then node.restart on
+    // that lease, then noout cleared once the node was back.
+    const recent = (await c.q.tasks.recent(500)).filter((x) => Date.parse(x.metadata.createdAt) >= started);
+    const runs = recent.filter((x) => x.spec.taskName === Step.nodeRestart && x.status.state === 'completed');
     t.deepEqual(runs.map((x) => x.spec.nodeId).sort(), [...ids].sort(), 'one completed node.restart run per node');
     for (const run of runs) {
-      const lines = (await c.q.tasks.logs(run.id)).map((l) => l.message);
-      const all = lines.join('\n');
-      t.regex(all, /admitted by the disruption budget: lease "restart of/, all);
-      t.regex(all, /osd ok-to-stop osd\.\d+: ok/, all);
-      t.regex(all, /mon ok-to-stop /, all);
+      const mine = recent
+        .filter((x) => x.spec.targetId === run.spec.targetId && x.spec.taskName === Step.osdNoout && x.status.state === 'completed')
+        .sort((a, b) => a.metadata.createdAt.localeCompare(b.metadata.createdAt));
+      t.deepEqual(
+        mine.map((x) => x.spec.args.set),
+        [true, false],
+        `${nsOf(run.spec.nodeId!)}: noout set, then cleared`,
+      );
+      t.true(mine[0]!.metadata.createdAt < run.metadata.createdAt && run.metadata.createdAt < mine[1]!.metadata.createdAt);
+      const first = (await c.q.tasks.logs(mine[0]!.id)).map((l) => l.message).join('\n');
+      t.regex(first, /admitted by the disruption budget: lease "restart of/, first);
+      t.regex(first, /osd ok-to-stop osd\.\d+: ok/, first);
+      t.regex(first, /mon ok-to-stop /, first);
+      const all = (await c.q.tasks.logs(run.id)).map((l) => l.message).join('\n');
+      t.regex(all, /sent under the disruption lease it holds/, all);
       t.regex(all, /the machine reboots once this run is reported completed/, all);
     }
+    // Nothing left flagged: Ceph marks OSDs out again when they go down for good.
+    const dump = JSON.parse(
+      (await c.runner.run('ceph', c.ceph.args(['osd', 'dump', '--format', 'json']), { timeoutMs: 30_000 })).stdout,
+    ) as {
+      flags: string;
+      osds: Array<{ osd: number; state: string[] }>;
+    };
+    t.false(dump.flags.split(',').includes('noout'), dump.flags);
+    t.deepEqual(
+      dump.osds.filter((o) => o.state.includes('noout')).map((o) => o.osd),
+      [],
+    );
 
     const s = await untilHealthy(c, OSDS, 'HEALTH_OK with every PG active+clean after the restarts', 180_000);
     t.is(s.quorumNames.length, 3);
@@ -289,8 +313,14 @@ test.serial(
     );
     t.is(run?.status.state, 'completed');
     const lines = (await c.q.tasks.logs(run!.id)).map((l) => l.message).join('\n');
-    t.regex(lines, /osd ok-to-stop osd\.\d+: ok/, lines);
     t.regex(lines, /the machine powers off once this run is reported completed/, lines);
+    // Its lease was taken by the noout run that went first, with Ceph's word in its log.
+    const noout = (await c.q.tasks.recent(200)).filter(
+      (x) => x.spec.taskName === Step.osdNoout && x.spec.targetId === n.id && Date.parse(x.metadata.createdAt) >= started,
+    );
+    const setRun = noout.find((x) => x.spec.args.set === true);
+    const setLog = setRun ? (await c.q.tasks.logs(setRun.id)).map((l) => l.message).join('\n') : '';
+    t.regex(setLog, /osd ok-to-stop osd\.\d+: ok/, setLog);
     // Off for Ceph too: its monitor out of the quorum (two of three left), its OSD down.
     await until(
       'Ceph without the node: two monitors in quorum, two OSDs up',

@@ -7,6 +7,7 @@ import { DAEMONS, Step, assertStepArgs, type NodeStepName } from '../../catalogu
 import type { AgentStep, AgentStepContext, AgentStepOf } from './context.js';
 import { restartDaemon, restartForConfig, startMds, startMgr, startRgw, stopRgw } from './daemons.js';
 import { bootstrapMon, joinMon, removeMon } from './mon.js';
+import { startDaemons, stopDaemons } from './maintenance.js';
 import { startNfs, stopNfs } from './nfs.js';
 import { createOsd, stopOsd, wipeDisk, zapOsd } from './osd.js';
 import { restartNode, shutdownNode } from './power.js';
@@ -35,6 +36,8 @@ const IMPLEMENTED = {
   [Step.wipe]: wipeDisk,
   [Step.nodeRestart]: restartNode,
   [Step.nodeShutdown]: shutdownNode,
+  [Step.nodeDaemonsStop]: stopDaemons,
+  [Step.nodeDaemonsStart]: startDaemons,
 } satisfies AgentSteps;
 
 /** Any implementation, its arguments' type forgotten (they are checked before the call). */

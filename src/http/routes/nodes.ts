@@ -25,7 +25,7 @@ const detailProps = {
     additionalProperties: str,
     description: "the spec file's labels; those named by the Cluster's crushLevels place the node's CRUSH host bucket (rack: r1)",
   },
-  status: { enum: ['discovered', 'booting', 'active', 'rebooting', 'shutting-down', 'offline', 'error'] },
+  status: { enum: ['discovered', 'booting', 'active', 'rebooting', 'shutting-down', 'maintenance', 'offline', 'error'] },
   // has<Type> (desired) and <type>Exists (running), for each node daemon of the catalogue.
   ...Object.fromEntries(NODE_DAEMON_TYPES.map((t) => [`has${t.charAt(0).toUpperCase()}${t.slice(1)}`, bool])),
   ...Object.fromEntries(NODE_DAEMON_TYPES.map((t) => [`${t}Exists`, bool])),

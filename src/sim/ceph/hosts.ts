@@ -112,6 +112,33 @@ export class Hosts {
     this.suspended.delete(host);
   }
 
+  /** Per host: the daemons ("osd.3") its maintenance stopped, to start again when it ends. */
+  private readonly held = new Map<string, string[]>();
+
+  /** node.daemons-stop: every daemon of the host stopped, in `order` (a retry adds to the list). */
+  stopForMaintenance(host: string, order: readonly DaemonKind[]): string[] {
+    const rank = (k: DaemonKind) => order.indexOf(k);
+    const running = this.all()
+      .filter((d) => d.host === host && d.running)
+      .sort((a, b) => rank(a.kind) - rank(b.kind));
+    this.held.set(host, [...new Set([...(this.held.get(host) ?? []), ...running.map((d) => `${d.kind}.${d.name}`)])]);
+    for (const d of running) this.stop(d.kind, d.name);
+    return running.map((d) => `${d.kind}.${d.name}`);
+  }
+
+  /** node.daemons-start: what the maintenance stopped, started again in reverse order. */
+  startAfterMaintenance(host: string, order: readonly DaemonKind[]): string[] {
+    const rank = (k: string) => order.indexOf(k as DaemonKind);
+    const names = [...(this.held.get(host) ?? [])].sort((a, b) => rank(b.slice(0, b.indexOf('.'))) - rank(a.slice(0, a.indexOf('.'))));
+    for (const d of names) {
+      const dot = d.indexOf('.');
+      const [kind, name] = [d.slice(0, dot) as DaemonKind, d.slice(dot + 1)];
+      if (this.all().some((x) => x.kind === kind && x.name === name && !x.running)) this.start(kind, name);
+    }
+    this.held.delete(host);
+    return names;
+  }
+
   /** Every daemon the cluster knows, wherever it runs: `osd` names are ids. */
   all(): { kind: DaemonKind; name: string; host?: string; running: boolean }[] {
     const of = (kind: DaemonKind, xs: Iterable<Listed>) =>

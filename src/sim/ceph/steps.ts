@@ -187,6 +187,18 @@ export function cephSteps(cluster: SimCephCluster, hooks: CephStepHooks): Map<st
       forget(cluster, host, devicePath);
       return { devicePath };
     }),
+    // The real agent's order (src/agent/steps/maintenance.ts): gateways, MDS, manager, OSDs,
+    // the monitor last; started again in reverse.
+    [Steps.nodeDaemonsStop]: step((ctx, host) => {
+      const stopped = cluster.hosts.stopForMaintenance(host, MAINTENANCE_STOP_ORDER);
+      for (const d of stopped) ctx.log('info', `systemctl stop ceph-${d.replace('.', '@')}`);
+      return { stopped: stopped.map(entityName) };
+    }),
+    [Steps.nodeDaemonsStart]: step((ctx, host) => {
+      const started = cluster.hosts.startAfterMaintenance(host, MAINTENANCE_STOP_ORDER);
+      for (const d of started) ctx.log('info', `systemctl start ceph-${d.replace('.', '@')}`);
+      return { started: started.map(entityName) };
+    }),
     [Steps.wipe]: step((ctx, host) => {
       const disk = diskAt(ctx.machine, ctx.args.devicePath);
       if (disk.isSystem) throw new Error(`${disk.devicePath} is the system disk`);
@@ -200,6 +212,15 @@ export function cephSteps(cluster: SimCephCluster, hooks: CephStepHooks): Map<st
     }),
   };
   return checkedSteps(steps);
+}
+
+const MAINTENANCE_STOP_ORDER = [Daemon.rgw, Daemon.nfs, Daemon.mds, Daemon.mgr, Daemon.osd, Daemon.mon] as const;
+
+/** `osd.3` stays; `mon.node-1` as Ceph names it (DAEMONS' entity). */
+function entityName(d: string): string {
+  const dot = d.indexOf('.');
+  const kind = d.slice(0, dot) as keyof typeof DAEMONS;
+  return DAEMONS[kind].entity(d.slice(dot + 1));
 }
 
 /** The agent's monitor disk (src/agent/mon-disk.ts): a blank disk of this machine gets the

@@ -1,0 +1,62 @@
+// A spec file's `maintenance: true` (#15 part 3): the file owns the field, and the dry run says
+// which steps entering and leaving take (the stop is disruptive).
+import test from 'ava';
+import { evaluate } from '../../src/gitops/evaluate.js';
+import { specValidators } from '../../src/gitops/parse.js';
+import type { World } from '../../src/gitops/world.js';
+import { node } from '../builders.js';
+import { doc } from './fixtures.js';
+
+function world(maintenance: boolean): World {
+  const n = node('active').build();
+  if (maintenance) n.spec.maintenance = true;
+  return {
+    nodes: [n],
+    disks: [],
+    networks: [],
+    images: [],
+    filesystems: [],
+    rgwUsers: [],
+    cluster: undefined,
+    templates: [],
+    nics: [],
+    catalog: [],
+  };
+}
+
+const plan = (text: string, w: World) =>
+  evaluate(
+    'site.yaml',
+    text,
+    () => Promise.resolve(w),
+    specValidators(),
+    () => true,
+  );
+const nodeDoc = (extra: string) => doc('Node', 'storage-1', `match: { mac: "52:54:00:00:00:01" }${extra}`);
+
+test('maintenance spec: maintenance: true is owned by the file and plans noout then the stop; removed, the start then noout', async (t) => {
+  const enter = await plan(nodeDoc('\nmaintenance: true'), world(false));
+  t.deepEqual(enter.errors, []);
+  const n = enter.changes.find((c) => c.kind === 'Node')!;
+  t.like(n.after?.spec, { maintenance: true });
+  t.true((n.after?.source as { fields: string[] }).fields.includes('maintenance'));
+  t.deepEqual(
+    enter.tasks.map((x) => [x.task, x.destructive]),
+    [
+      ['ceph.osd.noout', false],
+      ['node.daemons-stop', true],
+    ],
+  );
+  const leave = await plan(nodeDoc(''), world(true));
+  t.false('maintenance' in (leave.changes.find((c) => c.kind === 'Node')!.after?.spec as object));
+  t.deepEqual(
+    leave.tasks.map((x) => x.task),
+    ['node.daemons-start', 'ceph.osd.noout'],
+  );
+  t.deepEqual((await plan(nodeDoc('\nmaintenance: true'), world(true))).tasks, [], 'unchanged: nothing planned');
+  const bad = await plan(nodeDoc('\nmaintenance: yes please'), world(false));
+  t.deepEqual(
+    bad.errors.map((x) => x.field),
+    ['/spec/maintenance'],
+  );
+});
