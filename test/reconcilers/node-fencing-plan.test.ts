@@ -198,3 +198,17 @@ test('node fencing plan: nodes fencing leaves alone: no fencing: bmc, no BMC, sh
   restartPending.node.spec.restartGeneration = 1;
   t.is(planNode(restartPending).step, null, 'a pending request is the node loop’s, not fencing’s');
 });
+
+test('node fencing plan: a node in maintenance is the operator’s: silent past the grace, its power is never read nor cycled', (t) => {
+  const m = hung(GRACE + 1, {
+    disruption: {
+      mine: { ...fenceLease(GRACE + 1), what: 'maintenance of node-1', kind: 'maintenance', stops: { osds: [3], mons: [], mds: [] } },
+    },
+  });
+  m.node.spec.maintenance = true;
+  m.node.status.phase = 'maintenance';
+  const p = planNode(m);
+  t.false(['bmc.power-status', 'bmc.power-cycle'].includes(p.step?.taskName ?? ''), JSON.stringify(p.step));
+  // The same node out of maintenance is fenced: the test above is not vacuous.
+  t.is(planNode(hung(GRACE + 1)).step?.taskName, 'bmc.power-status');
+});
