@@ -34,6 +34,7 @@ export const DISRUPTION_NOTE =
 const DISRUPTING: ReadonlyArray<{ kind: DisruptionLeaseKind; by: (before: NodeSpec, after: NodeSpec) => boolean }> = [
   { kind: DisruptionLeaseKind.shutdown, by: (b, a) => a.shutdownGeneration > b.shutdownGeneration },
   { kind: DisruptionLeaseKind.restart, by: (b, a) => a.restartGeneration > b.restartGeneration },
+  { kind: DisruptionLeaseKind.maintenance, by: (b, a) => a.maintenance === true && b.maintenance !== true },
 ];
 
 /** A node's failure domain: its label for the Cluster's failure-domain level, else its
@@ -82,7 +83,8 @@ export function plannedDisruptions(changes: readonly Change[], world: World): Pl
       name: a.hostname,
       kind: hit.kind,
       domain: domainOf(level, a.hostname, c.after.labels),
-      lease: runsCeph(c.id, a, world),
+      // Maintenance holds a lease even on a node without Ceph daemons (its failure domain is out).
+      lease: hit.kind === DisruptionLeaseKind.maintenance || runsCeph(c.id, a, world),
     });
   }
   const out: PlannedDisruption[] = [];

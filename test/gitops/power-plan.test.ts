@@ -174,3 +174,21 @@ test('spec plan disruptions: a node is in the failure domain the budget counts i
   for (const c of [{}, { failureDomain: 'rack' }, { failureDomain: 'row' }, { failureDomain: 'room' }])
     t.is(domainOf(c.failureDomain ?? 'host', 'n1', n.metadata.labels), failureDomainOf(n, c), JSON.stringify(c));
 });
+
+test('spec plan disruptions: maintenance: true on nodes of two racks enters them rack by rack, with a lease each', async (t) => {
+  const w = world(nodes(['r2', 'r1', 'r1']));
+  const file = (i: number, rack: string) =>
+    doc('Node', `n${i}`, `match: { hostname: n${i} }\nmaintenance: true\ndaemons: { mon: {} }`).replace(
+      `  name: n${i}\n`,
+      `  name: n${i}\n  labels: { rack: ${rack} }\n`,
+    );
+  const e = await plan(w, files(file(1, 'r2'), file(2, 'r1'), file(3, 'r1')));
+  t.deepEqual(e.errors, []);
+  t.deepEqual(
+    e.disruptions.map((d) => [d.wave, d.kind, d.domains, d.nodes, d.lease]),
+    [
+      [1, 'maintenance', ['rack:r1'], ['n2', 'n3'], true],
+      [2, 'maintenance', ['rack:r2'], ['n1'], true],
+    ],
+  );
+});
