@@ -129,6 +129,11 @@ export function gateRun(
   };
 }
 
+/** The daemons an agent reports running. */
+export type DaemonsRunning = { osds?: readonly number[]; mon?: boolean; mds?: boolean } | undefined;
+/** What is still wanted on the node: a daemon removed meanwhile is not waited for. */
+export type DaemonsWanted = { osds: readonly number[]; mon: boolean; mds: boolean };
+
 /** A restart's lease is kept until the node reports from its new boot with the daemons it ran
  * before running again (its OSDs, its monitor, its MDS); a shutdown's until the node is off
  * (its request acknowledged). A request that failed for good gives it back. */
@@ -139,9 +144,8 @@ export function keepLease(
     error: boolean;
     offline: boolean;
     backFromBoot: boolean;
-    running: { osds?: readonly number[]; mon?: boolean; mds?: boolean } | undefined;
-    /** What is still wanted on the node: a daemon removed meanwhile is not waited for. */
-    wanted: { osds: readonly number[]; mon: boolean; mds: boolean };
+    running: DaemonsRunning;
+    wanted: DaemonsWanted;
   },
 ): boolean {
   if (s.error) return false;

@@ -187,16 +187,21 @@ async function observe(deps: NodeLoopDeps, memory: DisruptionMemory, id: string)
   return o;
 }
 
+/** What every run view of the node loop reads: which run, its state, its try, when it ended. */
+const baseView = (run: TaskRun) => ({
+  id: run.id,
+  state: run.status.state,
+  attempt: run.spec.attempt,
+  completedAt: run.status.completedAt ? Date.parse(run.status.completedAt) : null,
+});
+
 function runView(run: TaskRun | undefined): RunView | null {
   if (!run) return null;
   const { args } = run.spec;
   return {
-    id: run.id,
-    state: run.status.state,
-    attempt: run.spec.attempt,
+    ...baseView(run),
     request: typeof args.request === 'number' ? args.request : -1,
     bootId: typeof args.bootId === 'string' ? args.bootId : null,
-    completedAt: run.status.completedAt ? Date.parse(run.status.completedAt) : null,
   };
 }
 
@@ -204,12 +209,9 @@ function rolloutRunView(run: TaskRun | undefined): RolloutRunView | null {
   if (!run) return null;
   const { config, daemons } = run.spec.args;
   return {
-    id: run.id,
-    state: run.status.state,
-    attempt: run.spec.attempt,
+    ...baseView(run),
     config: typeof config === 'string' ? config : '',
     daemons: Array.isArray(daemons) ? (daemons as RolloutRunView['daemons']) : [],
-    completedAt: run.status.completedAt ? Date.parse(run.status.completedAt) : null,
     error: run.status.error,
   };
 }
@@ -224,12 +226,9 @@ function leaseRunView(run: TaskRun | undefined): LeaseRunView | null {
   if (!run) return null;
   const { args } = run.spec;
   return {
-    id: run.id,
-    state: run.status.state,
-    attempt: run.spec.attempt,
+    ...baseView(run),
     lease: typeof args.lease === 'string' ? args.lease : null,
     ...(typeof args.set === 'boolean' ? { set: args.set } : {}),
-    completedAt: run.status.completedAt ? Date.parse(run.status.completedAt) : null,
   };
 }
 
@@ -237,11 +236,8 @@ function powerRunView(run: TaskRun | undefined): PowerRunView | null {
   if (!run) return null;
   const was = run.status.result?.was;
   return {
-    id: run.id,
-    state: run.status.state,
-    attempt: run.spec.attempt,
+    ...baseView(run),
     request: typeof run.spec.args.request === 'number' ? run.spec.args.request : -1,
-    completedAt: run.status.completedAt ? Date.parse(run.status.completedAt) : null,
     error: run.status.error,
     was: was === 'on' || was === 'off' ? was : null,
   };

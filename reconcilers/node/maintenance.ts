@@ -16,7 +16,7 @@ import { Step } from '../../src/catalogue/index.js';
 import { DisruptionLeaseKind, type DisruptionLease, type LeaseStops } from '../../src/model/disruption-kinds.js';
 import { Kind, type NodeStatus, type RunState } from '../../src/model/kinds.js';
 import { admit, basisOf, describeLease, type DisruptionRequest } from '../shared/disruption-gate.js';
-import { cephNote, stopNames, type NodeDisruptionObserved, type NodeGate } from './disruption.js';
+import { cephNote, stopNames, type DaemonsRunning, type DaemonsWanted, type NodeDisruptionObserved, type NodeGate } from './disruption.js';
 
 export const MaintenanceTask = { noout: Step.osdNoout, stop: Step.nodeDaemonsStop, start: Step.nodeDaemonsStart } as const;
 export type MaintenanceTask = (typeof MaintenanceTask)[keyof typeof MaintenanceTask];
@@ -69,9 +69,8 @@ export interface MaintenanceInput {
   heartbeatTimeoutMs: number;
   domain: string;
   /** The daemons the agent reports running (undefined: no report). */
-  running: { osds?: readonly number[]; mon?: boolean; mds?: boolean } | undefined;
-  /** What is still wanted on the node: a daemon removed meanwhile is not waited for. */
-  wanted: { osds: readonly number[]; mon: boolean; mds: boolean };
+  running: DaemonsRunning;
+  wanted: DaemonsWanted;
   /** The daemons the node would stop now (its agent's report). */
   stops: LeaseStops;
 }

@@ -17,21 +17,13 @@ export interface QuorumSample {
   monmap: number;
 }
 
-/** `ceph quorum_status` every `everyMs` (after each answer) until stopped. */
-export function sampleQuorum(c: NetnsCluster, everyMs = 400): { samples: QuorumSample[]; stop: () => Promise<void> } {
-  const samples: QuorumSample[] = [];
+/** `probe` every `everyMs` (after each answer) until stopped. */
+function sampleEvery<T>(everyMs: number, probe: () => Promise<T>): { samples: T[]; stop: () => Promise<void> } {
+  const samples: T[] = [];
   let stopped = false;
   const loop = (async () => {
     while (!stopped) {
-      const at = Date.now();
-      try {
-        const out = (await c.runner.run('ceph', c.ceph.args(['quorum_status']), { timeoutMs: 20_000 })).stdout;
-        const s = JSON.parse(out) as { election_epoch: number; quorum_names: string[]; monmap: { mons: unknown[] } };
-        const electing = s.election_epoch % 2 === 1 && s.quorum_names.length === 0;
-        samples.push({ at, quorum: electing ? 'electing' : s.quorum_names.length, monmap: s.monmap.mons.length });
-      } catch {
-        samples.push({ at, quorum: 'no answer', monmap: 0 });
-      }
+      samples.push(await probe());
       await new Promise((r) => setTimeout(r, everyMs));
     }
   })();
@@ -42,6 +34,21 @@ export function sampleQuorum(c: NetnsCluster, everyMs = 400): { samples: QuorumS
       await loop;
     },
   };
+}
+
+/** `ceph quorum_status` every `everyMs` (after each answer) until stopped. */
+export function sampleQuorum(c: NetnsCluster, everyMs = 400): { samples: QuorumSample[]; stop: () => Promise<void> } {
+  return sampleEvery(everyMs, async () => {
+    const at = Date.now();
+    try {
+      const out = (await c.runner.run('ceph', c.ceph.args(['quorum_status']), { timeoutMs: 20_000 })).stdout;
+      const s = JSON.parse(out) as { election_epoch: number; quorum_names: string[]; monmap: { mons: unknown[] } };
+      const electing = s.election_epoch % 2 === 1 && s.quorum_names.length === 0;
+      return { at, quorum: electing ? 'electing' : s.quorum_names.length, monmap: s.monmap.mons.length };
+    } catch {
+      return { at, quorum: 'no answer', monmap: 0 };
+    }
+  });
 }
 
 /** What each monitor says of itself over its admin socket (`mon_status`): answered at once, with
@@ -55,8 +62,6 @@ export interface MonitorSample {
 }
 
 export function sampleMonitors(c: NetnsCluster, everyMs = 250): { samples: MonitorSample[]; stop: () => Promise<void> } {
-  const samples: MonitorSample[] = [];
-  let stopped = false;
   const stateOf = async (n: NetnsCluster['nodes'][number]): Promise<string> => {
     // The monitor is named by the node's hostname in Quarry, which need not be the namespace's.
     const sock = (await readdir(n.host.opts.runDir).catch(() => [] as string[])).find((f) => /^ceph-mon\..+\.asok$/.test(f));
@@ -69,21 +74,11 @@ export function sampleMonitors(c: NetnsCluster, everyMs = 250): { samples: Monit
       return 'down';
     }
   };
-  const loop = (async () => {
-    while (!stopped) {
-      const at = Date.now();
-      const states = await Promise.all(c.nodes.map(stateOf));
-      samples.push({ at, states: Object.fromEntries(c.nodes.map((n, i) => [n.ns, states[i]!])) });
-      await new Promise((r) => setTimeout(r, everyMs));
-    }
-  })();
-  return {
-    samples,
-    stop: async () => {
-      stopped = true;
-      await loop;
-    },
-  };
+  return sampleEvery(everyMs, async () => {
+    const at = Date.now();
+    const states = await Promise.all(c.nodes.map(stateOf));
+    return { at, states: Object.fromEntries(c.nodes.map((n, i) => [n.ns, states[i]!])) };
+  });
 }
 
 /** A majority of the monitors up and in quorum, or forming it again (electing). */
