@@ -79,7 +79,7 @@ export function planPowerOn(p: PowerInput, gen: number, steady: Steady): PowerDe
         blocked: {
           reason: 'Unresponsive',
           message:
-            'the BMC says the power is on, yet the agent is silent: a hung machine (power-cycling it is fencing: bmc, not done here)',
+            'the BMC says the power is on, yet the agent is silent: a hung machine, which a power-on does not power-cycle (do it by hand; fencing: bmc does it for a silent node with no power request pending)',
         },
       };
     const due = (run.completedAt ?? p.now) + p.bootWaitMs;
