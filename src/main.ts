@@ -39,6 +39,7 @@ import { SseHub } from './http/sse/hub.js';
 import { templatesPart } from './main/templates.js';
 import { s3Part, type S3Part } from './main/s3.js';
 import { apiStore, startSpecs, type SpecsPart } from './main/gitops.js';
+import { eventLogFields, eventLogLevel } from './main/event-log.js';
 import { OSD_DF_TIMEOUT_MS } from './gitops/folder.js';
 import type { ProvisioningSources } from './services/template-context.js';
 
@@ -263,7 +264,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   const lab = labParts ? labParts.lab(gateway, labOptions) : null;
   lab?.start();
   const unsubscribe = bus.subscribe((e) => {
-    if (e.type !== 'task.log') log('info', e.type, e.payload as Record<string, unknown>);
+    if (e.type !== 'task.log') log(eventLogLevel(e), e.type, eventLogFields(e));
   });
   log('info', 'quarry started', { url, driver: config.driver, labNodes: lab ? config.labNodes : 0, interruptedRuns: interrupted.length });
   return {

@@ -421,13 +421,32 @@ async function writeNode(deps: NodeLoopDeps, o: NodeObserved, plan: NodePlan, st
     deps.bus.publish('node.approval.required', { nodeId: node.id, hostname: node.spec.hostname, macs: [...node.spec.macs] });
   }
   if (changedForOperators(node.status, status)) {
-    deps.bus.publish('node.state.changed', { nodeId: node.id, status: status.phase ?? 'discovered' });
+    const why = whyOf(status);
+    deps.bus.publish('node.state.changed', {
+      nodeId: node.id,
+      status: status.phase ?? 'discovered',
+      hostname: node.spec.hostname,
+      name: node.name,
+      ...(why ? { reason: why.reason, message: why.message } : {}),
+    });
   }
   return undefined;
 }
 
+/** What an operator reads first: what blocks the node, else why it is (not) ready. */
+function whyOf(s: NodeStatusFields): { reason: string; message: string } | undefined {
+  const c = s.conditions ?? [];
+  return c.find((x) => x.type === 'Blocked' && x.status === 'True') ?? c.find((x) => x.type === 'Ready');
+}
+
 function changedForOperators(before: NodeStatusFields, after: NodeStatusFields): boolean {
   if (before.phase !== after.phase) return true;
+  // A node held back (or let go) says so, even with its phase unchanged.
+  const blocked = (s: NodeStatusFields) => {
+    const b = s.conditions?.find((x) => x.type === 'Blocked' && x.status === 'True');
+    return b ? `${b.reason}\n${b.message}` : '';
+  };
+  if (blocked(before) !== blocked(after)) return true;
   const a = before.daemons ?? {};
   const b = after.daemons ?? {};
   return NODE_DAEMON_TYPES.some((t) => a[t] !== b[t]) || (a.osds ?? []).join() !== (b.osds ?? []).join();

@@ -259,6 +259,9 @@ export interface TaskRunSpec {
   /** The object this run acts for, and the generation it was planned from. */
   targetKind: string;
   targetId: string;
+  /** The target's name when the run started (a YAML name, `host/serial` for a disk): for events
+   * and logs an operator can read. Absent on runs stored before it existed. */
+  targetName?: string | null;
   generation: number;
   /** Set for node-level steps, which the node's agent carries out. */
   nodeId: string | null;

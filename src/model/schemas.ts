@@ -271,6 +271,7 @@ export const taskRunSpecSchema: JsonSchema = {
     taskName: { type: 'string', pattern: '^[a-z][a-z0-9-]*(\\.[a-z][a-z0-9-]*)*$' },
     targetKind: { type: 'string', minLength: 1 },
     targetId: { type: 'string', minLength: 1 },
+    targetName: nullableString,
     generation: count,
     nodeId: { type: ['string', 'null'], format: 'uuid' },
     nodeHostname: nullableString,

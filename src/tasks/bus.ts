@@ -9,6 +9,7 @@ export type PayloadOf<K extends string> = K extends keyof EventMap ? EventMap[K]
 export type AnyBusEvent = { [K in keyof EventMap]: BusEvent<K> }[keyof EventMap] | OtherBusEvent;
 export interface OtherBusEvent {
   seq: number;
+  at: string;
   type: string;
   payload: unknown;
 }
@@ -23,21 +24,26 @@ export type BusHandler = (event: AnyBusEvent) => unknown;
 export interface EventBusOptions {
   /** Told about a subscriber that threw; the bus itself carries on. */
   onError?: (err: unknown, event: AnyBusEvent) => void;
+  /** The time stamped on each event (ISO 8601); the wall clock when absent. */
+  now?: () => string;
 }
 
 export class EventBus {
   private seq = 0;
   private readonly handlers = new Set<BusHandler>();
   private readonly onError: (err: unknown, event: AnyBusEvent) => void;
+  private readonly now: () => string;
 
   constructor(opts: EventBusOptions = {}) {
     this.onError = opts.onError ?? reportToConsole;
+    this.now = opts.now ?? (() => new Date().toISOString());
   }
 
   /** Delivers synchronously to every subscriber, in subscription order, and returns the event. */
   publish<K extends string>(type: K, payload: PayloadOf<K>): AnyBusEvent {
     this.seq += 1;
-    const event = { seq: this.seq, type, payload } as AnyBusEvent;
+    // Stamped here, once: every event says when, wherever it came from.
+    const event = { seq: this.seq, at: this.now(), type, payload } as AnyBusEvent;
     // A copy: a handler may subscribe or unsubscribe while we deliver.
     for (const handler of [...this.handlers]) this.deliver(handler, event);
     return event;

@@ -159,7 +159,16 @@ export class RunEngine {
   }
 
   publishState(run: TaskRun): void {
-    this.deps.bus.publish('task.state.changed', { runId: run.id, taskName: run.spec.taskName, state: run.status.state });
+    const { spec, status } = run;
+    this.deps.bus.publish('task.state.changed', {
+      runId: run.id,
+      taskName: spec.taskName,
+      state: status.state,
+      attempt: spec.attempt,
+      target: { kind: spec.targetKind, id: spec.targetId, name: spec.targetName ?? null },
+      node: spec.nodeId ? { id: spec.nodeId, hostname: spec.nodeHostname } : null,
+      ...(status.error ? { error: status.error } : {}),
+    });
   }
 
   /** Ends a run this process does not hold (left by a crash), straight in the store. */

@@ -66,10 +66,21 @@ export interface RunTarget {
 }
 
 export interface EventMap {
-  'task.state.changed': { runId: string; taskName: string; state: RunState };
+  /** `target.name` is the object's name (a YAML name, `host/serial` for a disk); `node` the node
+   * a node-level step runs on; `error` a failed or canceled run's reason. */
+  'task.state.changed': {
+    runId: string;
+    taskName: string;
+    state: RunState;
+    attempt?: number;
+    target?: { kind: string; id: string; name: string | null };
+    node?: { id: string; hostname: string | null } | null;
+    error?: string | null;
+  };
   'task.question.asked': { runId: string; taskName: string; questionId: string };
   'task.question.answered': { runId: string; taskName: string; questionId: string; answer: string };
-  'node.state.changed': { nodeId: string; status: string };
+  /** `reason`/`message`: why it is in that phase, or what blocks it (its Blocked condition). */
+  'node.state.changed': { nodeId: string; status: string; hostname?: string; name?: string; reason?: string; message?: string };
   'image.download.progress': { imageId: string; bytes: number; total: number; percent: number; done: boolean };
   'task.log': { runId: string; line: LogLine };
   'disruption.lease.taken': DisruptionLeaseEvent;
@@ -91,6 +102,8 @@ export interface DisruptionLeaseEvent {
 export interface BusEvent<K extends keyof EventMap = keyof EventMap> {
   /** Monotonic per process; SSE uses it as the event id. */
   seq: number;
+  /** When it was published (ISO 8601). */
+  at: string;
   type: K;
   payload: EventMap[K];
 }

@@ -38,13 +38,18 @@ async function until(cond: () => boolean, what: string): Promise<void> {
   throw new Error(`never happened: ${what}`);
 }
 
-const frame = (seq: number, type: string, payload: unknown): string => `id: ${seq}\ndata: ${JSON.stringify({ type, payload })}\n\n`;
+/** Every event is stamped with the time it was published (the bus's clock, fixed here). */
+const AT = '2026-11-25T00:00:00.000Z';
+const frame = (seq: number, type: string, payload: unknown): string => `id: ${seq}\ndata: ${JSON.stringify({ type, at: AT, payload })}\n\n`;
+/** The hub's own resync frame: not a bus event, no publication time. */
+const resync = (seq: number): string => `id: ${seq}\ndata: ${JSON.stringify({ type: 'resync', payload: {} })}\n\n`;
+const RESYNC6 = resync(6);
 const publishN = (bus: EventBus, from: number, to: number): void => {
   for (let n = from; n <= to; n++) bus.publish('t', { n });
 };
 
 test('sse hub frames each event as id and one data line, no event line', (t) => {
-  const bus = new EventBus();
+  const bus = new EventBus({ now: () => AT });
   const hub = new SseHub(bus, { flushIntervalMs: 0 });
   const out = new Sink();
   hub.attach(out, { preamble: 'retry: 2000\n\n' });
@@ -54,7 +59,7 @@ test('sse hub frames each event as id and one data line, no event line', (t) => 
 });
 
 test('sse hub batches a burst into one write per client', async (t) => {
-  const bus = new EventBus();
+  const bus = new EventBus({ now: () => AT });
   const hub = new SseHub(bus, { flushIntervalMs: 100 });
   const a = new Sink();
   const b = new Sink();
@@ -73,7 +78,7 @@ test('sse hub batches a burst into one write per client', async (t) => {
 });
 
 test('sse hub flushes on its own, with nothing else to wake the event loop', async (t) => {
-  const bus = new EventBus();
+  const bus = new EventBus({ now: () => AT });
   const hub = new SseHub(bus, { flushIntervalMs: 100 });
   const writes: string[] = [];
   let wrote!: () => void;
@@ -97,7 +102,7 @@ test('sse hub flushes on its own, with nothing else to wake the event loop', asy
 });
 
 test('sse hub without batching writes every event at once', (t) => {
-  const bus = new EventBus();
+  const bus = new EventBus({ now: () => AT });
   const hub = new SseHub(bus, { flushIntervalMs: 0 });
   const out = new Sink();
   hub.attach(out);
@@ -107,7 +112,7 @@ test('sse hub without batching writes every event at once', (t) => {
 });
 
 test('sse hub holds events for a blocked client and sends them in one write on drain', async (t) => {
-  const bus = new EventBus();
+  const bus = new EventBus({ now: () => AT });
   const hub = new SseHub(bus, { flushIntervalMs: 0 });
   const out = new Sink(true);
   hub.attach(out);
@@ -124,7 +129,7 @@ test('sse hub holds events for a blocked client and sends them in one write on d
 });
 
 test('sse hub drops a blocked client at the byte cap and keeps nothing for it', (t) => {
-  const bus = new EventBus();
+  const bus = new EventBus({ now: () => AT });
   const hub = new SseHub(bus, { flushIntervalMs: 0, maxQueuedBytes: 1000 });
   const stuck = new Sink(true);
   const fine = new Sink();
@@ -140,7 +145,7 @@ test('sse hub drops a blocked client at the byte cap and keeps nothing for it', 
 });
 
 test('sse hub writes early instead of dropping a client that is only bursting', (t) => {
-  const bus = new EventBus();
+  const bus = new EventBus({ now: () => AT });
   const hub = new SseHub(bus, { flushIntervalMs: 60_000, maxQueuedBytes: 1000 });
   const out = new Sink();
   hub.attach(out);
@@ -154,7 +159,7 @@ test('sse hub writes early instead of dropping a client that is only bursting', 
 });
 
 test('sse hub replays after Last-Event-ID and continues live without gaps or repeats', (t) => {
-  const bus = new EventBus();
+  const bus = new EventBus({ now: () => AT });
   const hub = new SseHub(bus, { flushIntervalMs: 0, bufferSize: 4 });
   publishN(bus, 1, 6);
   const cases: [string | null, string][] = [
@@ -163,10 +168,10 @@ test('sse hub replays after Last-Event-ID and continues live without gaps or rep
     ['6', ''],
     ['3', [4, 5, 6].map((n) => frame(n, 't', { n })).join('')],
     ['2', [3, 4, 5, 6].map((n) => frame(n, 't', { n })).join('')],
-    ['1', frame(6, 'resync', {})],
-    ['7', frame(6, 'resync', {})],
-    ['abc', frame(6, 'resync', {})],
-    ['-1', frame(6, 'resync', {})],
+    ['1', RESYNC6],
+    ['7', RESYNC6],
+    ['abc', RESYNC6],
+    ['-1', RESYNC6],
   ];
   const sinks = cases.map(([lastEventId]) => {
     const s = new Sink();
@@ -181,20 +186,20 @@ test('sse hub replays after Last-Event-ID and continues live without gaps or rep
 });
 
 test('sse hub created after events were published knows its history starts there', (t) => {
-  const bus = new EventBus();
+  const bus = new EventBus({ now: () => AT });
   publishN(bus, 1, 10);
   const hub = new SseHub(bus, { flushIntervalMs: 0 });
   const behind = new Sink();
   const current = new Sink();
   hub.attach(behind, { lastEventId: '5' });
   hub.attach(current, { lastEventId: '10' });
-  t.is(behind.text, frame(10, 'resync', {}));
+  t.is(behind.text, resync(10));
   t.is(current.text, '');
   hub.close();
 });
 
 test('sse hub forgets a client whose stream closes', async (t) => {
-  const bus = new EventBus();
+  const bus = new EventBus({ now: () => AT });
   const hub = new SseHub(bus, { flushIntervalMs: 0 });
   const out = new Sink();
   const detach = hub.attach(out);

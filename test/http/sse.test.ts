@@ -54,7 +54,7 @@ async function start(opts: SseHubOptions = {}): Promise<Harness> {
 
 interface Received {
   id: string;
-  data: { type: string; payload: unknown };
+  data: { type: string; at?: string; payload: unknown };
 }
 
 /** An EventSource that records every message; `headers` are added to each request. */
@@ -97,10 +97,12 @@ test('sse relays events in order with ids and the documented payloads unchanged'
   for (const s of shapes) h.bus.publish(s.type, s.payload);
   await until(() => messages.length === shapes.length, 'all events received');
   t.deepEqual(ids(messages), [1, 2, 3, 4]);
+  // The documented envelope and payloads, plus the time each was published.
   t.deepEqual(
-    messages.map((m) => m.data),
+    messages.map(({ data: { at: _, ...rest } }) => rest),
     shapes.map((s) => ({ type: s.type, payload: s.payload })),
   );
+  for (const m of messages) t.false(Number.isNaN(Date.parse(m.data.at ?? '')), `an ISO time: ${m.data.at}`);
   es.close();
   await h.close();
 });

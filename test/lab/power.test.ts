@@ -88,6 +88,12 @@ test('power a node without a BMC says Blocked: NoPowerControl on node.power-on, 
   const c = await admin(q);
   await shutDown(q, c, id);
   t.is((await detail(c, id)).bmc, null);
+  const said: Array<Record<string, unknown>> = [];
+  t.teardown(
+    q.bus.subscribe((e) => {
+      if (e.type === 'node.state.changed') said.push(e.payload as Record<string, unknown>);
+    }),
+  );
   await invoke(c, 'node.power-on', id);
   const blocked = await waitFor('Blocked: NoPowerControl', async () => {
     const d = await detail(c, id);
@@ -102,6 +108,10 @@ test('power a node without a BMC says Blocked: NoPowerControl on node.power-on, 
     { status: 'True', reason: 'NoPowerControl' },
   );
   t.is(await q.tasks.latestFor(Kind.Node, id, Step.bmcPowerOn), undefined, 'no run without a BMC');
+  // Said on /events too, with the node's names, though its phase (offline) did not change.
+  const held = await waitFor('node.state.changed saying NoPowerControl', async () => said.find((p) => p.reason === 'NoPowerControl'));
+  t.like(held, { nodeId: id, status: 'offline', hostname: n!.spec.hostname });
+  t.regex(String(held.message), /declare a BMC/);
   // The request waits, not lost: a BMC declared now powers the node on.
   await c.request('PUT', `/nodes/${id}/bmc`, { json: q.lab!.bmc(1) });
   await waitFor('the node active again', async () => (await detail(c, id)).status === 'active');

@@ -4,7 +4,11 @@ import { ZxRunner } from '../../src/exec/zx-runner.js';
 import { Kind } from '../../src/model/kinds.js';
 import type { TaskRun } from '../../src/tasks/types.js';
 import { FakeRunner } from '../helpers/fake-runner.js';
+import { isEvent } from '../../src/tasks/bus.js';
+import { node } from '../builders.js';
 import { alive, harness, target } from './harness.js';
+
+const NODE_ID = 'aaaaaaaa-0000-4000-8000-000000000001';
 
 test('TaskService runs a master-level script pending → running → completed, events in order', async (t) => {
   const runner = new FakeRunner().expect('ceph', ['auth', 'add', { secret: 'k3y' }], { stdout: 'added k3y\n' });
@@ -25,6 +29,7 @@ test('TaskService runs a master-level script pending → running → completed, 
     taskName: 'mon.create',
     targetKind: 'Disk',
     targetId: target.id,
+    targetName: null,
     generation: 2,
     nodeId: null,
     nodeHostname: null,
@@ -206,4 +211,39 @@ test('TaskService cancel of a pending node-level run needs no agent', async (t) 
   t.is(canceled.status.state, 'canceled');
   t.deepEqual(h.states(run.id), ['pending', 'canceled']);
   t.is(await h.service.agents.claim('aaaaaaaa-0000-4000-8000-000000000001', 0), null);
+});
+
+test("TaskService events say when, name the target and the node, and carry a failed run's error", async (t) => {
+  const runner = new FakeRunner().expect('wipefs', ['-a', '/dev/sdb'], { stderr: 'device busy\n', exitCode: 1 });
+  const h = await harness(t, { runner });
+  const n = node('active').build();
+  const named = { kind: n.kind, id: target.id, generation: 1 };
+  await h.store.create({ kind: n.kind, id: named.id, name: 'storage-1', spec: n.spec, status: n.status });
+  const run = await h.service.start({
+    taskName: 'disk.wipe',
+    target: named,
+    script: async (ctx) => {
+      await ctx.runner.run('wipefs', ['-a', '/dev/sdb'], { timeoutMs: 1000 });
+    },
+  });
+  t.is(run.spec.targetName, 'storage-1');
+  await h.service.whenFinished(run.id);
+  const mine = h.events.filter((e) => isEvent(e, 'task.state.changed') && e.payload.runId === run.id);
+  t.deepEqual(
+    mine.map((e) => e.payload),
+    ['pending', 'running', 'failed'].map((state) => ({
+      runId: run.id,
+      taskName: 'disk.wipe',
+      state,
+      attempt: 1,
+      target: { kind: 'Node', id: target.id, name: 'storage-1' },
+      node: null,
+      ...(state === 'failed' ? { error: 'wipefs -a /dev/sdb exited with 1: device busy' } : {}),
+    })),
+  );
+  for (const e of mine) t.false(Number.isNaN(Date.parse(e.at)), e.at);
+  // A node-level run names its node.
+  const onNode = await h.service.start({ taskName: 'disk.wipe', target, node: { id: NODE_ID, hostname: 'node-1' } });
+  const first = h.events.find((e) => isEvent(e, 'task.state.changed') && e.payload.runId === onNode.id);
+  t.like(first?.payload, { node: { id: NODE_ID, hostname: 'node-1' } });
 });

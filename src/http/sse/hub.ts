@@ -222,7 +222,8 @@ export class SseHub {
 
 function toFrame(event: SseSourceEvent): Frame {
   // JSON.stringify never emits a raw newline, so one data: line always suffices.
-  const text = `id: ${event.seq}\ndata: ${JSON.stringify({ type: event.type, payload: event.payload ?? null })}\n\n`;
+  const envelope = { type: event.type, ...(event.at ? { at: event.at } : {}), payload: event.payload ?? null };
+  const text = `id: ${event.seq}\ndata: ${JSON.stringify(envelope)}\n\n`;
   return { seq: event.seq, text, bytes: Buffer.byteLength(text) };
 }
 

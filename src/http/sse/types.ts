@@ -3,6 +3,8 @@
 /** What the hub needs of an event: EventBus's events and plain test buses both fit. */
 export interface SseSourceEvent {
   seq: number;
+  /** When it was published; sent as the envelope's `at` when known. */
+  at?: string;
   type: string;
   payload: unknown;
 }

@@ -1,0 +1,31 @@
+// How an event reads in the process log: at the level its news deserves (a failed run is an
+// error, a refused file or a node in error a warning), with the event's id and time, so a log
+// line and the event an operator saw on /events are found from each other.
+import type { Level } from '../log.js';
+import type { AnyBusEvent } from '../tasks/bus.js';
+
+/** Events that are progress, not news: left to debug. */
+const CHATTY = new Set(['image.download.progress']);
+
+export function eventLogLevel(e: AnyBusEvent): Level {
+  if (CHATTY.has(e.type)) return 'debug';
+  const p = (e.payload ?? {}) as Record<string, unknown>;
+  switch (e.type) {
+    case 'task.state.changed':
+      return p.state === 'failed' ? 'error' : p.state === 'canceled' ? 'warn' : 'info';
+    case 'node.state.changed':
+      return p.status === 'error' ? 'warn' : 'info';
+    case 'specs.failed':
+    case 'node.fenced':
+      return 'warn';
+    default:
+      return 'info';
+  }
+}
+
+/** The log line's fields: the event's id and time, then its payload. */
+export const eventLogFields = (e: AnyBusEvent): Record<string, unknown> => ({
+  eventId: e.seq,
+  eventAt: e.at,
+  ...(e.payload && typeof e.payload === 'object' ? (e.payload as Record<string, unknown>) : { payload: e.payload }),
+});

@@ -1,0 +1,25 @@
+// Event lines in the process log: failures at warn/error, the event's id and time on each line.
+import test from 'ava';
+import { eventLogFields, eventLogLevel } from '../../src/main/event-log.js';
+import type { AnyBusEvent } from '../../src/tasks/bus.js';
+
+const ev = (type: string, payload: unknown): AnyBusEvent => ({ seq: 7, at: '2026-11-25T00:00:00.000Z', type, payload });
+
+test('event log: a failed run is an error, a canceled one a warning, others info; a refused file and a node in error warn', (t) => {
+  const run = (state: string) => eventLogLevel(ev('task.state.changed', { runId: 'r', taskName: 'x', state }));
+  t.deepEqual(['pending', 'running', 'completed', 'failed', 'canceled'].map(run), ['info', 'info', 'info', 'error', 'warn']);
+  t.is(eventLogLevel(ev('specs.failed', { file: 'a.yaml', message: 'bad' })), 'warn');
+  t.is(eventLogLevel(ev('node.state.changed', { nodeId: 'n', status: 'error' })), 'warn');
+  t.is(eventLogLevel(ev('node.state.changed', { nodeId: 'n', status: 'active' })), 'info');
+  t.is(eventLogLevel(ev('image.download.progress', { imageId: 'i' })), 'debug');
+});
+
+test('event log: each line carries the event id and time beside the payload, to find one from the other', (t) => {
+  t.deepEqual(eventLogFields(ev('task.state.changed', { runId: 'r', state: 'failed', error: 'boom' })), {
+    eventId: 7,
+    eventAt: '2026-11-25T00:00:00.000Z',
+    runId: 'r',
+    state: 'failed',
+    error: 'boom',
+  });
+});
