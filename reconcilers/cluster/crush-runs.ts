@@ -80,7 +80,7 @@ export async function observeCrush(
 }
 
 export function crushRun(deps: CrushDeps, o: ClusterObserved, step: CrushStep): StartRequest {
-  const target = { kind: CephKind.Cluster, id: o.cluster.id, generation: o.cluster.metadata.generation };
+  const target = { kind: CephKind.Cluster, id: o.cluster.id, generation: o.cluster.metadata.generation, name: o.cluster.name };
   const base = { target, attempt: step.attempt, timeoutMs: deps.runTimeoutMs };
   if (step.kind === 'place-host') {
     const { host, location } = step;

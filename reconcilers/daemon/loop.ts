@@ -35,7 +35,7 @@ export function daemonLoop(kind: DaemonKind, deps: CephLoopDeps): Reconciler<O, 
   const owner = daemonStateOwner(kind.type);
   /** The step as a run: the key is made on the master, start and stop on the node. */
   const act = (o: O, step: DaemonStep): StartRequest => {
-    const target = { kind: Kind.Node, id: o.node.id, generation: o.node.metadata.generation };
+    const target = { kind: Kind.Node, id: o.node.id, generation: o.node.metadata.generation, name: o.node.name };
     const base = { target, attempt: step.attempt, timeoutMs: deps.runTimeoutMs };
     const node = { id: o.node.id, hostname: o.node.spec.hostname };
     if (step.kind === 'create-key') {

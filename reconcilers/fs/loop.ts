@@ -98,7 +98,7 @@ function createRun(deps: FsLoopDeps, o: FsObserved, attempt: number): StartReque
   const { spec } = o.fs;
   return {
     taskName: FS_CREATE_TASK,
-    target: { kind: StorageKind.Filesystem, id: o.fs.id, generation: o.fs.metadata.generation },
+    target: { kind: StorageKind.Filesystem, id: o.fs.id, generation: o.fs.metadata.generation, name: o.fs.name },
     attempt,
     timeoutMs: deps.runTimeoutMs,
     args: { ...spec },

@@ -81,7 +81,7 @@ function apply(deps: ImageLoopDeps, o: ImageObserved, p: ImagePlan): Promise<Res
 
 /** Download and removal are master-level runs; a cancel stops the download under way. */
 async function act(deps: ImageLoopDeps, o: ImageObserved, step: ImageStep): Promise<StartRequest | null> {
-  const target = { kind: ImageKind.Image, id: o.image.id, generation: o.image.metadata.generation };
+  const target = { kind: ImageKind.Image, id: o.image.id, generation: o.image.metadata.generation, name: o.image.name };
   if (step.kind === 'download') {
     return {
       taskName: DOWNLOAD_TASK,

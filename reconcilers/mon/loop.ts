@@ -235,7 +235,7 @@ function monEffects(deps: MonLoopDeps): LoopEffects<MonObserved, DaemonState | u
  * rest); the bootstrap keys are made here, with no run. */
 async function monRun(deps: MonLoopDeps, o: MonObserved, step: MonStep): Promise<StartRequest | Result> {
   const id = o.node.id;
-  const target = { kind: Kind.Node, id, generation: o.node.metadata.generation };
+  const target = { kind: Kind.Node, id, generation: o.node.metadata.generation, name: o.node.name };
   if (step.kind === 'bootstrap-keys') {
     for (const k of BOOTSTRAP_KEYS) {
       if (await hasKey(deps.store, k.entity)) continue;

@@ -137,7 +137,7 @@ async function act(deps: NetworkLoopDeps, o: NetworkObserved, step: NetworkStep)
   const { nic, desired } = o;
   return {
     taskName: DHCP_START_TASK,
-    target: { kind: NetworkKind.Network, id: o.id, generation: o.network.metadata.generation },
+    target: { kind: NetworkKind.Network, id: o.id, generation: o.network.metadata.generation, name: o.network.name },
     attempt: step.attempt,
     timeoutMs: deps.runTimeoutMs,
     args: { nic: nic.name, configHash: desired.hash, crashes: step.crashes },

@@ -311,7 +311,7 @@ async function apply(deps: NodeLoopDeps, memory: DisruptionMemory, o: NodeObserv
       // it again rather than losing the request.
       stepFirst: true,
       act: async (obs, step): Promise<StartRequest | Result> => {
-        const target = { kind: Kind.Node, id: obs.node.id, generation: obs.node.metadata.generation };
+        const target = { kind: Kind.Node, id: obs.node.id, generation: obs.node.metadata.generation, name: obs.node.name };
         if (step.taskName === PowerTask.on || step.taskName === PowerTask.off) return powerRun(deps, obs, step, target);
         const take = plan.lease.take;
         // The lease first, by CAS against the leases Ceph was asked about: not granted (another

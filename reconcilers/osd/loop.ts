@@ -179,7 +179,7 @@ async function ownEffect(deps: OsdLoopDeps, o: DiskObserved, step: OsdStep): Pro
 function base(deps: OsdLoopDeps, o: DiskObserved, taskName: string, attempt: number): StartRequest {
   return {
     taskName,
-    target: { kind: Kind.Disk, id: o.disk.id, generation: o.disk.metadata.generation },
+    target: { kind: Kind.Disk, id: o.disk.id, generation: o.disk.metadata.generation, name: o.disk.name },
     attempt,
     timeoutMs: deps.runTimeoutMs,
   };

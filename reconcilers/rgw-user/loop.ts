@@ -93,7 +93,7 @@ function createRun(deps: RgwUserLoopDeps, o: RgwUserObserved, attempt: number): 
   const { id, spec } = o.user;
   return {
     taskName: RGW_USER_CREATE_TASK,
-    target: { kind: StorageKind.RgwUser, id, generation: o.user.metadata.generation },
+    target: { kind: StorageKind.RgwUser, id, generation: o.user.metadata.generation, name: o.user.name },
     attempt,
     timeoutMs: deps.runTimeoutMs,
     args: { ...spec },

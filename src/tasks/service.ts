@@ -43,7 +43,7 @@ export class TaskService {
       kind: Kind.TaskRun,
       id: this.deps.ids(),
       name: req.taskName,
-      spec: { ...this.specOf(req), targetName: await this.nameOf(req.target) },
+      spec: this.specOf(req),
       status: { state: 'pending', startedAt: null, completedAt: null, error: null, question: null, result: null } satisfies TaskRunStatus,
     })) as unknown as TaskRun;
     const run = this.engine.register(doc);
@@ -142,17 +142,12 @@ export class TaskService {
     await this.deps.logs.flush();
   }
 
-  /** The target's name, for events and logs: one read per run, not per state change. */
-  private async nameOf(target: StartRequest['target']): Promise<string | null> {
-    const doc = await this.deps.store.get(target.kind, target.id).catch(() => undefined);
-    return doc?.name ?? null;
-  }
-
   private specOf(req: StartRequest): TaskRunSpec {
     return {
       taskName: req.taskName,
       targetKind: req.target.kind,
       targetId: req.target.id,
+      targetName: req.target.name ?? null,
       generation: req.target.generation,
       nodeId: req.node?.id ?? null,
       nodeHostname: req.node?.hostname ?? null,

@@ -32,7 +32,8 @@ export type Script = (ctx: RunContext) => Promise<Record<string, unknown> | void
 
 export interface StartRequest {
   taskName: string;
-  target: { kind: string; id: string; generation: number };
+  /** `name`: the object's name, kept on the run for events and logs an operator can read. */
+  target: { kind: string; id: string; generation: number; name?: string };
   /** Node-level steps name the node: its agent claims and carries them out. */
   node?: { id: string; hostname: string } | null;
   args?: Record<string, unknown>;

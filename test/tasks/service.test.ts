@@ -5,7 +5,6 @@ import { Kind } from '../../src/model/kinds.js';
 import type { TaskRun } from '../../src/tasks/types.js';
 import { FakeRunner } from '../helpers/fake-runner.js';
 import { isEvent } from '../../src/tasks/bus.js';
-import { node } from '../builders.js';
 import { alive, harness, target } from './harness.js';
 
 const NODE_ID = 'aaaaaaaa-0000-4000-8000-000000000001';
@@ -216,9 +215,7 @@ test('TaskService cancel of a pending node-level run needs no agent', async (t) 
 test("TaskService events say when, name the target and the node, and carry a failed run's error", async (t) => {
   const runner = new FakeRunner().expect('wipefs', ['-a', '/dev/sdb'], { stderr: 'device busy\n', exitCode: 1 });
   const h = await harness(t, { runner });
-  const n = node('active').build();
-  const named = { kind: n.kind, id: target.id, generation: 1 };
-  await h.store.create({ kind: n.kind, id: named.id, name: 'storage-1', spec: n.spec, status: n.status });
+  const named = { kind: 'Node', id: target.id, generation: 1, name: 'storage-1' };
   const run = await h.service.start({
     taskName: 'disk.wipe',
     target: named,
