@@ -67,6 +67,15 @@ export function fromConditions(doc: Doc<unknown, CommonStatus>): Verdict {
   return notOk(ready.reason, ready.message, ready.lastTransitionTime);
 }
 
+/** An image: downloaded when wanted; one not wanted is ready once no file of it is left. */
+export function imageReady(doc: Doc<unknown, CommonStatus>): Verdict {
+  const wanted = (doc.spec as { downloaded?: boolean }).downloaded !== false;
+  const seen = doc.status.observedGeneration ?? -1;
+  if (!wanted && seen >= doc.metadata.generation && doc.status.phase === 'removed')
+    return ok('Removed', condition(doc.status, 'Ready')?.lastTransitionTime ?? null);
+  return fromConditions(doc);
+}
+
 /** A node: the node loop's Ready (active); a node declared powered off is ready once off. */
 export function nodeReady(n: NodeDoc): Verdict {
   if (n.spec.power === 'off' && n.status.phase === 'offline' && (n.status.observedGeneration ?? -1) >= n.metadata.generation)
@@ -185,7 +194,7 @@ export function readiness(w: ReadyWorld): Readiness[] {
   for (const o of w.others) {
     const ref: ObjectRef = { kind: o.kind, id: o.doc.id, name: o.doc.name };
     if (o.kind === 'Filesystem') fsByName.set(o.doc.name, ref);
-    rows.push({ ...ref, ...fromConditions(o.doc) });
+    rows.push({ ...ref, ...(o.kind === 'Image' ? imageReady(o.doc) : fromConditions(o.doc)) });
   }
   for (const n of w.nodes) {
     const ref: ObjectRef = { kind: 'Node', id: n.id, name: n.spec.hostname };

@@ -7,7 +7,7 @@ import type { CommonStatus, Condition } from '../../src/model/conditions.js';
 import type { Doc } from '../../src/model/document.js';
 import type { DiskSpec, DiskStatusFields } from '../../src/model/kinds.js';
 import type { DiskDoc } from '../../src/model/operations.js';
-import { daemonReady, diskReady, fromConditions, nodeReady, readiness } from '../../src/model/readiness.js';
+import { daemonReady, diskReady, fromConditions, imageReady, nodeReady, readiness } from '../../src/model/readiness.js';
 import { NODE_ID, node } from '../builders.js';
 
 const at = '2026-01-01T00:00:00.000Z';
@@ -52,6 +52,17 @@ test('readiness conditions: a True Blocked condition is the reason given over Re
     doc({ observedGeneration: 1, conditions: [cond('Ready', 'False', 'Pending'), cond('Blocked', 'True', 'NoMds', 'no MDS is declared')] }),
   );
   t.like(v, { ready: false, reason: 'NoMds', message: 'no MDS is declared', since: at });
+});
+
+test('readiness image: downloaded when wanted, removed when not', (t) => {
+  const image = (downloaded: boolean, phase: string, ready: boolean) => ({
+    ...doc({ observedGeneration: 1, phase, conditions: [cond('Ready', ready ? 'True' : 'False', phase)] }),
+    spec: { downloaded },
+  });
+  t.true(imageReady(image(true, 'downloaded', true)).ready);
+  t.false(imageReady(image(true, 'downloading', false)).ready);
+  t.like(imageReady(image(false, 'removed', false)), { ready: true, reason: 'Removed' });
+  t.like(imageReady(image(false, 'removing', false)), { ready: false, reason: 'removing' });
 });
 
 test('readiness node: active is ready, a node declared off is ready once offline', (t) => {
