@@ -25,6 +25,16 @@ test.serial('status a converged lab says converged; a killed OSD makes its disk 
   t.like(count(converged, 'Node'), { ready: 3, total: 3 });
   t.like(count(converged, 'Daemon'), { ready: 4, total: 4 }, 'three monitors and a manager');
   t.is(count(converged, 'Disk').ready, count(converged, 'Disk').total);
+  const details = (
+    await c.get<Array<{ id: string; ready: { ready: boolean }; daemonsReady: Array<{ type: string; ready: boolean }> }>>('/nodes/details')
+  ).json;
+  const first = details.find((n) => n.id === ids[0])!;
+  t.true(first.ready.ready);
+  t.deepEqual(
+    first.daemonsReady.map((d) => d.ready),
+    [true, true],
+    '/nodes/details: its monitor and manager, each Ready',
+  );
 
   const osdId = (await diskDocs(q)).find((d) => d.id === target.id)!.status.osdId!;
   q.lab!.failNext(3, 'ceph.daemon.restart', 1_000);
@@ -41,8 +51,11 @@ test.serial('status a converged lab says converged; a killed OSD makes its disk 
     down.s.health.checks.find((x) => x.code === 'OSD_DOWN')?.objects.map((o) => o.id),
     [target.id],
   );
-  const stored = (await diskDocs(q)).find((d) => d.id === target.id)!;
-  t.is(stored.status.conditions?.find((x) => x.type === 'Ready')?.status, 'False', "the disk's own Ready condition says so too");
+  // The OSD loop sees it from the agent's report, on its own time: its own Ready goes False too.
+  await waitFor(
+    "the disk's own Ready condition says False",
+    async () => (await diskDocs(q)).find((d) => d.id === target.id)!.status.conditions?.find((x) => x.type === 'Ready')?.status === 'False',
+  );
   q.lab!.machine(3).faults.failNext.delete('ceph.daemon.restart');
 });
 
