@@ -31,7 +31,7 @@ export interface Blocked {
 
 export interface StatusSummary {
   health: {
-    /** UNKNOWN until the cluster loop has heard from Ceph. */
+    /** UNKNOWN until the cluster loop has heard from Ceph, and while Ceph does not answer it. */
     status: 'HEALTH_OK' | 'HEALTH_WARN' | 'HEALTH_ERR' | 'UNKNOWN';
     checks: Array<{
       code: string;
@@ -94,7 +94,9 @@ export class Convergence {
     const metrics = cluster?.status.metrics;
     return {
       health: {
-        status: (metrics?.health as StatusSummary['health']['status'] | undefined) ?? 'UNKNOWN',
+        // Only what Ceph said on the cluster loop's last ask: when it did not answer, unknown.
+        status:
+          cluster?.status.phase === 'ready' ? ((metrics?.health as StatusSummary['health']['status'] | undefined) ?? 'UNKNOWN') : 'UNKNOWN',
         checks: (cluster?.status.healthChecks ?? []).map((c) => ({
           code: c.code,
           severity: c.severity,

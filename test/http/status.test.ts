@@ -51,6 +51,7 @@ async function seeded() {
   });
   await ensureCluster(store);
   await store.updateStatus(CephKind.Cluster, CLUSTER_ID, {
+    phase: 'ready',
     observedGeneration: 1,
     conditions: ready(true, 'Quorum'),
     metrics: {
