@@ -76,15 +76,23 @@ export function imageReady(doc: Doc<unknown, CommonStatus>): Verdict {
   return fromConditions(doc);
 }
 
-/** A node: the node loop's Ready (active); a node declared powered off is ready once off. */
+/** A node: the node loop's Ready (active); a node declared powered off is ready once off, one
+ * declared in maintenance once in it (entered, not entering). */
 export function nodeReady(n: NodeDoc): Verdict {
-  if (n.spec.power === 'off' && n.status.phase === 'offline' && (n.status.observedGeneration ?? -1) >= n.metadata.generation)
-    return ok('PoweredOff', condition(n.status, 'Ready')?.lastTransitionTime ?? null);
+  const since = condition(n.status, 'Ready')?.lastTransitionTime ?? null;
+  const seen = (n.status.observedGeneration ?? -1) >= n.metadata.generation;
+  if (seen && n.spec.power === 'off' && n.status.phase === 'offline') return ok('PoweredOff', since);
+  if (seen && inMaintenance(n)) return ok('InMaintenance', since);
   return fromConditions(n);
 }
 
+/** Declared in maintenance and in it: its Ceph daemons are stopped because the spec says so. */
+const inMaintenance = (n: NodeDoc): boolean =>
+  n.spec.maintenance === true && n.status.phase === 'maintenance' && condition(n.status, 'Progressing')?.status !== 'True';
+
 /** A daemon of a node's spec: its loop says running and the node's agent reports it running. */
 export function daemonReady(n: NodeDoc, type: NodeDaemonType): Verdict {
+  if (inMaintenance(n)) return ok('StoppedForMaintenance', null, `stopped while ${n.spec.hostname} is in maintenance`);
   const state = n.status.ceph?.[type];
   if (!state) return notOk('Pending', `no ${type} state yet on ${n.spec.hostname}`);
   if (state.phase !== 'running') return notOk(cap(state.phase), state.message || state.reason);

@@ -81,6 +81,23 @@ test('readiness node: active is ready, a node declared off is ready once offline
   t.like(nodeReady(lost), { ready: false, reason: 'Offline', message: 'no heartbeat' });
 });
 
+test('readiness node: a node declared in maintenance is ready once in it, its daemons stopped on purpose', (t) => {
+  const n = (progressing: boolean) =>
+    node('maintenance')
+      .withSpec({ maintenance: true, daemons: { [Daemon.mgr]: {} } })
+      .withStatus({
+        observedGeneration: 1,
+        conditions: [cond('Ready', 'False', 'Maintenance'), cond('Progressing', progressing ? 'True' : 'False', 'Entering')],
+        ceph: { [Daemon.mgr]: { phase: 'pending', reason: 'Stopped', message: '' } },
+        daemons: { [Daemon.mgr]: false },
+      })
+      .build();
+  t.like(nodeReady(n(false)), { ready: true, reason: 'InMaintenance' });
+  t.like(daemonReady(n(false), Daemon.mgr), { ready: true, reason: 'StoppedForMaintenance' });
+  t.like(nodeReady(n(true)), { ready: false }, 'still entering it');
+  t.like(daemonReady(n(true), Daemon.mgr), { ready: false });
+});
+
 test('readiness daemon: running by its loop and reported by the agent, nothing less', (t) => {
   const n = (phase: 'running' | 'failed', reported: boolean) =>
     node('active')
