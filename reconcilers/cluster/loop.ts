@@ -71,9 +71,19 @@ async function observe(deps: ClusterLoopDeps, id: string): Promise<ClusterObserv
   if (monitorsDesired === 0) return { ...base, ceph: null, monmap: null };
   const call = { timeoutMs: deps.queryTimeoutMs };
   try {
-    const [status, monDump] = await Promise.all([deps.ceph.status(call), deps.ceph.monDump(call)]);
+    // health detail is only what names the objects; its failure alone leaves status's summary.
+    const [status, monDump, health] = await Promise.all([
+      deps.ceph.status(call),
+      deps.ceph.monDump(call),
+      deps.ceph.health(call).catch(() => null),
+    ]);
     const monmap = monDump.epoch !== cluster.status.monmapEpoch || !cluster.status.monmap ? await fetchMonmap(deps.ceph, call) : null;
-    return { ...base, ceph: { status, monDump }, monmap, crush: await observeCrush(deps, cluster, nodes, () => osdIdsByNode(deps.store)) };
+    return {
+      ...base,
+      ceph: { status, monDump, health },
+      monmap,
+      crush: await observeCrush(deps, cluster, nodes, () => osdIdsByNode(deps.store)),
+    };
   } catch (err) {
     return { ...base, ceph: { error: err instanceof Error ? err.message : String(err) }, monmap: null };
   }

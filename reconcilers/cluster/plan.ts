@@ -1,8 +1,14 @@
 // The cluster loop's pure half: what `ceph status` and `ceph mon dump` said (or that they could
 // not answer) becomes the Cluster's status, which the API serves as metrics and monmap.
-import type { ClusterMetrics, ClusterSpec, ClusterStatus } from '../../src/model/ceph-kinds.js';
+import {
+  HEALTH_DETAIL_MAX,
+  type ClusterMetrics,
+  type ClusterSpec,
+  type ClusterStatus,
+  type HealthCheckSeen,
+} from '../../src/model/ceph-kinds.js';
 import type { Doc } from '../../src/model/document.js';
-import type { CephStatus, MonDump } from '../../src/clients/ceph-types.js';
+import type { CephHealth, CephStatus, HealthCheck, MonDump } from '../../src/clients/ceph-types.js';
 import { setCondition } from '../../src/runtime/conditions.js';
 import type { LoopPlan } from '../../src/runtime/loop-kit/index.js';
 import { planCrush, type CrushObserved, type CrushStep } from './crush-plan.js';
@@ -12,7 +18,7 @@ export interface ClusterObserved {
   /** Nodes with a monitor desired. */
   monitorsDesired: number;
   /** What Ceph answered; an error message when it could not (no quorum, no monitor yet). */
-  ceph: { status: CephStatus; monDump: MonDump } | { error: string } | null;
+  ceph: { status: CephStatus; monDump: MonDump; health?: CephHealth | null } | { error: string } | null;
   /** The binary monmap of monDump's epoch, base64; observe fetches it only when the epoch
    * differs from the stored one. */
   monmap: string | null;
@@ -44,6 +50,12 @@ export function metricsOf(s: CephStatus): ClusterMetrics {
   };
 }
 
+/** The checks as stored: muted ones left out (an operator silenced them), detail bounded. */
+export const checksOf = (checks: readonly HealthCheck[]): HealthCheckSeen[] =>
+  checks
+    .filter((c) => !c.muted)
+    .map((c) => ({ code: c.code, severity: c.severity, message: c.message, count: c.count, detail: c.detail.slice(0, HEALTH_DETAIL_MAX) }));
+
 export function planCluster(o: ClusterObserved): ClusterPlan {
   const cur = o.cluster.status;
   const gen = o.cluster.metadata.generation;
@@ -68,6 +80,8 @@ export function planCluster(o: ClusterObserved): ClusterPlan {
     next.bootstrapped = true;
     next.quorum = [...status.quorumNames].sort();
     next.metrics = metricsOf(status);
+    // `health detail` names the OSDs, monitors and filesystems; without it, status's summary.
+    next.healthChecks = checksOf(o.ceph.health?.checks ?? status.healthChecks);
     if (o.monmap) {
       next.monmap = o.monmap;
       next.monmapEpoch = monDump.epoch;

@@ -6,7 +6,15 @@
 import { Daemon } from '../../src/catalogue/index.js';
 import { Kind, type DiskStatusFields } from '../../src/model/kinds.js';
 import type { DiskDoc } from '../../src/model/operations.js';
-import { removeCondition, setConditions, withOrphaned, type ConditionInput } from '../../src/runtime/conditions.js';
+import { diskReady } from '../../src/model/readiness.js';
+import {
+  readyCondition,
+  removeCondition,
+  setCondition,
+  setConditions,
+  withOrphaned,
+  type ConditionInput,
+} from '../../src/runtime/conditions.js';
 import type { StatusOwner } from '../../src/runtime/loop-kit/index.js';
 import { appendHistory } from './history.js';
 import { PRESENT } from './keep.js';
@@ -23,6 +31,7 @@ const OWNED_FIELDS = [
   'history',
   'replacedBy',
   'conditions',
+  'observedGeneration',
 ] as const satisfies readonly (keyof DiskStatusFields)[];
 
 export const DISK_OSD_STATUS: StatusOwner = { loop: Daemon.osd, kind: Kind.Disk, fields: OWNED_FIELDS };
@@ -60,5 +69,17 @@ export function ownedStatus(disk: DiskDoc, osd: OsdPlan, wipe: WipePlan, nowIso:
   if (history) owned.history = history;
   // Set by the claim of the disk that replaces this one (loop.ts), dropped only when it gave up.
   if (cur.replacedBy !== undefined && osd.replacedBy !== null) owned.replacedBy = cur.replacedBy;
+  owned.observedGeneration = disk.metadata.generation;
+  // Ready by the one rule of every kind (src/model/readiness.ts), over what this write says.
+  // The stored status will hold exactly the owned fields set here (the writer drops the others).
+  const owns = new Set<string>(OWNED_FIELDS);
+  const after = Object.fromEntries(Object.entries(cur).filter(([k]) => !owns.has(k))) as DiskStatusFields;
+  const ready = diskReady({ ...disk, status: { ...after, ...owned } }, null);
+  owned.conditions = setCondition(
+    owned.conditions,
+    readyCondition(ready.ready, ready.reason, ready.message),
+    disk.metadata.generation,
+    nowIso,
+  );
   return owned;
 }

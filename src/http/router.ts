@@ -17,5 +17,6 @@ export { nodeRoutes } from './routes/nodes.js';
 export { nodePowerRoutes } from './routes/node-power.js';
 export { s3Routes } from './routes/s3.js';
 export { specRoutes } from './routes/specs.js';
+export { statusRoutes } from './routes/status.js';
 export { taskRoutes } from './routes/tasks.js';
 export { templateRoutes } from './routes/templates.js';

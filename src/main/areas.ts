@@ -3,7 +3,8 @@
 import type { Clock } from '../model/clock.js';
 import type { Store } from '../store/types.js';
 import { nodeRoutes, diskRoutes, invokeRoutes, cephRoutes, filesystemRoutes, gatewayRoutes, nodePowerRoutes } from '../http/router.js';
-import { disruptionBudgetRoutes } from '../http/router.js';
+import { disruptionBudgetRoutes, statusRoutes } from '../http/router.js';
+import { Convergence } from '../services/convergence.js';
 import { DisruptionBudgetSettings } from '../services/disruption-budget.js';
 import { NodePower } from '../services/node-power.js';
 import { Inventory } from '../services/inventory.js';
@@ -32,5 +33,6 @@ export function inventoryAreas(
     gatewayRoutes({ store, inventory, invocations, users: new RgwUsers(store, clock) }),
     nodePowerRoutes(new NodePower(store, inventory)),
     disruptionBudgetRoutes(new DisruptionBudgetSettings(store)),
+    statusRoutes(new Convergence(store)),
   ];
 }

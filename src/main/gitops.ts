@@ -13,6 +13,7 @@ import { watchSpecs } from '../gitops/watch.js';
 import type { WorldSources } from '../gitops/world.js';
 import { specRoutes } from '../http/router.js';
 import type { AnyRoute } from '../http/route.js';
+import { Convergence } from '../services/convergence.js';
 
 export interface SpecsPart {
   folder: SpecsFolder;
@@ -61,7 +62,7 @@ export async function startSpecs(deps: {
   });
   return {
     folder,
-    routes: specRoutes(folder),
+    routes: specRoutes(folder, new Convergence(deps.store)),
     ready: scanned,
     async stop() {
       await watcher.close();

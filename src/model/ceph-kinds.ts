@@ -57,7 +57,22 @@ export interface ClusterStatus extends CommonStatus {
   quorum?: string[];
   metrics?: ClusterMetrics;
   crush?: CrushStatus;
+  /** Ceph's health checks (`ceph health detail`, at most HEALTH_DETAIL_MAX lines each), which
+   * GET /status attaches to the objects they name (src/model/readiness.ts). */
+  healthChecks?: HealthCheckSeen[];
 }
+
+/** One of Ceph's health checks as the cluster loop stored it (`ceph health detail`). */
+export interface HealthCheckSeen {
+  code: string;
+  severity: 'HEALTH_OK' | 'HEALTH_WARN' | 'HEALTH_ERR';
+  message: string;
+  count: number;
+  detail: string[];
+}
+
+/** Detail lines kept per health check (Ceph itself stops at 50). */
+export const HEALTH_DETAIL_MAX = 50;
 
 /** A cephx identity. The key is in status: Quarry generated or fetched it, nobody declared it. */
 export interface KeyringSpec {

@@ -1,6 +1,7 @@
 // What the API shows of nodes, disks and NICs: the contract's field names, built from desired
 // state (has*) and observed state (*Exists, status), never from anything else.
-import type { NodeDaemonType } from '../catalogue/index.js';
+import { NODE_DAEMON_TYPES, type NodeDaemonType } from '../catalogue/index.js';
+import { daemonReady, nodeReady } from '../model/readiness.js';
 import type { Doc } from '../model/document.js';
 import { DEFAULT_BMC_PORT, type DiskSpec, type DiskStatusFields, type NodeSpec, type NodeStatusFields } from '../model/kinds.js';
 import { deviceClassOf, diskReasons, isMonDisk, isNodeApproved, isOsdDisk, type DiskDoc, type NodeDoc } from '../model/operations.js';
@@ -61,8 +62,21 @@ export function nodeDetailOf(n: NodeDoc, diskCount: number, osdCount: number) {
     blocked: blockedOf(n),
     // The disruption lease the node holds or waits for (issue #15), null when neither.
     disruption: n.status.disruption ?? null,
+    // Ready by the one rule of src/model/readiness.ts (Ceph's health checks: GET /status).
+    ready: verdictOf(nodeReady(n)),
+    daemonsReady: daemonsReadyOf(n),
     // Written out for speed; a node daemon of the catalogue without its two fields is a type error.
   } satisfies DaemonFlags & Record<string, unknown>;
+}
+
+const verdictOf = (v: { ready: boolean; reason: string; message: string }) => ({ ready: v.ready, reason: v.reason, message: v.message });
+
+/** Each daemon the node's spec names, whether it is Ready and why not ("hasMon, not monExists"
+ * with its reason). */
+function daemonsReadyOf(n: NodeDoc) {
+  const out: Array<{ type: NodeDaemonType; ready: boolean; reason: string; message: string }> = [];
+  for (const type of NODE_DAEMON_TYPES) if (n.spec.daemons[type] !== undefined) out.push({ type, ...verdictOf(daemonReady(n, type)) });
+  return out;
 }
 
 /** What an answer shows of a node's BMC: never the password. */

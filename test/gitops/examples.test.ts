@@ -4,6 +4,7 @@ import test from 'ava';
 import { copyFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AnyDoc } from '../../src/model/document.js';
+import type { FileConvergence } from '../../src/services/convergence.js';
 import type { NodeSpec, NodeStatusFields } from '../../src/model/kinds.js';
 import { waitFor } from '../lab/harness.js';
 import { specsLab } from './helpers.js';
@@ -51,6 +52,13 @@ test('examples: the lab cluster spec converges, every object it declares Ready',
   await waitFor('every object Ready', async () => (await notReady()).length === 0, 60_000).catch(async (err: unknown) => {
     throw new Error(`${(err as Error).message}: ${(await notReady()).join(', ')}`);
   });
+  // The same answer from the API: the file says converged, with nothing blocking.
+  const c = await q.admin();
+  const file = async () => (await c.get<FileConvergence[]>('/specs/status')).json.find((x) => x.file === 'lab-cluster.yaml')!;
+  await waitFor('/specs/status says converged', async () => (await file()).converged, 60_000).catch(async (err: unknown) => {
+    throw new Error(`${(err as Error).message}: ${JSON.stringify((await file()).blocking)}`);
+  });
+  t.deepEqual((await file()).blocking, []);
   t.like((await q.store.mustGet('Cluster', 'default')).spec, { publicNetwork: '10.0.0.0/16', poolDefaults: { size: 3, minSize: 2 } });
   const images = (await (await q.admin()).get('/images/downloaded')).json as Array<{ name: string; default: boolean }>;
   t.deepEqual(images, [{ ...images[0]!, name: 'debian-12-amd64', default: true }]);

@@ -68,6 +68,16 @@ const detailProps = {
       ),
     ],
   },
+  ready: {
+    ...object({ ready: bool, reason: str, message: str }, ['ready', 'reason', 'message']),
+    description:
+      'whether the node is as its spec says (active, or off when declared off), and why not (docs/api-conventions.md, Convergence)',
+  },
+  daemonsReady: {
+    type: 'array',
+    items: object({ type: { enum: NODE_DAEMON_TYPES }, ready: bool, reason: str, message: str }, ['type', 'ready', 'reason', 'message']),
+    description: 'each daemon its spec names: Ready when its loop says running and the agent reports it, else why not',
+  },
 };
 const detailSchema = object(detailProps, Object.keys(detailProps));
 const nicProps = { nodeId: uuidSchema, nodeHostname: str, name: str, mac: str, ip: str, connected: bool, mtu: int };

@@ -4,6 +4,7 @@ import { SPEC_API_VERSION, envelopeSchema, specInputSchemas } from '../../model/
 import { route, type AnyRoute } from '../route.js';
 import { conditionView, object, uuidSchema } from '../schemas.js';
 import { DISRUPTION_LEASE_KINDS } from '../../model/disruption-kinds.js';
+import type { Convergence } from '../../services/convergence.js';
 
 const str = { type: 'string' };
 const int = { type: 'integer' };
@@ -90,6 +91,15 @@ const fileView = object(
       items: object({ ...ref, condition: orphanCondition }, ['kind', 'id', 'name', 'document', 'condition']),
       description: 'data-bearing objects the file no longer declares: kept, owned by no one',
     },
+    converged: {
+      type: 'boolean',
+      description: "every object the file declares is Ready (a node's daemons with it), none is pending, and the file applied",
+    },
+    blocking: {
+      type: 'array',
+      items: object({ kind: str, id: str, name: str, reason: str, message: str }, ['kind', 'id', 'name', 'reason', 'message']),
+      description: "the first objects that are not Ready, with why (id '' for a pending one, kind File when the file failed)",
+    },
   },
   ['file', 'state', 'documents', 'appliedAt', 'lastError', 'objects', 'pending', 'orphans'],
 );
@@ -115,7 +125,8 @@ const planSchema = object(
   ['file', 'valid', 'errors', 'created', 'updated', 'pruned', 'orphaned', 'pending', 'tasks', 'disruptions'],
 );
 
-export function specRoutes(folder: SpecsFolder): AnyRoute[] {
+/** `convergence`: each file also says whether what it declares is Ready (absent: the files alone). */
+export function specRoutes(folder: SpecsFolder, convergence?: Convergence): AnyRoute[] {
   return [
     route({
       method: 'GET',
@@ -137,9 +148,9 @@ export function specRoutes(folder: SpecsFolder): AnyRoute[] {
       path: '/specs/status',
       tags: ['specs'],
       summary:
-        'Every file of the watched specs folder: its state, last error (file, line, column, field), the objects it owns and those it left orphaned',
+        'Every file of the watched specs folder: its state, last error (file, line, column, field), the objects it owns and those it left orphaned, and whether all it declares is Ready (converged) or what blocks it',
       response: { description: 'files by path', schema: { type: 'array', items: fileView } },
-      handler: () => folder.status(),
+      handler: () => (convergence ? convergence.files(folder.status()) : folder.status()),
     }),
     route<string, { file?: string }>({
       method: 'POST',
