@@ -66,7 +66,11 @@ test('deletion: a filesystem declared absent is planned with its question, kept 
     30_000,
   );
   const ceph = q.lab!.ceph;
-  const poolsBefore = (await c.get<ClusterMetrics>('/ceph/metrics')).json.poolCount;
+  // The metrics are the cluster loop's last look: wait until it has seen the filesystem's pools.
+  const poolsBefore = await waitFor('metrics count the pools', async () => {
+    const n = (await c.get<ClusterMetrics>('/ceph/metrics')).json.poolCount;
+    return n === ceph.osdmap.pools.size ? n : undefined;
+  });
 
   // The plan lists the question and the deletion, destructive, naming the pools.
   const tasks = await plannedTasks(c, 'fs.yaml', FS('absent'));
