@@ -199,7 +199,7 @@ function deleteRun(deps: FsLoopDeps, o: FsObserved, attempt: number): StartReque
   };
 }
 
-const ALLOW = ['mon', 'mon_allow_pool_delete'] as const;
+const ALLOW = [Daemon.mon, 'mon_allow_pool_delete'] as const;
 
 /** Ceph refuses `osd pool rm` unless mon_allow_pool_delete is true: it is set for the time of
  * `fn`, and removed after (back to the default, false) unless it was true before. */

@@ -64,13 +64,17 @@ export function planFs(o: FsObserved): FsPlan {
 /** `state: absent`: ask, then delete the filesystem and its pools; "no" keeps them. */
 function deletion(o: FsObserved, view: FsCephView | null): Outcome {
   const { spec } = o.fs;
+  const gen = o.fs.metadata.generation;
+  const runs = o.deletion ?? NO_DELETION;
+  // Quarry never started making it (no create run, nothing seen in Ceph): nothing to ask about.
+  const started = o.run !== null || o.fs.status.created === true || (o.fs.status.pools ?? []).length > 0;
+  if (!started && !deletionActive(runs, gen))
+    return { phase: 'deleting', reason: 'Deleted', message: `filesystem ${spec.name} was never made in Ceph`, remove: true };
   if (!o.quorum) return { phase: 'blocked', reason: 'WaitingForQuorum', message: 'deletion requested; waiting for monitor quorum' };
   if (!view)
     return { phase: 'blocked', reason: 'CephUnavailable', message: `deletion requested; Ceph does not answer: ${o.ceph && 'error' in o.ceph ? o.ceph.error : 'not asked'}` };
   const what = `filesystem ${spec.name} with its pools ${spec.metadataPool} and ${spec.dataPool}`;
   const inCeph = view.listed !== null || view.pools.some((p) => p.name === spec.metadataPool || p.name === spec.dataPool);
-  const gen = o.fs.metadata.generation;
-  const runs = o.deletion ?? NO_DELETION;
   const d = planDeletion({ ...runs, generation: gen, now: o.now, retryBaseMs: o.retryBaseMs }, what);
   // Nothing of it in Ceph and no run under way: nothing to ask about, the declaration goes.
   if (d.state === 'deleted' || (!inCeph && !deletionActive(runs, gen)))

@@ -3,7 +3,21 @@
 // `config get|set|rm` that lifts that guard, and radosgw-admin's `bucket stats` and `user rm`.
 import type { SimCephCluster } from './cluster.js';
 import { CephRefusal } from './errors.js';
-import type { Command, CommandContext, Reply } from './commands.js';
+// The parts of commands.ts' context, reply and command these verbs use (not imported:
+// commands.ts imports this).
+interface CommandContext {
+  cluster: SimCephCluster;
+  args: string[];
+  json: boolean;
+}
+interface Reply {
+  stdout: string;
+  stderr?: string;
+}
+interface Command {
+  verb: string[];
+  run(x: CommandContext): Reply;
+}
 
 const word = (x: CommandContext, i: number, what: string): string => {
   const w = x.args[i];
@@ -14,6 +28,8 @@ const said = (stderr: string): Reply => ({ stdout: '', stderr: `${stderr}\n` });
 
 /** Options the sim knows the defaults of. */
 const DEFAULTS: Record<string, string> = { mon_allow_pool_delete: 'false' };
+/** Ceph's config section of the monitors (`ceph config set mon ...`). */
+const MONS = 'mon'; // catalogue-exempt: Ceph's config section, not Quarry's daemon
 
 export function configValue(c: SimCephCluster, who: string, key: string): string | undefined {
   return c.config.get(`${who} ${key}`) ?? DEFAULTS[key];
@@ -53,7 +69,7 @@ function poolRm(x: CommandContext): Reply {
     );
   if (x.cluster.fsmap.filesystems.some((f) => f.metadataPool === pool.id || f.dataPools.includes(pool.id)))
     throw new CephRefusal('EBUSY', `pool '${name}' is in use by CephFS`);
-  if (configValue(x.cluster, 'mon', 'mon_allow_pool_delete') !== 'true')
+  if (configValue(x.cluster, MONS, 'mon_allow_pool_delete') !== 'true')
     throw new CephRefusal(
       'EPERM',
       'pool deletion is disabled; you must first set the mon_allow_pool_delete config option to true before you can destroy a pool',
@@ -84,6 +100,7 @@ function configRm(x: CommandContext): Reply {
 export const DELETE_COMMANDS: Command[] = [
   { verb: ['fs', 'fail'], run: fsFail },
   { verb: ['fs', 'rm'], run: fsRm },
+  // catalogue-exempt: Ceph's CLI verb
   { verb: ['osd', 'pool', 'rm'], run: poolRm },
   { verb: ['config', 'get'], run: configGet },
   { verb: ['config', 'set'], run: configSet },
