@@ -167,7 +167,11 @@ function confirmRun(deps: FsLoopDeps, o: FsObserved, attempt: number): StartRequ
         return fsDeletionQuestion(spec.name, pools);
       } catch (err) {
         const note = `Ceph did not say what they hold: ${err instanceof Error ? err.message : String(err)}`;
-        return fsDeletionQuestion(spec.name, names.map((name) => ({ name })), note);
+        return fsDeletionQuestion(
+          spec.name,
+          names.map((name) => ({ name })),
+          note,
+        );
       }
     }, `filesystem ${spec.name}`),
   };

@@ -58,7 +58,15 @@ export function planFs(o: FsObserved): FsPlan {
   const status = statusOf(o, view, out);
   const gate = out.phase === 'blocked' ? gateOf(out.reason, out.message) : null;
   const remove = out.remove ?? false;
-  return { status, step: out.step ?? null, gate, reason: out.reason, message: out.message, requeueAfterMs: out.requeueAfterMs ?? null, remove };
+  return {
+    status,
+    step: out.step ?? null,
+    gate,
+    reason: out.reason,
+    message: out.message,
+    requeueAfterMs: out.requeueAfterMs ?? null,
+    remove,
+  };
 }
 
 /** `state: absent`: ask, then delete the filesystem and its pools; "no" keeps them. */
@@ -72,7 +80,11 @@ function deletion(o: FsObserved, view: FsCephView | null): Outcome {
     return { phase: 'deleting', reason: 'Deleted', message: `filesystem ${spec.name} was never made in Ceph`, remove: true };
   if (!o.quorum) return { phase: 'blocked', reason: 'WaitingForQuorum', message: 'deletion requested; waiting for monitor quorum' };
   if (!view)
-    return { phase: 'blocked', reason: 'CephUnavailable', message: `deletion requested; Ceph does not answer: ${o.ceph && 'error' in o.ceph ? o.ceph.error : 'not asked'}` };
+    return {
+      phase: 'blocked',
+      reason: 'CephUnavailable',
+      message: `deletion requested; Ceph does not answer: ${o.ceph && 'error' in o.ceph ? o.ceph.error : 'not asked'}`,
+    };
   const what = `filesystem ${spec.name} with its pools ${spec.metadataPool} and ${spec.dataPool}`;
   const inCeph = view.listed !== null || view.pools.some((p) => p.name === spec.metadataPool || p.name === spec.dataPool);
   const d = planDeletion({ ...runs, generation: gen, now: o.now, retryBaseMs: o.retryBaseMs }, what);

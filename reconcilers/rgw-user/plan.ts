@@ -70,7 +70,8 @@ function deletion(o: RgwUserObserved): Outcome {
   const gen = o.user.metadata.generation;
   const runs = o.deletion ?? NO_DELETION;
   const made = o.issued !== null || o.run?.state === 'completed' || isActiveRun(o.run);
-  if (!made && !deletionActive(runs, gen)) return { phase: 'deleting', reason: 'Deleted', message: `${what} was never made in RGW`, remove: true };
+  if (!made && !deletionActive(runs, gen))
+    return { phase: 'deleting', reason: 'Deleted', message: `${what} was never made in RGW`, remove: true };
   if (!o.quorum) return { phase: 'blocked', reason: 'WaitingForQuorum', message: 'deletion requested; waiting for monitor quorum' };
   const d = planDeletion({ ...runs, generation: gen, now: o.now, retryBaseMs: o.retryBaseMs }, what);
   if (d.state === 'deleted') return { phase: 'deleting', reason: d.reason, message: d.message, remove: true };

@@ -32,13 +32,13 @@ export interface DeletionOutcome {
 
 /** `what`: the object in words ("filesystem cephfs"). */
 export function planDeletion(o: DeletionObserved, what: string): DeletionOutcome {
-  const mine = (r: RunInfo | null): RunInfo | null => (r && r.args.generation === o.generation ? r : null);
+  const mine = <R extends RunInfo>(r: R | null): R | null => (r && r.args.generation === o.generation ? r : null);
   const del = mine(o.deleteRun);
   if (del?.state === 'completed') return { state: 'deleted', reason: 'Deleted', message: `${what} was deleted` };
   if (del?.state === 'canceled')
     return { state: 'canceled', reason: 'DeletionCanceled', message: `the deletion run of ${what} was canceled; it may be partly deleted` };
   if (del) return attempt(o, del, 'delete', `deleting ${what}`);
-  const confirm = mine(o.confirmRun) as DeletionObserved['confirmRun'];
+  const confirm = mine(o.confirmRun);
   if (isActive(confirm))
     return { state: 'asking', reason: 'AwaitingAnswer', message: `waiting for an operator to answer the question of run ${confirm!.id}` };
   if (confirm?.state === 'completed') {

@@ -421,7 +421,7 @@ export const STEPS = {
   'ceph.rgw.user.delete': {
     level: 'master',
     loop: 'rgw-user',
-    destroys: "the RGW user, its keys and its buckets with every object in them (radosgw-admin user rm --purge-data)",
+    destroys: 'the RGW user, its keys and its buckets with every object in them (radosgw-admin user rm --purge-data)',
     args: obj({ generation: count }, ['generation']),
     result: none,
   },

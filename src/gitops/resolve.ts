@@ -171,7 +171,7 @@ function deletionAsked(cur: Doc<{ absent?: boolean }>, doc: SpecDoc): Desired {
     spec: { ...cur.spec, absent: true },
     document: doc.index,
     fields: [...Object.keys(cur.spec).filter((f) => f !== 'absent'), 'absent'],
-    ...(doc.labels === undefined ? {} : { labels: doc.labels }),
+    labels: doc.labels,
   };
 }
 

@@ -49,8 +49,11 @@ const question = (c: Client, taskName: string): Promise<Pending> =>
   );
 
 const plannedTasks = async (c: Client, file: string, text: string): Promise<PlannedTask[]> =>
-  ((await c.request('POST', `/specs/plan?file=${file}`, { body: text, headers: { 'content-type': 'application/yaml' } })).json as { tasks: PlannedTask[] })
-    .tasks;
+  (
+    (await c.request('POST', `/specs/plan?file=${file}`, { body: text, headers: { 'content-type': 'application/yaml' } })).json as {
+      tasks: PlannedTask[];
+    }
+  ).tasks;
 
 const fsConds = async (c: Client): Promise<Cond[] | undefined> =>
   ((await c.get('/ceph/fs')).json as Array<{ name: string; status: { conditions: Cond[] } }>).find((f) => f.name === 'cephfs')?.status
@@ -92,7 +95,10 @@ test('deletion: a filesystem declared absent is planned with its question, kept 
   );
   t.regex(declined.message, /the operator \(admin, at \d{4}-[^)]+\) declined to delete filesystem cephfs/);
   t.regex(declined.message, /declare it present and then absent again/);
-  t.like((await fsConds(c))?.find((x) => x.type === 'Ready'), { status: 'False', reason: 'DeletionDeclined' });
+  t.like(
+    (await fsConds(c))?.find((x) => x.type === 'Ready'),
+    { status: 'False', reason: 'DeletionDeclined' },
+  );
   t.truthy(ceph.fsmap.get('cephfs'));
   t.truthy(ceph.osdmap.poolByName('cephfs_data'));
   t.false(
@@ -102,13 +108,20 @@ test('deletion: a filesystem declared absent is planned with its question, kept 
 
   // Declared present, then absent again: asked again; "yes" deletes the filesystem and its pools.
   await q.put('fs.yaml', FS('present'));
-  await waitFor('present again', async () => (await q.store.get<{ absent?: boolean }>(StorageKind.Filesystem, filesystemId("cephfs")))?.spec.absent !== true);
+  await waitFor(
+    'present again',
+    async () => (await q.store.get<{ absent?: boolean }>(StorageKind.Filesystem, filesystemId('cephfs')))?.spec.absent !== true,
+  );
   await waitFor('ready again', async () => (await fsConds(c))?.find((x) => x.type === 'Ready')?.status === 'True');
   await q.put('fs.yaml', FS('absent'));
   const second = await question(c, 'ceph.fs.delete.confirm');
   t.not(second.id, first.id);
   t.is((await c.post(`/task/question/${second.id}/answer`, { answer: 'yes' })).status, 200);
-  await waitFor('the declaration gone', async () => (await q.store.get(StorageKind.Filesystem, filesystemId('cephfs'))) === undefined, 30_000);
+  await waitFor(
+    'the declaration gone',
+    async () => (await q.store.get(StorageKind.Filesystem, filesystemId('cephfs'))) === undefined,
+    30_000,
+  );
   t.is(ceph.fsmap.get('cephfs'), undefined);
   t.is(ceph.osdmap.poolByName('cephfs_metadata'), undefined);
   t.is(ceph.osdmap.poolByName('cephfs_data'), undefined);
@@ -152,7 +165,10 @@ test('deletion: an RGW user declared absent names its buckets, is kept on "no", 
   t.is(buckets.owned('alice').length, 1);
 
   await q.put('users.yaml', USER('present'));
-  await waitFor('present again', async () => (await q.store.get<{ absent?: boolean }>(StorageKind.RgwUser, rgwUserId("alice")))?.spec.absent !== true);
+  await waitFor(
+    'present again',
+    async () => (await q.store.get<{ absent?: boolean }>(StorageKind.RgwUser, rgwUserId('alice')))?.spec.absent !== true,
+  );
   await q.put('users.yaml', USER('absent'));
   const second = await question(c, 'ceph.rgw.user.delete.confirm');
   await c.post(`/task/question/${second.id}/answer`, { answer: 'yes' });

@@ -5,7 +5,7 @@ import test from 'ava';
 import type { Doc } from '../../src/model/document.js';
 import type { FilesystemSpec, FilesystemStatus, RgwUserSpec, RgwUserStatus } from '../../src/model/storage-kinds.js';
 import { bytesText, fsDeletionQuestion, rgwUserDeletionQuestion } from '../../src/model/deletion.js';
-import { planDeletion, type DeletionObserved } from '../../reconcilers/shared/deletion.js';
+import { planDeletion, type DeletionObserved, type DeletionOutcome, type DeletionStep } from '../../reconcilers/shared/deletion.js';
 import { planFs, type FsObserved } from '../../reconcilers/fs/plan.js';
 import { planRgwUser, type RgwUserObserved } from '../../reconcilers/rgw-user/plan.js';
 import { NOW, run } from './plan-fixtures.js';
@@ -59,29 +59,45 @@ const obs = (over: Partial<DeletionObserved> = {}): DeletionObserved => ({
 });
 const mine = { args: { generation: 4 } };
 
-const table: Array<[string, DeletionObserved, string, string, string | null]> = [
+const table: Array<[string, DeletionObserved, DeletionOutcome['state'], string, DeletionStep['kind'] | null]> = [
   ['asks first', obs(), 'asking', 'Asking', 'confirm'],
-  ['a question of an earlier request does not count: asks again', obs({ confirmRun: run('completed', { args: { generation: 2 }, result: { answer: 'no' } }) }), 'asking', 'Asking', 'confirm'],
+  [
+    'a question of an earlier request does not count: asks again',
+    obs({ confirmRun: run('completed', { args: { generation: 2 }, result: { answer: 'no' } }) }),
+    'asking',
+    'Asking',
+    'confirm',
+  ],
   ['waits for the answer', obs({ confirmRun: run('running', mine) }), 'asking', 'AwaitingAnswer', null],
   ['"yes" deletes', obs({ confirmRun: run('completed', { ...mine, result: { answer: 'yes' } }) }), 'deleting', 'Deleting', 'delete'],
   ['"no" keeps it', obs({ confirmRun: run('completed', { ...mine, result: { answer: 'no' } }) }), 'declined', 'DeletionDeclined', null],
   ['a canceled question keeps it', obs({ confirmRun: run('canceled', mine) }), 'canceled', 'DeletionCanceled', null],
   ['a deletion under way starts nothing more', obs({ deleteRun: run('running', mine) }), 'deleting', 'Deleting', null],
-  ['a failed deletion waits out its backoff', obs({ deleteRun: run('failed', { ...mine, completedAt: NOW - 10 }) }), 'deleting', 'RetryBackoff', null],
+  [
+    'a failed deletion waits out its backoff',
+    obs({ deleteRun: run('failed', { ...mine, completedAt: NOW - 10 }) }),
+    'deleting',
+    'RetryBackoff',
+    null,
+  ],
   ['a failed deletion is retried', obs({ deleteRun: run('failed', mine) }), 'deleting', 'Deleting', 'delete'],
   ['a completed deletion: deleted', obs({ deleteRun: run('completed', mine) }), 'deleted', 'Deleted', null],
 ];
 for (const [title, o, state, reason, step] of table) {
   test(`deletion plan ${title}`, (t) => {
     const d = planDeletion(o, 'filesystem cephfs');
-    t.is(d.state as string, state);
+    t.is(d.state, state);
     t.is(d.reason, reason);
-    t.is((d.step?.kind ?? null) as string | null, step);
+    t.is(d.step?.kind ?? null, step);
   });
 }
 
 test('deletion plan says who declined and when, and how to ask again', (t) => {
-  const confirmRun = { ...run('completed', { ...mine, result: { answer: 'no' } }), answeredBy: 'ops', answeredAt: '2026-01-02T03:04:05.000Z' };
+  const confirmRun = {
+    ...run('completed', { ...mine, result: { answer: 'no' } }),
+    answeredBy: 'ops',
+    answeredAt: '2026-01-02T03:04:05.000Z',
+  };
   const d = planDeletion(obs({ confirmRun }), 'filesystem cephfs');
   t.is(
     d.message,
@@ -113,10 +129,11 @@ test('deletion plan of a filesystem asks while it is in Ceph, and never creates 
   const p = planFs(fsObs());
   t.like(p, { step: { kind: 'confirm', attempt: 1 }, remove: false });
   t.like(p.status, { phase: 'blocked' });
-  t.like(
-    planFs(fsObs({ deletion: { confirmRun: run('completed', { ...mine, result: { answer: 'no' } }), deleteRun: null } })),
-    { step: null, remove: false, reason: 'DeletionDeclined' },
-  );
+  t.like(planFs(fsObs({ deletion: { confirmRun: run('completed', { ...mine, result: { answer: 'no' } }), deleteRun: null } })), {
+    step: null,
+    remove: false,
+    reason: 'DeletionDeclined',
+  });
 });
 
 test('deletion plan of a filesystem removes the declaration once deleted, or when Ceph has none of it', (t) => {
