@@ -24,7 +24,8 @@ const word = (x: CommandContext, i: number, what: string): string => {
   if (w === undefined) throw new CephRefusal('EINVAL', `missing required parameter ${what}`);
   return w;
 };
-const said = (stderr: string): Reply => ({ stdout: '', stderr: `${stderr}\n` });
+/** As recorded (--format json): one newline on stdout, the human line on stderr. */
+const said = (stderr: string): Reply => ({ stdout: '\n', stderr: stderr ? `${stderr}\n` : '' });
 
 /** Options the sim knows the defaults of. */
 const DEFAULTS: Record<string, string> = { mon_allow_pool_delete: 'false' };
@@ -38,22 +39,23 @@ export function configValue(c: SimCephCluster, who: string, key: string): string
 function fsFail(x: CommandContext): Reply {
   const name = word(x, 0, 'fs_name');
   const fs = x.cluster.fsmap.get(name);
-  if (!fs) throw new CephRefusal('ENOENT', `Not found: '${name}'`);
+  if (!fs) throw new CephRefusal('ENOENT', `Filesystem not found: '${name}'`);
   x.cluster.fsmap.fail(fs);
   return said(`${name} marked not joinable; MDS cannot join the cluster. All MDS ranks marked failed.`);
 }
 
 function fsRm(x: CommandContext): Reply {
   const name = word(x, 0, 'fs_name');
+  const fs = x.cluster.fsmap.get(name);
+  if (!fs) return said(`filesystem '${name}' does not exist`);
+  // Recorded: an MDS serving it is refused before the missing flag is.
+  if (x.cluster.fsmap.activeFor(fs))
+    throw new CephRefusal('EINVAL', 'all MDS daemons must be inactive/failed before removing filesystem. See `ceph fs fail`.');
   if (!x.args.includes('--yes-i-really-mean-it'))
     throw new CephRefusal(
       'EPERM',
       'this is a DESTRUCTIVE operation and will make data in your filesystem permanently inaccessible.  Add --yes-i-really-mean-it if you are sure you wish to continue.',
     );
-  const fs = x.cluster.fsmap.get(name);
-  if (!fs) return said(`filesystem '${name}' does not exist`);
-  if (x.cluster.fsmap.activeFor(fs))
-    throw new CephRefusal('EINVAL', 'all MDS daemons must be inactive/failed before removing filesystem. See `ceph fs fail`.');
   x.cluster.fsmap.remove(fs);
   return said('');
 }
@@ -83,18 +85,19 @@ function configGet(x: CommandContext): Reply {
   const v = configValue(x.cluster, who, key);
   if (v === undefined) throw new CephRefusal('ENOENT', `unrecognized key '${key}'`);
   const typed = v === 'true' || v === 'false' ? v === 'true' : v;
-  return x.json ? { stdout: `${JSON.stringify(typed)}\n` } : { stdout: `${v}\n` };
+  // Recorded: a newline, then the value as JSON.
+  return x.json ? { stdout: `\n${JSON.stringify(typed)}\n` } : { stdout: `${v}\n` };
 }
 
 function configSet(x: CommandContext): Reply {
   const [who, key, value] = [word(x, 0, 'who'), word(x, 1, 'name'), word(x, 2, 'value')];
   x.cluster.config.set(`${who} ${key}`, value);
-  return { stdout: '' };
+  return { stdout: '\n' };
 }
 
 function configRm(x: CommandContext): Reply {
   x.cluster.config.delete(`${word(x, 0, 'who')} ${word(x, 1, 'name')}`);
-  return { stdout: '' };
+  return { stdout: '\n' };
 }
 
 export const DELETE_COMMANDS: Command[] = [
@@ -132,7 +135,8 @@ function bucketStats(x: CommandContext): Reply {
 /** `user rm --uid [--purge-data]`: a user that still owns buckets needs --purge-data. */
 function userRm(x: CommandContext): Reply {
   const owner = uid(x.args);
-  x.cluster.accounts.user(owner);
+  if (!x.cluster.accounts.rgwUsers.has(owner))
+    throw new CephRefusal('ENOENT', 'could not remove user: unable to remove user, user does not exist');
   const owns = x.cluster.buckets.owned(owner).length > 0;
   if (owns && !x.args.includes('--purge-data'))
     throw new CephRefusal('EEXIST', 'could not remove user: unable to remove user, must specify purge data to remove user with buckets');
