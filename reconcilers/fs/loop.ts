@@ -11,10 +11,13 @@ import { StorageKind, type FilesystemSpec, type FilesystemStatus } from '../../s
 import type { Store } from '../../src/store/types.js';
 import type { Reconciler, Result } from '../../src/runtime/types.js';
 import { applyPlan, writeOwned, type StatusOwner } from '../../src/runtime/loop-kit/index.js';
-import type { StartRequest } from '../../src/tasks/types.js';
+import type { RunContext, StartRequest } from '../../src/tasks/types.js';
+import { NotFoundError } from '../../src/errors.js';
 import { hasQuorum, type CephLoopDeps } from '../shared/ceph-deps.js';
 import { runInfo } from '../shared/runs.js';
-import { FS_CREATE_TASK, planFs, type FsCephView, type FsObserved, type FsPlan } from './plan.js';
+import { FS_CREATE_TASK, FsDeleteTask, planFs, type FsCephView, type FsObserved, type FsPlan } from './plan.js';
+import { answered, askScript } from '../shared/deletion-runs.js';
+import { fsDeletionQuestion, type Holding } from '../../src/model/deletion.js';
 
 export interface FsLoopDeps extends Pick<CephLoopDeps, 'tasks' | 'retryBaseMs' | 'blockedRecheckMs' | 'runTimeoutMs'> {
   store: Store;
@@ -41,9 +44,12 @@ async function observe(deps: FsLoopDeps, id: string): Promise<FsObserved | undef
   if (!fs) return undefined;
   const cluster = await deps.store.get<ClusterSpec, ClusterStatus>(CephKind.Cluster, CLUSTER_ID);
   // The run first, Ceph second: a run that completes in between is then seen with its result.
-  const run = runInfo(await deps.tasks.latestFor(StorageKind.Filesystem, id, FS_CREATE_TASK));
+  const latest = (task: string) => deps.tasks.latestFor(StorageKind.Filesystem, id, task);
+  const [create, confirm, del] = await Promise.all([latest(FS_CREATE_TASK), latest(FsDeleteTask.confirm), latest(FsDeleteTask.delete)]);
+  const run = runInfo(create);
   const quorum = hasQuorum(cluster);
-  const base = { fs, quorum, run, now: deps.clock.now(), nowIso: deps.clock.iso(), retryBaseMs: deps.retryBaseMs };
+  const deletion = { confirmRun: answered(confirm), deleteRun: runInfo(del) };
+  const base = { fs, quorum, run, deletion, now: deps.clock.now(), nowIso: deps.clock.iso(), retryBaseMs: deps.retryBaseMs };
   if (!quorum) return { ...base, ceph: null };
   try {
     return { ...base, ceph: await view(deps, fs.spec.name) };
@@ -73,7 +79,13 @@ export function mdsOf(stat: MdsStat, name: string): Pick<FsCephView, 'mdsUp' | '
 /** The whole status of a Filesystem: this loop is its only writer. */
 export const FS_STATUS: StatusOwner = { loop: 'fs', kind: StorageKind.Filesystem, fields: 'all' };
 
-function apply(deps: FsLoopDeps, o: FsObserved, p: FsPlan): Promise<Result> {
+async function apply(deps: FsLoopDeps, o: FsObserved, p: FsPlan): Promise<Result> {
+  if (p.remove) {
+    // Deleted after a "yes" (or never in Ceph): the declaration goes; a file still saying
+    // `state: absent` then plans nothing.
+    await deps.store.delete(StorageKind.Filesystem, o.fs.id).catch(ignoreGone);
+    return { type: 'done' };
+  }
   return applyPlan(
     {
       write: (obs: FsObserved, status: FilesystemStatus) =>
@@ -83,7 +95,12 @@ function apply(deps: FsLoopDeps, o: FsObserved, p: FsPlan): Promise<Result> {
           obs.fs.id,
           withOrphaned(status, obs.fs.metadata.source, obs.fs.metadata.generation, deps.clock.iso()),
         ).then(() => undefined),
-      act: (obs, step) => createRun(deps, obs, step.attempt),
+      act: (obs, step) =>
+        step.kind === 'create'
+          ? createRun(deps, obs, step.attempt)
+          : step.kind === 'confirm'
+            ? confirmRun(deps, obs, step.attempt)
+            : deleteRun(deps, obs, step.attempt),
       start: (req) => deps.tasks.start(req),
       recheckMs: deps.blockedRecheckMs,
       idleMs: deps.pollMs,
@@ -122,4 +139,83 @@ function createRun(deps: FsLoopDeps, o: FsObserved, attempt: number): StartReque
       return { created: fs.created };
     },
   };
+}
+
+const ignoreGone = (err: unknown): void => {
+  if (!(err instanceof NotFoundError)) throw err;
+};
+
+const deletionTarget = (o: FsObserved) => ({ kind: StorageKind.Filesystem, id: o.fs.id, generation: o.fs.metadata.generation });
+
+/** The question, with what Ceph says the pools hold now (`ceph df`; without an answer the
+ * question says so and names the pools alone). */
+function confirmRun(deps: FsLoopDeps, o: FsObserved, attempt: number): StartRequest {
+  const { spec } = o.fs;
+  return {
+    taskName: FsDeleteTask.confirm,
+    target: deletionTarget(o),
+    attempt,
+    timeoutMs: deps.runTimeoutMs,
+    args: { generation: o.fs.metadata.generation },
+    script: askScript(async (ctx) => {
+      const names = [spec.metadataPool, spec.dataPool];
+      try {
+        const df = await deps.ceph.df({ timeoutMs: deps.queryTimeoutMs, signal: ctx.signal });
+        const pools: Holding[] = names.flatMap((n) =>
+          df.pools.filter((p) => p.name === n).map((p) => ({ name: n, objects: p.objects, bytes: p.storedBytes })),
+        );
+        return fsDeletionQuestion(spec.name, pools);
+      } catch (err) {
+        const note = `Ceph did not say what they hold: ${err instanceof Error ? err.message : String(err)}`;
+        return fsDeletionQuestion(
+          spec.name,
+          names.map((name) => ({ name })),
+          note,
+        );
+      }
+    }, `filesystem ${spec.name}`),
+  };
+}
+
+/** `fs fail`, `fs rm`, then both pools, with mon_allow_pool_delete lifted for the time of it
+ * and put back as it was. Each verb is idempotent: a retry finishes a half-done deletion. */
+function deleteRun(deps: FsLoopDeps, o: FsObserved, attempt: number): StartRequest {
+  const { spec } = o.fs;
+  return {
+    taskName: FsDeleteTask.delete,
+    target: deletionTarget(o),
+    attempt,
+    timeoutMs: deps.runTimeoutMs,
+    args: { generation: o.fs.metadata.generation },
+    script: async (ctx) => {
+      const call = { signal: ctx.signal };
+      const failed = await deps.ceph.fsFail(spec.name, call);
+      const removed = await deps.ceph.fsRm(spec.name, call);
+      ctx.log('info', removed.removed || failed.removed ? `filesystem ${spec.name} removed` : `filesystem ${spec.name} was gone already`);
+      await withPoolDelete(deps, ctx, async () => {
+        for (const pool of [spec.metadataPool, spec.dataPool]) {
+          const r = await deps.ceph.poolRm(pool, call);
+          ctx.log('info', r.removed ? `pool ${pool} removed with every object in it` : `pool ${pool} was gone already`);
+        }
+      });
+      return {};
+    },
+  };
+}
+
+const ALLOW = [Daemon.mon, 'mon_allow_pool_delete'] as const;
+
+/** Ceph refuses `osd pool rm` unless mon_allow_pool_delete is true: it is set for the time of
+ * `fn`, and removed after (back to the default, false) unless it was true before. */
+async function withPoolDelete(deps: FsLoopDeps, ctx: Pick<RunContext, 'log'>, fn: () => Promise<void>): Promise<void> {
+  const call = { timeoutMs: deps.queryTimeoutMs };
+  if ((await deps.ceph.configGet(...ALLOW, call)) === 'true') return fn();
+  await deps.ceph.configSet(...ALLOW, 'true', call);
+  ctx.log('info', 'mon_allow_pool_delete set to true for the deletion');
+  try {
+    await fn();
+  } finally {
+    await deps.ceph.configRm(...ALLOW, call);
+    ctx.log('info', 'mon_allow_pool_delete back to its default (false)');
+  }
 }

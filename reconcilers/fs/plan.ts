@@ -7,10 +7,12 @@ import type { Doc } from '../../src/model/document.js';
 import type { FilesystemSpec, FilesystemStatus, PoolSeen } from '../../src/model/storage-kinds.js';
 import { phaseConditions, setConditions, type ConditionInput } from '../../src/runtime/conditions.js';
 import { createAttempt, type RunInfo } from '../shared/runs.js';
+import { NO_DELETION, deletionActive, planDeletion, type DeletionObserved, type DeletionStep } from '../shared/deletion.js';
 
 import { gateOf, type LoopPlan } from '../../src/runtime/loop-kit/index.js';
 
 export const FS_CREATE_TASK = Step.fsCreate;
+export const FsDeleteTask = { confirm: Step.fsDeleteConfirm, delete: Step.fsDelete } as const;
 
 /** Ceph's answers, reduced to what the plan needs. */
 export interface FsCephView {
@@ -29,6 +31,8 @@ export interface FsObserved {
   /** null without quorum (Ceph was not asked); an error when it did not answer. */
   ceph: FsCephView | { error: string } | null;
   run: RunInfo | null;
+  /** The newest question and deletion runs (a file's `state: absent`); none when absent. */
+  deletion?: Pick<DeletionObserved, 'confirmRun' | 'deleteRun'>;
   now: number;
   nowIso: string;
   retryBaseMs: number;
@@ -36,22 +40,60 @@ export interface FsObserved {
 
 /** The Filesystem's status, the create step, a wait (null: the loop's poll interval, the MDS
  * can come and go), a gate; and the reason and message the Ready condition carries. */
-export interface FsPlan extends LoopPlan<FilesystemStatus, { kind: 'create'; attempt: number }> {
+export interface FsPlan extends LoopPlan<FilesystemStatus, { kind: 'create'; attempt: number } | DeletionStep> {
   reason: string;
   message: string;
+  /** The declaration goes: deleted after a "yes", or nothing of it was ever in Ceph. */
+  remove: boolean;
 }
 
 type Phase = NonNullable<FilesystemStatus['phase']>;
-type Outcome = { phase: Phase; reason: string; message: string; step?: FsPlan['step']; requeueAfterMs?: number };
+type Outcome = { phase: Phase; reason: string; message: string; step?: FsPlan['step']; requeueAfterMs?: number; remove?: boolean };
 
 const MDS_NEEDED = 'a filesystem needs a metadata server';
 
 export function planFs(o: FsObserved): FsPlan {
   const view = o.ceph && !('error' in o.ceph) ? o.ceph : null;
-  const out = decide(o, view);
+  const out = o.fs.spec.absent ? deletion(o, view) : decide(o, view);
   const status = statusOf(o, view, out);
   const gate = out.phase === 'blocked' ? gateOf(out.reason, out.message) : null;
-  return { status, step: out.step ?? null, gate, reason: out.reason, message: out.message, requeueAfterMs: out.requeueAfterMs ?? null };
+  const remove = out.remove ?? false;
+  return {
+    status,
+    step: out.step ?? null,
+    gate,
+    reason: out.reason,
+    message: out.message,
+    requeueAfterMs: out.requeueAfterMs ?? null,
+    remove,
+  };
+}
+
+/** `state: absent`: ask, then delete the filesystem and its pools; "no" keeps them. */
+function deletion(o: FsObserved, view: FsCephView | null): Outcome {
+  const { spec } = o.fs;
+  const gen = o.fs.metadata.generation;
+  const runs = o.deletion ?? NO_DELETION;
+  // Quarry never started making it (no create run, nothing seen in Ceph): nothing to ask about.
+  const started = o.run !== null || o.fs.status.created === true || (o.fs.status.pools ?? []).length > 0;
+  if (!started && !deletionActive(runs, gen))
+    return { phase: 'deleting', reason: 'Deleted', message: `filesystem ${spec.name} was never made in Ceph`, remove: true };
+  if (!o.quorum) return { phase: 'blocked', reason: 'WaitingForQuorum', message: 'deletion requested; waiting for monitor quorum' };
+  if (!view)
+    return {
+      phase: 'blocked',
+      reason: 'CephUnavailable',
+      message: `deletion requested; Ceph does not answer: ${o.ceph && 'error' in o.ceph ? o.ceph.error : 'not asked'}`,
+    };
+  const what = `filesystem ${spec.name} with its pools ${spec.metadataPool} and ${spec.dataPool}`;
+  const inCeph = view.listed !== null || view.pools.some((p) => p.name === spec.metadataPool || p.name === spec.dataPool);
+  const d = planDeletion({ ...runs, generation: gen, now: o.now, retryBaseMs: o.retryBaseMs }, what);
+  // Nothing of it in Ceph and no run under way: nothing to ask about, the declaration goes.
+  if (d.state === 'deleted' || (!inCeph && !deletionActive(runs, gen)))
+    return { phase: 'deleting', reason: 'Deleted', message: `${what} is not in Ceph (any more)`, remove: true };
+  const base = { reason: d.reason, message: d.message, ...(d.step ? { step: d.step } : {}) };
+  const out = d.requeueAfterMs === undefined ? base : { ...base, requeueAfterMs: d.requeueAfterMs };
+  return { phase: d.state === 'deleting' ? 'deleting' : 'blocked', ...out };
 }
 
 function decide(o: FsObserved, view: FsCephView | null): Outcome {

@@ -5,7 +5,7 @@ import { Daemon } from '../../src/catalogue/index.js';
 import { withOrphaned } from '../../src/runtime/conditions.js';
 import type { RgwApi } from '../../src/clients/ceph-api.js';
 import type { RgwUser } from '../../src/clients/rgw-admin.js';
-import { ConflictError } from '../../src/errors.js';
+import { ConflictError, NotFoundError } from '../../src/errors.js';
 import { CLUSTER_ID, CephKind, type ClusterSpec, type ClusterStatus } from '../../src/model/ceph-kinds.js';
 import type { Clock } from '../../src/model/clock.js';
 import { Kind, type NodeSpec, type NodeStatusFields } from '../../src/model/kinds.js';
@@ -22,7 +22,9 @@ import { applyPlan, writeOwned, type StatusOwner } from '../../src/runtime/loop-
 import type { StartRequest } from '../../src/tasks/types.js';
 import { hasQuorum, type CephLoopDeps } from '../shared/ceph-deps.js';
 import { runInfo } from '../shared/runs.js';
-import { RGW_USER_CREATE_TASK, planRgwUser, type RgwUserObserved, type RgwUserPlan } from './plan.js';
+import { RGW_USER_CREATE_TASK, RgwUserDeleteTask, planRgwUser, type RgwUserObserved, type RgwUserPlan } from './plan.js';
+import { answered, askScript } from '../shared/deletion-runs.js';
+import { rgwUserDeletionQuestion, type Holding } from '../../src/model/deletion.js';
 
 export interface RgwUserLoopDeps extends Pick<CephLoopDeps, 'tasks' | 'retryBaseMs' | 'blockedRecheckMs' | 'runTimeoutMs'> {
   store: Store;
@@ -46,11 +48,13 @@ export function rgwUserLoop(deps: RgwUserLoopDeps): Reconciler<RgwUserObserved, 
 async function observe(deps: RgwUserLoopDeps, id: string): Promise<RgwUserObserved | undefined> {
   const user = await deps.store.get<RgwUserSpec, RgwUserStatus>(StorageKind.RgwUser, id);
   if (!user) return undefined;
-  const [cluster, nodes, secret, run] = await Promise.all([
+  const [cluster, nodes, secret, run, confirm, del] = await Promise.all([
     deps.store.get<ClusterSpec, ClusterStatus>(CephKind.Cluster, CLUSTER_ID),
     deps.store.list<NodeSpec, NodeStatusFields>(Kind.Node),
     deps.store.get<RgwUserSecretSpec, RgwUserSecretStatus>(StorageKind.RgwUserSecret, id),
     deps.tasks.latestFor(StorageKind.RgwUser, id, RGW_USER_CREATE_TASK),
+    deps.tasks.latestFor(StorageKind.RgwUser, id, RgwUserDeleteTask.confirm),
+    deps.tasks.latestFor(StorageKind.RgwUser, id, RgwUserDeleteTask.delete),
   ]);
   return {
     user,
@@ -59,6 +63,7 @@ async function observe(deps: RgwUserLoopDeps, id: string): Promise<RgwUserObserv
     // Only the access key leaves this function: the plan has no use for the secret.
     issued: secret?.status.secretKey ? secret.spec.accessKey : null,
     run: runInfo(run),
+    deletion: { confirmRun: answered(confirm), deleteRun: runInfo(del) },
     now: deps.clock.now(),
     nowIso: deps.clock.iso(),
     retryBaseMs: deps.retryBaseMs,
@@ -69,7 +74,12 @@ async function observe(deps: RgwUserLoopDeps, id: string): Promise<RgwUserObserv
  * secret once writes the RgwUserSecret, another kind). */
 export const RGW_USER_STATUS: StatusOwner = { loop: 'rgw-user', kind: StorageKind.RgwUser, fields: 'all' };
 
-function apply(deps: RgwUserLoopDeps, o: RgwUserObserved, p: RgwUserPlan): Promise<Result> {
+async function apply(deps: RgwUserLoopDeps, o: RgwUserObserved, p: RgwUserPlan): Promise<Result> {
+  if (p.remove) {
+    // Deleted after a "yes" (or never made in RGW): the declaration and its key pair go.
+    for (const kind of [StorageKind.RgwUserSecret, StorageKind.RgwUser]) await deps.store.delete(kind, o.user.id).catch(ignoreGone);
+    return { type: 'done' };
+  }
   return applyPlan(
     {
       write: (obs: RgwUserObserved, status: RgwUserStatus) =>
@@ -79,7 +89,12 @@ function apply(deps: RgwUserLoopDeps, o: RgwUserObserved, p: RgwUserPlan): Promi
           obs.user.id,
           withOrphaned(status, obs.user.metadata.source, obs.user.metadata.generation, obs.nowIso),
         ).then(() => undefined),
-      act: (obs, step) => createRun(deps, obs, step.attempt),
+      act: (obs, step) =>
+        step.kind === 'create'
+          ? createRun(deps, obs, step.attempt)
+          : step.kind === 'confirm'
+            ? confirmRun(deps, obs, step.attempt)
+            : deleteRun(deps, obs, step.attempt),
       start: (req) => deps.tasks.start(req),
       recheckMs: deps.blockedRecheckMs,
     },
@@ -134,4 +149,51 @@ async function saveSecret(store: Store, id: string, spec: RgwUserSecretSpec, sec
     { secretKey, shownAt: null },
     { resourceVersion: updated.metadata.resourceVersion },
   );
+}
+
+const ignoreGone = (err: unknown): void => {
+  if (!(err instanceof NotFoundError)) throw err;
+};
+
+const deletionTarget = (o: RgwUserObserved) => ({ kind: StorageKind.RgwUser, id: o.user.id, generation: o.user.metadata.generation });
+
+/** The question, naming the buckets RGW says the user owns now (`bucket stats --uid`). */
+function confirmRun(deps: RgwUserLoopDeps, o: RgwUserObserved, attempt: number): StartRequest {
+  const uid = o.user.spec.userId;
+  return {
+    taskName: RgwUserDeleteTask.confirm,
+    target: deletionTarget(o),
+    attempt,
+    timeoutMs: deps.runTimeoutMs,
+    args: { generation: o.user.metadata.generation },
+    script: askScript(async (ctx) => {
+      try {
+        const buckets: Holding[] = (await deps.rgw.bucketStats(uid, { signal: ctx.signal })).map((b) => ({
+          name: b.bucket,
+          objects: b.objects,
+          bytes: b.bytes,
+        }));
+        return rgwUserDeletionQuestion(uid, buckets);
+      } catch (err) {
+        return rgwUserDeletionQuestion(uid, null, `RGW did not list them: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }, `RGW user ${uid}`),
+  };
+}
+
+/** `user rm --purge-data`: the user, its keys, its buckets and their objects. */
+function deleteRun(deps: RgwUserLoopDeps, o: RgwUserObserved, attempt: number): StartRequest {
+  const uid = o.user.spec.userId;
+  return {
+    taskName: RgwUserDeleteTask.delete,
+    target: deletionTarget(o),
+    attempt,
+    timeoutMs: deps.runTimeoutMs,
+    args: { generation: o.user.metadata.generation },
+    script: async (ctx) => {
+      const r = await deps.rgw.userRm(uid, { signal: ctx.signal });
+      ctx.log('info', r.removed ? `RGW user ${uid} removed with its buckets and their objects` : `RGW user ${uid} was gone already`);
+      return {};
+    },
+  };
 }

@@ -6,10 +6,12 @@ import type { Doc } from '../../src/model/document.js';
 import type { RgwUserSpec, RgwUserStatus } from '../../src/model/storage-kinds.js';
 import { phaseConditions, setConditions } from '../../src/runtime/conditions.js';
 import { createAttempt, type RunInfo } from '../shared/runs.js';
+import { NO_DELETION, deletionActive, planDeletion, type DeletionObserved, type DeletionStep } from '../shared/deletion.js';
 
 import { gateOf, type LoopPlan } from '../../src/runtime/loop-kit/index.js';
 
 export const RGW_USER_CREATE_TASK = Step.rgwUserCreate;
+export const RgwUserDeleteTask = { confirm: Step.rgwUserDeleteConfirm, delete: Step.rgwUserDelete } as const;
 
 export interface RgwUserObserved {
   user: Doc<RgwUserSpec, RgwUserStatus>;
@@ -19,6 +21,8 @@ export interface RgwUserObserved {
   /** The access key of the issued pair; null while none is stored. */
   issued: string | null;
   run: RunInfo | null;
+  /** The newest question and deletion runs (a file's `state: absent`); none when absent. */
+  deletion?: Pick<DeletionObserved, 'confirmRun' | 'deleteRun'>;
   now: number;
   nowIso: string;
   retryBaseMs: number;
@@ -27,15 +31,17 @@ export interface RgwUserObserved {
 type Phase = NonNullable<RgwUserStatus['phase']>;
 
 /** The RgwUser's status, the create step, a wait, a gate; and the Ready condition's words. */
-export interface RgwUserPlan extends LoopPlan<RgwUserStatus, { kind: 'create'; attempt: number }> {
+export interface RgwUserPlan extends LoopPlan<RgwUserStatus, { kind: 'create'; attempt: number } | DeletionStep> {
   reason: string;
   message: string;
+  /** The declaration goes (with its secret): deleted after a "yes", or never made in RGW. */
+  remove: boolean;
 }
 
-type Outcome = { phase: Phase; reason: string; message: string; step?: RgwUserPlan['step']; requeueAfterMs?: number };
+type Outcome = { phase: Phase; reason: string; message: string; step?: RgwUserPlan['step']; requeueAfterMs?: number; remove?: boolean };
 
 export function planRgwUser(o: RgwUserObserved): RgwUserPlan {
-  const out = decide(o);
+  const out = o.user.spec.absent ? deletion(o) : decide(o);
   const gen = o.user.metadata.generation;
   const { accessKey: _old, ...rest } = o.user.status;
   const status: RgwUserStatus = {
@@ -46,8 +52,35 @@ export function planRgwUser(o: RgwUserObserved): RgwUserPlan {
     observedGeneration: gen,
   };
   const gate = out.phase === 'blocked' ? gateOf(out.reason, out.message) : null;
-  return { status, step: out.step ?? null, gate, reason: out.reason, message: out.message, requeueAfterMs: out.requeueAfterMs ?? null };
+  return {
+    status,
+    step: out.step ?? null,
+    gate,
+    reason: out.reason,
+    message: out.message,
+    requeueAfterMs: out.requeueAfterMs ?? null,
+    remove: out.remove ?? false,
+  };
 }
+
+/** `state: absent`: ask, then delete the user with its buckets; "no" keeps them. A user never
+ * made in RGW (no keys issued, no create run completed) has nothing to ask about. */
+function deletion(o: RgwUserObserved): Outcome {
+  const what = `RGW user ${o.user.spec.userId} with its buckets`;
+  const gen = o.user.metadata.generation;
+  const runs = o.deletion ?? NO_DELETION;
+  const made = o.issued !== null || o.run?.state === 'completed' || isActiveRun(o.run);
+  if (!made && !deletionActive(runs, gen))
+    return { phase: 'deleting', reason: 'Deleted', message: `${what} was never made in RGW`, remove: true };
+  if (!o.quorum) return { phase: 'blocked', reason: 'WaitingForQuorum', message: 'deletion requested; waiting for monitor quorum' };
+  const d = planDeletion({ ...runs, generation: gen, now: o.now, retryBaseMs: o.retryBaseMs }, what);
+  if (d.state === 'deleted') return { phase: 'deleting', reason: d.reason, message: d.message, remove: true };
+  const base = { reason: d.reason, message: d.message, ...(d.step ? { step: d.step } : {}) };
+  const out = d.requeueAfterMs === undefined ? base : { ...base, requeueAfterMs: d.requeueAfterMs };
+  return { phase: d.state === 'deleting' ? 'deleting' : 'blocked', ...out };
+}
+
+const isActiveRun = (r: RunInfo | null): boolean => r !== null && (r.state === 'pending' || r.state === 'running');
 
 function decide(o: RgwUserObserved): Outcome {
   if (o.issued) return { phase: 'ready', reason: 'KeysIssued', message: `access key ${o.issued} issued` };

@@ -397,6 +397,34 @@ export const STEPS = {
   // The spec of the Filesystem / RgwUser document, which the store has validated already.
   'ceph.fs.create': { level: 'master', loop: 'fs', args: { type: 'object' }, result: none },
   'ceph.rgw.user.create': { level: 'master', loop: 'rgw-user', args: { type: 'object' }, result: none },
+  // Data-bearing deletions (a file's `state: absent`): a question naming what goes, then on
+  // "yes" the deletion. `generation` is the spec generation the request was made at.
+  'ceph.fs.delete.confirm': {
+    level: 'master',
+    loop: 'fs',
+    args: obj({ generation: count, prompt: { type: 'string', maxLength: 4096 } }, ['generation']),
+    result: none,
+  },
+  'ceph.fs.delete': {
+    level: 'master',
+    loop: 'fs',
+    destroys: 'the filesystem and its metadata and data pools, with every object in them',
+    args: obj({ generation: count }, ['generation']),
+    result: none,
+  },
+  'ceph.rgw.user.delete.confirm': {
+    level: 'master',
+    loop: 'rgw-user',
+    args: obj({ generation: count, prompt: { type: 'string', maxLength: 4096 } }, ['generation']),
+    result: none,
+  },
+  'ceph.rgw.user.delete': {
+    level: 'master',
+    loop: 'rgw-user',
+    destroys: 'the RGW user, its keys and its buckets with every object in them (radosgw-admin user rm --purge-data)',
+    args: obj({ generation: count }, ['generation']),
+    result: none,
+  },
 } as const satisfies Record<string, StepEntry>;
 
 export type StepName = keyof typeof STEPS;
@@ -435,6 +463,10 @@ export const Step = {
   wipe: 'disk.wipe',
   fsCreate: 'ceph.fs.create',
   rgwUserCreate: 'ceph.rgw.user.create',
+  fsDeleteConfirm: 'ceph.fs.delete.confirm',
+  fsDelete: 'ceph.fs.delete',
+  rgwUserDeleteConfirm: 'ceph.rgw.user.delete.confirm',
+  rgwUserDelete: 'ceph.rgw.user.delete',
   crushPlaceHost: 'ceph.crush.place-host',
   crushRule: 'ceph.crush.rule',
 } as const satisfies Record<string, StepName>;

@@ -45,6 +45,12 @@ export type CephApi = Pick<
   | 'crushRuleDump'
   | 'poolSetCrushRule'
   | 'poolRules'
+  | 'fsFail'
+  | 'fsRm'
+  | 'poolRm'
+  | 'configGet'
+  | 'configSet'
+  | 'configRm'
 >;
 
-export type RgwApi = Pick<RgwAdmin, 'userCreate' | 'userInfo'>;
+export type RgwApi = Pick<RgwAdmin, 'userCreate' | 'userInfo' | 'bucketStats' | 'userRm'>;

@@ -196,3 +196,6 @@ export const fsStatusShape = shape<RawFsStatus>(
     pools: arr(obj({ id: int, name: str, type: str, used: int, avail: int })),
   }),
 );
+
+/** `config get WHO KEY` in JSON: the value typed as the option is (a boolean for a flag). */
+export const configValueShape = shape<boolean | number | string>('config-get', { type: ['boolean', 'number', 'string'] });

@@ -187,6 +187,30 @@ export class CephClient {
     return { created: !/already exists/.test(stderr) };
   }
 
+  /** `osd pool rm NAME NAME --yes-i-really-really-mean-it`: the pool and every object in it go.
+   * One that does not exist is success (`removed: false`, exit 0 "does not exist"). Ceph refuses
+   * while mon_allow_pool_delete is false (EPERM "pool deletion is disabled") and a pool a
+   * filesystem uses (EBUSY "in use by CephFS"). */
+  async poolRm(name: string, call?: CallOptions): Promise<T.Removed> {
+    const { stderr } = await this.run(['osd', 'pool', 'rm', name, name, '--yes-i-really-really-mean-it'], call);
+    return { removed: !/does not exist/.test(stderr) };
+  }
+
+  /** `config get WHO KEY`: the value as Ceph prints it (`true`, `false`, a number as text). */
+  async configGet(who: string, key: string, call?: CallOptions): Promise<string> {
+    const verb = ['config', 'get', who, key];
+    const raw = this.parse(verb, (await this.run(verb, call)).stdout, O.configValueShape);
+    return String(raw);
+  }
+  /** `config set WHO KEY VALUE` in the monitors' config database. */
+  async configSet(who: string, key: string, value: string, call?: CallOptions): Promise<void> {
+    await this.run(['config', 'set', who, key, value], call);
+  }
+  /** `config rm WHO KEY`: back to the default; one that is not set is success. */
+  async configRm(who: string, key: string, call?: CallOptions): Promise<void> {
+    await this.run(['config', 'rm', who, key], call);
+  }
+
   /** Registers a new OSD id for `uuid`; the same uuid again returns the same id. `id` reuses
    * a destroyed OSD's id (and CRUSH position); a live id is EINVAL ("id N already in use and
    * does not match uuid ..."). The cephx secret and the CRUSH device class travel as JSON on
@@ -256,6 +280,25 @@ export class CephClient {
   async fsNew(name: string, metadataPool: string, dataPool: string, call?: CallOptions): Promise<T.Created> {
     const { stderr } = await this.run(['fs', 'new', name, metadataPool, dataPool], call);
     return { created: !/already exists/.test(stderr) };
+  }
+  /** `fs fail`: the filesystem is marked not joinable and its ranks failed, which `fs rm`
+   * needs (Ceph 16 refuses to remove a filesystem with an MDS up: EINVAL "all MDS daemons must
+   * be inactive/failed"). One that does not exist is success (`removed: false`), though Ceph
+   * answers ENOENT "Not found". */
+  async fsFail(name: string, call?: CallOptions): Promise<T.Removed> {
+    try {
+      await this.run(['fs', 'fail', name], call);
+      return { removed: true };
+    } catch (err) {
+      if (err instanceof CommandError && err.exitCode === ERRNO.ENOENT) return { removed: false };
+      throw err;
+    }
+  }
+  /** `fs rm NAME --yes-i-really-mean-it`: the filesystem goes, its pools stay. One that does
+   * not exist is success (`removed: false`), as Ceph answers (exit 0, "does not exist"). */
+  async fsRm(name: string, call?: CallOptions): Promise<T.Removed> {
+    const { stderr } = await this.run(['fs', 'rm', name, '--yes-i-really-mean-it'], call);
+    return { removed: !/does not exist/.test(stderr) };
   }
   fsList = (call?: CallOptions): Promise<T.FsListEntry[]> =>
     this.query(

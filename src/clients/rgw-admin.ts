@@ -44,6 +44,22 @@ export interface RgwUserCreate {
   secretKey?: string;
 }
 
+/** A bucket of a user, with what `bucket stats` says it holds. */
+export interface RgwBucketUsage {
+  bucket: string;
+  objects: number;
+  bytes: number;
+}
+
+interface RawBucketStats {
+  bucket: string;
+  usage: Record<string, { size?: number; num_objects?: number }>;
+}
+const bucketStatsShape = shape<RawBucketStats[]>(
+  'rgw-bucket-stats',
+  arr({ type: 'object', required: ['bucket', 'usage'], properties: { bucket: str, usage: { type: 'object' } } }),
+);
+
 interface RawRgwUser {
   user_id: string;
   display_name: string;
@@ -103,6 +119,39 @@ export class RgwAdmin {
       if (err instanceof CommandError && isNoSuchUser(err)) return undefined;
       throw err;
     }
+  }
+
+  /** `bucket stats --uid`: the user's buckets with their objects and bytes (`rgw.main`; an
+   * empty bucket has no usage entry). A user RGW does not know has none. */
+  async bucketStats(uid: string, call?: CallOptions): Promise<RgwBucketUsage[]> {
+    const verb: Arg[] = ['bucket', 'stats', `--uid=${uid}`];
+    try {
+      const { stdout } = await this.opts.runner.run(this.command, this.args(verb), this.runOpts(call));
+      return this.out.parse(`${this.command} bucket stats --uid=${uid}`, stdout, bucketStatsShape).map((b) => ({
+        bucket: b.bucket,
+        objects: b.usage['rgw.main']?.num_objects ?? 0,
+        bytes: b.usage['rgw.main']?.size ?? 0,
+      }));
+    } catch (err) {
+      if (err instanceof CommandError && isNoSuchUser(err)) return [];
+      throw err;
+    }
+  }
+
+  /** `user rm --uid --purge-data`: the user, its keys, and its buckets with every object in them.
+   * One RGW does not know is success (`removed: false`). */
+  async userRm(uid: string, call?: CallOptions): Promise<{ removed: boolean }> {
+    try {
+      await this.opts.runner.run(this.command, this.args(['user', 'rm', `--uid=${uid}`, '--purge-data']), this.runOpts(call));
+      return { removed: true };
+    } catch (err) {
+      if (err instanceof CommandError && isNoSuchUser(err)) return { removed: false };
+      throw err;
+    }
+  }
+
+  private runOpts(call: CallOptions | undefined): { timeoutMs: number; signal?: AbortSignal } {
+    return { timeoutMs: call?.timeoutMs ?? this.timeoutMs, ...(call?.signal ? { signal: call.signal } : {}) };
   }
 
   private async user(verb: Arg[], call: CallOptions | undefined): Promise<RgwUser> {

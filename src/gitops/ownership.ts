@@ -31,6 +31,9 @@ export function guardOwnership(store: Store): Store {
   const check = async (kind: string, id: string, next: unknown, deleting = false): Promise<void> => {
     const doc = await store.get(kind, id);
     if (!doc) return;
+    // A file's `state: absent` of a filesystem or an RGW user marks it (spec.absent): its loop
+    // deletes it once an operator said "yes" (or nothing of it is in Ceph). The file asked.
+    if (deleting && (doc.spec as { absent?: boolean } | null)?.absent === true) return;
     const o = deleting ? ownedChange(doc, undefined) : ownedChange(doc, next);
     if (o) refuse(doc, o);
   };

@@ -85,7 +85,10 @@ function wanted(file: string, d: Desired, cur: AnyDoc | undefined): Change | nul
       after: { spec: d.spec, source, labels: d.labels ?? {}, status: d.createStatus ?? {} },
     };
   }
-  return change('update', cur, d.spec, source, d.document, d.labels ?? cur.metadata.labels);
+  // A data-bearing object's `state: absent` marks it (src/gitops/resolve.ts): its loop asks first.
+  const asks = (d.spec as { absent?: boolean }).absent === true && (cur.spec as { absent?: boolean }).absent !== true;
+  const reason = asks ? 'state: absent: deleted with its data once an operator answers "yes"' : undefined;
+  return change('update', cur, d.spec, source, d.document, d.labels ?? cur.metadata.labels, reason);
 }
 
 /** What becomes of an object the file owned and no longer declares. Only what holds no data

@@ -12,6 +12,7 @@ import { SpecKind } from '../model/spec-inputs.js';
 import { filesystemErrors, poolClash } from '../model/storage-input.js';
 import { TemplateKind, isTemplateName } from '../model/template-kinds.js';
 import { StorageKind, filesystemId, rgwUserId, type FilesystemSpec, type RgwUserSpec } from '../model/storage-kinds.js';
+import type { Doc } from '../model/document.js';
 import type { SpecDoc, SpecError } from './parse.js';
 import { resolveNode } from './resolve-node.js';
 import type { Desired, DocResolution, Pending } from './types.js';
@@ -127,6 +128,8 @@ function filesystem(doc: SpecDoc, world: World, file: string): DocResolution {
   );
   if (clash) errors.push({ path: '/spec/metadataPool', message: `POOL_IN_USE: ${clash}` });
   if (errors.length) return refused(errors);
+  const cur = world.filesystems.find((f) => f.id === filesystemId(spec.name));
+  if (doc.state === 'absent' && cur) return one(deletionAsked(cur, doc));
   return one({
     kind: StorageKind.Filesystem,
     id: filesystemId(spec.name),
@@ -140,8 +143,10 @@ function filesystem(doc: SpecDoc, world: World, file: string): DocResolution {
   });
 }
 
-function rgwUser(doc: SpecDoc): DocResolution {
+function rgwUser(doc: SpecDoc, world: World): DocResolution {
   const spec = doc.spec as unknown as RgwUserSpec;
+  const cur = world.rgwUsers.find((u) => u.id === rgwUserId(spec.userId));
+  if (doc.state === 'absent' && cur) return one(deletionAsked(cur, doc));
   return one({
     kind: StorageKind.RgwUser,
     id: rgwUserId(spec.userId),
@@ -153,6 +158,21 @@ function rgwUser(doc: SpecDoc): DocResolution {
     absent: doc.state === 'absent',
     createStatus: { phase: 'pending' },
   });
+}
+
+/** `state: absent` of a filesystem or an RGW user that exists: not removed at once but marked
+ * (spec.absent, on the stored spec), so that its loop asks an operator before it deletes the
+ * data (reconcilers/shared/deletion.ts). */
+function deletionAsked(cur: Doc<{ absent?: boolean }>, doc: SpecDoc): Desired {
+  return {
+    kind: cur.kind,
+    id: cur.id,
+    name: cur.name,
+    spec: { ...cur.spec, absent: true },
+    document: doc.index,
+    fields: [...Object.keys(cur.spec).filter((f) => f !== 'absent'), 'absent'],
+    labels: doc.labels,
+  };
 }
 
 function cluster(doc: SpecDoc, world: World): DocResolution {
@@ -212,7 +232,7 @@ function resolveDoc(doc: SpecDoc, world: World, file: string, levels: readonly s
     case SpecKind.Filesystem:
       return filesystem(doc, world, file);
     case SpecKind.RgwUser:
-      return rgwUser(doc);
+      return rgwUser(doc, world);
     case SpecKind.Cluster:
       return cluster(doc, world);
     case SpecKind.Template:

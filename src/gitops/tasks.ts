@@ -11,6 +11,7 @@ import { Kind, OsdRemoval, type DiskSpec, type DiskStatusFields, type NodeSpec }
 import { NetworkKind } from '../model/network-kinds.js';
 import { holdsLiveOsd, isAdoptable, type DiskDoc } from '../model/operations.js';
 import { StorageKind } from '../model/storage-kinds.js';
+import { fsDeletionQuestion, rgwUserDeletionQuestion, type Holding } from '../model/deletion.js';
 import type { Change } from './types.js';
 import type { World } from './world.js';
 
@@ -29,6 +30,11 @@ export const TaskKind = {
   osdZap: Step.osdZap,
   fsCreate: Step.fsCreate,
   rgwUserCreate: Step.rgwUserCreate,
+  // A filesystem's or an RGW user's `state: absent`: the question, then (on "yes") the deletion.
+  fsDeleteConfirm: Step.fsDeleteConfirm,
+  fsDelete: Step.fsDelete,
+  rgwUserDeleteConfirm: Step.rgwUserDeleteConfirm,
+  rgwUserDelete: Step.rgwUserDelete,
   crushPlaceHost: Step.crushPlaceHost,
   crushRule: Step.crushRule,
   imageDownload: Step.imageDownload,
@@ -59,6 +65,9 @@ export interface PlannedTask {
   affects?: Affects;
   /** For a CRUSH task: the data Ceph moves to match. */
   moves?: string;
+  /** For a data-bearing deletion: the question an operator is asked first, naming what goes
+   * as far as the stored status knows it (the run asks with what Ceph says then). */
+  question?: string;
 }
 
 /** What Ceph says is on each OSD, by id (from `osd df`). */
@@ -143,11 +152,20 @@ function crushMove(c: Change, world: World): string | null {
   return `host ${host} moves from ${from} to ${to}: its OSDs' data moves to match`;
 }
 
+const asksDeletion = (was: Spec, now: Spec): boolean => now?.absent === true && was?.absent !== true;
+
+/** The filesystem's pools as its stored status lists them (Ceph had them), else as declared. */
+function poolsKnown(c: Change, spec: NonNullable<Spec>): Holding[] {
+  const seen = (c.before?.status as { pools?: Array<{ name: string }> } | undefined)?.pools ?? [];
+  const names = seen.length ? seen.map((p) => p.name) : [String(spec.metadataPool), String(spec.dataPool)];
+  return names.map((name) => ({ name }));
+}
+
 export function plannedTasks(changes: Change[], world: World): PlannedTask[] {
   const out: PlannedTask[] = [];
   let monitors = world.nodes.some((n) => n.spec.daemons.mon !== undefined);
   for (const c of changes) {
-    const add = (task: string, extra: Pick<PlannedTask, 'wipes' | 'affects' | 'moves'> = {}) =>
+    const add = (task: string, extra: Pick<PlannedTask, 'wipes' | 'affects' | 'moves' | 'question'> = {}) =>
       out.push({ task, kind: c.kind, id: c.id, name: c.name, destructive: isDestructive(task), ...extra });
     const was = specOf(c, 'before');
     const now = specOf(c, 'after');
@@ -199,9 +217,17 @@ export function plannedTasks(changes: Change[], world: World): PlannedTask[] {
         break;
       case StorageKind.Filesystem:
         if (c.action === 'create') add(TaskKind.fsCreate);
+        if (asksDeletion(was, now)) {
+          const question = fsDeletionQuestion(String(now.name), poolsKnown(c, now));
+          [TaskKind.fsDeleteConfirm, TaskKind.fsDelete].forEach((x) => add(x, { question }));
+        }
         break;
       case StorageKind.RgwUser:
         if (c.action === 'create') add(TaskKind.rgwUserCreate);
+        if (asksDeletion(was, now)) {
+          const question = rgwUserDeletionQuestion(String(now.userId), null);
+          [TaskKind.rgwUserDeleteConfirm, TaskKind.rgwUserDelete].forEach((x) => add(x, { question }));
+        }
         break;
     }
   }

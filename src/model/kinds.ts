@@ -277,6 +277,9 @@ export interface Question {
   options: string[];
   createdAt: string;
   answer: string | null;
+  /** Who answered (a username) and when: a loop that acts on the answer names them. */
+  answeredBy?: string;
+  answeredAt?: string;
 }
 
 export interface TaskRunStatus {

@@ -304,6 +304,8 @@ export const taskRunStatusSchema: JsonSchema = {
             options: { type: 'array', items: { type: 'string' }, minItems: 1 },
             createdAt: timestamp,
             answer: nullableString,
+            answeredBy: { type: 'string' },
+            answeredAt: timestamp,
           },
         },
       ],

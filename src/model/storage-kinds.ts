@@ -22,6 +22,8 @@ export interface FilesystemSpec {
   metadataPG: number;
   dataPool: string;
   dataPG: number;
+  /** A file's `state: absent`: delete it and its pools, once an operator says "yes". */
+  absent?: boolean;
 }
 
 export interface PoolSeen {
@@ -30,7 +32,7 @@ export interface PoolSeen {
 }
 
 export interface FilesystemStatus extends CommonStatus {
-  phase?: 'pending' | 'blocked' | 'creating' | 'ready' | 'degraded' | 'failed';
+  phase?: 'pending' | 'blocked' | 'creating' | 'ready' | 'degraded' | 'failed' | 'deleting';
   /** The filesystem's pools as Ceph lists them (absent ones are missing). */
   pools?: PoolSeen[];
   /** `ceph fs ls` shows the filesystem over its two pools. */
@@ -44,10 +46,12 @@ export interface RgwUserSpec {
   userId: string;
   displayName: string;
   email?: string;
+  /** A file's `state: absent`: delete it and its buckets, once an operator says "yes". */
+  absent?: boolean;
 }
 
 export interface RgwUserStatus extends CommonStatus {
-  phase?: 'pending' | 'blocked' | 'creating' | 'ready' | 'failed';
+  phase?: 'pending' | 'blocked' | 'creating' | 'ready' | 'failed' | 'deleting';
   /** Not a secret: it names the key pair, like a username. */
   accessKey?: string;
 }
@@ -74,7 +78,7 @@ export const filesystemSchemas = {
     type: 'object',
     required: ['name', 'metadataPool', 'metadataPG', 'dataPool', 'dataPG'],
     additionalProperties: false,
-    properties: { name: poolName, metadataPool: poolName, metadataPG: pg, dataPool: poolName, dataPG: pg },
+    properties: { name: poolName, metadataPool: poolName, metadataPG: pg, dataPool: poolName, dataPG: pg, absent: { type: 'boolean' } },
   },
   status: {
     type: 'object',
@@ -106,6 +110,7 @@ export const rgwUserSchemas = {
       userId: { type: 'string', pattern: RGW_USER_ID_PATTERN },
       displayName: { type: 'string', minLength: 1, maxLength: 256 },
       email: { type: 'string', maxLength: 254 },
+      absent: { type: 'boolean' },
     },
   },
   status: {

@@ -29,7 +29,7 @@ export class QuestionDesk {
     return answered;
   }
 
-  async answer(questionId: string, answer: string): Promise<void> {
+  async answer(questionId: string, answer: string, by?: string): Promise<void> {
     const run = this.holderOf(questionId);
     if (!run) return this.refuseClosed(questionId);
     const question = run.doc.status.question as Question;
@@ -43,7 +43,8 @@ export class QuestionDesk {
     run.deadline?.resume();
     this.engine.log(run.doc.id, 'info', `answered: ${answer}`);
     try {
-      await this.engine.transition(run, { question: { ...question, answer } });
+      const who = by === undefined ? {} : { answeredBy: by };
+      await this.engine.transition(run, { question: { ...question, answer, ...who, answeredAt: this.engine.deps.clock.iso() } });
       const { id: runId, spec } = run.doc;
       this.engine.deps.bus.publish('task.question.answered', { runId, taskName: spec.taskName, questionId, answer });
     } finally {

@@ -95,8 +95,8 @@ export class TaskService {
 
   /** InputError for an answer that is not an option, NotFoundError for an unknown question,
    * ConflictError for one already answered or closed. */
-  answer(questionId: string, answer: string): Promise<void> {
-    return this.questions.answer(questionId, answer);
+  answer(questionId: string, answer: string, by?: string): Promise<void> {
+    return this.questions.answer(questionId, answer, by);
   }
 
   /** The newest run for a target (of one task, when named): reconcilers decide from it

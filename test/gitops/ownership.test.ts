@@ -13,9 +13,9 @@ import { MonTask } from '../../reconcilers/mon/plan.js';
 import { MaintenanceTask } from '../../reconcilers/node/maintenance.js';
 import { OsdTask } from '../../reconcilers/osd/plan.js';
 import { DHCP_START_TASK } from '../../reconcilers/network/plan.js';
-import { FS_CREATE_TASK } from '../../reconcilers/fs/plan.js';
+import { FS_CREATE_TASK, FsDeleteTask } from '../../reconcilers/fs/plan.js';
 import { CRUSH_PLACE_TASK, CRUSH_RULE_TASK } from '../../reconcilers/cluster/crush-plan.js';
-import { RGW_USER_CREATE_TASK } from '../../reconcilers/rgw-user/plan.js';
+import { RGW_USER_CREATE_TASK, RgwUserDeleteTask } from '../../reconcilers/rgw-user/plan.js';
 import { DOWNLOAD_TASK, REMOVE_TASK } from '../../src/model/image-kinds.js';
 import { nodeSpec } from '../store/helpers.js';
 
@@ -114,6 +114,9 @@ test("tasks: the task kinds a plan names are the loops' own task names", (t) => 
     ...Object.values(OsdTask),
     // The node loop's maintenance steps (#15 part 3).
     ...Object.values(MaintenanceTask),
+    // Data-bearing deletions: the question and the deletion (#16 part 3).
+    ...Object.values(FsDeleteTask),
+    ...Object.values(RgwUserDeleteTask),
     DHCP_START_TASK,
     FS_CREATE_TASK,
     RGW_USER_CREATE_TASK,

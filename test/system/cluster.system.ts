@@ -11,6 +11,7 @@ import { bringUp, healthy, userWithKeys, waitNodesReady, type BringUp } from './
 import { killMonitor, killOsd, nodeAway } from './cluster-faults.js';
 import { confIsWhatDaemonsUse, keysAreTheNodes, metricsMatchStatus, nodesMatchMaps } from './cluster-observed.js';
 import { nfsThroughApi } from './cluster-nfs.js';
+import { fsDeletedAfterYes } from './cluster-fs-delete.js';
 import { monStoresOnTheirDisks } from './cluster-mon-disk.js';
 import { NetnsCluster } from './netns-cluster.js';
 import { until } from './node-sandbox.js';
@@ -124,6 +125,13 @@ test.serial('cluster: a node whose agent stops goes offline, is sent nothing, an
     180_000,
   );
   t.is(s.health, 'HEALTH_OK');
+});
+
+// Last before the teardown: the filesystem (and the NFS export over it) are gone after it.
+test.serial('cluster: a filesystem declared absent is deleted after a "yes" and leaves no pools behind (ceph osd pool ls)', async (t) => {
+  explainOnFailure(t);
+  need(up, 'the bring-up');
+  await fsDeletedAfterYes(t, need(cluster, 'the cluster'));
 });
 
 test.serial('cluster: teardown leaves no process, mount, loop device, namespace or directory', async (t) => {

@@ -15,11 +15,12 @@ const fsView = object(
     metadataPG: { type: 'integer' },
     dataPool: { type: 'string' },
     dataPG: { type: 'integer' },
+    absent: { type: 'boolean', description: 'a file says `state: absent`: deleted once an operator says "yes"' },
     status: object(
       {
         phase: {
-          enum: ['pending', 'blocked', 'creating', 'ready', 'degraded', 'failed'],
-          description: 'ready: created and served by an active MDS',
+          enum: ['pending', 'blocked', 'creating', 'ready', 'degraded', 'failed', 'deleting'],
+          description: 'ready: created and served by an active MDS; deleting: after an operator said "yes" to its deletion',
         },
         created: { type: 'boolean', description: '`ceph fs ls` shows it over its two pools' },
         mdsActive: { type: 'boolean' },

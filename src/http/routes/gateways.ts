@@ -41,7 +41,7 @@ const userView = object(
     displayName: { type: 'string' },
     email: { type: 'string' },
     keys: { ...keysOf(false), description: 'access keys only: a secret key is shown once, when the user is created' },
-    state: { enum: ['pending', 'blocked', 'creating', 'ready', 'failed'] },
+    state: { enum: ['pending', 'blocked', 'creating', 'ready', 'failed', 'deleting'] },
     message: { type: 'string', description: 'why the user is not ready, or which key it has' },
   },
   ['userId', 'displayName', 'keys', 'state', 'message'],

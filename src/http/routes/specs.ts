@@ -57,6 +57,11 @@ const taskView = object(
       type: 'string',
       description: 'a CRUSH task: the data Ceph will move to match (a host placed under other buckets, pools on another rule)',
     },
+    question: {
+      type: 'string',
+      description:
+        "a data-bearing deletion (a filesystem's or an RGW user's state: absent): the question an operator answers first, naming what goes as far as Quarry's status knows it",
+    },
   },
   ['task', 'kind', 'id', 'name', 'destructive'],
 );

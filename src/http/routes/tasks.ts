@@ -118,8 +118,8 @@ export function taskRoutes(tasks: TaskService): AnyRoute[] {
       body: object({ answer: { type: 'string', minLength: 1, maxLength: 256 } }, ['answer']),
       response: { description: 'answered', schema: statusSchema('answered') },
       errors: [404, 409],
-      handler: async ({ params, body }) => {
-        await tasks.answer(params.questionId, body.answer);
+      handler: async ({ params, body, principal }) => {
+        await tasks.answer(params.questionId, body.answer, principal?.user.username);
         return { status: 'answered' };
       },
     }),

@@ -115,6 +115,11 @@ export class Accounts {
     return user;
   }
 
+  /** `radosgw-admin user rm`: false when there was no such user. */
+  removeUser(uid: string): boolean {
+    return this.rgwUsers.delete(uid);
+  }
+
   /** Pacific answers a missing user with EINVAL, not ENOENT. */
   user(uid: string): SimRgwUser {
     const user = this.rgwUsers.get(uid);

@@ -14,7 +14,7 @@ import type {
   OsdStopReport,
 } from '../../clients/ceph-stop-gates.js';
 import type { FsStatus } from '../../clients/ceph-map.js';
-import { RgwAdmin, type RgwUser, type RgwUserCreate } from '../../clients/rgw-admin.js';
+import { RgwAdmin, type RgwBucketUsage, type RgwUser, type RgwUserCreate } from '../../clients/rgw-admin.js';
 import type { SimCephCluster } from './cluster.js';
 import { SimCephRunner, type SimCephRunnerOptions } from './runner.js';
 
@@ -57,6 +57,12 @@ export class SimCephApi implements CephApi {
   mgrStat = (call?: CallOptions): Promise<T.MgrStat> => this.client.mgrStat(call);
   mdsStat = (call?: CallOptions): Promise<T.MdsStat> => this.client.mdsStat(call);
   fsList = (call?: CallOptions): Promise<T.FsListEntry[]> => this.client.fsList(call);
+  fsFail = (name: string, call?: CallOptions): Promise<T.Removed> => this.client.fsFail(name, call);
+  fsRm = (name: string, call?: CallOptions): Promise<T.Removed> => this.client.fsRm(name, call);
+  poolRm = (name: string, call?: CallOptions): Promise<T.Removed> => this.client.poolRm(name, call);
+  configGet = (who: string, key: string, call?: CallOptions): Promise<string> => this.client.configGet(who, key, call);
+  configSet = (who: string, key: string, value: string, call?: CallOptions): Promise<void> => this.client.configSet(who, key, value, call);
+  configRm = (who: string, key: string, call?: CallOptions): Promise<void> => this.client.configRm(who, key, call);
   poolList = (call?: CallOptions): Promise<T.Pool[]> => this.client.poolList(call);
   okToStop = (ids: number[], call?: CallOptions): Promise<T.OkToStop> => this.client.okToStop(ids, call);
   safeToDestroy = (ids: number[], call?: CallOptions): Promise<T.SafeToDestroy> => this.client.safeToDestroy(ids, call);
@@ -123,4 +129,6 @@ export class SimRgwApi implements RgwApi {
 
   userCreate = (u: RgwUserCreate, call?: CallOptions): Promise<RgwUser> => this.admin.userCreate(u, call);
   userInfo = (uid: string, call?: CallOptions): Promise<RgwUser | undefined> => this.admin.userInfo(uid, call);
+  bucketStats = (uid: string, call?: CallOptions): Promise<RgwBucketUsage[]> => this.admin.bucketStats(uid, call);
+  userRm = (uid: string, call?: CallOptions): Promise<{ removed: boolean }> => this.admin.userRm(uid, call);
 }

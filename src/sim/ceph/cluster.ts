@@ -17,6 +17,7 @@ import { osdFlagLines } from './osd-flags.js';
 import { Placement, type SimPg } from './placement.js';
 import { usageOf, type Usage } from './usage.js';
 import { Workloads } from './workloads.js';
+import { SimBuckets } from '../s3/buckets.js';
 
 export const defaultCephOptions = (): SimCephOptions => ({
   poolDefaultSize: 3,
@@ -51,6 +52,11 @@ export class SimCephCluster {
   readonly osdmap: OsdMap;
   readonly accounts: Accounts;
   readonly rgws = new Map<string, SimRgw>();
+  /** The monitors' config database (`ceph config set WHO KEY VALUE`), keyed `WHO KEY`. */
+  readonly config = new Map<string, string>();
+  /** What the RADOS gateways store (buckets and objects): RGW keeps it in RADOS, so
+   * `radosgw-admin` sees it without a running gateway. */
+  readonly buckets: SimBuckets;
   /** Daemons no Ceph map lists (an NFS gateway without cephadm): only their node knows they run. */
   readonly processes = new Map<string, SimProcess>();
   /** Pools and filesystems as the mgr, MDS and RGW create them. */
@@ -78,6 +84,7 @@ export class SimCephCluster {
     this.fsmap = new FsMap(gid, now);
     this.osdmap = new OsdMap(now, this.options.failureDomain);
     this.accounts = new Accounts(this.options.random, now);
+    this.buckets = new SimBuckets(now);
     this.workloads = new Workloads(this);
     this.hosts = new Hosts(this);
     this.backfill = new Backfill(now, () => this.options.backfillPgsPerSec);

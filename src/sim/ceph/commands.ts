@@ -9,6 +9,7 @@ import { isCephxKey, parseKeyring } from './keys.js';
 import type { DeviceClass } from './model.js';
 import { hasActiveClean } from './placement.js';
 import * as C from './commands-crush.js';
+import { DELETE_COMMANDS } from './commands-delete.js';
 import * as R from './render-maps.js';
 import * as S from './render-status.js';
 
@@ -88,6 +89,7 @@ export const CEPH_COMMANDS: Command[] = [
   { verb: ['auth', 'get-or-create'], run: authGetOrCreate },
   { verb: ['auth', 'get'], run: authGet },
   { verb: ['auth', 'import'], run: authImport },
+  ...DELETE_COMMANDS,
 ];
 
 /** A small header with the epoch, then the map as JSON: stable bytes, not Ceph's encoding. */

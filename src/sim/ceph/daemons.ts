@@ -96,10 +96,24 @@ export class FsMap {
     this.assign();
   }
 
+  /** `fs fail`: not joinable, its active MDS back to standby. */
+  fail(fs: SimFs): void {
+    fs.joinable = false;
+    for (const m of this.mds.values()) if (m.fsId === fs.id) delete m.fsId;
+    this.epoch += 1;
+    this.assign();
+  }
+
+  /** `fs rm`: gone from the map (its pools stay). */
+  remove(fs: SimFs): void {
+    this.filesystems.splice(this.filesystems.indexOf(fs), 1);
+    this.epoch += 1;
+  }
+
   /** Every filesystem without an active MDS takes a standby, in the order they were made. */
   private assign(): void {
     for (const fs of this.filesystems) {
-      if (this.activeFor(fs)) continue;
+      if (this.activeFor(fs) || fs.joinable === false) continue;
       const standby = this.standbys()[0];
       if (!standby) return;
       standby.fsId = fs.id;

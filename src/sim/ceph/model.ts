@@ -87,6 +87,8 @@ export interface SimFs {
   maxMds: number;
   /** An MDS held rank 0 once: losing it makes the rank failed (FS_DEGRADED), not never-up. */
   everActive: boolean;
+  /** false after `fs fail`: no MDS takes it on. */
+  joinable?: boolean;
   createdAt: number;
 }
 

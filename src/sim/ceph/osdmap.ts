@@ -239,6 +239,12 @@ export class OsdMap {
     return pool;
   }
 
+  /** `osd pool rm`: the pool and its objects go; its PGs with it (a new epoch). */
+  removePool(pool: SimPool): void {
+    this.pools.delete(pool.id);
+    this.bump();
+  }
+
   /** `osd pool set POOL crush_rule RULE`: its PGs are placed by that rule from this epoch on. */
   setPoolRule(pool: SimPool, ruleId: number): void {
     if ((pool.crushRule ?? 0) === ruleId) return;

@@ -6,6 +6,7 @@ import type { SimCephCluster } from './cluster.js';
 import { CephRefusal } from './errors.js';
 import type { SimRgwUser } from './model.js';
 import type { Command, CommandContext, Reply } from './commands.js';
+import { RGW_DELETE_COMMANDS } from './commands-delete.js';
 
 const quota = { enabled: false, check_on_raw: false, max_size: -1, max_size_kb: 0, max_objects: -1 };
 
@@ -74,4 +75,5 @@ export const RGW_COMMANDS: Command[] = [
     },
   },
   { verb: ['user', 'info'], run: (x) => pretty(x.cluster.accounts.user(uid(x))) },
+  ...RGW_DELETE_COMMANDS,
 ];

@@ -69,6 +69,13 @@ export class SimBuckets {
     return b;
   }
 
+  /** `radosgw-admin user rm --purge-data`: every bucket of `owner`, objects and all. */
+  purgeOwner(owner: string): number {
+    const mine = this.owned(owner);
+    for (const b of mine) this.buckets.delete(b.name);
+    return mine.length;
+  }
+
   remove(owner: string, name: string): void {
     const b = this.bucket(owner, name);
     if (b.objects.size > 0) throw new S3Fault('BucketNotEmpty', 409, 'The bucket you tried to delete is not empty', { BucketName: name });

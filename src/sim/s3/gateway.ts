@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { SimCephCluster } from '../ceph/cluster.js';
-import { SimBuckets } from './buckets.js';
+import type { SimBuckets } from './buckets.js';
 import { S3Fault } from './fault.js';
 import { verifySigV4 } from './sigv4.js';
 import { errorXml, listBucketsXml, listObjectsV2Xml } from './xml.js';
@@ -28,7 +28,8 @@ export class LabS3Gateways {
     private readonly cluster: SimCephCluster,
     private readonly now: () => number = Date.now,
   ) {
-    this.buckets = new SimBuckets(now);
+    // The cluster's: what radosgw-admin sees (bucket stats, user rm --purge-data).
+    this.buckets = cluster.buckets;
   }
 
   /** The S3 endpoint of gateway `name`; its listener starts on first use. */
