@@ -12,6 +12,7 @@ import { killMonitor, killOsd, nodeAway } from './cluster-faults.js';
 import { confIsWhatDaemonsUse, keysAreTheNodes, metricsMatchStatus, nodesMatchMaps } from './cluster-observed.js';
 import { nfsThroughApi } from './cluster-nfs.js';
 import { monStoresOnTheirDisks } from './cluster-mon-disk.js';
+import { monRemovedAndDeclaredAgain } from './cluster-mon-undo.js';
 import { NetnsCluster } from './netns-cluster.js';
 import { until } from './node-sandbox.js';
 
@@ -106,6 +107,11 @@ test.serial(
 test.serial('cluster: a killed monitor leaves a quorum, is reported not running and is started again', async (t) => {
   explainOnFailure(t);
   await killMonitor(t, need(cluster, 'the cluster'));
+});
+
+test.serial('cluster: a monitor removed and declared again is made afresh by a join and rejoins the quorum (3/3)', async (t) => {
+  explainOnFailure(t);
+  await monRemovedAndDeclaredAgain(t, need(cluster, 'the cluster'));
 });
 
 test.serial('cluster: a killed OSD is reported down and started again', async (t) => {
