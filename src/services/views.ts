@@ -1,6 +1,6 @@
 // What the API shows of nodes, disks and NICs: the contract's field names, built from desired
 // state (has*) and observed state (*Exists, status), never from anything else.
-import type { NodeDaemonType } from '../catalogue/index.js';
+import { DAEMONS, NODE_DAEMON_TYPES, type NodeDaemonType } from '../catalogue/index.js';
 import type { Doc } from '../model/document.js';
 import { DEFAULT_BMC_PORT, type DiskSpec, type DiskStatusFields, type NodeSpec, type NodeStatusFields } from '../model/kinds.js';
 import { deviceClassOf, diskReasons, isMonDisk, isNodeApproved, isOsdDisk, type DiskDoc, type NodeDoc } from '../model/operations.js';
@@ -61,8 +61,30 @@ export function nodeDetailOf(n: NodeDoc, diskCount: number, osdCount: number) {
     blocked: blockedOf(n),
     // The disruption lease the node holds or waits for (issue #15), null when neither.
     disruption: n.status.disruption ?? null,
+    // Why each daemon it wants is not running (#16): never a bare hasMon true, monExists false.
+    daemonReasons: daemonReasons(n),
     // Written out for speed; a node daemon of the catalogue without its two fields is a type error.
   } satisfies DaemonFlags & Record<string, unknown>;
+}
+
+export interface DaemonReason {
+  phase: string;
+  reason: string;
+  message: string;
+}
+
+/** For each daemon the node wants that does not run, its loop's state; one no loop has written
+ * yet says that. Empty when every wanted daemon runs. */
+export function daemonReasons(n: NodeDoc): Partial<Record<NodeDaemonType, DaemonReason>> {
+  const out: Partial<Record<NodeDaemonType, DaemonReason>> = {};
+  for (const t of NODE_DAEMON_TYPES) {
+    if (n.spec.daemons[t] === undefined || n.status.daemons?.[t] === true) continue;
+    const s = n.status.ceph?.[t];
+    out[t] = s
+      ? { phase: s.phase, reason: s.reason, message: s.message }
+      : { phase: 'pending', reason: 'NotReported', message: `no loop has reported on the ${DAEMONS[t].title} yet` };
+  }
+  return out;
 }
 
 /** What an answer shows of a node's BMC: never the password. */
