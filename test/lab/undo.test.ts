@@ -203,6 +203,20 @@ const rows: Row[] = [
     recreate: [],
     target: (_l, q) => byName(q, 'Image', 'debian-12-amd64'),
   },
+  {
+    part: 'mgr',
+    inWorld: (c, _q, l) => running(c, host(l, 0), 'mgr'),
+    gone: (c, _q, l) => !running(c, host(l, 0), 'mgr'),
+    recreate: ['ceph.mgr.start'],
+    target: async (l) => l.nodes[0]!.id,
+  },
+  {
+    part: 'mds',
+    inWorld: (c, _q, l) => running(c, host(l, 1), 'mds'),
+    gone: (c, _q, l) => !running(c, host(l, 1), 'mds'),
+    recreate: ['ceph.mds.start'],
+    target: async (l) => l.nodes[1]!.id,
+  },
 ];
 
 async function runsSince(q: SpecsLab, before: Set<string>, target: string): Promise<TaskRun[]> {
