@@ -114,7 +114,9 @@ async function observe(deps: MonLoopDeps, id: string): Promise<MonObserved | und
     nodes.filter((n) => n.id === id || n.spec.daemons.mon || n.status.ceph?.mon),
   );
   const bootstrap = bootstraps.find((b) => b.node.id === id)?.run;
-  const removal = node.spec.daemons.mon ? NO_REMOVAL : await observeRemoval(deps, node, nodes, bootstraps);
+  // A monitor desired asks Ceph nothing, but its removal runs say whether it was declared again
+  // after a removal (plan.ts creates it afresh then).
+  const removal = node.spec.daemons.mon ? await removalRuns(deps, node) : await observeRemoval(deps, node, nodes, bootstraps);
   return {
     removal,
     node,
@@ -129,6 +131,7 @@ async function observe(deps: MonLoopDeps, id: string): Promise<MonObserved | und
     openedCluster: openedBy(bootstraps)?.node.id === id && bootstrap?.status.state === 'completed',
     gatherEndsAt: null,
     createRun: runInfo(newer(bootstrap, join)),
+    createdBy: join && newer(bootstrap, join) === join ? 'join' : 'bootstrap',
     restartRun: runInfo(restart?.spec.args.daemon === Daemon.mon ? restart : undefined),
     now: deps.clock.now(),
     retryBaseMs: deps.retryBaseMs,
@@ -138,12 +141,17 @@ async function observe(deps: MonLoopDeps, id: string): Promise<MonObserved | und
 
 const NO_REMOVAL: RemovalObserved = { monmap: null, othersRemoving: [], monmapRun: null, nodeRun: null };
 
-/** Ceph is asked who is in the monmap and in quorum only for a monitor being removed. */
-async function observeRemoval(deps: MonLoopDeps, node: NodeDoc, nodes: NodeDoc[], bootstraps: NodeBootstrap[]): Promise<RemovalObserved> {
+async function removalRuns(deps: MonLoopDeps, node: NodeDoc): Promise<RemovalObserved> {
   const [monmapRun, nodeRun] = await Promise.all([
     deps.tasks.latestFor(Kind.Node, node.id, MonTask['monmap-remove']),
     deps.tasks.latestFor(Kind.Node, node.id, MonTask.remove),
   ]);
+  return { ...NO_REMOVAL, monmapRun: runInfo(monmapRun), nodeRun: runInfo(nodeRun) };
+}
+
+/** Ceph is asked who is in the monmap and in quorum only for a monitor being removed. */
+async function observeRemoval(deps: MonLoopDeps, node: NodeDoc, nodes: NodeDoc[], bootstraps: NodeBootstrap[]): Promise<RemovalObserved> {
+  const { monmapRun, nodeRun } = await removalRuns(deps, node);
   let monmap: MonmapView;
   try {
     const q = await deps.ceph.quorumStatus({ timeoutMs: deps.queryTimeoutMs ?? 20_000 });
@@ -158,7 +166,7 @@ async function observeRemoval(deps: MonLoopDeps, node: NodeDoc, nodes: NodeDoc[]
   const inFirstMonmap = bootstraps.some(
     (b) => b.node.id !== node.id && b.run.status.state !== 'canceled' && initialMembers(b.run.spec.args)?.some((m) => m.nodeId === node.id),
   );
-  return { monmap, othersRemoving, monmapRun: runInfo(monmapRun), nodeRun: runInfo(nodeRun), inFirstMonmap };
+  return { monmap, othersRemoving, monmapRun, nodeRun, inFirstMonmap };
 }
 
 interface NodeBootstrap {

@@ -18,7 +18,7 @@ import type { DiskDoc, NodeDoc } from '../../src/model/operations.js';
 import { state } from '../shared/daemon-state.js';
 import { nodeNotActive } from '../shared/node-active.js';
 import { isActive, nextAttempt, type RunInfo } from '../shared/runs.js';
-import { planRemoval, type RemovalInput } from './removal.js';
+import { planRemoval, recreation, type RemovalInput } from './removal.js';
 import { completedAt, gateOf, graceWait, type LoopPlan } from '../../src/runtime/loop-kit/index.js';
 
 export const MonTask = {
@@ -70,6 +70,9 @@ export interface MonObserved extends RemovalInput {
    * those declared by then make the first monmap. */
   gatherEndsAt: number | null;
   bootstrap: BootstrapView | null;
+  /** Which step made createRun: a join (a monitor declared again joins, whatever the first
+   * monmap said of it) or a bootstrap. */
+  createdBy?: 'bootstrap' | 'join';
 }
 
 export type MonStep =
@@ -104,11 +107,20 @@ export function planMon(o: MonObserved): MonPlan {
   // monitor no longer desired, whose removal needs Ceph to answer the master first.
   const importing = o.openedCluster === true && o.adminKeyImported === false;
   if (!desired) return importing ? importPlan(o, 'orphaned') : planRemoval(o);
-  if (running) return importing ? importPlan(o, 'running') : plan(state('running', 'Running', 'the monitor runs'));
+  // Declared again after a removal began: what that removal left decides, not the old creation.
+  const again = recreation(o);
+  if (running && !again) return importing ? importPlan(o, 'running') : plan(state('running', 'Running', 'the monitor runs'));
   const inactive = nodeNotActive(o.node.status.phase);
   if (inactive) return gate(inactive.reason, inactive.message);
+  if (again?.kind === 'busy')
+    return gate(
+      'RemovalInProgress',
+      `mon.${o.node.spec.hostname} is being removed (run ${again.run.id}); it is created afresh once that is done`,
+    );
+  if (again?.kind === 'clean') return cleanPlan(o, again.last);
   if (!o.monDisk || o.monDisk.status.present === false)
     return gate('MonitorDiskMissing', 'the disk chosen for the monitor store is not present');
+  if (again) return joinPlan(o, null, 'declared again after its removal: joining the quorum with a new store');
   const created = o.createRun?.state === 'completed';
   if (created) {
     const restart = restartPlan(o);
@@ -116,16 +128,15 @@ export function planMon(o: MonObserved): MonPlan {
     return importing && restart.step === null ? importPlan(o, 'starting') : restart;
   }
   const boot = o.bootstrap;
-  if (boot && boot.owner.id !== o.node.id && boot.members.some((m) => m.nodeId === o.node.id)) {
+  // A first monitor follows the bootstrap, unless it has joined since (declared again).
+  const joined = o.createRun !== null && o.createdBy === 'join';
+  if (boot && !joined && boot.owner.id !== o.node.id && boot.members.some((m) => m.nodeId === o.node.id)) {
     if (boot.run.state !== 'completed')
       return gate('WaitingForFirstMonitor', `${boot.owner.spec.hostname} starts the first monitor; this one follows it`);
     return runPlan(o, 'bootstrap', o.createRun, 'creating this monitor from the first monmap', boot.members);
   }
   const bootstrapped = o.cluster.status.bootstrapped === true || o.monNodes.some((n) => n.status.daemons?.mon === true);
-  if (bootstrapped) {
-    if (!o.quorum) return gate('WaitingForQuorum', 'waiting for monitor quorum before joining it');
-    return runPlan(o, 'join', o.createRun, 'joining the monitor quorum');
-  }
+  if (bootstrapped || joined) return joinPlan(o, o.createRun, 'joining the monitor quorum');
   const first = boot?.owner ?? bootstrapper(o.monNodes);
   if (first && first.id !== o.node.id) return gate('WaitingForFirstMonitor', `${first.spec.hostname} creates the cluster first`);
   if (!o.bootstrapKeys) return plan(state('starting', 'CreatingKeys', 'creating the monitor and admin keys'), { kind: 'bootstrap-keys' });
@@ -170,6 +181,22 @@ function importPlan(o: MonObserved, phase: 'running' | 'starting' | 'orphaned'):
   const s = state(next.failed ? 'failed' : phase, next.reason === 'Starting' ? 'ImportingAdminKey' : next.reason, next.message);
   if (next.kind === 'wait') return plan(s, null, next.waitMs);
   return plan(s, { kind: 'import-admin-key', attempt: next.attempt, args: {} });
+}
+
+function joinPlan(o: MonObserved, last: RunInfo | null, message: string): MonPlan {
+  if (!o.quorum) return gate('WaitingForQuorum', 'waiting for monitor quorum before joining it');
+  return runPlan(o, 'join', last, message);
+}
+
+/** The old monitor off the node (stopped, its store deleted) before a new one joins. */
+function cleanPlan(o: MonObserved, last: RunInfo | null): MonPlan {
+  const name = o.node.spec.hostname;
+  const what = `mon.${name} was taken out of the monmap; removing its old store before it joins again`;
+  const next = nextAttempt(last, o.now, o.retryBaseMs, what);
+  if (next.kind === 'busy') return plan(state('starting', 'RemovingOldStore', what));
+  const s = state(next.failed ? 'failed' : 'starting', 'RemovingOldStore', next.message);
+  if (next.kind === 'wait') return plan(s, null, next.waitMs);
+  return plan(s, { kind: 'remove', attempt: next.attempt, args: { monName: name } });
 }
 
 function restartPlan(o: MonObserved): MonPlan {

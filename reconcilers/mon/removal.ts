@@ -124,3 +124,34 @@ function fromNode(o: RemovalInput, name: string, running: boolean): RemovalPlan 
   if (next.kind === 'wait') return plan(s, null, next.waitMs);
   return plan(s, { kind: 'remove', attempt: next.attempt, args: { monName: name } });
 }
+
+/** Whether `a` was written after `b`: by store revision, else by completion time (an active run
+ * has none and is the newer). */
+function after(a: RunInfo, b: RunInfo): boolean {
+  if (a.revision !== undefined && b.revision !== undefined) return a.revision > b.revision;
+  return (a.completedAt ?? Number.POSITIVE_INFINITY) > (b.completedAt ?? Number.POSITIVE_INFINITY);
+}
+
+/** What a removal cycle begun since the monitor was last made (bootstrap or join) left of it,
+ * for a monitor declared again: null when none began (the made monitor is the one to keep).
+ * `busy`: a removal run still goes; `clean`: out of the monmap (or a node-level removal failed
+ * half-way) but its store may be left on the node, which is removed first; `gone`: its store is
+ * deleted. Either of the last two is created afresh from the current monmap (a join), never
+ * started again from a store that is no longer the cluster's. */
+export type Recreation = { kind: 'busy'; run: RunInfo } | { kind: 'clean'; last: RunInfo | null } | { kind: 'gone' };
+
+export function recreation(o: RemovalInput): Recreation | null {
+  const made = o.createRun;
+  const since = (r: RunInfo | null): RunInfo | null => (r && r.state !== 'canceled' && (!made || after(r, made)) ? r : null);
+  const monmap = since(o.removal.monmapRun);
+  const node = since(o.removal.nodeRun);
+  if (!monmap && !node) return null;
+  const busy = [monmap, node].find((r) => isActive(r));
+  if (busy) return { kind: 'busy', run: busy };
+  if (node?.state === 'completed' && (!monmap || after(node, monmap))) return { kind: 'gone' };
+  // Out of the monmap and not yet off the node, or a node-level removal that failed: the
+  // removal is finished first (it is idempotent), so the join makes a new store.
+  if (monmap?.state === 'completed' || node) return { kind: 'clean', last: node?.state === 'failed' ? node : null };
+  // Only a failed `ceph mon remove`: the monitor is still the cluster's and stays as made.
+  return null;
+}

@@ -70,11 +70,12 @@ export const DAEMONS = {
     // Measured on Ceph 16 (docs/real-components.md).
     caps: { mon: 'allow profile mgr', osd: 'allow *', mds: 'allow *' },
     holdsData: false,
-    stopOrphan: false,
+    // Its state is in the monitors' store: one no longer desired is simply stopped.
+    stopOrphan: true,
     needsDisk: false,
     params: {},
     operation: 'ceph.create-mgr',
-    steps: { key: 'ceph.mgr.key', start: 'ceph.mgr.start' },
+    steps: { key: 'ceph.mgr.key', start: 'ceph.mgr.start', stop: 'ceph.mgr.stop' },
   },
   mds: {
     binary: 'ceph-mds',
@@ -85,11 +86,13 @@ export const DAEMONS = {
     placement: 'node',
     caps: { mon: 'profile mds', mgr: 'profile mds', mds: 'allow *', osd: 'allow *' },
     holdsData: false,
-    stopOrphan: false,
+    // Its journal is in the filesystem's metadata pool: one no longer desired is simply
+    // stopped (a standby, if any, takes over).
+    stopOrphan: true,
     needsDisk: false,
     params: {},
     operation: 'ceph.create-mds',
-    steps: { key: 'ceph.mds.key', start: 'ceph.mds.start' },
+    steps: { key: 'ceph.mds.key', start: 'ceph.mds.start', stop: 'ceph.mds.stop' },
   },
   rgw: {
     binary: 'radosgw',

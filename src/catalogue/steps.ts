@@ -169,6 +169,19 @@ export const STEPS = {
     args: obj({ name: hostname, fsid }, ['name']),
     result: obj({ name: hostname }, []),
   },
+  // A manager or MDS no longer desired (`state: absent`): stopped, like `systemctl stop`.
+  'ceph.mgr.stop': {
+    level: 'node',
+    loop: 'mgr',
+    args: obj({ name: hostname }, ['name']),
+    result: obj({ name: hostname }, []),
+  },
+  'ceph.mds.stop': {
+    level: 'node',
+    loop: 'mds',
+    args: obj({ name: hostname }, ['name']),
+    result: obj({ name: hostname }, []),
+  },
   'ceph.mds.key': { level: 'master', loop: 'mds', args: obj({ entity }, ['entity']), result: none },
   'ceph.mds.start': {
     level: 'node',

@@ -26,6 +26,7 @@ export interface FileResolution {
 
 const one = (d: Desired): DocResolution => ({ desired: [d], pending: [], errors: [] });
 const refused = (errors: FieldError[]): DocResolution => ({ desired: [], pending: [], errors });
+const none = (): DocResolution => ({ desired: [], pending: [], errors: [] });
 
 /** A full catalog or stored image id, from a full id or its first 8 hex digits. */
 function imageIdIn(world: World, given: string): string | null {
@@ -57,6 +58,8 @@ function network(doc: SpecDoc, world: World, file: string): DocResolution {
       document: doc.index,
       fields: Object.keys(spec),
       labels: doc.labels,
+      // `state: absent` deletes it (its server stops), as a document that is gone would.
+      absent: doc.state === 'absent',
       createStatus: { phase: 'pending' },
     });
   } catch (err) {
@@ -88,6 +91,12 @@ function image(doc: SpecDoc, world: World): DocResolution {
     return refused([
       { path: '/spec/id', message: `no image ${input.id} in the catalog (GET /images/available), or the short id names several` },
     ]);
+  // `state: absent` deletes it (its files go), as a document that is gone would; whether it is
+  // the default or downloaded no longer matters.
+  if (doc.state === 'absent')
+    return known
+      ? one({ kind: ImageKind.Image, id, name: known.name, spec: known.spec, document: doc.index, fields: [], absent: true })
+      : none();
   if (input.default && !input.downloaded) return refused([{ path: '/spec/default', message: 'the default boot image must be downloaded' }]);
   // Files already wanted stay as they were asked for, as with GET /images/{id}/download.
   const base = known?.spec.downloaded ? known.spec : (entry ?? known!.spec);

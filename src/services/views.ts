@@ -1,6 +1,6 @@
 // What the API shows of nodes, disks and NICs: the contract's field names, built from desired
 // state (has*) and observed state (*Exists, status), never from anything else.
-import { NODE_DAEMON_TYPES, type NodeDaemonType } from '../catalogue/index.js';
+import { DAEMONS, NODE_DAEMON_TYPES, type NodeDaemonType } from '../catalogue/index.js';
 import { daemonReady, nodeReady } from '../model/readiness.js';
 import type { Doc } from '../model/document.js';
 import { DEFAULT_BMC_PORT, type DiskSpec, type DiskStatusFields, type NodeSpec, type NodeStatusFields } from '../model/kinds.js';
@@ -65,6 +65,8 @@ export function nodeDetailOf(n: NodeDoc, diskCount: number, osdCount: number) {
     // Ready by the one rule of src/model/readiness.ts (Ceph's health checks: GET /status).
     ready: verdictOf(nodeReady(n)),
     daemonsReady: daemonsReadyOf(n),
+    // Why each daemon it wants is not running (#16): never a bare hasMon true, monExists false.
+    daemonReasons: daemonReasons(n),
     // Written out for speed; a node daemon of the catalogue without its two fields is a type error.
   } satisfies DaemonFlags & Record<string, unknown>;
 }
@@ -76,6 +78,26 @@ const verdictOf = (v: { ready: boolean; reason: string; message: string }) => ({
 function daemonsReadyOf(n: NodeDoc) {
   const out: Array<{ type: NodeDaemonType; ready: boolean; reason: string; message: string }> = [];
   for (const type of NODE_DAEMON_TYPES) if (n.spec.daemons[type] !== undefined) out.push({ type, ...verdictOf(daemonReady(n, type)) });
+  return out;
+}
+
+export interface DaemonReason {
+  phase: string;
+  reason: string;
+  message: string;
+}
+
+/** For each daemon the node wants that does not run, its loop's state; one no loop has written
+ * yet says that. Empty when every wanted daemon runs. */
+export function daemonReasons(n: NodeDoc): Partial<Record<NodeDaemonType, DaemonReason>> {
+  const out: Partial<Record<NodeDaemonType, DaemonReason>> = {};
+  for (const t of NODE_DAEMON_TYPES) {
+    if (n.spec.daemons[t] === undefined || n.status.daemons?.[t] === true) continue;
+    const s = n.status.ceph?.[t];
+    out[t] = s
+      ? { phase: s.phase, reason: s.reason, message: s.message }
+      : { phase: 'pending', reason: 'NotReported', message: `no loop has reported on the ${DAEMONS[t].title} yet` };
+  }
   return out;
 }
 

@@ -252,3 +252,11 @@ test('rgw stop and mon remove of daemons that do not run succeed; mon remove del
   t.deepEqual(n.runner.calls, []);
   t.deepEqual(await n.host.report(), { mon: false, mgr: false, mds: false, rgw: false, nfs: false, osds: [] });
 });
+
+test('mgr and mds stop of daemons that do not run succeed and run nothing, answering their name', async (t) => {
+  const n = await fakeNode(t);
+  t.deepEqual(await step('ceph.mgr.stop')(n.ctx({ name: 'n1' })), { name: 'n1' });
+  t.deepEqual(await step('ceph.mds.stop')(n.ctx({ name: 'n1' })), { name: 'n1' });
+  await t.throwsAsync(step('ceph.mds.stop')(n.ctx({})), { message: /name/ });
+  t.deepEqual(n.runner.calls, []);
+});

@@ -13,6 +13,7 @@ import { confIsWhatDaemonsUse, keysAreTheNodes, metricsMatchStatus, nodesMatchMa
 import { nfsThroughApi } from './cluster-nfs.js';
 import { fsDeletedAfterYes } from './cluster-fs-delete.js';
 import { monStoresOnTheirDisks } from './cluster-mon-disk.js';
+import { monRemovedAndDeclaredAgain } from './cluster-mon-undo.js';
 import { NetnsCluster } from './netns-cluster.js';
 import { until } from './node-sandbox.js';
 
@@ -107,6 +108,11 @@ test.serial(
 test.serial('cluster: a killed monitor leaves a quorum, is reported not running and is started again', async (t) => {
   explainOnFailure(t);
   await killMonitor(t, need(cluster, 'the cluster'));
+});
+
+test.serial('cluster: a monitor removed and declared again is made afresh by a join and rejoins the quorum (3/3)', async (t) => {
+  explainOnFailure(t);
+  await monRemovedAndDeclaredAgain(t, need(cluster, 'the cluster'));
 });
 
 test.serial('cluster: a killed OSD is reported down and started again', async (t) => {

@@ -49,6 +49,19 @@ export const stopRgw: AgentStepOf<'ceph.rgw.stop'> = async (ctx) => {
   return { name };
 };
 
+/** Like `systemctl stop`: a manager or MDS no longer desired; one that does not run succeeds. */
+export const stopMgr: AgentStepOf<'ceph.mgr.stop'> = async (ctx) => {
+  const stopped = await ctx.host.stop(Daemon.mgr, ctx.args.name);
+  ctx.log('info', `${DAEMONS.mgr.entity(ctx.args.name)}: ${stopped ? 'stopped' : 'was not running'}`);
+  return { name: ctx.args.name };
+};
+
+export const stopMds: AgentStepOf<'ceph.mds.stop'> = async (ctx) => {
+  const stopped = await ctx.host.stop(Daemon.mds, ctx.args.name);
+  ctx.log('info', `${DAEMONS.mds.entity(ctx.args.name)}: ${stopped ? 'stopped' : 'was not running'}`);
+  return { name: ctx.args.name };
+};
+
 export const restartDaemon: AgentStepOf<'ceph.daemon.restart'> = async (ctx) => {
   const type = ctx.args.daemon;
   const id =

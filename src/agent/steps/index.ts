@@ -5,7 +5,7 @@
 // the step does anything: a malformed run fails naming the argument, nothing executed.
 import { DAEMONS, Step, assertStepArgs, type NodeStepName } from '../../catalogue/index.js';
 import type { AgentStep, AgentStepContext, AgentStepOf } from './context.js';
-import { restartDaemon, restartForConfig, startMds, startMgr, startRgw, stopRgw } from './daemons.js';
+import { restartDaemon, restartForConfig, startMds, startMgr, startRgw, stopMds, stopMgr, stopRgw } from './daemons.js';
 import { bootstrapMon, joinMon, removeMon } from './mon.js';
 import { startDaemons, stopDaemons } from './maintenance.js';
 import { startNfs, stopNfs } from './nfs.js';
@@ -23,7 +23,9 @@ const IMPLEMENTED = {
   [Step.monJoin]: joinMon,
   [Step.monRemove]: removeMon,
   [DAEMONS.mgr.steps.start]: startMgr,
+  [DAEMONS.mgr.steps.stop]: stopMgr,
   [DAEMONS.mds.steps.start]: startMds,
+  [DAEMONS.mds.steps.stop]: stopMds,
   [DAEMONS.rgw.steps.start]: startRgw,
   [DAEMONS.rgw.steps.stop]: stopRgw,
   [DAEMONS.nfs.steps.start]: startNfs,

@@ -51,6 +51,15 @@ const detailProps = {
     oneOf: [object({ reason: str, message: str }, ['reason', 'message']), { type: 'null' }],
     description: 'why a request on it waits (NoPowerControl, DisruptionBudget, ...); null when nothing does',
   },
+  daemonReasons: {
+    type: 'object',
+    additionalProperties: false,
+    properties: Object.fromEntries(
+      NODE_DAEMON_TYPES.map((t) => [t, object({ phase: str, reason: str, message: str }, ['phase', 'reason', 'message'])]),
+    ),
+    description:
+      "for each daemon it wants that is not running (has<Type> true, <type>Exists false), why: its loop's phase, reason and message; {} when every wanted daemon runs",
+  },
   disruption: {
     description:
       'the disruption lease its restart or shutdown holds or waits for (state held | waiting, kind, since, heldBy, reason); null when neither',

@@ -105,6 +105,16 @@ export function cephSteps(cluster: SimCephCluster, hooks: CephStepHooks): Map<st
       await daemonKey(cluster, ctx, DAEMONS.mds.entity(ctx.args.name));
       cluster.startMds(ctx.args.name, host, ctx.machine.ip);
     }),
+    [DAEMONS.mgr.steps.stop]: step((ctx, host) => {
+      const m = cluster.mgrs.daemons.get(ctx.args.name);
+      if (m?.running && m.host === host) cluster.stopMgr(ctx.args.name);
+      ctx.log('info', `systemctl stop ceph-mgr@${ctx.args.name}`);
+    }),
+    [DAEMONS.mds.steps.stop]: step((ctx, host) => {
+      const m = cluster.fsmap.mds.get(ctx.args.name);
+      if (m?.running && m.host === host) cluster.stopMds(ctx.args.name);
+      ctx.log('info', `systemctl stop ceph-mds@${ctx.args.name}`);
+    }),
     [DAEMONS.rgw.steps.start]: step(async (ctx, host) => {
       bootstrapped();
       await daemonKey(cluster, ctx, DAEMONS.rgw.entity(ctx.args.name));
