@@ -170,21 +170,20 @@ const rows: Row[] = [
   {
     part: 'user',
     inWorld: (c) => c.accounts.rgwUsers.has('demo'),
-    // Deleting the user in RGW (with its buckets, after a question) is another part of #16:
-    // until then the user and its stored keys outlive the document, and declaring it again
-    // takes them back with no run.
-    gone: async (_c, q) => (await byName(q, 'RgwUser', 'demo')) === '',
-    recreate: [],
+    // Deleted in RGW after the question (answered yes), and made again when declared again.
+    gone: async (c, q) => (await byName(q, 'RgwUser', 'demo')) === '' && !c.accounts.rgwUsers.has('demo'),
+    recreate: ['ceph.rgw.user.create'],
     target: (_l, q) => byName(q, 'RgwUser', 'demo'),
   },
   {
     part: 'fs',
     inWorld: (c) => c.fsmap.get('cephfs') !== undefined,
-    // As for the user: deleting the filesystem and its pools in Ceph (after a question) is
-    // another part of #16; meanwhile the document goes and the filesystem declared again is the
-    // one Ceph still has.
-    gone: async (_c, q) => (await byName(q, 'Filesystem', 'cephfs')) === '',
-    recreate: [],
+    // Deleted with its pools after the question (answered yes), and made again when declared again.
+    gone: async (c, q) =>
+      (await byName(q, 'Filesystem', 'cephfs')) === '' &&
+      c.fsmap.get('cephfs') === undefined &&
+      ![...c.osdmap.pools.values()].some((p) => p.name === 'cephfs_data'),
+    recreate: ['ceph.fs.create'],
     target: (_l, q) => byName(q, 'Filesystem', 'cephfs'),
   },
   {
