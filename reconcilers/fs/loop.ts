@@ -12,11 +12,10 @@ import type { Store } from '../../src/store/types.js';
 import type { Reconciler, Result } from '../../src/runtime/types.js';
 import { applyPlan, writeOwned, type StatusOwner } from '../../src/runtime/loop-kit/index.js';
 import type { RunContext, StartRequest } from '../../src/tasks/types.js';
-import { NotFoundError } from '../../src/errors.js';
 import { hasQuorum, type CephLoopDeps } from '../shared/ceph-deps.js';
 import { runInfo } from '../shared/runs.js';
 import { FS_CREATE_TASK, FsDeleteTask, planFs, type FsCephView, type FsObserved, type FsPlan } from './plan.js';
-import { answered, askScript } from '../shared/deletion-runs.js';
+import { answered, askScript, deletionRequest, ignoreGone } from '../shared/deletion-runs.js';
 import { fsDeletionQuestion, type Holding } from '../../src/model/deletion.js';
 
 export interface FsLoopDeps extends Pick<CephLoopDeps, 'tasks' | 'retryBaseMs' | 'blockedRecheckMs' | 'runTimeoutMs'> {
@@ -141,23 +140,16 @@ function createRun(deps: FsLoopDeps, o: FsObserved, attempt: number): StartReque
   };
 }
 
-const ignoreGone = (err: unknown): void => {
-  if (!(err instanceof NotFoundError)) throw err;
-};
-
-const deletionTarget = (o: FsObserved) => ({ kind: StorageKind.Filesystem, id: o.fs.id, generation: o.fs.metadata.generation });
-
 /** The question, with what Ceph says the pools hold now (`ceph df`; without an answer the
  * question says so and names the pools alone). */
 function confirmRun(deps: FsLoopDeps, o: FsObserved, attempt: number): StartRequest {
   const { spec } = o.fs;
-  return {
-    taskName: FsDeleteTask.confirm,
-    target: deletionTarget(o),
+  return deletionRequest(
+    o.fs,
+    FsDeleteTask.confirm,
     attempt,
-    timeoutMs: deps.runTimeoutMs,
-    args: { generation: o.fs.metadata.generation },
-    script: askScript(async (ctx) => {
+    deps.runTimeoutMs,
+    askScript(async (ctx) => {
       const names = [spec.metadataPool, spec.dataPool];
       try {
         const df = await deps.ceph.df({ timeoutMs: deps.queryTimeoutMs, signal: ctx.signal });
@@ -174,33 +166,26 @@ function confirmRun(deps: FsLoopDeps, o: FsObserved, attempt: number): StartRequ
         );
       }
     }, `filesystem ${spec.name}`),
-  };
+  );
 }
 
 /** `fs fail`, `fs rm`, then both pools, with mon_allow_pool_delete lifted for the time of it
  * and put back as it was. Each verb is idempotent: a retry finishes a half-done deletion. */
 function deleteRun(deps: FsLoopDeps, o: FsObserved, attempt: number): StartRequest {
   const { spec } = o.fs;
-  return {
-    taskName: FsDeleteTask.delete,
-    target: deletionTarget(o),
-    attempt,
-    timeoutMs: deps.runTimeoutMs,
-    args: { generation: o.fs.metadata.generation },
-    script: async (ctx) => {
-      const call = { signal: ctx.signal };
-      const failed = await deps.ceph.fsFail(spec.name, call);
-      const removed = await deps.ceph.fsRm(spec.name, call);
-      ctx.log('info', removed.removed || failed.removed ? `filesystem ${spec.name} removed` : `filesystem ${spec.name} was gone already`);
-      await withPoolDelete(deps, ctx, async () => {
-        for (const pool of [spec.metadataPool, spec.dataPool]) {
-          const r = await deps.ceph.poolRm(pool, call);
-          ctx.log('info', r.removed ? `pool ${pool} removed with every object in it` : `pool ${pool} was gone already`);
-        }
-      });
-      return {};
-    },
-  };
+  return deletionRequest(o.fs, FsDeleteTask.delete, attempt, deps.runTimeoutMs, async (ctx) => {
+    const call = { signal: ctx.signal };
+    const failed = await deps.ceph.fsFail(spec.name, call);
+    const removed = await deps.ceph.fsRm(spec.name, call);
+    ctx.log('info', removed.removed || failed.removed ? `filesystem ${spec.name} removed` : `filesystem ${spec.name} was gone already`);
+    await withPoolDelete(deps, ctx, async () => {
+      for (const pool of [spec.metadataPool, spec.dataPool]) {
+        const r = await deps.ceph.poolRm(pool, call);
+        ctx.log('info', r.removed ? `pool ${pool} removed with every object in it` : `pool ${pool} was gone already`);
+      }
+    });
+    return {};
+  });
 }
 
 const ALLOW = [Daemon.mon, 'mon_allow_pool_delete'] as const;

@@ -5,7 +5,7 @@ import { Daemon } from '../../src/catalogue/index.js';
 import { withOrphaned } from '../../src/runtime/conditions.js';
 import type { RgwApi } from '../../src/clients/ceph-api.js';
 import type { RgwUser } from '../../src/clients/rgw-admin.js';
-import { ConflictError, NotFoundError } from '../../src/errors.js';
+import { ConflictError } from '../../src/errors.js';
 import { CLUSTER_ID, CephKind, type ClusterSpec, type ClusterStatus } from '../../src/model/ceph-kinds.js';
 import type { Clock } from '../../src/model/clock.js';
 import { Kind, type NodeSpec, type NodeStatusFields } from '../../src/model/kinds.js';
@@ -23,7 +23,7 @@ import type { StartRequest } from '../../src/tasks/types.js';
 import { hasQuorum, type CephLoopDeps } from '../shared/ceph-deps.js';
 import { runInfo } from '../shared/runs.js';
 import { RGW_USER_CREATE_TASK, RgwUserDeleteTask, planRgwUser, type RgwUserObserved, type RgwUserPlan } from './plan.js';
-import { answered, askScript } from '../shared/deletion-runs.js';
+import { answered, askScript, deletionRequest, ignoreGone } from '../shared/deletion-runs.js';
 import { rgwUserDeletionQuestion, type Holding } from '../../src/model/deletion.js';
 
 export interface RgwUserLoopDeps extends Pick<CephLoopDeps, 'tasks' | 'retryBaseMs' | 'blockedRecheckMs' | 'runTimeoutMs'> {
@@ -151,22 +151,15 @@ async function saveSecret(store: Store, id: string, spec: RgwUserSecretSpec, sec
   );
 }
 
-const ignoreGone = (err: unknown): void => {
-  if (!(err instanceof NotFoundError)) throw err;
-};
-
-const deletionTarget = (o: RgwUserObserved) => ({ kind: StorageKind.RgwUser, id: o.user.id, generation: o.user.metadata.generation });
-
 /** The question, naming the buckets RGW says the user owns now (`bucket stats --uid`). */
 function confirmRun(deps: RgwUserLoopDeps, o: RgwUserObserved, attempt: number): StartRequest {
   const uid = o.user.spec.userId;
-  return {
-    taskName: RgwUserDeleteTask.confirm,
-    target: deletionTarget(o),
+  return deletionRequest(
+    o.user,
+    RgwUserDeleteTask.confirm,
     attempt,
-    timeoutMs: deps.runTimeoutMs,
-    args: { generation: o.user.metadata.generation },
-    script: askScript(async (ctx) => {
+    deps.runTimeoutMs,
+    askScript(async (ctx) => {
       try {
         const buckets: Holding[] = (await deps.rgw.bucketStats(uid, { signal: ctx.signal })).map((b) => ({
           name: b.bucket,
@@ -178,22 +171,15 @@ function confirmRun(deps: RgwUserLoopDeps, o: RgwUserObserved, attempt: number):
         return rgwUserDeletionQuestion(uid, null, `RGW did not list them: ${err instanceof Error ? err.message : String(err)}`);
       }
     }, `RGW user ${uid}`),
-  };
+  );
 }
 
 /** `user rm --purge-data`: the user, its keys, its buckets and their objects. */
 function deleteRun(deps: RgwUserLoopDeps, o: RgwUserObserved, attempt: number): StartRequest {
   const uid = o.user.spec.userId;
-  return {
-    taskName: RgwUserDeleteTask.delete,
-    target: deletionTarget(o),
-    attempt,
-    timeoutMs: deps.runTimeoutMs,
-    args: { generation: o.user.metadata.generation },
-    script: async (ctx) => {
-      const r = await deps.rgw.userRm(uid, { signal: ctx.signal });
-      ctx.log('info', r.removed ? `RGW user ${uid} removed with its buckets and their objects` : `RGW user ${uid} was gone already`);
-      return {};
-    },
-  };
+  return deletionRequest(o.user, RgwUserDeleteTask.delete, attempt, deps.runTimeoutMs, async (ctx) => {
+    const r = await deps.rgw.userRm(uid, { signal: ctx.signal });
+    ctx.log('info', r.removed ? `RGW user ${uid} removed with its buckets and their objects` : `RGW user ${uid} was gone already`);
+    return {};
+  });
 }

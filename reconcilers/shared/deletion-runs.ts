@@ -1,6 +1,7 @@
 // The effectful half of a data-bearing deletion's question (reconcilers/shared/deletion.ts):
 // the run that asks, and who answered it, read back from the run's question.
-import type { Script, TaskRun } from '../../src/tasks/types.js';
+import { NotFoundError } from '../../src/errors.js';
+import type { Script, StartRequest, TaskRun } from '../../src/tasks/types.js';
 import { DELETE_OPTIONS, type DeletionObserved } from './deletion.js';
 import { runInfo } from './runs.js';
 
@@ -28,3 +29,21 @@ export function askScript(prompt: (ctx: Parameters<Script>[0]) => Promise<string
     return { answer };
   };
 }
+
+/** A deletion's question or deletion run: on the object, keyed by the generation that asked
+ * for the deletion (a later one asks again). */
+export function deletionRequest(
+  doc: { kind: string; id: string; name: string; metadata: { generation: number } },
+  taskName: string,
+  attempt: number,
+  timeoutMs: number,
+  script: Script,
+): StartRequest {
+  const { generation } = doc.metadata;
+  return { taskName, target: { kind: doc.kind, id: doc.id, generation, name: doc.name }, attempt, timeoutMs, args: { generation }, script };
+}
+
+/** Deleting the object once its deletion ran: one already gone is done. */
+export const ignoreGone = (err: unknown): void => {
+  if (!(err instanceof NotFoundError)) throw err;
+};
