@@ -23,9 +23,10 @@ export function eventLogLevel(e: AnyBusEvent): Level {
   }
 }
 
-/** The log line's fields: the event's id and time, then its payload. */
-export const eventLogFields = (e: AnyBusEvent): Record<string, unknown> => ({
-  eventId: e.seq,
-  eventAt: e.at,
-  ...(e.payload && typeof e.payload === 'object' ? (e.payload as Record<string, unknown>) : { payload: e.payload }),
-});
+/** The log line's fields: the event's id and time, then its payload. A payload's own `message`
+ * (a node's, a refused file's) becomes `detail`: the line's message stays the event's type. */
+export function eventLogFields(e: AnyBusEvent): Record<string, unknown> {
+  const p = e.payload && typeof e.payload === 'object' ? (e.payload as Record<string, unknown>) : { payload: e.payload };
+  const { message, ...rest } = p;
+  return { eventId: e.seq, eventAt: e.at, ...rest, ...(message === undefined ? {} : { detail: message }) };
+}

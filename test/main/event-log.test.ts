@@ -1,6 +1,7 @@
 // Event lines in the process log: failures at warn/error, the event's id and time on each line.
 import test from 'ava';
 import { eventLogFields, eventLogLevel } from '../../src/main/event-log.js';
+import { createLogger } from '../../src/log.js';
 import type { AnyBusEvent } from '../../src/tasks/bus.js';
 
 const ev = (type: string, payload: unknown): AnyBusEvent => ({ seq: 7, at: '2026-11-25T00:00:00.000Z', type, payload });
@@ -21,5 +22,19 @@ test('event log: each line carries the event id and time beside the payload, to 
     runId: 'r',
     state: 'failed',
     error: 'boom',
+  });
+});
+
+test("event log: a payload's own message is the detail, so the line still says which event it is", (t) => {
+  const lines: string[] = [];
+  const log = createLogger('debug', (l) => void lines.push(l));
+  const e = ev('node.state.changed', { nodeId: 'n', status: 'offline', reason: 'NoPowerControl', message: 'declare a BMC' });
+  log(eventLogLevel(e), e.type, eventLogFields(e));
+  t.like(JSON.parse(lines[0]!) as object, {
+    level: 'info',
+    message: 'node.state.changed',
+    detail: 'declare a BMC',
+    reason: 'NoPowerControl',
+    eventId: 7,
   });
 });
