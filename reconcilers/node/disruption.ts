@@ -105,10 +105,25 @@ export function gateRun(
   if (stopsNothing(req.stops) && isStopping(req.kind)) {
     return { go: true, take: null, note: `${req.what} stops no Ceph daemon: sent without a disruption lease` };
   }
+  return admitRequest(d, req, verb, previous, 'sent');
+}
+
+/**
+ * The budget's admission of `req` with no lease held: admitted (the lease to take, with the run
+ * log's notes), or held back saying why. `outcome` words what did not happen ("nothing was sent"
+ * for a run, "done" for a maintenance's steps). Shared by runs and maintenance (maintenance.ts).
+ */
+export function admitRequest(
+  d: NodeDisruptionObserved | undefined,
+  req: DisruptionRequest,
+  verb: string,
+  previous: { reason: string; message: string } | null,
+  outcome: 'sent' | 'done',
+): NodeGate {
   if (!d)
     return {
       go: false,
-      blocked: { reason: 'DisruptionBudget', message: `${verb} waits: the disruption budget has not been read; nothing was sent` },
+      blocked: { reason: 'DisruptionBudget', message: `${verb} waits: the disruption budget has not been read; nothing was ${outcome}` },
       heldBy: [],
     };
   const a: Admission = admit(d.limits, d.held, req, d.answers);
@@ -124,7 +139,10 @@ export function gateRun(
   }
   return {
     go: false,
-    blocked: { reason: a.reason, message: `${verb} would stop ${stopNames(req.stops)}: ${a.message}; nothing was sent` },
+    blocked: {
+      reason: a.reason,
+      message: `${verb} would stop ${stopNames(req.stops) || 'no Ceph daemon'}: ${a.message}; nothing was ${outcome}`,
+    },
     heldBy,
   };
 }
@@ -151,14 +169,17 @@ export function keepLease(
   if (s.error) return false;
   if (s.pending) return true;
   if (mine.kind !== DisruptionLeaseKind.restart || s.offline) return false;
-  const before = mine.stops ?? { osds: [], mons: [], mds: [] };
-  const r = s.running;
-  const w = s.wanted;
-  const back =
-    before.osds.every((id) => !w.osds.includes(id) || r?.osds?.includes(id) === true) &&
-    (before.mons.length === 0 || !w.mon || r?.mon === true) &&
-    (before.mds.length === 0 || !w.mds || r?.mds === true);
-  return !(s.backFromBoot && back);
+  return !(s.backFromBoot && daemonsBack(mine.stops, s.running, s.wanted));
+}
+
+/** The daemons a lease stopped run again (those still wanted). */
+export function daemonsBack(before: LeaseStops | undefined, r: DaemonsRunning, w: DaemonsWanted): boolean {
+  const b = before ?? { osds: [], mons: [], mds: [] };
+  return (
+    b.osds.every((id) => !w.osds.includes(id) || r?.osds?.includes(id) === true) &&
+    (b.mons.length === 0 || !w.mon || r?.mon === true) &&
+    (b.mds.length === 0 || !w.mds || r?.mds === true)
+  );
 }
 
 /** The node's `disruption` status field. */

@@ -15,8 +15,15 @@
 import { Step } from '../../src/catalogue/index.js';
 import { DisruptionLeaseKind, type DisruptionLease, type LeaseStops } from '../../src/model/disruption-kinds.js';
 import { Kind, type NodeStatus, type RunState } from '../../src/model/kinds.js';
-import { admit, basisOf, describeLease, type DisruptionRequest } from '../shared/disruption-gate.js';
-import { cephNote, stopNames, type DaemonsRunning, type DaemonsWanted, type NodeDisruptionObserved, type NodeGate } from './disruption.js';
+import type { DisruptionRequest } from '../shared/disruption-gate.js';
+import {
+  admitRequest,
+  daemonsBack,
+  type DaemonsRunning,
+  type DaemonsWanted,
+  type NodeDisruptionObserved,
+  type NodeGate,
+} from './disruption.js';
 
 export const MaintenanceTask = { noout: Step.osdNoout, stop: Step.nodeDaemonsStop, start: Step.nodeDaemonsStart } as const;
 export type MaintenanceTask = (typeof MaintenanceTask)[keyof typeof MaintenanceTask];
@@ -235,20 +242,6 @@ export function planMaintenance(m: MaintenanceInput, s: StepDecision): StepDecis
   return { ...s, over: true };
 }
 
-/** The daemons a lease stopped run again (those still wanted). */
-export function daemonsBack(
-  before: LeaseStops | undefined,
-  r: { osds?: readonly number[]; mon?: boolean; mds?: boolean } | undefined,
-  w: { osds: readonly number[]; mon: boolean; mds: boolean },
-): boolean {
-  const b = before ?? { osds: [], mons: [], mds: [] };
-  return (
-    b.osds.every((id) => !w.osds.includes(id) || r?.osds?.includes(id) === true) &&
-    (b.mons.length === 0 || !w.mon || r?.mon === true) &&
-    (b.mds.length === 0 || !w.mds || r?.mds === true)
-  );
-}
-
 /** The budget's word on a maintenance: like a restart's (gateRun), but it always takes a lease,
  * even when the node stops nothing: a node in maintenance is a disrupted domain all the same. */
 export function gateMaintenance(
@@ -256,28 +249,7 @@ export function gateMaintenance(
   req: DisruptionRequest,
   previous: { reason: string; message: string } | null,
 ): NodeGate {
-  if (!d)
-    return {
-      go: false,
-      blocked: { reason: 'DisruptionBudget', message: 'maintenance waits: the disruption budget has not been read; nothing was done' },
-      heldBy: [],
-    };
-  const a = admit(d.limits, d.held, req, d.answers);
-  if (a.ok) {
-    const held = d.held.length === 0 ? 'no other lease held' : `held with ${d.held.map(describeLease).join(', ')}`;
-    const notes = [`admitted by the disruption budget: lease "${req.what}" on ${req.domains.join(', ')} (${held})`, cephNote(d.answers)];
-    return { go: true, take: { request: req, basis: basisOf(d.held), stale: d.stale, notes }, note: null };
-  }
-  const heldBy = a.heldBy.map(describeLease);
-  if (d.notDue && a.ceph !== undefined && previous?.reason === 'DisruptionBudget') {
-    return { go: false, blocked: previous, heldBy, retryInMs: d.notDue.retryInMs };
-  }
-  const what = stopNames(req.stops) || 'no Ceph daemon';
-  return {
-    go: false,
-    blocked: { reason: a.reason, message: `maintenance would stop ${what}: ${a.message}; nothing was done` },
-    heldBy,
-  };
+  return admitRequest(d, req, 'maintenance', previous, 'done');
 }
 
 /**
