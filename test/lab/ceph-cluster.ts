@@ -61,7 +61,8 @@ export async function cluster(t: ExecutionContext): Promise<{ q: LabQuarry; c: C
 }
 
 /** `count` active nodes, monitors on the first three, a manager, two OSDs per node and a size-3
- * pool with data: a cluster whose ok-to-stop answers come from real PGs (maintenance tests). */
+ * pool with data: a cluster whose ok-to-stop answers come from real PGs (the shape of the example
+ * spec's: three monitors, OSDs on four hosts; disruption-budget and maintenance tests). */
 export async function osdCluster(t: ExecutionContext, count: number, over: Parameters<typeof startLab>[2] = {}) {
   const q = await startLab(t, count, over);
   await allActive(q, count);
@@ -77,6 +78,14 @@ export async function osdCluster(t: ExecutionContext, count: number, over: Param
     diskIds: osdDisks.map((d) => d.id),
   });
   if (r.json.results.some((x) => x.status !== 'scheduled')) throw new Error(`not scheduled: ${r.text}`);
+  await waitFor(
+    'every OSD running',
+    async () => {
+      const all = await Promise.all(osdDisks.map((d) => q.store.mustGet<DiskSpec, DiskStatusFields>(Kind.Disk, d.id)));
+      return all.every((d) => d.status.osd?.phase === 'running' && typeof d.status.osdId === 'number');
+    },
+    60_000,
+  );
   await waitFor(
     'every node reports its two OSDs',
     async () => (await q.nodes()).every((n) => (n.status.daemons?.osds ?? []).length === 2),

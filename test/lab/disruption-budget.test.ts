@@ -7,51 +7,17 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { InvokeResults } from '../http/bodies.js';
-import { Kind, type DiskSpec, type DiskStatusFields, type NodeSpec, type NodeStatusFields } from '../../src/model/kinds.js';
+import { Kind, type NodeSpec, type NodeStatusFields } from '../../src/model/kinds.js';
 import type { Doc } from '../../src/model/document.js';
 import { DISRUPTION_BUDGET_ID, DisruptionKind, type DisruptionBudgetStatus } from '../../src/model/disruption-kinds.js';
 import { isActive } from '../../src/sim/ceph/placement.js';
 import type { SimCephCluster as SimCeph } from '../../src/sim/ceph/cluster.js';
-import { allActive, startLab, waitFor, type LabQuarry } from './harness.js';
-import { diskDocs, eligible, login as admin, monsAndManager } from './ceph-cluster.js';
+import { startLab, waitFor, type LabQuarry } from './harness.js';
+import { osdCluster } from './ceph-cluster.js';
 
 type NodeDoc = Doc<NodeSpec, NodeStatusFields>;
-type DiskDoc = Doc<DiskSpec, DiskStatusFields>;
-const GiB = 1024 ** 3;
-
-/** `count` nodes, monitors on the first three, a manager, two OSDs per node, a size-3 pool with
- * data: the shape of the example spec's cluster (three monitors, OSDs on four hosts). */
-async function cluster(t: Parameters<typeof startLab>[0], count: number, over: Parameters<typeof startLab>[2] = {}) {
-  const q = await startLab(t, count, over);
-  await allActive(q, count);
-  const nodes: NodeDoc[] = [];
-  for (let i = 1; i <= count; i++) nodes.push(await q.nodeOf(i));
-  const c = await admin(q);
-  const monDisks = await monsAndManager(q, c, nodes.slice(0, 3));
-  const osdDisks: DiskDoc[] = [];
-  for (const n of nodes)
-    osdDisks.push(...(await diskDocs(q)).filter((d) => d.spec.nodeId === n.id && eligible(d) && !monDisks.has(d.id)).slice(0, 2));
-  const r = await c.post<InvokeResults>('/invoke/disk', { operation: 'ceph.create-osd', diskIds: osdDisks.map((d) => d.id) });
-  if (r.json.results.some((x) => x.status !== 'scheduled')) throw new Error(`not scheduled: ${r.text}`);
-  await waitFor(
-    'every OSD running',
-    async () => {
-      const all = await Promise.all(osdDisks.map((d) => q.store.mustGet<DiskSpec, DiskStatusFields>(Kind.Disk, d.id)));
-      return all.every((d) => d.status.osd?.phase === 'running' && typeof d.status.osdId === 'number');
-    },
-    60_000,
-  );
-  q.lab!.ceph.createPool('rbd', 32);
-  q.lab!.ceph.enableApplication('rbd', 'rbd');
-  q.lab!.ceph.writeData('rbd', 10 * GiB);
-  await waitFor(
-    'every node reports its OSDs',
-    async () => (await q.nodes()).every((n) => (n.status.daemons?.osds ?? []).length === 2),
-    30_000,
-  );
-  await waitFor('every PG active+clean', () => q.lab!.ceph.pgs().every((p) => p.state === 'active+clean'), 30_000);
-  return { q, c, nodes };
-}
+/** The example spec's shape: three monitors, two OSDs on each host, a size-3 pool with data. */
+const cluster = osdCluster;
 
 /** What the sampler saw: on every store write, the lab's quorum and PGs, and the budget's leases. */
 interface Samples {
