@@ -32,7 +32,7 @@ import { bmcTarget, powerOffScript, powerOnScript } from './power-scripts.js';
 import { FenceTask, isFenceTask } from './fencing.js';
 import { fenceRun } from './fence-run.js';
 import { RolloutTask, type RolloutRunView } from './rollout.js';
-import { configHashes, configKey } from '../shared/daemon-config.js';
+import { configHashes, configKey } from '../../src/model/daemon-config.js';
 import { CLUSTER_ID, CephKind, type ClusterSpec } from '../../src/model/ceph-kinds.js';
 import type { AnyDoc } from '../../src/model/document.js';
 import { MaintenanceTask, isMaintenanceTask, type LeaseRunView } from './maintenance.js';

@@ -25,7 +25,7 @@ import { isNodeApproved } from '../../src/model/operations.js';
 import { planPowerOff, planPowerOn, powerOnRequest, type PowerInput, type PowerRunView, type PowerTask } from './power.js';
 import { DEFAULT_FENCE_AFTER_MS, FenceTask, fenceRequest, keepFenceLease, planFence } from './fencing.js';
 import { DEFAULT_ROLLOUT_BACK_MS, RolloutTask, planRollout, rolloutRequest, type RolloutDaemon, type RolloutRunView } from './rollout.js';
-import type { ConfigHashes } from '../shared/daemon-config.js';
+import type { ConfigHashes } from '../../src/model/daemon-config.js';
 import { DisruptionLeaseKind } from '../../src/model/disruption-kinds.js';
 import type { DisruptionRequest } from '../shared/disruption-gate.js';
 import {

@@ -13,7 +13,7 @@ import { DISK_DAEMON_TYPE, Daemon, Step, type DaemonType } from '../../src/catal
 import { DisruptionLeaseKind, type LeaseStops } from '../../src/model/disruption-kinds.js';
 import { Kind, type NodeStatusFields, type RunState } from '../../src/model/kinds.js';
 import type { DisruptionRequest } from '../shared/disruption-gate.js';
-import { configKey, type ConfigHashes } from '../shared/daemon-config.js';
+import { configKey, type ConfigHashes } from '../../src/model/daemon-config.js';
 
 export const RolloutTask = { restart: Step.configRestart } as const;
 export type RolloutTask = (typeof RolloutTask)[keyof typeof RolloutTask];

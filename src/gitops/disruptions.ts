@@ -3,9 +3,11 @@
 // domains per wave (reconcilers/shared/disruption-gate.ts decides at the time; this is its
 // order, computed from the same inputs). Ceph's ok-to-stop cannot be known ahead: it is asked
 // when a wave's turn comes, and a wave Ceph refuses waits (Blocked: DisruptionBudget).
+import { Daemon, type DaemonType } from '../catalogue/index.js';
 import { CephKind, type ClusterSpec } from '../model/ceph-kinds.js';
 import { failureDomainOf as levelOf } from '../model/crush.js';
 import { DisruptionKind, DisruptionLeaseKind, type DisruptionBudgetSpec } from '../model/disruption-kinds.js';
+import { configHashes } from '../model/daemon-config.js';
 import { BUDGET_DEFAULTS } from '../model/disruption-settings.js';
 import { Kind, type NodeSpec } from '../model/kinds.js';
 import type { Change } from './types.js';
@@ -64,6 +66,30 @@ function runsCeph(id: string, spec: NodeSpec, world: World): boolean {
   return running || osdDisk || Object.keys(spec.daemons).length > 0;
 }
 
+/** A Cluster change of a field daemons read only at start (daemon-config.ts) restarts those
+ * daemons on every node that runs them, under daemon-restart leases: listed like the others. */
+function configRestarts(changes: readonly Change[], world: World, level: string, already: readonly Disrupted[]): Disrupted[] {
+  const c = changes.find((x) => x.kind === CephKind.Cluster && x.before && x.after);
+  if (!c) return [];
+  const before = configHashes(c.before!.spec as ClusterSpec);
+  const after = configHashes(c.after!.spec as ClusterSpec);
+  const kinds = (Object.keys(after) as DaemonType[]).filter((k) => before[k] !== after[k]);
+  if (kinds.length === 0) return [];
+  const runs = (n: World['nodes'][number], k: DaemonType): boolean =>
+    k === Daemon.osd
+      ? (n.status.daemons?.osds ?? []).length > 0 || world.disks.some((d) => d.spec.nodeId === n.id && d.spec.osd)
+      : n.status.daemons?.[k] === true;
+  return world.nodes
+    .filter((n) => !already.some((d) => d.id === n.id) && kinds.some((k) => runs(n, k)))
+    .map((n) => ({
+      id: n.id,
+      name: n.spec.hostname,
+      kind: DisruptionLeaseKind.daemonRestart,
+      domain: domainOf(level, n.spec.hostname, n.metadata.labels),
+      lease: true,
+    }));
+}
+
 /** The waves of the disruptions `changes` ask for; the Cluster and budget as the file leaves them. */
 export function plannedDisruptions(changes: readonly Change[], world: World): PlannedDisruption[] {
   const after = (kind: string) => changes.find((c) => c.kind === kind && c.after)?.after?.spec;
@@ -87,6 +113,7 @@ export function plannedDisruptions(changes: readonly Change[], world: World): Pl
       lease: hit.kind === DisruptionLeaseKind.maintenance || runsCeph(c.id, a, world),
     });
   }
+  disrupted.push(...configRestarts(changes, world, level, disrupted));
   const out: PlannedDisruption[] = [];
   const entry = (wave: number, kind: DisruptionLeaseKind, lease: boolean, nodes: Disrupted[]) => {
     const sorted = [...nodes].sort((x, y) => byName(x.domain, y.domain) || byName(x.name, y.name));

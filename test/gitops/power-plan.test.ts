@@ -192,3 +192,23 @@ test('spec plan disruptions: maintenance: true on nodes of two racks enters them
     ],
   );
 });
+
+test('spec plan disruptions: a clusterNetwork change restarts the OSDs rack by rack, and names only nodes that run OSDs', async (t) => {
+  const ns = nodes(['r2', 'r1', 'r1']);
+  // n1 and n2 report OSDs; n3 runs a monitor only.
+  ns[0]!.status.daemons = { osds: [1] };
+  ns[1]!.status.daemons = { osds: [2] };
+  const w = world(ns);
+  const e = await plan(w, files(doc('Cluster', 'default', 'clusterNetwork: 10.9.0.0/24')));
+  t.deepEqual(e.errors, []);
+  t.deepEqual(
+    e.disruptions.map((d) => [d.wave, d.kind, d.domains, d.nodes, d.lease]),
+    [
+      [1, 'daemon-restart', ['rack:r1'], ['n2'], true],
+      [2, 'daemon-restart', ['rack:r2'], ['n1'], true],
+    ],
+  );
+  // The same network again restarts nothing.
+  const same = world(ns, clusterDoc({ failureDomain: 'rack', clusterNetwork: '10.9.0.0/24' }));
+  t.deepEqual((await plan(same, files(doc('Cluster', 'default', 'clusterNetwork: 10.9.0.0/24')))).disruptions, []);
+});

@@ -8,7 +8,7 @@ import { CLUSTER_ID, CephKind, type ClusterSpec } from '../../src/model/ceph-kin
 import { Kind, type DiskSpec, type DiskStatusFields, type NodeSpec, type NodeStatusFields } from '../../src/model/kinds.js';
 import type { Doc } from '../../src/model/document.js';
 import type { AnyBusEvent } from '../../src/tasks/bus.js';
-import { configHashes } from '../../reconcilers/shared/daemon-config.js';
+import { configHashes } from '../../src/model/daemon-config.js';
 import type { InvokeResults } from '../http/bodies.js';
 import { startLab, waitFor, type LabQuarry } from './harness.js';
 import { diskDocs, eligible, login, monsAndManager } from './ceph-cluster.js';

@@ -4,7 +4,7 @@ import test from 'ava';
 import type { ClusterSpec } from '../../src/model/ceph-kinds.js';
 import type { DisruptionLease } from '../../src/model/disruption-kinds.js';
 import { osdStopRefused } from '../../src/clients/ceph-stop-gates.js';
-import { configHashes, configKey, RESTART_CONFIG } from '../../reconcilers/shared/daemon-config.js';
+import { configHashes, configKey, RESTART_CONFIG } from '../../src/model/daemon-config.js';
 import { planNode, type NodeObserved } from '../../reconcilers/node/plan.js';
 import type { NodeDisruptionObserved } from '../../reconcilers/node/disruption.js';
 import type { RolloutRunView } from '../../reconcilers/node/rollout.js';

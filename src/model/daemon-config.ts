@@ -4,8 +4,8 @@
 // disruption budget (reconcilers/node/rollout.ts). Another field, or another daemon kind for a
 // field, is one entry of RESTART_CONFIG.
 import { createHash } from 'node:crypto';
-import { Daemon, type DaemonType } from '../../src/catalogue/index.js';
-import type { ClusterSpec } from '../../src/model/ceph-kinds.js';
+import { Daemon, type DaemonType } from '../catalogue/index.js';
+import type { ClusterSpec } from './ceph-kinds.js';
 
 export interface RestartConfigEntry {
   field: keyof ClusterSpec;
