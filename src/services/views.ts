@@ -1,6 +1,6 @@
 // What the API shows of nodes, disks and NICs: the contract's field names, built from desired
 // state (has*) and observed state (*Exists, status), never from anything else.
-import { DAEMONS, NODE_DAEMON_TYPES, type NodeDaemonType } from '../catalogue/index.js';
+import { NODE_DAEMON_TYPES, type NodeDaemonType } from '../catalogue/index.js';
 import { daemonReady, nodeReady } from '../model/readiness.js';
 import type { Doc } from '../model/document.js';
 import { DEFAULT_BMC_PORT, type DiskSpec, type DiskStatusFields, type NodeSpec, type NodeStatusFields } from '../model/kinds.js';
@@ -64,39 +64,30 @@ export function nodeDetailOf(n: NodeDoc, diskCount: number, osdCount: number) {
     disruption: n.status.disruption ?? null,
     // Ready by the one rule of src/model/readiness.ts (Ceph's health checks: GET /status).
     ready: verdictOf(nodeReady(n)),
+    // Each daemon it wants, Ready or why not (#16): never a bare hasMon true, monExists false.
     daemonsReady: daemonsReadyOf(n),
-    // Why each daemon it wants is not running (#16): never a bare hasMon true, monExists false.
-    daemonReasons: daemonReasons(n),
     // Written out for speed; a node daemon of the catalogue without its two fields is a type error.
   } satisfies DaemonFlags & Record<string, unknown>;
 }
 
 const verdictOf = (v: { ready: boolean; reason: string; message: string }) => ({ ready: v.ready, reason: v.reason, message: v.message });
 
-/** Each daemon the node's spec names, whether it is Ready and why not ("hasMon, not monExists"
- * with its reason). */
-function daemonsReadyOf(n: NodeDoc) {
-  const out: Array<{ type: NodeDaemonType; ready: boolean; reason: string; message: string }> = [];
-  for (const type of NODE_DAEMON_TYPES) if (n.spec.daemons[type] !== undefined) out.push({ type, ...verdictOf(daemonReady(n, type)) });
-  return out;
-}
-
-export interface DaemonReason {
+export interface DaemonReadiness {
+  type: NodeDaemonType;
+  ready: boolean;
+  /** Its loop's phase (`pending` before any loop wrote one). */
   phase: string;
   reason: string;
   message: string;
 }
 
-/** For each daemon the node wants that does not run, its loop's state; one no loop has written
- * yet says that. Empty when every wanted daemon runs. */
-export function daemonReasons(n: NodeDoc): Partial<Record<NodeDaemonType, DaemonReason>> {
-  const out: Partial<Record<NodeDaemonType, DaemonReason>> = {};
-  for (const t of NODE_DAEMON_TYPES) {
-    if (n.spec.daemons[t] === undefined || n.status.daemons?.[t] === true) continue;
-    const s = n.status.ceph?.[t];
-    out[t] = s
-      ? { phase: s.phase, reason: s.reason, message: s.message }
-      : { phase: 'pending', reason: 'NotReported', message: `no loop has reported on the ${DAEMONS[t].title} yet` };
+/** Each daemon the node's spec names: whether it is Ready by the rule of src/model/readiness.ts,
+ * its loop's phase, and why not ("hasMon, not monExists" always comes with a reason). */
+export function daemonsReadyOf(n: NodeDoc): DaemonReadiness[] {
+  const out: DaemonReadiness[] = [];
+  for (const type of NODE_DAEMON_TYPES) {
+    if (n.spec.daemons[type] === undefined) continue;
+    out.push({ type, phase: n.status.ceph?.[type]?.phase ?? 'pending', ...verdictOf(daemonReady(n, type)) });
   }
   return out;
 }

@@ -51,15 +51,6 @@ const detailProps = {
     oneOf: [object({ reason: str, message: str }, ['reason', 'message']), { type: 'null' }],
     description: 'why a request on it waits (NoPowerControl, DisruptionBudget, ...); null when nothing does',
   },
-  daemonReasons: {
-    type: 'object',
-    additionalProperties: false,
-    properties: Object.fromEntries(
-      NODE_DAEMON_TYPES.map((t) => [t, object({ phase: str, reason: str, message: str }, ['phase', 'reason', 'message'])]),
-    ),
-    description:
-      "for each daemon it wants that is not running (has<Type> true, <type>Exists false), why: its loop's phase, reason and message; {} when every wanted daemon runs",
-  },
   disruption: {
     description:
       'the disruption lease its restart or shutdown holds or waits for (state held | waiting, kind, since, heldBy, reason); null when neither',
@@ -84,8 +75,15 @@ const detailProps = {
   },
   daemonsReady: {
     type: 'array',
-    items: object({ type: { enum: NODE_DAEMON_TYPES }, ready: bool, reason: str, message: str }, ['type', 'ready', 'reason', 'message']),
-    description: 'each daemon its spec names: Ready when its loop says running and the agent reports it, else why not',
+    items: object({ type: { enum: NODE_DAEMON_TYPES }, ready: bool, phase: str, reason: str, message: str }, [
+      'type',
+      'ready',
+      'phase',
+      'reason',
+      'message',
+    ]),
+    description:
+      "each daemon its spec names: Ready when its loop says running and the agent reports it, else why not; phase: its loop's (pending before any)",
   },
 };
 const detailSchema = object(detailProps, Object.keys(detailProps));
