@@ -71,12 +71,10 @@ async function observe(deps: ClusterLoopDeps, id: string): Promise<ClusterObserv
   if (monitorsDesired === 0) return { ...base, ceph: null, monmap: null };
   const call = { timeoutMs: deps.queryTimeoutMs };
   try {
-    // health detail is only what names the objects; its failure alone leaves status's summary.
-    const [status, monDump, health] = await Promise.all([
-      deps.ceph.status(call),
-      deps.ceph.monDump(call),
-      deps.ceph.health(call).catch(() => null),
-    ]);
+    const [status, monDump] = await Promise.all([deps.ceph.status(call), deps.ceph.monDump(call)]);
+    // health detail is only what names the objects of status's checks: none when it has none (a
+    // healthy cluster's every poll). Its failure alone leaves status's summary.
+    const health = status.healthChecks.length === 0 ? null : await deps.ceph.health(call).catch(() => null);
     const monmap = monDump.epoch !== cluster.status.monmapEpoch || !cluster.status.monmap ? await fetchMonmap(deps.ceph, call) : null;
     return {
       ...base,
