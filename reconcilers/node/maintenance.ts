@@ -187,7 +187,12 @@ export function planMaintenance(m: MaintenanceInput, s: StepDecision): StepDecis
     return blocked ? { ...s, blocked } : s;
   }
   const stopRun = ofLease(m.runs.stop, lease);
-  if (wanted) {
+  // Asked again once leaving has begun (its daemons started, or noout cleared, under this lease):
+  // leaving finishes and the lease goes back, then a new lease enters afresh. Going back in
+  // under this lease would take the stop done before the start, or the noout since cleared, as
+  // still holding: "in maintenance" with its daemons running, or OSDs stopped without noout.
+  const leavingBegun = ofLease(m.runs.start, lease) !== null || ofLease(m.runs.noout, lease)?.set === false;
+  if (wanted && !leavingBegun) {
     const entering: StepDecision = { phase: 'maintenance', reason: ENTERING, message: '' };
     const noout = ofLease(m.runs.noout, lease);
     if ((mine.stops?.osds.length ?? 0) > 0 && !(noout?.set === false)) {
@@ -215,8 +220,9 @@ export function planMaintenance(m: MaintenanceInput, s: StepDecision): StepDecis
     };
   }
   const leaving: StepDecision = { phase: 'maintenance', reason: LEAVING, message: '' };
+  const again = wanted ? '; maintenance asked again: it enters anew once this lease is given back' : '';
   // A stop under way finishes first: starting meanwhile would race it.
-  if (active(stopRun)) return { ...leaving, message: `leaving maintenance: waiting for the stop (run ${stopRun!.id}) to end` };
+  if (active(stopRun)) return { ...leaving, message: `leaving maintenance: waiting for the stop (run ${stopRun!.id}) to end${again}` };
   if (stopRun) {
     const startRun = ofLease(m.runs.start, lease);
     const d = stepDecision(
@@ -224,7 +230,7 @@ export function planMaintenance(m: MaintenanceInput, s: StepDecision): StepDecis
       startRun,
       m,
       (a) => run(MaintenanceTask.start, lease, a),
-      'leaving maintenance: starting its Ceph daemons',
+      `leaving maintenance: starting its Ceph daemons${again}`,
     );
     if (d) return d;
     // As a restart's lease waits for them (keepLease): the OSDs, monitor and MDS it ran before.
@@ -234,7 +240,7 @@ export function planMaintenance(m: MaintenanceInput, s: StepDecision): StepDecis
       if (m.now < until)
         return {
           ...leaving,
-          message: 'leaving maintenance: waiting for the agent to report its daemons running',
+          message: `leaving maintenance: waiting for the agent to report its daemons running${again}`,
           requeueAfterMs: Math.min(until - m.now, m.heartbeatTimeoutMs),
         };
     }

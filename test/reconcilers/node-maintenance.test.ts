@@ -227,6 +227,31 @@ test('node maintenance exit: withdrawn before anything was stopped, noout is cle
   t.true(done.lease.release);
 });
 
+test('node maintenance asked again while leaving: the daemons started, it goes on leaving (noout cleared), never "in maintenance" with its daemons running', (t) => {
+  const p = planNode(nodeIn({ d: { mine: lease() }, runs: { ...stopped, start: leaseRun('completed') } }));
+  t.like(p.step, { taskName: 'ceph.osd.noout', set: false, lease: SINCE });
+  t.false(p.lease.release);
+  t.not(p.status.conditions?.find((c) => c.type === 'Ready')?.reason, 'InMaintenance');
+  const starting = planNode(nodeIn({ running: [], d: { mine: lease() }, runs: { ...stopped, start: leaseRun('running') } }));
+  t.is(starting.step, null);
+  t.regex(starting.status.conditions?.find((c) => c.type === 'Ready')?.message ?? '', /asked again/);
+});
+
+test('node maintenance asked again once noout is cleared: the lease goes back; the next pass takes a new lease and sets noout again', (t) => {
+  const cleared = { stop: leaseRun('completed'), start: leaseRun('completed'), noout: leaseRun('completed', { set: false }) };
+  const p = planNode(nodeIn({ d: { mine: lease() }, runs: cleared }));
+  t.is(p.step, null);
+  t.true(p.lease.release);
+  // Withdrawn before anything stopped, then asked again: no stop goes out without noout.
+  const early = planNode(nodeIn({ d: { mine: lease() }, runs: { noout: leaseRun('completed', { set: false }) } }));
+  t.not(early.step?.taskName, 'node.daemons-stop');
+  t.true(early.lease.release);
+  const o = nodeIn({ d: { mine: null, answers: { osd: { ...osdStopRefused([1, 2], ''), ok: true } } }, runs: cleared });
+  const anew = planNode(o);
+  t.like(anew.step, { taskName: 'ceph.osd.noout', set: true, lease: o.nowIso });
+  t.like(anew.lease.take?.request, { kind: 'maintenance' });
+});
+
 test('node maintenance: runs of an earlier lease do not count for this one', (t) => {
   const old = {
     noout: leaseRun('completed', { set: false, lease: '2025-01-01T00:00:00.000Z' }),
