@@ -43,6 +43,7 @@ export async function startSpecs(deps: {
     sources: deps.sources,
     publish: (type, payload) => deps.bus.publish(type, payload),
     limits: DEFAULT_LIMITS,
+    unseenGraceMs: config.nodeUnseenGraceMs,
     ...(deps.osdDf ? { osdDf: deps.osdDf } : {}),
   });
   const failed = (err: unknown) => log('error', 'specs folder', { error: String(err) });

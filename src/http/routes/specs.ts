@@ -22,13 +22,18 @@ const errorView = object(
 );
 const ref = { kind: str, id: str, name: str, document: { type: ['integer', 'null'] } };
 const refView = object(ref, ['kind', 'id', 'name', 'document']);
-const pendingView = object({ document: int, kind: str, name: str, reason: str, message: str }, [
-  'document',
-  'kind',
-  'name',
-  'reason',
-  'message',
-]);
+const pendingView = object(
+  {
+    document: int,
+    kind: str,
+    name: str,
+    reason: str,
+    message: str,
+    id: { type: 'string', description: 'the object, when it exists (a node whose disks are awaited)' },
+    since: { type: 'string', description: 'since when the folder has seen it pending (not in a dry run)' },
+  },
+  ['document', 'kind', 'name', 'reason', 'message'],
+);
 const changeView = object({ ...ref, fields: strings, reason: str }, ['kind', 'id', 'name', 'document', 'fields']);
 const count = { type: 'integer', minimum: 0 };
 const taskView = object(
