@@ -1,6 +1,7 @@
 // The composition root's specs-folder part: chokidar over SPECS_DIR feeding the folder, which
 // applies files through the unguarded store (everyone else gets the store guarded by ownership),
-// publishes specs.applied / specs.failed on the bus, and serves /specs/status and /specs/plan.
+// publishes specs.applied / specs.failed / specs.recovered / specs.pending(.cleared) on the bus,
+// and serves /specs/status and /specs/plan.
 import { mkdir } from 'node:fs/promises';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
