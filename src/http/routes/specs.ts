@@ -108,7 +108,8 @@ const fileView = object(
     blocking: {
       type: 'array',
       items: object({ kind: str, id: str, name: str, reason: str, message: str }, ['kind', 'id', 'name', 'reason', 'message']),
-      description: "the first objects that are not Ready, with why (id '' for a pending one, kind File when the file failed)",
+      description:
+        "the first objects that are not Ready, with why (id '' for a pending one whose object does not exist yet, kind File when the file failed)",
     },
   },
   ['file', 'state', 'documents', 'appliedAt', 'lastError', 'objects', 'pending', 'orphans'],
