@@ -14,11 +14,13 @@ export const PendingReason = {
   SelectorMatchesNothing: 'SelectorMatchesNothing',
   /** An `all` selector's node has not reported its disks yet. */
   DisksNotReported: 'DisksNotReported',
+  /** New OSDs wait for a removed monitor to stop: its store is on one of the disks. */
+  MonitorStopping: 'MonitorStopping',
 } as const;
 
 /** Reasons that resolve by themselves in the normal course (a machine booting, a monitor
  * stopping): said at info. Any other pending reason needs an operator's look: a warning. */
-const EXPECTED = new Set<string>([PendingReason.NodeNotDiscovered, PendingReason.DisksNotReported, 'MonitorStopping']);
+const EXPECTED = new Set<string>([PendingReason.NodeNotDiscovered, PendingReason.DisksNotReported, PendingReason.MonitorStopping]);
 
 export type PendingSeverity = 'info' | 'warning';
 export const pendingSeverity = (reason: string): PendingSeverity => (EXPECTED.has(reason) ? 'info' : 'warning');

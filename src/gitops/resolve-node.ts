@@ -160,7 +160,7 @@ export function resolveNode(
   }
   if (held)
     wait(
-      'MonitorStopping',
+      PendingReason.MonitorStopping,
       `${held} new OSD(s) on ${node.spec.hostname} wait until its removed monitor has stopped: its store is on one of these disks`,
     );
   return { desired, pending, errors };
@@ -289,7 +289,7 @@ function wantedDisks(
 const FILTERS = ['rotational', 'interface', 'minSize', 'maxSize'] as const;
 
 /** `osds/1 { all: true, rotational: true, minSize: 1TB }`: the selector as the file gave it. */
-export const selectorText = (s: Selector, i: number): string =>
+const selectorText = (s: Selector, i: number): string =>
   `osds/${i} { ${['all: true', ...FILTERS.filter((k) => s[k] !== undefined).map((k) => `${k}: ${String(s[k])}`)].join(', ')} }`;
 
 /** Why an `all` selector takes no disk: the node has reported none yet, none matches its
