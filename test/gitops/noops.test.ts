@@ -10,6 +10,7 @@ import { Kind, type DiskSpec } from '../../src/model/kinds.js';
 import { Convergence } from '../../src/services/convergence.js';
 import type { Store } from '../../src/store/types.js';
 import type { AnyBusEvent } from '../../src/tasks/bus.js';
+import { waitFor } from '../lab/harness.js';
 import { nodeSpec } from '../store/helpers.js';
 import { doc, files } from './fixtures.js';
 import { MAC, NODE, id, osdStore } from './osd-fixtures.js';
@@ -192,4 +193,24 @@ test('no-ops: the log level of these events: a pending entry that needs a look i
   t.is(eventLogLevel(ev('specs.pending', { reason: 'NodeNotDiscovered', severity: 'info' })), 'info');
   t.is(eventLogLevel(ev('specs.pending.cleared', { reason: 'NotSeen', severity: 'warning' })), 'info');
   t.is(eventLogLevel(ev('specs.recovered', { file: 'a.yaml' })), 'info');
+});
+
+test('no-ops: the folder looks again by itself when a declared node passes its grace, with no other change to wake it', async (t) => {
+  const store = await osdStore();
+  const events: Array<{ type: string; payload: Record<string, unknown> }> = [];
+  const folder = new SpecsFolder({
+    store,
+    sources,
+    publish: (type, payload) => events.push({ type, payload: payload as Record<string, unknown> }),
+    unseenGraceMs: 200,
+  });
+  await folder.ready();
+  t.teardown(() => folder.stop());
+  await folder.fileChanged('site.yaml', node('[]', GHOST, 'ghost'));
+  t.is(folder.status()[0]!.pending[0]!.reason, 'NodeNotDiscovered');
+  const notSeen = await waitFor('NotSeen from the recheck timer', () =>
+    events.find((e) => e.type === 'specs.pending' && e.payload.reason === 'NotSeen'),
+  );
+  t.like(notSeen.payload, { file: 'site.yaml', name: 'ghost', severity: 'warning' });
+  t.is(folder.status()[0]!.pending[0]!.reason, 'NotSeen');
 });
