@@ -65,6 +65,8 @@ export interface Config {
   powerOnBootMs: number;
   /** A node with `fencing: bmc` whose agent is silent this long (its power on) is power-cycled. */
   fenceAfterMs: number;
+  /** A node a specs file declares that no machine has matched this long is `NotSeen`. */
+  nodeUnseenGraceMs: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -204,6 +206,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonl
     bmcSoftOffGraceMs: envInt(env, 'BMC_SOFT_OFF_GRACE_MS', 120_000, 0, 3_600_000),
     powerOnBootMs: envInt(env, 'POWER_ON_BOOT_MS', 600_000, 1_000, 86_400_000),
     fenceAfterMs: envInt(env, 'FENCE_AFTER_MS', 300_000, 1_000, 86_400_000),
+    nodeUnseenGraceMs: envInt(env, 'NODE_UNSEEN_GRACE_MS', 300_000, 100, 86_400_000),
     trustProxy: trustProxy(env.TRUST_PROXY),
     externalUrl: externalUrl(env.EXTERNAL_URL),
     allowedHosts: allowedHosts(env.ALLOWED_HOSTS),

@@ -233,7 +233,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
     areas: [
       taskRoutes(tasks),
       eventRoutes(hub),
-      ...inventoryAreas(store, clock, templates, tasks),
+      ...inventoryAreas(store, clock, templates, tasks, () => specs.folder.status()),
       (area) => agentRoutes(gateway, area.auth),
       templates.routes({ fleet, credentials, enrollment: enrollmentOptions(config, network.host.dhcp, clock) }),
       network.routes,

@@ -7,6 +7,7 @@ import { applyChanges } from './apply.js';
 import { evaluate, ownedObjects, planView, type PlanView } from './evaluate.js';
 import { DEFAULT_LIMITS, specValidators, type SpecError, type SpecLimits } from './parse.js';
 import type { OsdUsage } from './tasks.js';
+import { Rechecks, trackPending, type PendingTrack } from './pending.js';
 import type { Pending } from './types.js';
 import { OWNED_KINDS, allDocs, fileSource, loadWorld, type World, type WorldSources } from './world.js';
 
@@ -40,7 +41,12 @@ export interface SpecsFolderOptions {
    * answer within osdDfTimeoutMs: plans say the OSD without them. */
   osdDf?: () => Promise<ReadonlyArray<{ id: number; pgs: number; dataBytes: number }>>;
   osdDfTimeoutMs?: number;
+  /** A node a file declares that no machine matches this long is `NotSeen` (NODE_UNSEEN_GRACE_MS). */
+  unseenGraceMs?: number;
 }
+
+/** NODE_UNSEEN_GRACE_MS's default: a machine boots and reports within a few minutes. */
+export const NODE_UNSEEN_GRACE_MS = 300_000;
 
 /** A plan waits this long for Ceph to say what is on its OSDs, then goes without. */
 export const OSD_DF_TIMEOUT_MS = 2_000;
@@ -53,6 +59,15 @@ export class SpecsFolder {
   private unwatch: (() => void) | null = null;
   private pendingReapply: NodeJS.Timeout | null = null;
   private scanned = false;
+  /** Each file's pending entries with since when (src/gitops/pending.ts). */
+  private readonly tracks = new Map<string, PendingTrack>();
+  /** A file is applied again when a node it declares passes the unseen grace. */
+  private readonly rechecks = new Rechecks(
+    () => Date.parse(this.now()),
+    (file) => typeof this.texts.get(file) === 'string' && void this.serially(() => this.apply(file)),
+  );
+  /** Since when a refused file has been refused, for the event that says it applies again. */
+  private readonly failedSince = new Map<string, string>();
 
   private readonly load: (catalog: boolean) => Promise<World>;
 
@@ -71,6 +86,7 @@ export class SpecsFolder {
   stop(): Promise<unknown> {
     this.unwatch?.();
     if (this.pendingReapply) clearTimeout(this.pendingReapply);
+    this.rechecks.stop();
     return this.queue;
   }
 
@@ -163,13 +179,16 @@ export class SpecsFolder {
         return this.failed(file, e.documents, `${file}: ${(err as Error).message}; nothing was changed`, []);
       }
       const after = ownedObjects(await loadWorld(this.opts.store, this.opts.sources), file);
+      const tracked = this.track(file, e.pending);
+      const prev = this.states.get(file);
+      const wasFailed = prev?.state === 'failed' ? prev.lastError : null;
       const status = this.record(file, {
-        state: text === null ? 'deleted' : e.pending.length ? 'pending' : 'applied',
+        state: text === null ? 'deleted' : tracked.pending.length ? 'pending' : 'applied',
         documents: e.documents,
         appliedAt: this.now(),
         lastError: null,
         objects: after.owned.map((d) => ({ kind: d.kind, id: d.id, name: d.name, document: d.metadata.source?.document ?? null })),
-        pending: e.pending,
+        pending: tracked.pending,
         orphans: after.orphans.map((d) => ({
           kind: d.kind,
           id: d.id,
@@ -185,6 +204,17 @@ export class SpecsFolder {
       });
       if (text === null && after.orphans.length === 0) this.states.delete(file);
       if (e.changes.length || text === null) this.opts.publish('specs.applied', { ...planView(e), state: status.state });
+      // A refused file that applies again is said, with the error it had: else its fix, when it
+      // changes nothing (the last good text put back), would go unannounced.
+      if (wasFailed && text !== null)
+        this.opts.publish('specs.recovered', {
+          file,
+          state: status.state,
+          failedSince: this.failedSince.get(file) ?? null,
+          error: wasFailed,
+        });
+      this.failedSince.delete(file);
+      for (const ev of tracked.events) this.opts.publish(ev.type, ev.payload);
       return status;
     }
   }
@@ -204,7 +234,24 @@ export class SpecsFolder {
     });
     // A file that fails again the same way (re-checked after a world change) is said once.
     if (!same) this.opts.publish('specs.failed', { file, message, errors });
+    if (!this.failedSince.has(file)) this.failedSince.set(file, this.now());
     return status;
+  }
+
+  /** This apply's pending entries against the last: with since when, NotSeen past the grace,
+   * and the events of what changed; a recheck is set for the next entry to pass the grace. */
+  private track(file: string, raw: Pending[]): ReturnType<typeof trackPending> {
+    const out = trackPending(
+      file,
+      this.tracks.get(file) ?? new Map(),
+      raw,
+      Date.parse(this.now()),
+      this.opts.unseenGraceMs ?? NODE_UNSEEN_GRACE_MS,
+    );
+    if (out.track.size) this.tracks.set(file, out.track);
+    else this.tracks.delete(file);
+    this.rechecks.set(file, out.recheckAt);
+    return out;
   }
 
   private record(file: string, s: Omit<FileStatus, 'file'>): FileStatus {

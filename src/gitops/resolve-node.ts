@@ -21,6 +21,7 @@ import type { SpecDoc } from './parse.js';
 import type { Desired, DocResolution, Pending } from './types.js';
 import type { World } from './world.js';
 import { bmcFromDoc, type BmcDocInput } from './bmc-input.js';
+import { PendingReason } from './pending.js';
 
 type Present = { state: 'present' | 'absent' };
 type DiskRef = { serial?: string; path?: string };
@@ -89,15 +90,20 @@ export function resolveNode(
   const pending: Pending[] = [];
   const errors: FieldError[] = labelErrors(doc.labels, levels, new Set(world.nodes.map((n) => n.spec.hostname)));
   if (errors.length) return { desired: [], pending, errors };
-  const wait = (reason: string, message: string) => pending.push({ document: doc.index, kind: 'Node', name: doc.name, reason, message });
+  // Once the node is found, what it waits for names it by id too.
+  const waitAs =
+    (id: string | undefined) =>
+    (reason: string, message: string): void =>
+      void pending.push({ document: doc.index, kind: 'Node', name: doc.name, reason, message, ...(id ? { id } : {}) });
   const node = findNode(world, input.match);
   if (!node) {
-    wait(
-      'NodeNotDiscovered',
+    waitAs(undefined)(
+      PendingReason.NodeNotDiscovered,
       `no machine with ${input.match.mac ? `MAC ${input.match.mac}` : `hostname ${input.match.hostname}`} has booted yet`,
     );
     return { desired: [], pending, errors };
   }
+  const wait = waitAs(node.id);
   const image = input.image === null ? null : imageId(input.image);
   if (input.image !== null && image === null)
     errors.push({ path: '/spec/image', message: `no image ${input.image} in the catalog or on the master` });
@@ -154,7 +160,7 @@ export function resolveNode(
   }
   if (held)
     wait(
-      'MonitorStopping',
+      PendingReason.MonitorStopping,
       `${held} new OSD(s) on ${node.spec.hostname} wait until its removed monitor has stopped: its store is on one of these disks`,
     );
   return { desired, pending, errors };
@@ -248,9 +254,13 @@ function wantedDisks(
   selectors.forEach((s, i) => {
     const hits = disks.filter((d) => (s.all ? filtersMatch(d, s) && !leaving(d) : refMatches(d, s)));
     if (!s.all && hits.length === 0) wait('DiskNotSeen', `node ${host} has reported no disk with ${refText(s)}`);
+    // What an `all` selector takes, and why it takes none of the others it matches.
+    let taken = 0;
+    const refused: string[] = [];
     for (const d of hits) {
       if (s.state === 'absent') {
         put(d.id, 3, absentWant(d));
+        taken++;
         continue;
       }
       // A disk the file already has an OSD on keeps it; one holding an OSD of this cluster
@@ -262,13 +272,42 @@ function wantedDisks(
         ...(s.deviceClass ? { deviceClass: s.deviceClass } : {}),
         ...(old ? { replaces: old.id } : {}),
       };
-      if (blocking.length === 0) put(d.id, s.all ? 0 : 1, want);
-      else if (!s.all) wait('DiskNotEligible', `disk ${refText(s)} of ${host} cannot take an OSD: ${blocking.join(', ')}`);
+      if (blocking.length === 0) {
+        put(d.id, s.all ? 0 : 1, want);
+        taken++;
+      } else if (!s.all) wait('DiskNotEligible', `disk ${refText(s)} of ${host} cannot take an OSD: ${blocking.join(', ')}`);
+      else refused.push(`${d.status.devicePath ?? d.spec.serial}: ${blocking.join(', ')}`);
     }
+    // A selector that takes no disk is said, not silently a no-op; the disk may come later.
+    if (s.all && taken === 0) wait(...selectorUnmatched(s, i, node, disks, refused));
     const old = olds.get(i);
     if (old) put(old.id, 2, replacedWant(old));
   });
   return new Map([...wants].map(([id, w]) => [id, w.want]));
+}
+
+const FILTERS = ['rotational', 'interface', 'minSize', 'maxSize'] as const;
+
+/** `osds/1 { all: true, rotational: true, minSize: 1TB }`: the selector as the file gave it. */
+const selectorText = (s: Selector, i: number): string =>
+  `osds/${i} { ${['all: true', ...FILTERS.filter((k) => s[k] !== undefined).map((k) => `${k}: ${String(s[k])}`)].join(', ')} }`;
+
+/** Why an `all` selector takes no disk: the node has reported none yet, none matches its
+ * filters, or those that match cannot take an OSD (`refused`: each with its reasons). */
+function selectorUnmatched(s: Selector, i: number, node: NodeDoc, disks: DiskDoc[], refused: string[]): [string, string] {
+  const host = node.spec.hostname;
+  const text = selectorText(s, i);
+  if (disks.length === 0 && node.status.diskIds === undefined)
+    return [PendingReason.DisksNotReported, `node ${host} has not reported its disks yet: ${text} waits for them`];
+  if (refused.length)
+    return [
+      PendingReason.SelectorMatchesNothing,
+      `${text} matches ${refused.length} disk(s) of ${host}, none of which can take an OSD: ${refused.join('; ')}`,
+    ];
+  return [
+    PendingReason.SelectorMatchesNothing,
+    `no disk of ${host} matches ${text} (${disks.length} disk(s) reported); a disk that matches later is taken`,
+  ];
 }
 
 /** The monitor the file wants: the one the node has (its store stays on its disk), a named

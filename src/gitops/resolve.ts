@@ -70,7 +70,9 @@ function network(doc: SpecDoc, world: World, file: string): DocResolution {
 
 function image(doc: SpecDoc, world: World): DocResolution {
   const input = doc.spec as { id: string; downloaded: boolean; default: boolean };
-  if (world.catalog === null)
+  if (world.catalog === null) {
+    // An image the master has already is named by its id (GET /status counts only new ones).
+    const known = imageIdIn(world, input.id);
     return {
       desired: [],
       pending: [
@@ -80,10 +82,12 @@ function image(doc: SpecDoc, world: World): DocResolution {
           name: doc.name,
           reason: 'CatalogUnavailable',
           message: 'the image catalog cannot be read now',
+          ...(known ? { id: known } : {}),
         },
       ],
       errors: [],
     };
+  }
   const id = imageIdIn(world, input.id);
   const known = world.images.find((i) => i.id === id);
   const entry = world.catalog.find((e) => e.id === id);

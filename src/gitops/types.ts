@@ -27,6 +27,12 @@ export interface Pending {
   name: string;
   reason: string;
   message: string;
+  /** The object's id when it exists (a node whose disks are not there yet); absent for an
+   * object that does not exist yet (a node not discovered). */
+  id?: string;
+  /** Since when the folder has seen it pending (kept while it stays; src/gitops/pending.ts).
+   * Absent in a dry run. */
+  since?: string;
 }
 
 export interface DocResolution {

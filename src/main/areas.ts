@@ -13,12 +13,14 @@ import { CephConfig } from '../services/ceph-config.js';
 import { RgwUsers } from '../services/rgw-users.js';
 import { CephConfRenderer } from '../render/ceph-conf.js';
 import type { TemplatesPart } from './templates.js';
+import type { FileStatus } from '../gitops/folder.js';
 
 export function inventoryAreas(
   store: Store,
   clock: Clock,
   templates: Pick<TemplatesPart, 'render' | 'contexts'>,
   runs?: ConstructorParameters<typeof CephConfig>[3],
+  specFiles?: () => readonly FileStatus[],
 ) {
   const inventory = new Inventory(store);
   const invocations = new Invocations(store, inventory);
@@ -33,6 +35,6 @@ export function inventoryAreas(
     gatewayRoutes({ store, inventory, invocations, users: new RgwUsers(store, clock) }),
     nodePowerRoutes(new NodePower(store, inventory)),
     disruptionBudgetRoutes(new DisruptionBudgetSettings(store)),
-    statusRoutes(new Convergence(store)),
+    statusRoutes(new Convergence(store, specFiles)),
   ];
 }

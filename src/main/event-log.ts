@@ -18,6 +18,8 @@ export function eventLogLevel(e: AnyBusEvent): Level {
     case 'specs.failed':
     case 'node.fenced':
       return 'warn';
+    case 'specs.pending':
+      return p.severity === 'warning' ? 'warn' : 'info';
     default:
       return 'info';
   }

@@ -1,6 +1,7 @@
 // The composition root's specs-folder part: chokidar over SPECS_DIR feeding the folder, which
 // applies files through the unguarded store (everyone else gets the store guarded by ownership),
-// publishes specs.applied / specs.failed on the bus, and serves /specs/status and /specs/plan.
+// publishes specs.applied / specs.failed / specs.recovered / specs.pending(.cleared) on the bus,
+// and serves /specs/status and /specs/plan.
 import { mkdir } from 'node:fs/promises';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
@@ -43,6 +44,7 @@ export async function startSpecs(deps: {
     sources: deps.sources,
     publish: (type, payload) => deps.bus.publish(type, payload),
     limits: DEFAULT_LIMITS,
+    unseenGraceMs: config.nodeUnseenGraceMs,
     ...(deps.osdDf ? { osdDf: deps.osdDf } : {}),
   });
   const failed = (err: unknown) => log('error', 'specs folder', { error: String(err) });

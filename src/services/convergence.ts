@@ -27,6 +27,8 @@ export interface Blocked {
   message: string;
   since: string | null;
   checks: AttachedCheck[];
+  /** A specs file's pending entry (a node declared and not seen, a selector taking no disk): the file. */
+  file?: string;
 }
 
 export interface StatusSummary {
@@ -54,8 +56,14 @@ export interface FileConvergence extends FileStatus {
   blocking: Array<{ kind: string; id: string; name: string; reason: string; message: string }>;
 }
 
+const isReadyKind = (k: string): k is ReadyKind => (READY_KINDS as readonly string[]).includes(k);
+
 export class Convergence {
-  constructor(private readonly store: Store) {}
+  /** `specFiles`: the specs folder's files, whose pending entries block convergence too. */
+  constructor(
+    private readonly store: Store,
+    private readonly specFiles: () => readonly FileStatus[] = () => [],
+  ) {}
 
   /** Every object's readiness, from one list of each kind. */
   async objects(): Promise<{ rows: Readiness[]; cluster: Doc<ClusterSpec, ClusterStatus> | undefined }> {
@@ -91,6 +99,24 @@ export class Convergence {
       else blocked.push({ kind: r.kind, id: r.id, name: r.name, reason: r.reason, message: r.message, since: r.since, checks: r.checks });
       for (const check of r.checks) byCode.set(check.code, [...(byCode.get(check.code) ?? []), { kind: r.kind, id: r.id, name: r.name }]);
     }
+    // What a specs file waits for blocks too. A node declared and not seen is no object yet: it
+    // counts in its kind's total, not Ready; one about an existing object (a selector that takes
+    // no disk of a node) is listed beside that object's own verdict.
+    for (const f of this.specFiles())
+      for (const p of f.pending) {
+        if (!isReadyKind(p.kind)) continue;
+        if (p.id === undefined) counts.get(p.kind)!.total++;
+        blocked.push({
+          kind: p.kind,
+          id: p.id ?? '',
+          name: p.name,
+          reason: p.reason,
+          message: p.message,
+          since: p.since ?? null,
+          checks: [],
+          file: f.file,
+        });
+      }
     const metrics = cluster?.status.metrics;
     return {
       health: {
@@ -122,7 +148,7 @@ export class Convergence {
     return files.map((f) => {
       const blocking: FileConvergence['blocking'] = f.pending.map((p) => ({
         kind: p.kind,
-        id: '',
+        id: p.id ?? '',
         name: p.name,
         reason: p.reason,
         message: p.message,

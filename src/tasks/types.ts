@@ -88,6 +88,25 @@ export interface EventMap {
   'disruption.lease.released': DisruptionLeaseEvent;
   /** A hung node power-cycled through its BMC (fencing: bmc), silent since then. */
   'node.fenced': { nodeId: string; hostname: string; silentSince: string; attempt: number };
+  /** A refused specs file that applies again: the error it had, refused since when. */
+  'specs.recovered': { file: string; state: string; failedSince: string | null; error: { message: string; errors: unknown[] } };
+  /** A specs file's pending entry appeared or changed reason (src/gitops/pending.ts). */
+  'specs.pending': SpecsPendingEvent;
+  /** It went: resolved, or no longer declared (the entry as it last was). */
+  'specs.pending.cleared': SpecsPendingEvent;
+}
+
+/** What a specs file waits for: the file, the object (kind, YAML name, id once it exists) and why. */
+export interface SpecsPendingEvent {
+  file: string;
+  document: number;
+  kind: string;
+  name: string;
+  id?: string;
+  reason: string;
+  message: string;
+  since: string;
+  severity: 'info' | 'warning';
 }
 
 /** A lease of the disruption budget taken or given back (reconcilers/shared/disruption-leases.ts). */

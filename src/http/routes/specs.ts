@@ -22,13 +22,18 @@ const errorView = object(
 );
 const ref = { kind: str, id: str, name: str, document: { type: ['integer', 'null'] } };
 const refView = object(ref, ['kind', 'id', 'name', 'document']);
-const pendingView = object({ document: int, kind: str, name: str, reason: str, message: str }, [
-  'document',
-  'kind',
-  'name',
-  'reason',
-  'message',
-]);
+const pendingView = object(
+  {
+    document: int,
+    kind: str,
+    name: str,
+    reason: str,
+    message: str,
+    id: { type: 'string', description: 'the object, when it exists (a node whose disks are awaited)' },
+    since: { type: 'string', description: 'since when the folder has seen it pending (not in a dry run)' },
+  },
+  ['document', 'kind', 'name', 'reason', 'message'],
+);
 const changeView = object({ ...ref, fields: strings, reason: str }, ['kind', 'id', 'name', 'document', 'fields']);
 const count = { type: 'integer', minimum: 0 };
 const taskView = object(
@@ -103,7 +108,8 @@ const fileView = object(
     blocking: {
       type: 'array',
       items: object({ kind: str, id: str, name: str, reason: str, message: str }, ['kind', 'id', 'name', 'reason', 'message']),
-      description: "the first objects that are not Ready, with why (id '' for a pending one, kind File when the file failed)",
+      description:
+        "the first objects that are not Ready, with why (id '' for a pending one whose object does not exist yet, kind File when the file failed)",
     },
   },
   ['file', 'state', 'documents', 'appliedAt', 'lastError', 'objects', 'pending', 'orphans'],

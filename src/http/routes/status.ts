@@ -49,6 +49,7 @@ const summarySchema = object(
           message: str,
           since: { type: ['string', 'null'] },
           checks: { type: 'array', items: attachedCheckView },
+          file: { type: 'string', description: "a specs file's pending entry: the file (id '' when the object does not exist yet)" },
         },
         ['kind', 'id', 'name', 'reason', 'message', 'since', 'checks'],
       ),
