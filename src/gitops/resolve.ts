@@ -14,6 +14,7 @@ import { TemplateKind, isTemplateName } from '../model/template-kinds.js';
 import { StorageKind, filesystemId, rgwUserId, type FilesystemSpec, type RgwUserSpec } from '../model/storage-kinds.js';
 import type { Doc } from '../model/document.js';
 import type { SpecDoc, SpecError } from './parse.js';
+import { liveClusterErrors } from './live-refusals.js';
 import { resolveNode } from './resolve-node.js';
 import type { Desired, DocResolution, Pending } from './types.js';
 import { allDocs, fileSource, ownedBy, type World } from './world.js';
@@ -190,6 +191,8 @@ function cluster(doc: SpecDoc, world: World): DocResolution {
   const spec = { ...world.cluster.spec, ...given };
   const crush = crushSpecErrors(spec, '/spec');
   if (crush.length) return refused(crush);
+  const live = liveClusterErrors(world.cluster.spec, given, world);
+  if (live.length) return refused(live);
   const out = one({
     kind: CephKind.Cluster,
     id: CLUSTER_ID,
