@@ -24,8 +24,8 @@ const MACHINES = 4;
 const MACS = ['52:54:00:00:00:01', '52:54:00:00:00:02', '52:54:00:00:00:03', '52:54:00:00:00:04'];
 /** PLAN_APPLY_SEED reproduces a failure (its seed is printed); PLAN_APPLY_RUNS asks for more. */
 const SEED = Number(process.env.PLAN_APPLY_SEED ?? 1616);
-const RUNS = Number(process.env.PLAN_APPLY_RUNS ?? 1);
-const STEPS = Number(process.env.PLAN_APPLY_STEPS ?? 6);
+const RUNS = Number(process.env.PLAN_APPLY_RUNS ?? 4);
+const STEPS = Number(process.env.PLAN_APPLY_STEPS ?? 8);
 
 type On = 'on' | 'absent' | null;
 type Keyed = 'mgr' | 'mds' | 'rgw';
@@ -268,7 +268,7 @@ async function refused(t: ExecutionContext, q: SpecsLab, c: Client, text: string
   t.deepEqual((await q.store.get('Cluster', 'default'))?.spec, cluster?.spec, `${what}: nothing changed`);
 }
 
-async function sequence(t: ExecutionContext, picks: number[]): Promise<void> {
+async function sequence(t: ExecutionContext, picks: Array<[number, number]>): Promise<void> {
   const q = await specsLab(t, MACHINES);
   const nodes = await allActive(q, MACHINES);
   const disks = await q.store.list<DiskSpec, DiskStatusFields>(Kind.Disk);
@@ -290,8 +290,12 @@ async function sequence(t: ExecutionContext, picks: number[]): Promise<void> {
     let m = start(d);
     await step(t, q, c, render(m, d), 'create');
     for (const p of picks) {
+      // A kind of change first (grow, shrink, move, ...), then one of that kind: each kind is
+      // as likely, however many ways the world offers to grow.
       const options = steps(m, d);
-      const s = options[p % options.length]!;
+      const kinds = [...new Set(options.map((o) => o.what.split(':')[0]!))];
+      const ofKind = options.filter((o) => o.what.startsWith(`${kinds[p[0] % kinds.length]!}:`));
+      const s = ofKind[p[1] % ofKind.length]!;
       t.log(s.what);
       if ('refused' in s) await refused(t, q, c, s.refused, s.what);
       else {
@@ -308,7 +312,7 @@ test('plan-apply the dry run lists exactly the task runs the apply then starts, 
   t.timeout(600_000);
   t.log(`PLAN_APPLY_SEED=${SEED}`);
   await fc.assert(
-    fc.asyncProperty(fc.array(fc.nat(), { minLength: STEPS, maxLength: STEPS }), async (picks) => {
+    fc.asyncProperty(fc.array(fc.tuple(fc.nat(), fc.nat()), { minLength: STEPS, maxLength: STEPS }), async (picks) => {
       await sequence(t, picks).catch((err: unknown) => {
         t.log(`failed: ${(err as Error).message}`);
         throw err;
