@@ -74,6 +74,9 @@ export interface PlannedTask {
   affects?: Affects;
   /** For a CRUSH task: the data Ceph moves to match. */
   moves?: string;
+  /** For a filesystem's deletion: its pools, with the objects and bytes in them when Ceph said
+   * (`ceph df`) at plan time. */
+  pools?: Holding[];
   /** For a monitor's removal: the monitor, and the monmap and quorum it leaves. */
   quorumAfter?: QuorumAfter;
   /** For a data-bearing deletion: the question an operator is asked first, naming what goes
@@ -93,6 +96,22 @@ export interface QuorumAfter {
 
 /** What Ceph says is on each OSD, by id (from `osd df`). */
 export type OsdUsage = ReadonlyMap<number, { bytes: number; pgs: number }>;
+/** What Ceph says is in each pool, by name (from `ceph df`). */
+export type PoolUsage = ReadonlyMap<string, { objects: number; bytes: number }>;
+
+/** The tasks with the objects and bytes in the pools a filesystem's deletion destroys, as far
+ * as `usage` knows them; its question then names them too (as the run will ask). */
+export function withPoolUsage(tasks: PlannedTask[], usage: PoolUsage): PlannedTask[] {
+  return tasks.map((t) => {
+    if (!t.pools || !t.question) return t;
+    const pools = t.pools.map((p) => {
+      const u = usage.get(p.name);
+      return u ? { name: p.name, objects: u.objects, bytes: u.bytes } : p;
+    });
+    // A Filesystem object is named as its filesystem (src/gitops/resolve.ts).
+    return { ...t, pools, question: fsDeletionQuestion(t.name, pools) };
+  });
+}
 
 /** The tasks with what is on the OSDs they affect, as far as `usage` knows them. A creation
  * that reuses a destroyed OSD's id moves nothing off it: it says the id alone. */
@@ -182,7 +201,7 @@ function poolsKnown(c: Change, spec: NonNullable<Spec>): Holding[] {
   return names.map((name) => ({ name }));
 }
 
-type Add = (task: string, extra?: Pick<PlannedTask, 'wipes' | 'affects' | 'moves' | 'question' | 'quorumAfter'>) => void;
+type Add = (task: string, extra?: Pick<PlannedTask, 'wipes' | 'affects' | 'moves' | 'question' | 'quorumAfter' | 'pools'>) => void;
 
 const nodeSpecOf = (c: Change, side: 'before' | 'after'): NodeSpec | null => (specOf(c, side) as unknown as NodeSpec | null) ?? null;
 const addsMon = (c: Change): boolean =>
@@ -305,8 +324,9 @@ export function plannedTasks(changes: Change[], world: World): PlannedTask[] {
       case StorageKind.Filesystem:
         if (c.action === 'create') add(TaskKind.fsCreate);
         if (asksDeletion(was, now)) {
-          const question = fsDeletionQuestion(String(now.name), poolsKnown(c, now));
-          [TaskKind.fsDeleteConfirm, TaskKind.fsDelete].forEach((x) => add(x, { question }));
+          const pools = poolsKnown(c, now);
+          const question = fsDeletionQuestion(String(now.name), pools);
+          [TaskKind.fsDeleteConfirm, TaskKind.fsDelete].forEach((x) => add(x, { question, pools }));
         }
         break;
       case StorageKind.RgwUser:

@@ -4,7 +4,7 @@
 import test from 'ava';
 import { evaluate } from '../../src/gitops/evaluate.js';
 import { specValidators } from '../../src/gitops/parse.js';
-import { TaskKind, plannedTasks } from '../../src/gitops/tasks.js';
+import { TaskKind, plannedTasks, withPoolUsage } from '../../src/gitops/tasks.js';
 import type { Change } from '../../src/gitops/types.js';
 import type { World } from '../../src/gitops/world.js';
 import { CLUSTER_ID, CephKind, type ClusterSpec, type ClusterStatus } from '../../src/model/ceph-kinds.js';
@@ -193,4 +193,44 @@ test('plan refusals: a public network first declared on a live cluster is taken 
   const e = await evaluateIn(live, clusterFile('publicNetwork: 10.0.0.0/31'));
   t.is(e.errors.length, 1, 'n2 (10.0.0.2) is outside 10.0.0.0/31');
   t.like(e.errors[0], { field: '/spec/publicNetwork' });
+});
+
+test("plan tasks: a filesystem's deletion names its pools, with the objects and bytes Ceph says are in them", (t) => {
+  const spec = { name: 'cephfs', metadataPool: 'cephfs_metadata', metadataPG: 16, dataPool: 'cephfs_data', dataPG: 64 };
+  const change: Change = {
+    action: 'update',
+    kind: 'Filesystem',
+    id: 'fs-1',
+    name: 'cephfs',
+    document: 0,
+    fields: ['absent'],
+    before: {
+      spec,
+      resourceVersion: 1,
+      source: null,
+      labels: {},
+      name: 'cephfs',
+      status: {
+        pools: [
+          { name: 'cephfs_metadata', pgNum: 16 },
+          { name: 'cephfs_data', pgNum: 64 },
+        ],
+      },
+    },
+    after: { spec: { ...spec, absent: true }, source: null, labels: {} },
+  };
+  const tasks = plannedTasks([change], world([]));
+  t.deepEqual(brief(tasks), [`${TaskKind.fsDeleteConfirm} fs-1`, `${TaskKind.fsDelete} fs-1`]);
+  t.deepEqual(tasks[1]!.pools, [{ name: 'cephfs_metadata' }, { name: 'cephfs_data' }], 'without Ceph: the names alone');
+  const usage = new Map([
+    ['cephfs_metadata', { objects: 22, bytes: 1536 }],
+    ['cephfs_data', { objects: 0, bytes: 0 }],
+  ]);
+  const known = withPoolUsage(tasks, usage);
+  t.deepEqual(known[1]!.pools, [
+    { name: 'cephfs_metadata', objects: 22, bytes: 1536 },
+    { name: 'cephfs_data', objects: 0, bytes: 0 },
+  ]);
+  t.regex(known[1]!.question!, /pool cephfs_metadata \(22 objects, 1\.5 KiB\) and pool cephfs_data \(0 objects, 0 B\)/);
+  t.is(known[0]!.question, known[1]!.question, 'the question and the deletion say the same');
 });

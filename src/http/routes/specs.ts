@@ -62,6 +62,18 @@ const taskView = object(
       description:
         "a data-bearing deletion (a filesystem's or an RGW user's state: absent): the question an operator answers first, naming what goes as far as Quarry's status knows it",
     },
+    pools: {
+      type: 'array',
+      items: object(
+        {
+          name: str,
+          objects: { ...count, description: 'objects in it (ceph df); absent when Ceph did not answer in time' },
+          bytes: { ...count, description: 'bytes stored in it (ceph df); absent when Ceph did not answer in time' },
+        },
+        ['name'],
+      ),
+      description: "a filesystem's deletion: the pools it destroys, with what is in them",
+    },
     quorumAfter: {
       ...object(
         {
