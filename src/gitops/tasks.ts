@@ -1,7 +1,9 @@
-// The kinds of task runs the loops will schedule for a plan's changes: what an operator wants to
-// know before a merge (daemons created, OSDs drained and purged, disks to be wiped). The names
-// are the catalogue's (src/catalogue), which the loops use too, and so is whether a step is
-// destructive (it `destroys` or `disrupts` something).
+// The task runs the loops will start for a plan's changes: what an operator wants to know before
+// a merge (daemons created, OSDs drained and purged, disks to be wiped, monitors removed). Plan =
+// apply: every run an apply starts is listed (a retry after a failure aside), read from what the
+// loops decide by (bootstrapped or not, keys held, daemons reported); test/lab/plan-apply.test.ts
+// checks it over generated sequences of changes. The names are the catalogue's (src/catalogue),
+// which the loops use too, and so is whether a step is destructive (it `destroys` or `disrupts`).
 import { KEYED_DAEMON_TYPES, Step, daemon, isStepName, step } from '../catalogue/index.js';
 import type { ImageSpec } from '../model/image-kinds.js';
 import { ImageKind } from '../model/image-kinds.js';

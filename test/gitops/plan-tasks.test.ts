@@ -234,3 +234,9 @@ test("plan tasks: a filesystem's deletion names its pools, with the objects and 
   t.regex(known[1]!.question!, /pool cephfs_metadata \(22 objects, 1\.5 KiB\) and pool cephfs_data \(0 objects, 0 B\)/);
   t.is(known[0]!.question, known[1]!.question, 'the question and the deletion say the same');
 });
+
+test('plan refusals: an fsid is no field of a file: refused at the field, whatever the cluster', async (t) => {
+  const e = await evaluateIn(world([]), clusterFile('fsid: 0b5e1b2c-7b43-4d4e-9a52-2d1a8c9e1f00'));
+  t.is(e.errors.length, 1);
+  t.deepEqual(e.changes, []);
+});
