@@ -7,7 +7,7 @@
 import { KEYED_DAEMON_TYPES, Step, daemon, isStepName, step } from '../catalogue/index.js';
 import type { ImageSpec } from '../model/image-kinds.js';
 import { ImageKind } from '../model/image-kinds.js';
-import { CephKind } from '../model/ceph-kinds.js';
+import { CLUSTER_ID, CephKind } from '../model/ceph-kinds.js';
 import { crushChain, crushLevelsOf, failureDomainOf, locationArgs, ruleNameOf } from '../model/crush.js';
 import { Kind, OsdRemoval, type DiskSpec, type DiskStatusFields, type NodeSpec } from '../model/kinds.js';
 import { NetworkKind } from '../model/network-kinds.js';
@@ -293,8 +293,13 @@ export function plannedTasks(changes: Change[], world: World): PlannedTask[] {
           }
           if (a[t] && !b[t] && stop) add(stop);
         }
+        // The cluster loop places hosts: the run is the Cluster's.
         const moves = crushMove(c, world);
-        if (moves) add(TaskKind.crushPlaceHost, { moves });
+        if (moves) {
+          const name = world.cluster?.name ?? CLUSTER_ID;
+          const task = TaskKind.crushPlaceHost;
+          out.push({ task, kind: CephKind.Cluster, id: CLUSTER_ID, name, destructive: isDestructive(task), moves });
+        }
         // Maintenance: noout then the stop (inside the disruption budget); leaving, the start.
         const [inBefore, inAfter] = [(was as NodeSpec | null)?.maintenance === true, (now as unknown as NodeSpec).maintenance === true];
         if (!inBefore && inAfter) [TaskKind.osdNoout, TaskKind.daemonsStop].forEach((x) => add(x));

@@ -35,6 +35,8 @@ const KEYED: readonly Keyed[] = ['mgr', 'mds', 'rgw'];
 
 interface NodeModel {
   declared: boolean;
+  /** Its CRUSH rack label, if any. */
+  rack?: string;
   mon: On;
   mgr: On;
   mds: On;
@@ -86,9 +88,13 @@ function render(m: Model, d: Disks, publicNetwork = '10.0.0.0/16'): string {
     if (n.mon) daemons.push(n.mon === 'on' ? `mon: { disk: { serial: ${d.mon[i]} } }` : 'mon: { state: absent }');
     for (const k of KEYED) if (n[k]) daemons.push(n[k] === 'on' ? `${k}: {}` : `${k}: { state: absent }`);
     const osds = n.osds.map((o) => `{ serial: ${o.serial}${o.state === 'absent' ? ', state: absent' : ''} }`);
-    return [
-      doc('Node', `storage-${i + 1}`, `match: { mac: "${MACS[i]}" }\ndaemons: { ${daemons.join(', ')} }\nosds: [${osds.join(', ')}]`),
-    ];
+    const text = doc(
+      'Node',
+      `storage-${i + 1}`,
+      `match: { mac: "${MACS[i]}" }\ndaemons: { ${daemons.join(', ')} }\nosds: [${osds.join(', ')}]`,
+    );
+    const name = `  name: storage-${i + 1}\n`;
+    return [n.rack ? text.replace(name, `${name}  labels: { rack: ${n.rack} }\n`) : text];
   });
   return files(
     doc(
@@ -136,6 +142,8 @@ function steps(m: Model, d: Disks): Step[] {
     n.osds.forEach((o, j) => {
       if (o.state === 'absent') edit(`re-add: OSD ${o.serial} of node ${i + 1}`, (x) => (x.nodes[i]!.osds[j]!.state = 'on'));
     });
+    // A node's rack label: its CRUSH host moves under another bucket, and its OSDs' data with it.
+    edit(`labels: node ${i + 1} in rack ${n.rack === 'r1' ? 'r2' : 'r1'}`, (x) => (x.nodes[i]!.rack = n.rack === 'r1' ? 'r2' : 'r1'));
     if (n.mon === 'on' && on(m, 'mon') === 3) edit(`remove: monitor of node ${i + 1}`, (x) => (x.nodes[i]!.mon = 'absent'));
     if (n.mon === 'absent') edit(`re-add: monitor of node ${i + 1}`, (x) => (x.nodes[i]!.mon = 'on'));
     for (const k of KEYED) {
