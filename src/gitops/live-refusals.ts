@@ -6,9 +6,13 @@
 // not a field a file may declare at all (the Cluster schema refuses it). Fields whose change a
 // live cluster takes are not here: clusterNetwork (the OSDs restart, node by node, in the
 // disruption budget), poolDefaults (new pools take them), failureDomain (a CRUSH rule change).
+// A filesystem Ceph has is made over its pools: their names and PG counts stay as made (the fs
+// loop would only say so, blocked); `state: absent` and declaring it again is the way to change them.
 import type { FieldError } from '../errors.js';
 import type { ClusterSpec } from '../model/ceph-kinds.js';
+import type { Doc } from '../model/document.js';
 import { contains, parseCidr } from '../model/ipv4.js';
+import type { FilesystemSpec } from '../model/storage-kinds.js';
 import type { World } from './world.js';
 
 export interface FixedField {
@@ -55,4 +59,16 @@ export function liveClusterErrors(cur: ClusterSpec, given: Partial<ClusterSpec>,
     });
   }
   return out;
+}
+
+/** A filesystem's fields fixed once Ceph has it. */
+export const FS_FIXED = ['metadataPool', 'metadataPG', 'dataPool', 'dataPG'] as const;
+
+/** Errors for the pool fields `spec` changes on a filesystem Ceph has (`status.created`). */
+export function liveFilesystemErrors(cur: Doc<FilesystemSpec> | undefined, spec: FilesystemSpec): FieldError[] {
+  if (!cur || (cur.status as { created?: boolean }).created !== true || cur.spec.absent === true) return [];
+  return FS_FIXED.filter((f) => spec[f] !== cur.spec[f]).map((f) => ({
+    path: `/spec/${f}`,
+    message: `LIVE_FILESYSTEM: ${f} of filesystem ${cur.spec.name} is ${String(cur.spec[f])} and cannot become ${String(spec[f])}: Ceph made the filesystem over its pools as they are (declare it state: absent, then again, to make it anew)`,
+  }));
 }

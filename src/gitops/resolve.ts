@@ -14,7 +14,7 @@ import { TemplateKind, isTemplateName } from '../model/template-kinds.js';
 import { StorageKind, filesystemId, rgwUserId, type FilesystemSpec, type RgwUserSpec } from '../model/storage-kinds.js';
 import type { Doc } from '../model/document.js';
 import type { SpecDoc, SpecError } from './parse.js';
-import { liveClusterErrors } from './live-refusals.js';
+import { liveClusterErrors, liveFilesystemErrors } from './live-refusals.js';
 import { resolveNode } from './resolve-node.js';
 import type { Desired, DocResolution, Pending } from './types.js';
 import { allDocs, fileSource, ownedBy, type World } from './world.js';
@@ -140,6 +140,8 @@ function filesystem(doc: SpecDoc, world: World, file: string): DocResolution {
   if (errors.length) return refused(errors);
   const cur = world.filesystems.find((f) => f.id === filesystemId(spec.name));
   if (doc.state === 'absent' && cur) return one(deletionAsked(cur, doc));
+  const live = liveFilesystemErrors(cur, spec);
+  if (live.length) return refused(live);
   return one({
     kind: StorageKind.Filesystem,
     id: filesystemId(spec.name),

@@ -8,6 +8,7 @@ import { TaskKind, plannedTasks, withPoolUsage } from '../../src/gitops/tasks.js
 import type { Change } from '../../src/gitops/types.js';
 import type { World } from '../../src/gitops/world.js';
 import { CLUSTER_ID, CephKind, type ClusterSpec, type ClusterStatus } from '../../src/model/ceph-kinds.js';
+import { StorageKind, filesystemId, type FilesystemSpec } from '../../src/model/storage-kinds.js';
 import type { Doc } from '../../src/model/document.js';
 import type { NodeSpec, NodeStatusFields } from '../../src/model/kinds.js';
 import { node } from '../builders.js';
@@ -239,4 +240,26 @@ test('plan refusals: an fsid is no field of a file: refused at the field, whatev
   const e = await evaluateIn(world([]), clusterFile('fsid: 0b5e1b2c-7b43-4d4e-9a52-2d1a8c9e1f00'));
   t.is(e.errors.length, 1);
   t.deepEqual(e.changes, []);
+});
+
+test('plan refusals: the pools of a filesystem Ceph has keep their names and PG counts; one not made yet may change', async (t) => {
+  const spec: FilesystemSpec = { name: 'cephfs', metadataPool: 'cephfs_metadata', metadataPG: 16, dataPool: 'cephfs_data', dataPG: 32 };
+  const fs = (created: boolean): Doc<FilesystemSpec> => ({
+    kind: StorageKind.Filesystem,
+    id: filesystemId('cephfs'),
+    name: 'cephfs',
+    metadata: meta,
+    spec,
+    status: { created },
+  });
+  const file = (pg: number) =>
+    doc('Filesystem', 'cephfs', `name: cephfs\nmetadataPool: cephfs_metadata\ndataPool: cephfs_data\ndataPG: ${pg}`);
+  const made = { ...world([]), filesystems: [fs(true)] };
+  const e = await evaluateIn(made, file(64));
+  t.is(e.errors.length, 1);
+  t.like(e.errors[0], { field: '/spec/dataPG' });
+  t.regex(e.errors[0]!.message, /^LIVE_FILESYSTEM: dataPG of filesystem cephfs is 32 and cannot become 64/);
+  t.deepEqual(e.changes, []);
+  t.deepEqual((await evaluateIn(made, file(32))).errors, [], 'as made: accepted');
+  t.deepEqual((await evaluateIn({ ...world([]), filesystems: [fs(false)] }, file(64))).errors, [], 'not made yet: accepted');
 });
