@@ -280,6 +280,11 @@ export function plannedTasks(changes: Change[], world: World): PlannedTask[] {
       case Kind.Node: {
         const [a, b] = [(was as NodeSpec | null)?.daemons ?? {}, (now as unknown as NodeSpec).daemons];
         if (!a.mon && b.mon) {
+          // Declared again while being taken out of the monmap: its old store is removed once
+          // that is done, and a new one joins (reconcilers/mon/removal.ts, recreation; the reason
+          // is removal.ts's REMOVING_FROM_MONMAP).
+          const removing = world.nodes.find((n) => n.id === c.id)?.status.ceph?.mon?.reason === 'RemovingFromMonmap';
+          if (removing) add(TaskKind.monRemove);
           add(first.members.has(c.id) ? TaskKind.monBootstrap : TaskKind.monJoin);
           if (first.opener === c.id) opener = add;
         }

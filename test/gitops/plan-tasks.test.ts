@@ -11,6 +11,7 @@ import { CLUSTER_ID, CephKind, type ClusterSpec, type ClusterStatus } from '../.
 import { StorageKind, filesystemId, type FilesystemSpec } from '../../src/model/storage-kinds.js';
 import type { Doc } from '../../src/model/document.js';
 import type { NodeSpec, NodeStatusFields } from '../../src/model/kinds.js';
+import { REMOVING_FROM_MONMAP } from '../../reconcilers/mon/removal.js';
 import { node } from '../builders.js';
 import { doc } from './fixtures.js';
 
@@ -262,4 +263,10 @@ test('plan refusals: the pools of a filesystem Ceph has keep their names and PG 
   t.deepEqual(e.changes, []);
   t.deepEqual((await evaluateIn(made, file(32))).errors, [], 'as made: accepted');
   t.deepEqual((await evaluateIn({ ...world([]), filesystems: [fs(false)] }, file(64))).errors, [], 'not made yet: accepted');
+});
+
+test('plan tasks: a monitor declared again while it is taken out of the monmap has its old store removed, then joins', (t) => {
+  const removing = n(3, {}, { ceph: { mon: { phase: 'orphaned', reason: REMOVING_FROM_MONMAP, message: '' } } });
+  const w = world([n(1, MON, { daemons: { mon: true } }), removing], clusterDoc({ bootstrapped: true, quorum: ['n1'] }));
+  t.deepEqual(brief(plannedTasks([daemons(removing, {}, MON)], w)), [`${TaskKind.monRemove} node-3`, `${TaskKind.monJoin} node-3`]);
 });
