@@ -219,6 +219,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
     bus,
     log,
     osdDf: () => ceph.osdDf({ timeoutMs: OSD_DF_TIMEOUT_MS }),
+    poolDf: async () => (await ceph.df({ timeoutMs: OSD_DF_TIMEOUT_MS })).pools,
     ...opts.specs,
   });
   const s3 = s3Part({ store, lab: labParts?.s3Gateways() ?? null, fleet });

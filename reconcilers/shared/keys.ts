@@ -16,13 +16,18 @@ export async function hasKey(store: Store, entity: string): Promise<boolean> {
   return Boolean((await getKey(store, entity))?.status.key);
 }
 
-/** Records a key Ceph (or Quarry, for the bootstrap keys) made. */
+/** Records a key Ceph (or Quarry, for the bootstrap keys) made. An entity's name comes back
+ * (an OSD id purged and given out again, on another node): the key is the new holder's, so its
+ * spec (node, caps) is replaced too, or the new node's agent would be refused its key. */
 export async function saveKey(store: Store, spec: KeyringSpec, key: string): Promise<void> {
   const id = keyringId(spec.entity);
   try {
     await store.create({ kind: CephKind.Keyring, id, name: spec.entity, spec, status: { key } });
   } catch (err) {
     if (!(err instanceof ConflictError)) throw err;
+    await store.mutateSpec<KeyringSpec>(CephKind.Keyring, id, (d) =>
+      d.spec.nodeId === spec.nodeId && JSON.stringify(d.spec.caps) === JSON.stringify(spec.caps) ? undefined : spec,
+    );
     await store.updateStatus(CephKind.Keyring, id, { key });
   }
 }

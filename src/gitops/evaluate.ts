@@ -6,7 +6,7 @@ import { DEFAULT_LIMITS, parseSpecText, type specValidators, type SpecError, typ
 import { DISRUPTION_NOTE, plannedDisruptions, type PlannedDisruption } from './disruptions.js';
 import { planChanges } from './plan.js';
 import { resolveFile } from './resolve.js';
-import { plannedTasks, withUsage, type OsdUsage, type PlannedTask } from './tasks.js';
+import { plannedTasks, withPoolUsage, withUsage, type OsdUsage, type PlannedTask, type PoolUsage } from './tasks.js';
 import type { Change, Pending } from './types.js';
 import { allDocs, fileSource, type World } from './world.js';
 
@@ -50,7 +50,8 @@ type Validators = ReturnType<typeof specValidators>;
 /** `text` null: the file is gone, and everything it owned is pruned or orphaned. `isLive`
  * says whether another file that owns an object still exists (a renamed file's objects pass
  * to the new name). `usage`: what is on each OSD, for the tasks that affect one; it never
- * fails (an empty map when Ceph does not answer). */
+ * fails (an empty map when Ceph does not answer); `poolUsage` the same for pools, for a
+ * filesystem's deletion. */
 export async function evaluate(
   file: string,
   text: string | null,
@@ -59,6 +60,7 @@ export async function evaluate(
   isLive: (file: string) => boolean,
   limits: SpecLimits = DEFAULT_LIMITS,
   usage: () => Promise<OsdUsage> = () => Promise.resolve(new Map()),
+  poolUsage: () => Promise<PoolUsage> = () => Promise.resolve(new Map()),
 ): Promise<Evaluation> {
   const parsed = text === null ? { docs: [], errors: [] } : parseSpecText(file, text, v, limits);
   const empty = { file, documents: parsed.docs.length, changes: [], pending: [], tasks: [], disruptions: [] };
@@ -69,7 +71,9 @@ export async function evaluate(
   const changes = planChanges(file, res, world);
   const planned = plannedTasks(changes, world);
   // Ceph is asked what is on the OSDs only when a task affects one.
-  const tasks = planned.some((x) => x.affects) ? withUsage(planned, await usage()) : planned;
+  const osds = planned.some((x) => x.affects) ? withUsage(planned, await usage()) : planned;
+  // ... and what is in the pools only when a filesystem's deletion destroys some.
+  const tasks = osds.some((x) => x.pools) ? withPoolUsage(osds, await poolUsage()) : osds;
   const disruptions = plannedDisruptions(changes, world);
   return { file, documents: parsed.docs.length, errors: [], changes, pending: res.pending, tasks, disruptions };
 }

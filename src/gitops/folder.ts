@@ -6,7 +6,7 @@ import type { Store, StoreEvent } from '../store/types.js';
 import { applyChanges } from './apply.js';
 import { evaluate, ownedObjects, planView, type PlanView } from './evaluate.js';
 import { DEFAULT_LIMITS, specValidators, type SpecError, type SpecLimits } from './parse.js';
-import type { OsdUsage } from './tasks.js';
+import type { OsdUsage, PoolUsage } from './tasks.js';
 import { Rechecks, trackPending, type PendingTrack } from './pending.js';
 import type { Pending } from './types.js';
 import { OWNED_KINDS, allDocs, fileSource, loadWorld, type World, type WorldSources } from './world.js';
@@ -43,6 +43,9 @@ export interface SpecsFolderOptions {
   osdDfTimeoutMs?: number;
   /** A node a file declares that no machine matches this long is `NotSeen` (NODE_UNSEEN_GRACE_MS). */
   unseenGraceMs?: number;
+  /** Ceph's `df` pools (CephApi.df): objects and bytes in the pools a filesystem's deletion
+   * destroys, within osdDfTimeoutMs too; else the plan names the pools alone. */
+  poolDf?: () => Promise<ReadonlyArray<{ name: string; objects: number; storedBytes: number }>>;
 }
 
 /** NODE_UNSEEN_GRACE_MS's default: a machine boots and reports within a few minutes. */
@@ -120,28 +123,34 @@ export class SpecsFolder {
   /** What applying `text` as `file` would change, without changing anything. */
   async plan(file: string, text: string): Promise<PlanView> {
     return this.serially(async () =>
-      planView(await evaluate(file, text, this.load, this.v, (f) => this.isLive(f, file), this.opts.limits, this.usage)),
+      planView(await evaluate(file, text, this.load, this.v, (f) => this.isLive(f, file), this.opts.limits, this.usage, this.pools)),
     );
   }
 
   /** What is on each OSD, from Ceph within a short deadline; empty when it does not answer (a
    * plan never fails nor waits long for it). */
-  private readonly usage = async (): Promise<OsdUsage> => {
-    const osdDf = this.opts.osdDf;
-    if (!osdDf) return new Map();
+  private readonly usage = async (): Promise<OsdUsage> =>
+    new Map((await this.within(this.opts.osdDf)).map((r) => [r.id, { bytes: r.dataBytes, pgs: r.pgs }]));
+
+  /** What is in each pool, the same way. */
+  private readonly pools = async (): Promise<PoolUsage> =>
+    new Map((await this.within(this.opts.poolDf)).map((r) => [r.name, { objects: r.objects, bytes: r.storedBytes }]));
+
+  /** Ceph's answer within osdDfTimeoutMs; none (an empty list) when it is late or fails. */
+  private async within<T>(ask: (() => Promise<readonly T[]>) | undefined): Promise<readonly T[]> {
+    if (!ask) return [];
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<null>((resolve) => {
       timer = setTimeout(() => resolve(null), this.opts.osdDfTimeoutMs ?? OSD_DF_TIMEOUT_MS);
     });
     try {
-      const rows = await Promise.race([osdDf(), late]);
-      return new Map((rows ?? []).map((r) => [r.id, { bytes: r.dataBytes, pgs: r.pgs }]));
+      return (await Promise.race([ask(), late])) ?? [];
     } catch {
-      return new Map();
+      return [];
     } finally {
       clearTimeout(timer);
     }
-  };
+  }
 
   status(): FileStatus[] {
     return [...this.states.values()].sort((a, b) => a.file.localeCompare(b.file));

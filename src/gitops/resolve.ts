@@ -14,6 +14,7 @@ import { TemplateKind, isTemplateName } from '../model/template-kinds.js';
 import { StorageKind, filesystemId, rgwUserId, type FilesystemSpec, type RgwUserSpec } from '../model/storage-kinds.js';
 import type { Doc } from '../model/document.js';
 import type { SpecDoc, SpecError } from './parse.js';
+import { liveClusterErrors, liveFilesystemErrors } from './live-refusals.js';
 import { resolveNode } from './resolve-node.js';
 import type { Desired, DocResolution, Pending } from './types.js';
 import { allDocs, fileSource, ownedBy, type World } from './world.js';
@@ -143,6 +144,8 @@ function filesystem(doc: SpecDoc, world: World, file: string): DocResolution {
   if (errors.length) return refused(errors);
   const cur = world.filesystems.find((f) => f.id === filesystemId(spec.name));
   if (doc.state === 'absent' && cur) return one(deletionAsked(cur, doc));
+  const live = liveFilesystemErrors(cur, spec);
+  if (live.length) return refused(live);
   return one({
     kind: StorageKind.Filesystem,
     id: filesystemId(spec.name),
@@ -194,6 +197,8 @@ function cluster(doc: SpecDoc, world: World): DocResolution {
   const spec = { ...world.cluster.spec, ...given };
   const crush = crushSpecErrors(spec, '/spec');
   if (crush.length) return refused(crush);
+  const live = liveClusterErrors(world.cluster.spec, given, world);
+  if (live.length) return refused(live);
   const out = one({
     kind: CephKind.Cluster,
     id: CLUSTER_ID,

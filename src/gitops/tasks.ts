@@ -1,17 +1,21 @@
-// The kinds of task runs the loops will schedule for a plan's changes: what an operator wants to
-// know before a merge (daemons created, OSDs drained and purged, disks to be wiped). The names
-// are the catalogue's (src/catalogue), which the loops use too, and so is whether a step is
-// destructive (it `destroys` or `disrupts` something).
+// The task runs the loops will start for a plan's changes: what an operator wants to know before
+// a merge (daemons created, OSDs drained and purged, disks to be wiped, monitors removed). Plan =
+// apply: every run an apply starts is listed (a retry after a failure aside), read from what the
+// loops decide by (bootstrapped or not, keys held, daemons reported); test/lab/plan-apply.test.ts
+// checks it over generated sequences of changes. The names are the catalogue's (src/catalogue),
+// which the loops use too, and so is whether a step is destructive (it `destroys` or `disrupts`).
 import { KEYED_DAEMON_TYPES, Step, daemon, isStepName, step } from '../catalogue/index.js';
 import type { ImageSpec } from '../model/image-kinds.js';
 import { ImageKind } from '../model/image-kinds.js';
-import { CephKind } from '../model/ceph-kinds.js';
+import { CLUSTER_ID, CephKind } from '../model/ceph-kinds.js';
 import { crushChain, crushLevelsOf, failureDomainOf, locationArgs, ruleNameOf } from '../model/crush.js';
 import { Kind, OsdRemoval, type DiskSpec, type DiskStatusFields, type NodeSpec } from '../model/kinds.js';
 import { NetworkKind } from '../model/network-kinds.js';
 import { holdsLiveOsd, isAdoptable, type DiskDoc } from '../model/operations.js';
 import { StorageKind } from '../model/storage-kinds.js';
 import { fsDeletionQuestion, rgwUserDeletionQuestion, type Holding } from '../model/deletion.js';
+import { DisruptionLeaseKind } from '../model/disruption-kinds.js';
+import { plannedDisruptions } from './disruptions.js';
 import type { Change } from './types.js';
 import type { World } from './world.js';
 
@@ -19,6 +23,11 @@ export const TaskKind = {
   dhcpStart: Step.dhcpStart,
   monBootstrap: Step.monBootstrap,
   monJoin: Step.monJoin,
+  // The cluster's opener puts client.admin into the new auth database (reconcilers/mon/admin-key.ts).
+  monImportAdminKey: Step.monImportAdminKey,
+  // A monitor's removal: out of the monmap (master), then its daemon and store off the node.
+  monmapRemove: Step.monmapRemove,
+  monRemove: Step.monRemove,
   osdNew: Step.osdNew,
   osdCreate: Step.osdCreate,
   // An OSD's removal and replacement, and a removal undone.
@@ -43,6 +52,8 @@ export const TaskKind = {
   osdNoout: Step.osdNoout,
   daemonsStop: Step.nodeDaemonsStop,
   daemonsStart: Step.nodeDaemonsStart,
+  // A Cluster field daemons read only at start changed (src/model/daemon-config.ts).
+  configRestart: Step.configRestart,
 } as const;
 
 /** The OSD a task acts on; bytes and PGs on it when Ceph answered (`ceph osd df`). */
@@ -65,13 +76,44 @@ export interface PlannedTask {
   affects?: Affects;
   /** For a CRUSH task: the data Ceph moves to match. */
   moves?: string;
+  /** For a filesystem's deletion: its pools, with the objects and bytes in them when Ceph said
+   * (`ceph df`) at plan time. */
+  pools?: Holding[];
+  /** For a monitor's removal: the monitor, and the monmap and quorum it leaves. */
+  quorumAfter?: QuorumAfter;
   /** For a data-bearing deletion: the question an operator is asked first, naming what goes
    * as far as the stored status knows it (the run asks with what Ceph says then). */
   question?: string;
 }
 
+/** A monitor's removal leaves `monitors` in the monmap, `up` of them in quorum (as the cluster
+ * loop last saw it); `majority` of them must stay up. The loop refuses a removal that would
+ * leave fewer than that (QuorumWouldBreak): it waits instead. */
+export interface QuorumAfter {
+  monitor: string;
+  monitors: number;
+  up: number;
+  majority: number;
+}
+
 /** What Ceph says is on each OSD, by id (from `osd df`). */
 export type OsdUsage = ReadonlyMap<number, { bytes: number; pgs: number }>;
+/** What Ceph says is in each pool, by name (from `ceph df`). */
+export type PoolUsage = ReadonlyMap<string, { objects: number; bytes: number }>;
+
+/** The tasks with the objects and bytes in the pools a filesystem's deletion destroys, as far
+ * as `usage` knows them; its question then names them too (as the run will ask). */
+export function withPoolUsage(tasks: PlannedTask[], usage: PoolUsage): PlannedTask[] {
+  return tasks.map((t) => {
+    if (!t.pools || !t.question) return t;
+    const pools = t.pools.map((p) => {
+      const u = usage.get(p.name);
+      return u ? { name: p.name, objects: u.objects, bytes: u.bytes } : p;
+    });
+    // A Filesystem object is named as its filesystem (src/gitops/resolve.ts).
+    return { ...t, pools, question: fsDeletionQuestion(t.name, pools) };
+  });
+}
 
 /** The tasks with what is on the OSDs they affect, as far as `usage` knows them. A creation
  * that reuses a destroyed OSD's id moves nothing off it: it says the id alone. */
@@ -161,11 +203,66 @@ function poolsKnown(c: Change, spec: NonNullable<Spec>): Holding[] {
   return names.map((name) => ({ name }));
 }
 
+type Add = (task: string, extra?: Pick<PlannedTask, 'wipes' | 'affects' | 'moves' | 'question' | 'quorumAfter' | 'pools'>) => void;
+
+const nodeSpecOf = (c: Change, side: 'before' | 'after'): NodeSpec | null => (specOf(c, side) as unknown as NodeSpec | null) ?? null;
+const addsMon = (c: Change): boolean =>
+  c.kind === Kind.Node && !nodeSpecOf(c, 'before')?.daemons.mon && !!nodeSpecOf(c, 'after')?.daemons.mon;
+
+/** The monitors that make the cluster's first monmap, when no monitor exists yet: those this
+ * plan declares on active nodes with an address bootstrap together, and the first by hostname
+ * opens the cluster and imports client.admin (reconcilers/mon/plan.ts says why together). A
+ * monitor on a node not active yet joins their quorum later. */
+function firstMonitors(changes: Change[], world: World): { members: Set<string>; opener: string | null } {
+  const status = world.cluster?.status as { bootstrapped?: boolean } | undefined;
+  const exists =
+    status?.bootstrapped === true || world.nodes.some((n) => n.spec.daemons.mon !== undefined || n.status.daemons?.mon === true);
+  if (exists) return { members: new Set(), opener: null };
+  const members = changes
+    .filter(addsMon)
+    .map((c) => ({ id: c.id, hostname: nodeSpecOf(c, 'after')!.hostname, node: world.nodes.find((n) => n.id === c.id) }))
+    .filter((m) => m.node?.status.phase === 'active' && m.node.status.ip)
+    .sort((x, y) => x.hostname.localeCompare(y.hostname));
+  return { members: new Set(members.map((m) => m.id)), opener: members[0]?.id ?? null };
+}
+
+/** The monitors once every change is made: node id → hostname. */
+function monitorsAfter(changes: Change[], world: World): Map<string, string> {
+  const out = new Map(world.nodes.filter((n) => n.spec.daemons.mon !== undefined).map((n) => [n.id, n.spec.hostname]));
+  for (const c of changes.filter((x) => x.kind === Kind.Node)) {
+    const after = nodeSpecOf(c, 'after');
+    if (after?.daemons.mon) out.set(c.id, after.hostname);
+    else out.delete(c.id);
+  }
+  return out;
+}
+
+/** A monitor no longer desired: out of the monmap if it is in it (it was made), then its daemon
+ * and store off the node (reconcilers/mon/removal.ts). */
+function monRemoval(c: Change, world: World, mons: Map<string, string>, add: Add): void {
+  const node = world.nodes.find((n) => n.id === c.id);
+  const name = nodeSpecOf(c, 'before')!.hostname;
+  const quorum = (world.cluster?.status as { quorum?: string[] } | undefined)?.quorum ?? [];
+  const made = quorum.includes(name) || node?.status.daemons?.mon === true || node?.status.ceph?.mon?.phase === 'running';
+  const left = [...mons.values()];
+  const quorumAfter = {
+    monitor: name,
+    monitors: left.length,
+    up: quorum.filter((q) => left.includes(q)).length,
+    majority: Math.floor(left.length / 2) + 1,
+  };
+  if (made) add(TaskKind.monmapRemove, { quorumAfter });
+  add(TaskKind.monRemove, { quorumAfter });
+}
+
 export function plannedTasks(changes: Change[], world: World): PlannedTask[] {
   const out: PlannedTask[] = [];
-  let monitors = world.nodes.some((n) => n.spec.daemons.mon !== undefined);
+  const first = firstMonitors(changes, world);
+  const mons = monitorsAfter(changes, world);
+  // The opener's import of client.admin follows every first monitor's bootstrap.
+  let opener: Add | null = null;
   for (const c of changes) {
-    const add = (task: string, extra: Pick<PlannedTask, 'wipes' | 'affects' | 'moves' | 'question'> = {}) =>
+    const add: Add = (task, extra = {}) =>
       out.push({ task, kind: c.kind, id: c.id, name: c.name, destructive: isDestructive(task), ...extra });
     const was = specOf(c, 'before');
     const now = specOf(c, 'after');
@@ -182,18 +279,32 @@ export function plannedTasks(changes: Change[], world: World): PlannedTask[] {
       }
       case Kind.Node: {
         const [a, b] = [(was as NodeSpec | null)?.daemons ?? {}, (now as unknown as NodeSpec).daemons];
-        if (!a.mon && b.mon) add(monitors ? TaskKind.monJoin : TaskKind.monBootstrap);
-        monitors ||= b.mon !== undefined;
+        if (!a.mon && b.mon) {
+          // Declared again while being taken out of the monmap: its old store is removed once
+          // that is done, and a new one joins (reconcilers/mon/removal.ts, recreation; the reason
+          // is removal.ts's REMOVING_FROM_MONMAP).
+          const removing = world.nodes.find((n) => n.id === c.id)?.status.ceph?.mon?.reason === 'RemovingFromMonmap';
+          if (removing) add(TaskKind.monRemove);
+          add(first.members.has(c.id) ? TaskKind.monBootstrap : TaskKind.monJoin);
+          if (first.opener === c.id) opener = add;
+        }
+        if (a.mon && !b.mon) monRemoval(c, world, mons, add);
         for (const t of KEYED_DAEMON_TYPES) {
           const { key, start, stop } = daemon(t).steps;
           if (!a[t] && b[t]) {
-            if (key) add(key);
+            // A daemon declared again reuses the key Quarry kept (reconcilers/daemon/plan.ts).
+            if (key && !world.keys?.has(daemon(t).entity((now as unknown as NodeSpec).hostname))) add(key);
             if (start) add(start);
           }
           if (a[t] && !b[t] && stop) add(stop);
         }
+        // The cluster loop places hosts: the run is the Cluster's.
         const moves = crushMove(c, world);
-        if (moves) add(TaskKind.crushPlaceHost, { moves });
+        if (moves) {
+          const name = world.cluster?.name ?? CLUSTER_ID;
+          const task = TaskKind.crushPlaceHost;
+          out.push({ task, kind: CephKind.Cluster, id: CLUSTER_ID, name, destructive: isDestructive(task), moves });
+        }
         // Maintenance: noout then the stop (inside the disruption budget); leaving, the start.
         const [inBefore, inAfter] = [(was as NodeSpec | null)?.maintenance === true, (now as unknown as NodeSpec).maintenance === true];
         if (!inBefore && inAfter) [TaskKind.osdNoout, TaskKind.daemonsStop].forEach((x) => add(x));
@@ -203,6 +314,13 @@ export function plannedTasks(changes: Change[], world: World): PlannedTask[] {
       case CephKind.Cluster: {
         const [a, b] = [failureDomainOf(was ?? undefined), failureDomainOf(now)];
         if (a !== b) add(TaskKind.crushRule, { moves: `Quarry's pools go to rule ${ruleNameOf(b)}: replicas across ${b}s, not ${a}s` });
+        // A field daemons read only at start: each node running them restarts them, in the
+        // disruption budget's waves (the dry run's `disruptions` list the same nodes).
+        for (const w of plannedDisruptions(changes, world).filter((x) => x.kind === DisruptionLeaseKind.daemonRestart))
+          w.nodeIds.forEach((id, i) => {
+            const name = world.nodes.find((n) => n.id === id)?.name ?? w.nodes[i]!;
+            out.push({ task: TaskKind.configRestart, kind: Kind.Node, id, name, destructive: isDestructive(TaskKind.configRestart) });
+          });
         break;
       }
       case Kind.Disk:
@@ -218,8 +336,9 @@ export function plannedTasks(changes: Change[], world: World): PlannedTask[] {
       case StorageKind.Filesystem:
         if (c.action === 'create') add(TaskKind.fsCreate);
         if (asksDeletion(was, now)) {
-          const question = fsDeletionQuestion(String(now.name), poolsKnown(c, now));
-          [TaskKind.fsDeleteConfirm, TaskKind.fsDelete].forEach((x) => add(x, { question }));
+          const pools = poolsKnown(c, now);
+          const question = fsDeletionQuestion(String(now.name), pools);
+          [TaskKind.fsDeleteConfirm, TaskKind.fsDelete].forEach((x) => add(x, { question, pools }));
         }
         break;
       case StorageKind.RgwUser:
@@ -231,5 +350,6 @@ export function plannedTasks(changes: Change[], world: World): PlannedTask[] {
         break;
     }
   }
+  opener?.(TaskKind.monImportAdminKey);
   return out;
 }

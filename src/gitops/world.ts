@@ -1,7 +1,7 @@
 // What a specs file is resolved against: the store's objects of the kinds a file can declare,
 // the master's interfaces and the image catalog. Read once per apply, so one apply sees one
 // consistent picture, and every write it makes is CAS on the versions read here.
-import type { ClusterSpec } from '../model/ceph-kinds.js';
+import type { ClusterSpec, KeyringSpec, KeyringStatus } from '../model/ceph-kinds.js';
 import { CLUSTER_ID, CephKind } from '../model/ceph-kinds.js';
 import type { AnyDoc, Doc, Source } from '../model/document.js';
 import { DISRUPTION_BUDGET_ID, DisruptionKind, type DisruptionBudgetSpec } from '../model/disruption-kinds.js';
@@ -25,6 +25,9 @@ export interface World {
    * `disruptionBudget` sets its limits. Not watched (its leases change all the time). */
   budget?: Doc<DisruptionBudgetSpec> | undefined;
   templates: Doc<TemplateSpec>[];
+  /** The cephx entities Quarry holds a key of (a daemon declared again reuses its key: the plan
+   * lists no key run for it). Names only, never the keys. Absent: none. */
+  keys?: ReadonlySet<string>;
   nics: MasterInterface[];
   /** null when the catalog could not be read: images declared by a file wait. */
   catalog: CatalogEntry[] | null;
@@ -49,7 +52,7 @@ export const OWNED_KINDS = [
 
 /** `catalog`: read the image catalog too (only files that declare images need it). */
 export async function loadWorld(store: Store, sources: WorldSources, catalog = false): Promise<World> {
-  const [nodes, disks, networks, images, filesystems, rgwUsers, cluster, budget, templates, nics, entries] = await Promise.all([
+  const [nodes, disks, networks, images, filesystems, rgwUsers, cluster, budget, templates, keyrings, nics, entries] = await Promise.all([
     store.list(Kind.Node) as Promise<NodeDoc[]>,
     store.list(Kind.Disk) as Promise<DiskDoc[]>,
     store.list<NetworkSpec, Record<string, unknown>>(NetworkKind.Network),
@@ -59,10 +62,12 @@ export async function loadWorld(store: Store, sources: WorldSources, catalog = f
     store.get<ClusterSpec, Record<string, unknown>>(CephKind.Cluster, CLUSTER_ID),
     store.get<DisruptionBudgetSpec, Record<string, unknown>>(DisruptionKind.DisruptionBudget, DISRUPTION_BUDGET_ID),
     store.list<TemplateSpec, Record<string, unknown>>(TemplateKind.Template),
+    store.list<KeyringSpec, KeyringStatus>(CephKind.Keyring),
     sources.interfaces.interfaces(),
     catalog ? sources.registry.entries().catch(() => null) : Promise.resolve(null),
   ]);
-  return { nodes, disks, networks, images, filesystems, rgwUsers, cluster, budget, templates, nics, catalog: entries };
+  const keys = new Set(keyrings.filter((k) => k.status.key).map((k) => k.spec.entity));
+  return { nodes, disks, networks, images, filesystems, rgwUsers, cluster, budget, templates, keys, nics, catalog: entries };
 }
 
 export function allDocs(w: World): AnyDoc[] {

@@ -36,6 +36,8 @@ export async function startSpecs(deps: {
   stableMs?: number;
   /** Ceph's `osd df`, for what plans that remove OSDs affect. */
   osdDf?: SpecsFolderOptions['osdDf'];
+  /** Ceph's `df` pools, for what a filesystem's deletion destroys. */
+  poolDf?: SpecsFolderOptions['poolDf'];
 }): Promise<SpecsPart> {
   const { config, log } = deps;
   await mkdir(config.specsDir, { recursive: true });
@@ -46,6 +48,7 @@ export async function startSpecs(deps: {
     limits: DEFAULT_LIMITS,
     unseenGraceMs: config.nodeUnseenGraceMs,
     ...(deps.osdDf ? { osdDf: deps.osdDf } : {}),
+    ...(deps.poolDf ? { poolDf: deps.poolDf } : {}),
   });
   const failed = (err: unknown) => log('error', 'specs folder', { error: String(err) });
   let ready!: () => void;

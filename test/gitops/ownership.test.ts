@@ -11,6 +11,7 @@ import { NetworkKind } from '../../src/model/network-kinds.js';
 import { createMemoryStore } from '../../src/store/index.js';
 import { MonTask } from '../../reconcilers/mon/plan.js';
 import { MaintenanceTask } from '../../reconcilers/node/maintenance.js';
+import { RolloutTask } from '../../reconcilers/node/rollout.js';
 import { OsdTask } from '../../reconcilers/osd/plan.js';
 import { DHCP_START_TASK } from '../../reconcilers/network/plan.js';
 import { FS_CREATE_TASK, FsDeleteTask } from '../../reconcilers/fs/plan.js';
@@ -114,6 +115,8 @@ test("tasks: the task kinds a plan names are the loops' own task names", (t) => 
     ...Object.values(OsdTask),
     // The node loop's maintenance steps (#15 part 3).
     ...Object.values(MaintenanceTask),
+    // The rolling restart for a config change (#15 part 2).
+    ...Object.values(RolloutTask),
     // Data-bearing deletions: the question and the deletion (#16 part 3).
     ...Object.values(FsDeleteTask),
     ...Object.values(RgwUserDeleteTask),

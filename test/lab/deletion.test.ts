@@ -26,6 +26,7 @@ interface PlannedTask {
   task: string;
   destructive: boolean;
   question?: string;
+  pools?: Array<{ name: string; objects?: number; bytes?: number }>;
 }
 
 const FS = (state: 'present' | 'absent') =>
@@ -80,7 +81,18 @@ test('deletion: a filesystem declared absent is planned with its question, kept 
   const [ask, del] = [tasks.find((x) => x.task === 'ceph.fs.delete.confirm'), tasks.find((x) => x.task === 'ceph.fs.delete')];
   t.like(del, { destructive: true });
   t.like(ask, { destructive: false });
-  t.regex(del!.question!, /Delete filesystem cephfs with its pools\? .*pool cephfs_metadata and pool cephfs_data/);
+  // With what Ceph says the pools hold (ceph df at plan time), as the run will ask.
+  t.regex(
+    del!.question!,
+    /Delete filesystem cephfs with its pools\? .*pool cephfs_metadata \(\d+ objects, [\d.]+ [KMG]?i?B\) and pool cephfs_data \(0 objects, 0 B\)/,
+  );
+  t.deepEqual(
+    del!.pools?.map((p) => [p.name, typeof p.objects, typeof p.bytes]),
+    [
+      ['cephfs_metadata', 'number', 'number'],
+      ['cephfs_data', 'number', 'number'],
+    ],
+  );
   t.is(ask!.question, del!.question);
 
   // Applied: a question naming what Ceph says the pools hold; "no" keeps everything.

@@ -67,6 +67,30 @@ const taskView = object(
       description:
         "a data-bearing deletion (a filesystem's or an RGW user's state: absent): the question an operator answers first, naming what goes as far as Quarry's status knows it",
     },
+    pools: {
+      type: 'array',
+      items: object(
+        {
+          name: str,
+          objects: { ...count, description: 'objects in it (ceph df); absent when Ceph did not answer in time' },
+          bytes: { ...count, description: 'bytes stored in it (ceph df); absent when Ceph did not answer in time' },
+        },
+        ['name'],
+      ),
+      description: "a filesystem's deletion: the pools it destroys, with what is in them",
+    },
+    quorumAfter: {
+      ...object(
+        {
+          monitor: { type: 'string', description: "the monitor removed (its node's hostname)" },
+          monitors: { ...count, description: 'monitors in the monmap once it is removed' },
+          up: { ...count, description: 'of those, how many were in quorum when the plan was made' },
+          majority: { ...count, description: 'how many of them must stay up for a quorum; the loop waits rather than remove below it' },
+        },
+        ['monitor', 'monitors', 'up', 'majority'],
+      ),
+      description: "a monitor's removal (ceph.mon.monmap-remove, ceph.mon.remove): the monmap and quorum it leaves",
+    },
   },
   ['task', 'kind', 'id', 'name', 'destructive'],
 );
@@ -125,7 +149,11 @@ const planSchema = object(
     pruned: { type: 'array', items: changeView },
     orphaned: { type: 'array', items: changeView },
     pending: { type: 'array', items: pendingView },
-    tasks: { type: 'array', items: taskView, description: 'the kinds of task runs the loops would schedule' },
+    tasks: {
+      type: 'array',
+      items: taskView,
+      description: 'every task run the apply would start (a retry after a failure aside), in order where the order is known',
+    },
     disruptions: {
       type: 'array',
       items: disruptionView,
