@@ -102,6 +102,9 @@ export function daemonReady(n: NodeDoc, type: NodeDaemonType): Verdict {
 
 const GONE = new Set(['removed', 'destroyed', 'replaced']);
 
+/** Ready reasons of objects whose daemons are down because their spec says so. */
+const DOWN_ON_PURPOSE = new Set(['InMaintenance', 'StoppedForMaintenance', 'PoweredOff']);
+
 /** A disk: with an OSD wanted, the OSD runs (its loop says so and the agent reports it); with
  * a removal, the OSD is gone; otherwise nothing is wanted but an asked wipe done. `node`: null
  * leaves the agent's report out (the OSD loop, whose running phase already comes from it). */
@@ -113,6 +116,10 @@ export function diskReady(d: DiskDoc, node: NodeDoc | undefined | null): Verdict
   const osd = d.status.osd;
   const osdId = d.status.osdId ?? null;
   if (d.spec.osd) {
+    // Its node declared in maintenance and in it: the OSD it had is stopped on purpose (noout
+    // keeps it in), as the node's daemons are.
+    if (node && inMaintenance(node) && osdId !== null)
+      return ok('StoppedForMaintenance', null, `${DISK_DAEMON_TYPE}.${osdId} stopped while ${node.spec.hostname} is in maintenance`);
     if (blocked?.status === 'True') return notOk(blocked.reason, blocked.message, blocked.lastTransitionTime);
     if (!osd || osd.phase !== 'running' || osdId === null) return notOk(cap(osd?.phase ?? 'pending'), osd?.message ?? 'no OSD yet');
     if (node !== null && !(node?.status.daemons?.osds ?? []).includes(osdId))
@@ -228,7 +235,12 @@ export function readiness(w: ReadyWorld): Readiness[] {
   const attached = attachChecks(w.checks, rows, { diskByOsd, nodeByHost, daemonByName, fsByName });
   return rows.map((r) => {
     const checks = attached.get(refKey(r)) ?? [];
-    const err = r.kind === 'Cluster' ? undefined : checks.find((c) => c.severity === 'HEALTH_ERR' || DOWN_CHECKS.has(c.code));
+    // Down on purpose (maintenance, declared off): Ceph's down checks say what was asked.
+    const downWanted = DOWN_ON_PURPOSE.has(r.reason);
+    const err =
+      r.kind === 'Cluster'
+        ? undefined
+        : checks.find((c) => c.severity === 'HEALTH_ERR' || (DOWN_CHECKS.has(c.code) && !(r.ready && downWanted)));
     const verdict: Verdict = r.ready && err ? notOk(err.severity === 'HEALTH_ERR' ? 'HealthError' : 'Down', checkText(err)) : r;
     return { kind: r.kind, id: r.id, name: r.name, ...pick(verdict), checks };
   });

@@ -330,8 +330,14 @@ test.serial('maintenance: a spec file says maintenance: true, then the line is r
   t.not(withMaintenance, example);
   await q.put('lab-cluster.yaml', withMaintenance);
   await inMaintenance(q, n.id, 120_000);
-  // The file owns it: the API may not end it.
   const c = await q.admin();
+  // What the file says is what there is: its daemons and OSDs are down on purpose.
+  type FileView = { file: string; converged: boolean; blocking: Array<{ kind: string; reason: string }> };
+  await waitFor('the file converged with storage-3 in maintenance', async () => {
+    const f = (await c.get<FileView[]>('/specs/status')).json.find((x) => x.file === 'lab-cluster.yaml');
+    return f?.converged ? f : undefined;
+  });
+  // The file owns it: the API may not end it.
   const r = await c.post<InvokeResults>('/invoke/node', { operation: 'node.maintenance-exit', nodeIds: [n.id] });
   t.like(r.json.results[0], { status: 'rejected', code: 'SPEC_OWNED' });
   await q.put('lab-cluster.yaml', example);

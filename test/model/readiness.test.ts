@@ -98,6 +98,23 @@ test('readiness node: a node declared in maintenance is ready once in it, its da
   t.like(daemonReady(n(true), Daemon.mgr), { ready: false });
 });
 
+test('readiness disk: the OSD of a node declared in maintenance and in it is ready, stopped on purpose; entering, it is not', (t) => {
+  const n = (progressing: boolean) =>
+    node('maintenance')
+      .withSpec({ maintenance: true })
+      .withStatus({
+        observedGeneration: 1,
+        conditions: [cond('Ready', 'False', 'Maintenance'), cond('Progressing', progressing ? 'True' : 'False', 'Entering')],
+        daemons: { osds: [] },
+      })
+      .build();
+  const d = disk({ osd: true }, { osdId: 4, osd: running, conditions: [cond('Blocked', 'True', 'NodeInMaintenance', 'in maintenance')] });
+  t.like(diskReady(d, n(false)), { ready: true, reason: 'StoppedForMaintenance' });
+  t.like(diskReady(d, n(true)), { ready: false, reason: 'NodeInMaintenance' });
+  const never = disk({ osd: true }, { osdId: null, osd: { phase: 'pending', reason: 'Pending', message: '' } });
+  t.like(diskReady(never, n(false)), { ready: false }, 'an OSD never made is not made by maintenance');
+});
+
 test('readiness daemon: running by its loop and reported by the agent, nothing less', (t) => {
   const n = (phase: 'running' | 'failed', reported: boolean) =>
     node('active')
@@ -220,4 +237,37 @@ test('readiness health: a HEALTH_WARN check that is not a down check leaves Read
   t.deepEqual(d.checks, [
     { code: 'OSD_NEARFULL', severity: 'HEALTH_WARN', message: 'OSD_NEARFULL summary', detail: ['osd.3 is near full'] },
   ]);
+});
+
+test('readiness health: down checks of a node in maintenance say what was asked; a HEALTH_ERR still overrides', (t) => {
+  const n = node('maintenance')
+    .withSpec({ maintenance: true, daemons: { [Daemon.mon]: { diskId: 'x' } } })
+    .withStatus({
+      observedGeneration: 1,
+      conditions: [cond('Ready', 'False', 'InMaintenance'), cond('Progressing', 'False', 'InMaintenance')],
+      ceph: { [Daemon.mon]: running },
+      daemons: { [Daemon.mon]: false, osds: [] },
+    })
+    .build();
+  const rows = (checks: HealthCheckSeen[]) => readiness({ nodes: [n], disks: [disk({}, { osd: running, osdId: 3 })], others: [], checks });
+  const down = rows([
+    check('OSD_DOWN', 'HEALTH_WARN', [`osd.3 (root=default,host=${n.spec.hostname}) is down`]),
+    check('OSD_HOST_DOWN', 'HEALTH_WARN', [`host ${n.spec.hostname} (root=default) (1 osds) is down`]),
+    check('MON_DOWN', 'HEALTH_WARN', [`mon.${n.spec.hostname} (rank 0) addr [v2:10.0.0.1:3300/0] is down (out of quorum)`]),
+  ]);
+  t.deepEqual(
+    down.map((r) => [r.kind, r.ready, r.reason]),
+    [
+      ['Node', true, 'InMaintenance'],
+      ['Daemon', true, 'StoppedForMaintenance'],
+      ['Disk', true, 'StoppedForMaintenance'],
+    ],
+  );
+  t.deepEqual(
+    down.map((r) => r.checks.length),
+    [1, 1, 1],
+    'the checks stay attached',
+  );
+  const err = rows([check('OSD_FULL', 'HEALTH_ERR', ['osd.3 is full'])]).find((r) => r.kind === 'Disk');
+  t.like(err, { ready: false, reason: 'HealthError' });
 });
