@@ -83,7 +83,12 @@ export function nodeReady(n: NodeDoc): Verdict {
   const seen = (n.status.observedGeneration ?? -1) >= n.metadata.generation;
   if (seen && n.spec.power === 'off' && n.status.phase === 'offline') return ok('PoweredOff', since);
   if (seen && inMaintenance(n)) return ok('InMaintenance', since);
-  return fromConditions(n);
+  const v = fromConditions(n);
+  // A daemon its spec no longer names still runs: the world does not match yet (its loop stops it).
+  const extra = v.ready ? NODE_DAEMON_TYPES.filter((t) => n.spec.daemons[t] === undefined && n.status.daemons?.[t] === true) : [];
+  if (extra.length)
+    return notOk('UndeclaredDaemon', `${extra.join(', ')} still running on ${n.spec.hostname}, no longer declared: being stopped`, since);
+  return v;
 }
 
 /** Declared in maintenance and in it: its Ceph daemons are stopped because the spec says so. */

@@ -271,3 +271,15 @@ test('readiness health: down checks of a node in maintenance say what was asked;
   const err = rows([check('OSD_FULL', 'HEALTH_ERR', ['osd.3 is full'])]).find((r) => r.kind === 'Disk');
   t.like(err, { ready: false, reason: 'HealthError' });
 });
+
+test('readiness node: a daemon its spec no longer names still running keeps the node not ready until it stops', (t) => {
+  const n = (mgrRunning: boolean) =>
+    node('active')
+      .withSpec({ daemons: {} })
+      .withStatus({ observedGeneration: 1, conditions: [cond('Ready', 'True', 'Active')], daemons: { [Daemon.mgr]: mgrRunning } })
+      .build();
+  const v = nodeReady(n(true));
+  t.like(v, { ready: false, reason: 'UndeclaredDaemon' });
+  t.regex(v.message, /mgr still running/);
+  t.like(nodeReady(n(false)), { ready: true });
+});
