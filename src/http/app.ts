@@ -8,7 +8,7 @@ import { HttpMethodEnum, koaBody } from 'koa-body';
 import { NotFoundError } from '../errors.js';
 import { systemClock, uuid, type Clock, type IdGen } from '../model/clock.js';
 import type { Config } from '../config.js';
-import type { Logger } from '../log.js';
+import { withRequestIds, type Logger } from '../log.js';
 import type { Store } from '../store/types.js';
 import type { SecretBox } from '../store/secret-box.js';
 import { Auth, type AgentVerifier, type AuthOptions } from './auth/index.js';
@@ -18,6 +18,7 @@ import { crossSiteGuard } from './csrf.js';
 import { hostGuard } from './hosts.js';
 import type { ApiInfo } from './openapi.js';
 import { MethodNotAllowedError, clientErrorHandler, errorMiddleware } from './problem.js';
+import { requestIds } from './request-id.js';
 import { compileRoute, toKoaPath, type AnyRoute, type RouteEnv } from './route.js';
 import { openApiRoutes } from './routes/openapi.js';
 import { sessionRoutes } from './routes/session.js';
@@ -147,7 +148,8 @@ function bodyParsers(): Pick<RouteEnv, 'parseJson' | 'parseText'> {
 
 export async function createHttpApp(deps: HttpDeps): Promise<HttpApp> {
   const clock = deps.clock ?? systemClock;
-  const { logger } = deps;
+  // Every line the request's handling writes names the request (request-id.ts).
+  const logger = withRequestIds(deps.logger);
   const auth = await Auth.open({
     store: deps.store,
     stateDir: deps.config.stateDir,
@@ -174,6 +176,8 @@ export async function createHttpApp(deps: HttpDeps): Promise<HttpApp> {
   // koa's `proxy` stays off: it would trust every peer's X-Forwarded-* (client-address.ts).
   const app = new Koa({ proxy: false });
   app.on('error', (err: Error) => logger('warn', 'connection error', { error: err.message }));
+  // First: the request's id is known to everything after, the error mapper included.
+  app.use(requestIds(logger));
   app.use(errorMiddleware(logger, deps.ids ?? uuid));
   app.use(async (ctx, next) => {
     ctx.set('X-Content-Type-Options', 'nosniff');
