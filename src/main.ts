@@ -123,9 +123,10 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   const manager = new Manager({ store, concurrency: config.reconcileConcurrency, resyncMs: config.resyncMs, log, clock });
   const credentials = new AgentCredentials(store, clock, {
     ttlMs: config.installCredentialTtlMs,
-    onConflict: (nodeId, message) => {
-      log('warn', 'agent credential conflict: the node needs an admin to approve it again', { nodeId, message });
-      bus.publish('node.credential.conflict', { nodeId, message });
+    onConflict: (nodeId, message, node) => {
+      const names = { hostname: node?.hostname ?? null, name: node?.name ?? null };
+      log('warn', 'agent credential conflict: the node needs an admin to approve it again', { nodeId, ...names, message });
+      bus.publish('node.credential.conflict', { nodeId, message, ...names });
     },
   });
   // Unclaimed install credentials past their TTL leave the store (no plaintext lingers).

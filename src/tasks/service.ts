@@ -148,6 +148,8 @@ export class TaskService {
       targetKind: req.target.kind,
       targetId: req.target.id,
       targetName: req.target.name ?? null,
+      ...(req.target.names && Object.keys(req.target.names).length ? { targetNames: req.target.names } : {}),
+      ...(req.target.requestId ? { requestId: req.target.requestId } : {}),
       generation: req.target.generation,
       nodeId: req.node?.id ?? null,
       nodeHostname: req.node?.hostname ?? null,
