@@ -140,11 +140,31 @@ export interface EventMap {
   'node.approval.required': { nodeId: string; hostname: string; name?: string; macs: string[] };
   /** A node's agent credential was used by a second party: revoked, the node's approval taken back. */
   'node.credential.conflict': { nodeId: string; message: string; hostname?: string | null; name?: string | null };
+  /** A specs file applied (src/gitops/folder.ts): the file, and each object it changed by kind,
+   * id and YAML name. */
+  'specs.applied': {
+    file: string;
+    state: string;
+    created: SpecObjectRef[];
+    updated: SpecObjectRef[];
+    pruned: SpecObjectRef[];
+    orphaned: SpecObjectRef[];
+  };
+  /** A specs file refused: nothing was changed; `message` and `errors` say why. */
+  'specs.failed': { file: string; message: string; errors: unknown[] };
 }
 
 /** A run's target in its events: id, name (a YAML name, `host/serial` for a disk) and its other
  * names (YAML name and file, hostname, a disk's device path and serial). */
 export type RunTargetRef = { kind: string; id: string; name: string | null } & ObjectNames;
+
+/** An object a specs file changed, as specs.applied names it. */
+export interface SpecObjectRef {
+  kind: string;
+  id: string;
+  name: string;
+  document: number | null;
+}
 
 /** A lease of the disruption budget taken or given back (reconcilers/shared/disruption-leases.ts). */
 export interface DisruptionLeaseEvent {
