@@ -42,7 +42,8 @@ test('request id scope follows awaits and stops where outsideRequest starts', as
 
 test('request id logger adds the current id and keeps one a line names itself', (t) => {
   const lines: Array<Record<string, unknown> | undefined> = [];
-  const log = withRequestIds(((_level, _message, fields) => lines.push(fields)) as Logger);
+  const inner: Logger = (_level, _message, fields) => void lines.push(fields);
+  const log = withRequestIds(inner);
   log('info', 'outside');
   inRequest('r-2', () => {
     log('warn', 'inside', { a: 1 });
