@@ -3,7 +3,7 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { envFromArgs, loadConfig, type Config } from './config.js';
-import { createLogger, type Logger } from './log.js';
+import { createLogger, outsideRequest, type Logger } from './log.js';
 import { systemClock, uuid, type Clock } from './model/clock.js';
 import { openEmbeddedStore } from './store/index.js';
 import type { SecretBox } from './store/secret-box.js';
@@ -208,7 +208,9 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
     retryBaseMs: opts.retryBaseMs ?? 5_000,
     runTimeoutMs: opts.runTimeoutMs ?? 60_000,
   });
-  fleet.onChange((nodeId) => manager.enqueue('node', nodeId));
+  // An agent's report wakes the node loop from inside the agent's request: the loop's work (and
+  // the work queue's next items) must not carry that request's id.
+  fleet.onChange((nodeId) => outsideRequest(() => manager.enqueue('node', nodeId)));
   await manager.start();
   // Runs cut short by a crash were marked failed; their objects must look again now.
   for (const t of interrupted) for (const loop of manager.loopsFor(t.kind)) manager.enqueue(loop, t.id);

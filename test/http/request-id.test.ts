@@ -1,6 +1,7 @@
 import test from 'ava';
 import { route } from '../../src/http/route.js';
 import { requestLogLevel } from '../../src/http/request-id.js';
+import { currentRequestId } from '../../src/log.js';
 import { createMemoryStore } from '../../src/store/index.js';
 import { node } from '../builders.js';
 import { startHarness } from './harness.js';
@@ -64,8 +65,13 @@ test('request id reaches every log line the handling writes and the spec the req
     ],
   });
   t.teardown(() => h.close());
+  // A loop's watch is woken by the request's write, but never runs as part of the request.
+  const woken: Array<string | null> = [];
+  const stop = store.watch(store.revision(), (e) => void (e.type === 'added' && e.doc.kind === 'Node' && woken.push(currentRequestId())));
+  t.teardown(stop);
   const r = await (await h.admin()).post('/test/write', {});
   t.is(r.status, 500);
+  t.deepEqual(woken, [null]);
   const id = r.headers.get('x-request-id');
   t.truthy(id);
   t.is(h.logged.find((l) => l.message === 'inside the handler')?.fields?.requestId, id);
