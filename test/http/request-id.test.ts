@@ -67,7 +67,9 @@ test('request id reaches every log line the handling writes and the spec the req
   t.teardown(() => h.close());
   // A loop's watch is woken by the request's write, but never runs as part of the request.
   const woken: Array<string | null> = [];
-  const stop = store.watch(store.revision(), (e) => void (e.type === 'added' && e.doc.kind === 'Node' && woken.push(currentRequestId())));
+  const stop = store.watch(store.revision(), (e) => {
+    if (e.type === 'added' && e.doc.kind === 'Node') woken.push(currentRequestId());
+  });
   t.teardown(stop);
   const r = await (await h.admin()).post('/test/write', {});
   t.is(r.status, 500);
