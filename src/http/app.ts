@@ -82,6 +82,7 @@ const DEFAULT_INFO: ApiInfo = {
     'Declarative provisioning and Ceph storage-cluster controller.',
     'Sessions: POST /user/login sets the HttpOnly cookies access_token (15 min) and refresh_token (7 days, rotated by POST /user/refresh; a reused one ends the session).',
     'Errors are RFC 9457 problem details (application/problem+json) with a stable `code`.',
+    "Every answer carries X-Request-Id (a client's own, 1-128 characters of A-Z a-z 0-9 . _ : @ / + = -, is kept; otherwise a new one); a problem repeats it as `requestId`, and the server's log lines, the spec the request writes and the task runs it causes carry it.",
     'POST, PUT, PATCH and DELETE bodies must be application/json (415 otherwise; text/plain where stated); a request whose Origin is another host, or with Sec-Fetch-Site: cross-site, is refused with 403.',
     'Bodies are limited to 1 MiB (413). Unknown fields and unknown query parameters are refused (400). A request line and headers over 16 KiB are refused with 431 before any operation sees them.',
     "A request whose Host is not one of Quarry's names (ALLOWED_HOSTS) is refused with 421 HOST_NOT_ALLOWED, a malformed Host with 400.",
