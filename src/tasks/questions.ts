@@ -37,7 +37,7 @@ export class QuestionDesk {
     return answered;
   }
 
-  async answer(questionId: string, answer: string, by?: string): Promise<void> {
+  async answer(questionId: string, answer: string, by?: string, requestId?: string | null): Promise<void> {
     const run = this.holderOf(questionId);
     if (!run) return this.refuseClosed(questionId);
     const question = run.doc.status.question as Question;
@@ -62,6 +62,7 @@ export class QuestionDesk {
         prompt: question.prompt,
         ...who,
         ...runRefs(run.doc),
+        ...(requestId ? { answerRequestId: requestId } : {}),
       });
     } finally {
       // Even when the write failed: a run held forever is worse than a status one step behind.

@@ -95,8 +95,9 @@ export class TaskService {
 
   /** InputError for an answer that is not an option, NotFoundError for an unknown question,
    * ConflictError for one already answered or closed. */
-  answer(questionId: string, answer: string, by?: string): Promise<void> {
-    return this.questions.answer(questionId, answer, by);
+  /** `requestId`: the HTTP request that answers (its task.question.answered event names it). */
+  answer(questionId: string, answer: string, by?: string, requestId?: string | null): Promise<void> {
+    return this.questions.answer(questionId, answer, by, requestId);
   }
 
   /** The newest run for a target (of one task, when named): reconcilers decide from it

@@ -105,6 +105,8 @@ export interface EventMap {
     target?: RunTargetRef;
     node?: { id: string; hostname: string | null } | null;
     requestId?: string;
+    /** The request that answered (`requestId` stays the one that caused the run). */
+    answerRequestId?: string;
   };
   /** `reason`/`message`: why it is in that phase, or what blocks it (its Blocked condition). */
   'node.state.changed': {

@@ -90,7 +90,12 @@ test.serial("event names: a disk wipe's runs and question, over /events, carry t
   const disk = { kind: 'Disk', id: dirty.id, devicePath: dirty.devicePath, serial: dirty.serial };
   t.like(asked.payload, { requestId: 'wipe-req-7', target: disk, options: ['yes', 'no'] });
   t.true(String(asked.payload.prompt).includes(dirty.devicePath), 'the question says what it would destroy');
-  t.is((await c.post(`/task/question/${String(asked.payload.questionId)}/answer`, { answer: 'yes' })).status, 200);
+  const answer = await c.post(
+    `/task/question/${String(asked.payload.questionId)}/answer`,
+    { answer: 'yes' },
+    { headers: { 'X-Request-Id': 'answer-req-8' } },
+  );
+  t.is(answer.status, 200);
 
   const isWipe = (e: Seen) => e.type === 'task.state.changed' && e.payload.taskName === 'disk.wipe';
   const done = await waitFor(
@@ -108,7 +113,7 @@ test.serial("event names: a disk wipe's runs and question, over /events, carry t
   );
   t.like(
     seen.find((e) => e.type === 'task.question.answered'),
-    { payload: { answeredBy: 'admin', requestId: 'wipe-req-7', target: disk } },
+    { payload: { answeredBy: 'admin', requestId: 'wipe-req-7', answerRequestId: 'answer-req-8', target: disk } },
   );
 
   // The event's log line: the same id as on /events, the request's id, the disk's names.
