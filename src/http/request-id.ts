@@ -15,10 +15,13 @@ const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
 export const requestIdOf = (ctx: Context): string | null => (ctx.state as { requestId?: string }).requestId ?? null;
 
 /** How loud a finished request is: a failure is a warning (refused) or an error (5xx); a change
- * a user made is news; reads, and the agents' steady calls, are detail. */
+ * a user made is news; reads, and the agents' steady calls, are detail. A 401 is routine (an
+ * access token that expired: agents and browsers refresh and ask again), and so is a read of
+ * something that is not there. */
 export function requestLogLevel(method: string, status: number, agent: boolean): Level {
   if (status >= 500) return 'error';
-  if (status >= 400) return READS.has(method) && (status === 401 || status === 404) ? 'info' : 'warn';
+  if (status === 401 || (status === 404 && READS.has(method))) return 'info';
+  if (status >= 400) return 'warn';
   return READS.has(method) || agent ? 'debug' : 'info';
 }
 

@@ -103,6 +103,8 @@ test('request log level: failures warn or err, user changes inform, reads and ag
   t.is(requestLogLevel('POST', 409, false), 'warn');
   t.is(requestLogLevel('POST', 400, true), 'warn', "an agent's refused report");
   t.is(requestLogLevel('GET', 401, false), 'info', 'an expired session reading');
+  t.is(requestLogLevel('POST', 401, true), 'info', "an agent's expired access token, refreshed at once");
+  t.is(requestLogLevel('POST', 404, false), 'warn', 'a change to something that is not there');
   t.is(requestLogLevel('GET', 400, false), 'warn');
   t.is(requestLogLevel('POST', 200, false), 'info');
   t.is(requestLogLevel('POST', 200, true), 'debug');
