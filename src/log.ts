@@ -1,5 +1,10 @@
 // One line per event, JSON, to stderr: machine-readable for operators' log shippers. Fields
 // whose names say they hold a secret are masked here, the one place every log line passes.
+// A line written while an HTTP request is handled carries that request's id (`requestId`), the
+// same id its answer's X-Request-Id header and problem+json body show (docs/api-conventions.md,
+// "Request ids").
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomUUID } from 'node:crypto';
 
 export type Level = 'debug' | 'info' | 'warn' | 'error';
 export type Logger = (level: Level, message: string, fields?: Record<string, unknown>) => void;
@@ -18,12 +23,51 @@ export function redact(fields: Record<string, unknown>): Record<string, unknown>
   return out;
 }
 
-export function createLogger(min: Level = 'info', write: (line: string) => void = (l) => process.stderr.write(l)): Logger {
+/** The request whose handling is under way, if any. One store for the process: it is how Node
+ * carries a value through every await of one request without passing it by hand. */
+interface RequestScope {
+  requestId: string;
+}
+const scope = new AsyncLocalStorage<RequestScope>();
+
+/** Runs `fn` as part of the request `requestId`: log lines and spec writes inside say so. */
+export const inRequest = <T>(requestId: string, fn: () => T): T => scope.run({ requestId }, fn);
+
+/** Runs `fn` outside any request: for work a request only wakes (store watchers, loops), which
+ * would otherwise carry that request's id for as long as it lives. */
+export const outsideRequest = <T>(fn: () => T): T => scope.exit(fn);
+
+/** The id of the request being handled here, or null. */
+export const currentRequestId = (): string | null => scope.getStore()?.requestId ?? null;
+
+/** What a client may choose as its request id: 1–128 characters of letters, digits and
+ * `-_.:@/+=`, so it can go into a header, a log line and a query without quoting. */
+const SAFE_REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
+
+/** A client's X-Request-Id when it is sane (kept as sent), else null (the caller makes one). */
+export function acceptRequestId(header: unknown): string | null {
+  const value = Array.isArray(header) ? (header as unknown[])[0] : header;
+  return typeof value === 'string' && SAFE_REQUEST_ID.test(value) ? value : null;
+}
+
+export const newRequestId = (): string => randomUUID();
+
+/** The logger, with the current request's id added to each line written during a request
+ * (a line that names its own requestId keeps it). */
+export function withRequestIds(logger: Logger): Logger {
   return (level, message, fields) => {
+    const requestId = currentRequestId();
+    if (requestId === null || (fields && 'requestId' in fields)) logger(level, message, fields);
+    else logger(level, message, { ...fields, requestId });
+  };
+}
+
+export function createLogger(min: Level = 'info', write: (line: string) => void = (l) => process.stderr.write(l)): Logger {
+  return withRequestIds((level, message, fields) => {
     if (ORDER[level] < ORDER[min]) return;
     const line = { time: new Date().toISOString(), level, message, ...(fields ? redact(fields) : {}) };
     write(`${JSON.stringify(line)}\n`);
-  };
+  });
 }
 
 export const silentLogger: Logger = () => {};

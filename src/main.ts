@@ -3,7 +3,7 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { envFromArgs, loadConfig, type Config } from './config.js';
-import { createLogger, type Logger } from './log.js';
+import { createLogger, outsideRequest, type Logger } from './log.js';
 import { systemClock, uuid, type Clock } from './model/clock.js';
 import { openEmbeddedStore } from './store/index.js';
 import type { SecretBox } from './store/secret-box.js';
@@ -123,9 +123,10 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   const manager = new Manager({ store, concurrency: config.reconcileConcurrency, resyncMs: config.resyncMs, log, clock });
   const credentials = new AgentCredentials(store, clock, {
     ttlMs: config.installCredentialTtlMs,
-    onConflict: (nodeId, message) => {
-      log('warn', 'agent credential conflict: the node needs an admin to approve it again', { nodeId, message });
-      bus.publish('node.credential.conflict', { nodeId, message });
+    onConflict: (nodeId, message, node) => {
+      const names = { hostname: node?.hostname ?? null, name: node?.name ?? null };
+      log('warn', 'agent credential conflict: the node needs an admin to approve it again', { nodeId, ...names, message });
+      bus.publish('node.credential.conflict', { nodeId, message, ...names });
     },
   });
   // Unclaimed install credentials past their TTL leave the store (no plaintext lingers).
@@ -207,7 +208,9 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
     retryBaseMs: opts.retryBaseMs ?? 5_000,
     runTimeoutMs: opts.runTimeoutMs ?? 60_000,
   });
-  fleet.onChange((nodeId) => manager.enqueue('node', nodeId));
+  // An agent's report wakes the node loop from inside the agent's request: the loop's work (and
+  // the work queue's next items) must not carry that request's id.
+  fleet.onChange((nodeId) => outsideRequest(() => manager.enqueue('node', nodeId)));
   await manager.start();
   // Runs cut short by a crash were marked failed; their objects must look again now.
   for (const t of interrupted) for (const loop of manager.loopsFor(t.kind)) manager.enqueue(loop, t.id);

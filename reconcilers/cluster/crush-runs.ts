@@ -14,6 +14,7 @@ import type { CephApi } from '../../src/clients/ceph-api.js';
 import type { Clock } from '../../src/model/clock.js';
 import type { LoopTasks } from '../shared/ceph-deps.js';
 import type { ClusterObserved } from './plan.js';
+import { runTarget } from '../../src/model/object-names.js';
 
 /** What the CRUSH half of the cluster loop is given (a part of its deps). */
 export interface CrushDeps {
@@ -80,7 +81,7 @@ export async function observeCrush(
 }
 
 export function crushRun(deps: CrushDeps, o: ClusterObserved, step: CrushStep): StartRequest {
-  const target = { kind: CephKind.Cluster, id: o.cluster.id, generation: o.cluster.metadata.generation, name: o.cluster.name };
+  const target = runTarget(o.cluster);
   const base = { target, attempt: step.attempt, timeoutMs: deps.runTimeoutMs };
   if (step.kind === 'place-host') {
     const { host, location } = step;

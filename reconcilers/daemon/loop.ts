@@ -12,6 +12,7 @@ import { daemonStateOwner } from '../shared/daemon-state.js';
 import { hasKey, saveKey } from '../shared/keys.js';
 import { runInfo } from '../shared/runs.js';
 import { planDaemon, type DaemonObserved, type DaemonPlan, type DaemonStep } from './plan.js';
+import { runTarget } from '../../src/model/object-names.js';
 
 // Kept here too for the composition root, which imports it from this file.
 export type { CephLoopDeps };
@@ -35,7 +36,7 @@ export function daemonLoop(kind: DaemonKind, deps: CephLoopDeps): Reconciler<O, 
   const owner = daemonStateOwner(kind.type);
   /** The step as a run: the key is made on the master, start and stop on the node. */
   const act = (o: O, step: DaemonStep): StartRequest => {
-    const target = { kind: Kind.Node, id: o.node.id, generation: o.node.metadata.generation, name: o.node.name };
+    const target = runTarget(o.node);
     const base = { target, attempt: step.attempt, timeoutMs: deps.runTimeoutMs };
     const node = { id: o.node.id, hostname: o.node.spec.hostname };
     if (step.kind === 'create-key') {

@@ -17,6 +17,7 @@ import { runInfo } from '../shared/runs.js';
 import { FS_CREATE_TASK, FsDeleteTask, planFs, type FsCephView, type FsObserved, type FsPlan } from './plan.js';
 import { answered, askScript, deletionRequest, ignoreGone } from '../shared/deletion-runs.js';
 import { fsDeletionQuestion, type Holding } from '../../src/model/deletion.js';
+import { runTarget } from '../../src/model/object-names.js';
 
 export interface FsLoopDeps extends Pick<CephLoopDeps, 'tasks' | 'retryBaseMs' | 'blockedRecheckMs' | 'runTimeoutMs'> {
   store: Store;
@@ -114,7 +115,7 @@ function createRun(deps: FsLoopDeps, o: FsObserved, attempt: number): StartReque
   const { spec } = o.fs;
   return {
     taskName: FS_CREATE_TASK,
-    target: { kind: StorageKind.Filesystem, id: o.fs.id, generation: o.fs.metadata.generation, name: o.fs.name },
+    target: runTarget(o.fs),
     attempt,
     timeoutMs: deps.runTimeoutMs,
     args: { ...spec },

@@ -27,6 +27,7 @@ export class Progress {
     private readonly deps: DownloadDeps,
     private readonly imageId: string,
     private readonly total: number,
+    private readonly name?: string,
   ) {}
 
   report(bytes: number, done = false): void {
@@ -34,7 +35,8 @@ export class Progress {
     if (!done && now - this.last < this.deps.progressEveryMs) return;
     this.last = now;
     const percent = this.total === 0 ? 100 : Math.floor((bytes / this.total) * 1000) / 10;
-    this.deps.bus.publish('image.download.progress', { imageId: this.imageId, bytes, total: this.total, percent, done });
+    const named = this.name === undefined ? {} : { name: this.name };
+    this.deps.bus.publish('image.download.progress', { imageId: this.imageId, bytes, total: this.total, percent, done, ...named });
   }
 }
 
@@ -42,7 +44,7 @@ export function downloadScript(deps: DownloadDeps, image: Doc<ImageSpec, ImageSt
   const { id, spec } = image;
   return async (ctx: RunContext) => {
     const total = spec.files.reduce((sum, f) => sum + f.size, 0);
-    const progress = new Progress(deps, id, total);
+    const progress = new Progress(deps, id, total, image.name);
     let before = 0;
     let resumed = 0;
     try {

@@ -13,6 +13,7 @@ import type { StartRequest } from '../../src/tasks/types.js';
 import { runInfo } from '../shared/runs.js';
 import { downloadScript, removeScript, type DownloadDeps } from './download.js';
 import { planImage, type FileOnDisk, type ImageObserved, type ImagePlan, type ImageStep } from './plan.js';
+import { runTarget } from '../../src/model/object-names.js';
 
 export interface ImageLoopDeps extends DownloadDeps {
   store: Store;
@@ -81,7 +82,7 @@ function apply(deps: ImageLoopDeps, o: ImageObserved, p: ImagePlan): Promise<Res
 
 /** Download and removal are master-level runs; a cancel stops the download under way. */
 async function act(deps: ImageLoopDeps, o: ImageObserved, step: ImageStep): Promise<StartRequest | null> {
-  const target = { kind: ImageKind.Image, id: o.image.id, generation: o.image.metadata.generation, name: o.image.name };
+  const target = runTarget(o.image);
   if (step.kind === 'download') {
     return {
       taskName: DOWNLOAD_TASK,

@@ -26,6 +26,7 @@ import { runInfo } from '../shared/runs.js';
 import { initialMembers, MonTask, planMon, type BootstrapView, type MonObserved, type MonPlan, type MonStep } from './plan.js';
 import { REMOVING_FROM_MONMAP, type MonmapView, type RemovalObserved } from './removal.js';
 import type { NodeDoc } from '../../src/model/operations.js';
+import { runTarget } from '../../src/model/object-names.js';
 
 export const BOOTSTRAP_KEYS = [
   { entity: 'mon.', caps: { mon: 'allow *' } },
@@ -243,7 +244,7 @@ function monEffects(deps: MonLoopDeps): LoopEffects<MonObserved, DaemonState | u
  * rest); the bootstrap keys are made here, with no run. */
 async function monRun(deps: MonLoopDeps, o: MonObserved, step: MonStep): Promise<StartRequest | Result> {
   const id = o.node.id;
-  const target = { kind: Kind.Node, id, generation: o.node.metadata.generation, name: o.node.name };
+  const target = runTarget(o.node);
   if (step.kind === 'bootstrap-keys') {
     for (const k of BOOTSTRAP_KEYS) {
       if (await hasKey(deps.store, k.entity)) continue;

@@ -15,6 +15,7 @@ import type { StartRequest } from '../../src/tasks/types.js';
 import type { LoopTasks } from '../shared/ceph-deps.js';
 import { runInfo } from '../shared/runs.js';
 import { DHCP_START_TASK, planNetwork, type Desired, type NetworkObserved, type NetworkPlan, type NetworkStep } from './plan.js';
+import { runTarget } from '../../src/model/object-names.js';
 
 export const DNSMASQ_TEMPLATE = 'dnsmasq.conf';
 const LEASE_TIME = '1h';
@@ -137,7 +138,7 @@ async function act(deps: NetworkLoopDeps, o: NetworkObserved, step: NetworkStep)
   const { nic, desired } = o;
   return {
     taskName: DHCP_START_TASK,
-    target: { kind: NetworkKind.Network, id: o.id, generation: o.network.metadata.generation, name: o.network.name },
+    target: runTarget(o.network),
     attempt: step.attempt,
     timeoutMs: deps.runTimeoutMs,
     args: { nic: nic.name, configHash: desired.hash, crashes: step.crashes },

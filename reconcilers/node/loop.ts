@@ -37,6 +37,7 @@ import { CLUSTER_ID, CephKind, type ClusterSpec } from '../../src/model/ceph-kin
 import type { AnyDoc } from '../../src/model/document.js';
 import { MaintenanceTask, isMaintenanceTask, type LeaseRunView } from './maintenance.js';
 import { nooutScript } from './maintenance-scripts.js';
+import { namesOf, runTarget, yamlNames } from '../../src/model/object-names.js';
 
 export interface NodeLoopDeps {
   store: Store;
@@ -311,7 +312,7 @@ async function apply(deps: NodeLoopDeps, memory: DisruptionMemory, o: NodeObserv
       // it again rather than losing the request.
       stepFirst: true,
       act: async (obs, step): Promise<StartRequest | Result> => {
-        const target = { kind: Kind.Node, id: obs.node.id, generation: obs.node.metadata.generation, name: obs.node.name };
+        const target = runTarget(obs.node);
         if (step.taskName === PowerTask.on || step.taskName === PowerTask.off) return powerRun(deps, obs, step, target);
         const take = plan.lease.take;
         // The lease first, by CAS against the leases Ceph was asked about: not granted (another
@@ -343,7 +344,16 @@ async function apply(deps: NodeLoopDeps, memory: DisruptionMemory, o: NodeObserv
         for (const line of plan.lease.notes) deps.notes?.note(run.id, 'info', line);
         if (req.taskName === FenceTask.cycle) {
           const silentSince = new Date(Number(req.args?.request)).toISOString();
-          deps.bus.publish('node.fenced', { nodeId: o.node.id, hostname: o.node.spec.hostname, silentSince, attempt: req.attempt ?? 1 });
+          const { hostname, ...names } = namesOf(o.node);
+          deps.bus.publish('node.fenced', {
+            nodeId: o.node.id,
+            hostname: hostname ?? o.node.spec.hostname,
+            name: o.node.name,
+            ...names,
+            silentSince,
+            attempt: req.attempt ?? 1,
+            ...(o.node.metadata.requestId ? { requestId: o.node.metadata.requestId } : {}),
+          });
         }
         return run;
       },
@@ -418,7 +428,12 @@ async function writeNode(deps: NodeLoopDeps, o: NodeObserved, plan: NodePlan, st
     throw err;
   }
   if (plan.announce) {
-    deps.bus.publish('node.approval.required', { nodeId: node.id, hostname: node.spec.hostname, macs: [...node.spec.macs] });
+    deps.bus.publish('node.approval.required', {
+      nodeId: node.id,
+      hostname: node.spec.hostname,
+      name: node.name,
+      macs: [...node.spec.macs],
+    });
   }
   if (changedForOperators(node.status, status)) {
     const why = whyOf(status);
@@ -427,6 +442,7 @@ async function writeNode(deps: NodeLoopDeps, o: NodeObserved, plan: NodePlan, st
       status: status.phase ?? 'discovered',
       hostname: node.spec.hostname,
       name: node.name,
+      ...yamlNames(node),
       ...(why ? { reason: why.reason, message: why.message } : {}),
     });
   }

@@ -18,6 +18,7 @@ import { observeLifecycle, observePeers, observeReplacer, type OsdLoopDeps } fro
 import { osdDestroyScript, osdInScript, osdNewScript, osdOutScript, osdPurgeScript, wipeConfirmScript } from './scripts.js';
 import { DISK_OSD_STATUS, ownedStatus, type OwnedStatus } from './status.js';
 import { WipeTask, planWipe, type WipeObserved, type WipePlan, type WipeStep } from './wipe.js';
+import { runTarget } from '../../src/model/object-names.js';
 
 export type DiskObserved = OsdObserved & WipeObserved & { nowIso: string };
 
@@ -179,7 +180,7 @@ async function ownEffect(deps: OsdLoopDeps, o: DiskObserved, step: OsdStep): Pro
 function base(deps: OsdLoopDeps, o: DiskObserved, taskName: string, attempt: number): StartRequest {
   return {
     taskName,
-    target: { kind: Kind.Disk, id: o.disk.id, generation: o.disk.metadata.generation, name: o.disk.name },
+    target: runTarget(o.disk),
     attempt,
     timeoutMs: deps.runTimeoutMs,
   };

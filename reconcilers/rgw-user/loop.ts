@@ -25,6 +25,7 @@ import { runInfo } from '../shared/runs.js';
 import { RGW_USER_CREATE_TASK, RgwUserDeleteTask, planRgwUser, type RgwUserObserved, type RgwUserPlan } from './plan.js';
 import { answered, askScript, deletionRequest, ignoreGone } from '../shared/deletion-runs.js';
 import { rgwUserDeletionQuestion, type Holding } from '../../src/model/deletion.js';
+import { runTarget } from '../../src/model/object-names.js';
 
 export interface RgwUserLoopDeps extends Pick<CephLoopDeps, 'tasks' | 'retryBaseMs' | 'blockedRecheckMs' | 'runTimeoutMs'> {
   store: Store;
@@ -108,7 +109,7 @@ function createRun(deps: RgwUserLoopDeps, o: RgwUserObserved, attempt: number): 
   const { id, spec } = o.user;
   return {
     taskName: RGW_USER_CREATE_TASK,
-    target: { kind: StorageKind.RgwUser, id, generation: o.user.metadata.generation, name: o.user.name },
+    target: runTarget(o.user),
     attempt,
     timeoutMs: deps.runTimeoutMs,
     args: { ...spec },

@@ -1,6 +1,8 @@
 // The effectful half of a data-bearing deletion's question (reconcilers/shared/deletion.ts):
 // the run that asks, and who answered it, read back from the run's question.
 import { NotFoundError } from '../../src/errors.js';
+import type { AnyDoc } from '../../src/model/document.js';
+import { runTarget } from '../../src/model/object-names.js';
 import type { Script, StartRequest, TaskRun } from '../../src/tasks/types.js';
 import { DELETE_OPTIONS, type DeletionObserved } from './deletion.js';
 import { runInfo } from './runs.js';
@@ -32,15 +34,9 @@ export function askScript(prompt: (ctx: Parameters<Script>[0]) => Promise<string
 
 /** A deletion's question or deletion run: on the object, keyed by the generation that asked
  * for the deletion (a later one asks again). */
-export function deletionRequest(
-  doc: { kind: string; id: string; name: string; metadata: { generation: number } },
-  taskName: string,
-  attempt: number,
-  timeoutMs: number,
-  script: Script,
-): StartRequest {
+export function deletionRequest(doc: AnyDoc, taskName: string, attempt: number, timeoutMs: number, script: Script): StartRequest {
   const { generation } = doc.metadata;
-  return { taskName, target: { kind: doc.kind, id: doc.id, generation, name: doc.name }, attempt, timeoutMs, args: { generation }, script };
+  return { taskName, target: runTarget(doc), attempt, timeoutMs, args: { generation }, script };
 }
 
 /** Deleting the object once its deletion ran: one already gone is done. */

@@ -6,7 +6,7 @@
 // so only once its run is reported completed: the run is never lost with the boot, and the
 // master learns of the reboot from the new boot id of the next report.
 import { isStepName, step as stepEntry } from '../catalogue/index.js';
-import type { AgentSession } from '../fleet/agent-session.js';
+import { failureFields, type AgentSession } from '../fleet/agent-session.js';
 import type { AgentReport, DaemonReport, DiskReport, NicReport } from '../fleet/types.js';
 import type { ClaimedRun } from '../fleet/protocol.js';
 import { displayCommand, type Runner } from '../exec/runner.js';
@@ -71,9 +71,7 @@ export class Agent {
    * ceph.conf follows the master's: a monitor added, gone or moved changes it, and a daemon
    * that restarts must find the monitors that are there now. */
   async heartbeat(): Promise<void> {
-    await this.followConf().catch((err: unknown) =>
-      this.d.log('warn', "comparing ceph.conf with the master's failed", { error: String(err) }),
-    );
+    await this.followConf().catch((err: unknown) => this.d.log('warn', "comparing ceph.conf with the master's failed", failureFields(err)));
     const [{ disks, nics }, daemons] = await Promise.all([this.d.inventory(), this.d.host.report()]);
     const ip = this.d.identity.ip ?? nics.find((n) => n.connected && n.ip)?.ip ?? '';
     const report: AgentReport = {
@@ -112,7 +110,7 @@ export class Agent {
       } catch (err) {
         // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- the agent may stop while claimOnce is awaited; TS keeps the loop condition's narrowing
         if (signal.aborted) return;
-        this.d.log('warn', 'claiming a run failed', { error: String(err) });
+        this.d.log('warn', 'claiming a run failed', failureFields(err));
         await this.pause(signal, Math.min(this.d.heartbeatMs, 5_000));
       }
     }
@@ -133,7 +131,7 @@ export class Agent {
     stopSignal.addEventListener('abort', onStop, { once: true });
     const timers = [
       setInterval(
-        () => void flush().catch((err: unknown) => this.d.log('warn', 'sending run logs failed', { runId: run.id, error: String(err) })),
+        () => void flush().catch((err: unknown) => this.d.log('warn', 'sending run logs failed', { runId: run.id, ...failureFields(err) })),
         LOG_FLUSH_MS,
       ),
       setInterval(() => this.watchCancel(run.id, abort), this.d.cancelPollMs ?? 5_000),
@@ -168,7 +166,7 @@ export class Agent {
       return result;
     }
     // The master learns at once what the step started or stopped.
-    await this.heartbeat().catch((err: unknown) => this.d.log('warn', 'heartbeat failed', { error: String(err) }));
+    await this.heartbeat().catch((err: unknown) => this.d.log('warn', 'heartbeat failed', failureFields(err)));
     return result;
   }
 
@@ -185,7 +183,7 @@ export class Agent {
       this.d.log('info', `${action}: the run is reported completed; running ${displayCommand(argv[0], argv.slice(1))}`, { runId });
       await this.d.runner.run(argv[0], argv.slice(1), { timeoutMs: POWER_COMMAND_TIMEOUT_MS });
     } catch (err) {
-      this.d.log('error', `${action} failed; the agent works on in this boot`, { runId, error: String(err) });
+      this.d.log('error', `${action} failed; the agent works on in this boot`, { runId, ...failureFields(err) });
       // Unless the agent was told to stop meanwhile (stop() also aborts this controller).
       if (this.stopping === stopping && !this.halted) {
         this.stopping = new AbortController();
@@ -205,7 +203,7 @@ export class Agent {
 
   private async every(signal: AbortSignal, ms: number, body: () => Promise<void>): Promise<void> {
     while (!signal.aborted) {
-      await body().catch((err: unknown) => this.d.log('warn', 'heartbeat failed', { error: String(err) }));
+      await body().catch((err: unknown) => this.d.log('warn', 'heartbeat failed', failureFields(err)));
       await this.pause(signal, ms);
     }
   }

@@ -25,6 +25,8 @@ export interface Answer {
   json: unknown;
   /** The body as received (a monmap is binary). */
   bytes: Buffer;
+  /** The master's X-Request-Id for this call. */
+  requestId?: string | null;
 }
 
 export class AgentHttpError extends Error {
@@ -32,9 +34,18 @@ export class AgentHttpError extends Error {
     readonly status: number,
     what: string,
     code: unknown,
+    /** The master's id of the refused request (its X-Request-Id): its log line carries it too. */
+    readonly requestId: string | null = null,
   ) {
     super(`${what}: HTTP ${status}${typeof code === 'string' ? ` ${code}` : ''}`);
   }
+}
+
+/** A failure's fields for an agent's log line: the error, and the master's request id when the
+ * master refused a call (so the two log lines are found from each other). */
+export function failureFields(err: unknown): { error: string; requestId?: string } {
+  const requestId = err instanceof AgentHttpError ? err.requestId : null;
+  return { error: String(err), ...(requestId ? { requestId } : {}) };
 }
 
 export class AgentSession {
@@ -64,8 +75,7 @@ export class AgentSession {
       await this.renew();
       answer = await this.send(method, path, body, signal);
     }
-    if (answer.status >= 300)
-      throw new AgentHttpError(answer.status, `${method} ${path}`, (answer.json as { code?: unknown } | undefined)?.code);
+    if (answer.status >= 300) throw new AgentHttpError(answer.status, `${method} ${path}`, codeOf(answer), answer.requestId);
     return answer;
   }
 
@@ -83,12 +93,12 @@ export class AgentSession {
     if (!own) throw new Error('the machine has no agent credential on its disk');
     this.cookies.clear();
     const r = await this.send('POST', '/user/login', { username: own.username, password: own.secret });
-    if (r.status !== 200) throw new AgentHttpError(r.status, 'agent login', (r.json as { code?: unknown } | undefined)?.code);
+    if (r.status !== 200) throw new AgentHttpError(r.status, 'agent login', codeOf(r), r.requestId);
     if (own.rotated) return;
     const rotated = await this.send('POST', '/node/credential');
     const fresh = rotated.json as { username?: unknown; secret?: unknown } | undefined;
     if (rotated.status !== 200 || typeof fresh?.secret !== 'string')
-      throw new AgentHttpError(rotated.status, 'credential rotation', undefined);
+      throw new AgentHttpError(rotated.status, 'credential rotation', undefined, rotated.requestId);
     this.disk.saveAgentSecret({ username: own.username, secret: fresh.secret, rotated: true });
   }
 
@@ -119,7 +129,7 @@ export class AgentSession {
     const bytes = Buffer.from(await res.arrayBuffer());
     const json =
       bytes.length && /json/.test(res.headers.get('content-type') ?? '') ? (JSON.parse(bytes.toString('utf8')) as unknown) : undefined;
-    return { status: res.status, json, bytes };
+    return { status: res.status, json, bytes, requestId: res.headers.get('x-request-id') };
   }
 
   /** Cleared cookies come back empty or already expired. */
@@ -134,3 +144,5 @@ export class AgentSession {
     else this.cookies.set(name, value);
   }
 }
+
+const codeOf = (a: Answer): unknown => (a.json as { code?: unknown } | undefined)?.code;

@@ -42,7 +42,7 @@ export interface CredentialOptions {
   /** How long an unclaimed install credential is good for. */
   ttlMs: number;
   /** Told (without secrets) when a second party used or raced for a node's credential. */
-  onConflict?: (nodeId: string, message: string) => void;
+  onConflict?: (nodeId: string, message: string, node: { hostname: string; name: string } | null) => void;
 }
 
 export const DEFAULT_INSTALL_TTL_MS = 30 * 60_000;
@@ -207,10 +207,10 @@ export class AgentCredentials {
         d.spec.conflict ? undefined : { ...d.spec, initialSecret: null, conflict: { at, message } },
       )
       .catch(ignoreMissing);
-    await this.store
+    const node = await this.store
       .mutateSpec<NodeSpec>(Kind.Node, nodeId, (d) => (d.spec.approved === false ? undefined : { ...d.spec, approved: false }))
       .catch(ignoreMissing);
-    this.opts.onConflict?.(nodeId, message);
+    this.opts.onConflict?.(nodeId, message, node ? { hostname: node.spec.hostname, name: node.name } : null);
   }
 
   /** Forgets the node's credential (an admin's approval after a conflict starts over). */

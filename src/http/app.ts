@@ -8,7 +8,7 @@ import { HttpMethodEnum, koaBody } from 'koa-body';
 import { NotFoundError } from '../errors.js';
 import { systemClock, uuid, type Clock, type IdGen } from '../model/clock.js';
 import type { Config } from '../config.js';
-import type { Logger } from '../log.js';
+import { withRequestIds, type Logger } from '../log.js';
 import type { Store } from '../store/types.js';
 import type { SecretBox } from '../store/secret-box.js';
 import { Auth, type AgentVerifier, type AuthOptions } from './auth/index.js';
@@ -18,6 +18,7 @@ import { crossSiteGuard } from './csrf.js';
 import { hostGuard } from './hosts.js';
 import type { ApiInfo } from './openapi.js';
 import { MethodNotAllowedError, clientErrorHandler, errorMiddleware } from './problem.js';
+import { requestIds } from './request-id.js';
 import { compileRoute, toKoaPath, type AnyRoute, type RouteEnv } from './route.js';
 import { openApiRoutes } from './routes/openapi.js';
 import { sessionRoutes } from './routes/session.js';
@@ -81,6 +82,7 @@ const DEFAULT_INFO: ApiInfo = {
     'Declarative provisioning and Ceph storage-cluster controller.',
     'Sessions: POST /user/login sets the HttpOnly cookies access_token (15 min) and refresh_token (7 days, rotated by POST /user/refresh; a reused one ends the session).',
     'Errors are RFC 9457 problem details (application/problem+json) with a stable `code`.',
+    "Every answer carries X-Request-Id (a client's own, 1-128 characters of A-Z a-z 0-9 . _ : @ / + = -, is kept; otherwise a new one); a problem repeats it as `requestId`, and the server's log lines, the spec the request writes and the task runs it causes carry it.",
     'POST, PUT, PATCH and DELETE bodies must be application/json (415 otherwise; text/plain where stated); a request whose Origin is another host, or with Sec-Fetch-Site: cross-site, is refused with 403.',
     'Bodies are limited to 1 MiB (413). Unknown fields and unknown query parameters are refused (400). A request line and headers over 16 KiB are refused with 431 before any operation sees them.',
     "A request whose Host is not one of Quarry's names (ALLOWED_HOSTS) is refused with 421 HOST_NOT_ALLOWED, a malformed Host with 400.",
@@ -147,7 +149,8 @@ function bodyParsers(): Pick<RouteEnv, 'parseJson' | 'parseText'> {
 
 export async function createHttpApp(deps: HttpDeps): Promise<HttpApp> {
   const clock = deps.clock ?? systemClock;
-  const { logger } = deps;
+  // Every line the request's handling writes names the request (request-id.ts).
+  const logger = withRequestIds(deps.logger);
   const auth = await Auth.open({
     store: deps.store,
     stateDir: deps.config.stateDir,
@@ -174,6 +177,8 @@ export async function createHttpApp(deps: HttpDeps): Promise<HttpApp> {
   // koa's `proxy` stays off: it would trust every peer's X-Forwarded-* (client-address.ts).
   const app = new Koa({ proxy: false });
   app.on('error', (err: Error) => logger('warn', 'connection error', { error: err.message }));
+  // First: the request's id is known to everything after, the error mapper included.
+  app.use(requestIds(logger));
   app.use(errorMiddleware(logger, deps.ids ?? uuid));
   app.use(async (ctx, next) => {
     ctx.set('X-Content-Type-Options', 'nosniff');

@@ -28,6 +28,7 @@ const problemSchema: JsonSchema = {
       items: { type: 'object', required: ['path', 'message'], properties: { path: { type: 'string' }, message: { type: 'string' } } },
     },
     errorCount: { type: 'integer', minimum: 0, description: 'how many fields failed in all (errors lists the first ones)' },
+    requestId: { type: 'string', description: "the request's id, as in its X-Request-Id header; the server's log lines for it carry it" },
   },
 };
 

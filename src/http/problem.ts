@@ -8,7 +8,7 @@ import type { Context, Middleware } from 'koa';
 import { InputError, QuarryError, ServiceUnavailableError, type FieldError } from '../errors.js';
 import type { IdGen } from '../model/clock.js';
 import { MAX_FIELD_ERRORS, ValidationError } from '../model/validate.js';
-import type { Logger } from '../log.js';
+import { newRequestId, type Logger } from '../log.js';
 
 export const PROBLEM_TYPE = 'application/problem+json';
 
@@ -36,6 +36,8 @@ export interface Problem {
   errors?: FieldError[];
   /** How many field errors there were in all; `errors` lists the first MAX_FIELD_ERRORS. */
   errorCount?: number;
+  /** The request's id (its X-Request-Id header): the log lines of the request carry it. */
+  requestId?: string;
 }
 
 /** A detail longer than this is cut: whatever a message quotes, the answer stays small. */
@@ -76,9 +78,12 @@ export function classify(err: unknown): QuarryError | null {
 }
 
 function respond(ctx: Context, body: Problem): void {
+  const state = ctx.state as { requestId?: string; problemCode?: string };
   ctx.status = body.status;
-  ctx.body = JSON.stringify(body);
+  ctx.body = JSON.stringify(state.requestId ? { ...body, requestId: state.requestId } : body);
   ctx.type = PROBLEM_TYPE;
+  // For the request's log line (request-id.ts): the code says why it was refused.
+  state.problemCode = body.code;
 }
 
 export function errorMiddleware(logger: Logger, ids: IdGen): Middleware {
@@ -126,8 +131,10 @@ export function clientErrorHandler(err: Error & { code?: string }, socket: Duple
       : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? [408, 'REQUEST_TIMEOUT', 'the request did not arrive in time']
         : [400, 'BAD_REQUEST', 'the request is not valid HTTP'];
-  const body = JSON.stringify(problem(status, code, detail));
+  // Koa never saw it: the request id is made here, as the app would have.
+  const requestId = newRequestId();
+  const body = JSON.stringify({ ...problem(status, code, detail), requestId });
   socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: ${PROBLEM_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: ${PROBLEM_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
   );
 }

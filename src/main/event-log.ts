@@ -15,8 +15,12 @@ export function eventLogLevel(e: AnyBusEvent): Level {
       return p.state === 'failed' ? 'error' : p.state === 'canceled' ? 'warn' : 'info';
     case 'node.state.changed':
       return p.status === 'error' ? 'warn' : 'info';
+    // A refused file, a fenced node, a run held until someone answers, an agent locked out:
+    // an operator must look.
     case 'specs.failed':
     case 'node.fenced':
+    case 'task.question.asked':
+    case 'node.credential.conflict':
       return 'warn';
     case 'specs.pending':
       return p.severity === 'warning' ? 'warn' : 'info';

@@ -24,6 +24,9 @@ export interface Metadata {
   updatedAt: string;
   labels: Record<string, string>;
   source: Source | null;
+  /** The HTTP request that wrote this generation of the spec (its X-Request-Id); absent when a
+   * file or Quarry itself wrote it. Task runs for this generation carry it on. */
+  requestId?: string;
 }
 
 export interface Doc<S = Record<string, unknown>, T = Record<string, unknown>> {
@@ -36,5 +39,17 @@ export interface Doc<S = Record<string, unknown>, T = Record<string, unknown>> {
 }
 
 export type AnyDoc = Doc<unknown, unknown>;
+
+/** The names an operator knows an object by, beside its id (namesOf in object-names.ts). */
+export interface ObjectNames {
+  /** The specs file's document `metadata.name`, and the file (relative to SPECS_DIR). */
+  yamlName?: string;
+  file?: string;
+  /** A node's hostname. */
+  hostname?: string;
+  /** A disk's device path (as its node last reported it) and serial. */
+  devicePath?: string;
+  serial?: string;
+}
 
 export const docKey = (kind: string, id: string): string => `${kind}/${id}`;

@@ -2,6 +2,7 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import type { DAEMONS, DEVICE_CLASSES, NodeDaemonType } from '../catalogue/index.js';
 import type { CommonStatus } from './conditions.js';
+import type { ObjectNames } from './document.js';
 
 export const Kind = {
   Node: 'Node',
@@ -262,6 +263,12 @@ export interface TaskRunSpec {
   /** The target's name when the run started (a YAML name, `host/serial` for a disk): for events
    * and logs an operator can read. Absent on runs stored before it existed. */
   targetName?: string | null;
+  /** The target's other names when the run started (YAML name and file, hostname, a disk's
+   * device path and serial), for the same readers. */
+  targetNames?: ObjectNames;
+  /** The HTTP request that wrote the generation this run acts on (X-Request-Id): its events
+   * and log lines carry it. Null or absent when a file or Quarry itself made the change. */
+  requestId?: string | null;
   generation: number;
   /** Set for node-level steps, which the node's agent carries out. */
   nodeId: string | null;

@@ -272,6 +272,18 @@ export const taskRunSpecSchema: JsonSchema = {
     targetKind: { type: 'string', minLength: 1 },
     targetId: { type: 'string', minLength: 1 },
     targetName: nullableString,
+    targetNames: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        yamlName: { type: 'string' },
+        file: { type: 'string' },
+        hostname: { type: 'string' },
+        devicePath: { type: 'string' },
+        serial: { type: 'string' },
+      },
+    },
+    requestId: nullableString,
     generation: count,
     nodeId: { type: ['string', 'null'], format: 'uuid' },
     nodeHostname: nullableString,

@@ -3,6 +3,7 @@
 // *committed* state; the embedded backend decides when a write counts as committed.
 import { ConflictError } from '../errors.js';
 import type { KeyValue, Precondition, RelistSignal, WatchEvent, WatchHandler } from './backend.js';
+import { outsideRequest } from '../log.js';
 import { History } from './history.js';
 import { KeyIndex } from './key-index.js';
 
@@ -123,6 +124,11 @@ export class KvCore<V = unknown> {
   publish(events: WatchEvent<V>[]): void {
     for (const e of events) this.queue.push(e);
     if (this.draining) return;
+    // A write made by an HTTP request wakes loops that outlive it: they must not carry its id.
+    outsideRequest(() => this.drain());
+  }
+
+  private drain(): void {
     this.draining = true;
     try {
       for (let i = 0; i < this.queue.length; i++) {

@@ -5,6 +5,7 @@ import { ConflictError, InputError, NotFoundError } from '../errors.js';
 import { systemClock, uuid, type Clock, type IdGen } from '../model/clock.js';
 import { docKey, type AnyDoc, type Doc } from '../model/document.js';
 import { DocValidator } from '../model/validate.js';
+import { currentRequestId } from '../log.js';
 import type { Backend, KeyValue, WatchEvent } from './backend.js';
 import type { CreateInput, SpecWriteOptions, StatusWriteOptions, Store, StoreEvent } from './types.js';
 import { clean, frozen, stale, storedToDoc, validLabels, validName, type StoredDoc } from './stored.js';
@@ -84,6 +85,7 @@ export class DocumentStore implements Store {
         updatedAt: now,
         labels: validLabels(input.labels ?? {}),
         source: clean(input.source ?? null, '/metadata/source'),
+        ...requestIdNow(),
       },
       spec,
       status,
@@ -116,7 +118,11 @@ export class DocumentStore implements Store {
     if (!specChanged && next.name === old.name && isDeepStrictEqual(next.metadata, old.metadata)) {
       return storedToDoc(old, cur.modRevision) as Doc<S>;
     }
-    next.metadata.generation += specChanged ? 1 : 0;
+    if (specChanged) {
+      // The request that wrote this generation, or nobody's (a file, a loop): never an older one's.
+      const { requestId: _previous, ...rest } = next.metadata;
+      next.metadata = { ...rest, ...requestIdNow(), generation: rest.generation + 1 };
+    }
     next.metadata.updatedAt = this.clock.iso();
     const rev = await this.backend.put(docKey(kind, id), next, { modRevision: cur.modRevision });
     return storedToDoc(next, rev) as Doc<S>;
@@ -193,4 +199,10 @@ function toStoreEvent(event: WatchEvent<StoredDoc>): StoreEvent {
   const prev = event.prevValue;
   const specChanged = prev === undefined || prev.metadata.generation !== event.value.metadata.generation;
   return { type: 'modified', doc, revision: event.revision, specChanged };
+}
+
+/** The metadata member naming the HTTP request being handled, if any (src/log.ts). */
+function requestIdNow(): { requestId?: string } {
+  const requestId = currentRequestId();
+  return requestId === null ? {} : { requestId };
 }

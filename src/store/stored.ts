@@ -13,6 +13,7 @@ export interface StoredDoc {
     updatedAt: string;
     labels: Record<string, string>;
     source: Source | null;
+    requestId?: string;
   };
   spec: unknown;
   status: unknown;
@@ -114,6 +115,7 @@ export function storedToDoc(v: StoredDoc, resourceVersion: number): AnyDoc {
       updatedAt: m.updatedAt,
       labels: frozen(m.labels),
       source: m.source && frozen(m.source),
+      ...(m.requestId === undefined ? {} : { requestId: m.requestId }),
     },
     // Shared, not copied: a read of 50,000 documents (GET /nodes/details at 10k nodes) would
     // otherwise spend most of its time copying. Frozen, so a caller that tries to change a

@@ -9,6 +9,7 @@ import { ConflictError } from '../errors.js';
 import type { Clock, IdGen } from '../model/clock.js';
 import { isFinished, Kind, type RunState, type TaskRunSpec, type TaskRunStatus } from '../model/kinds.js';
 import type { Runner } from '../exec/runner.js';
+import type { ObjectNames } from '../model/document.js';
 import type { Store } from '../store/types.js';
 import type { EventBus } from './bus.js';
 import { Deadline } from './deadline.js';
@@ -165,8 +166,7 @@ export class RunEngine {
       taskName: spec.taskName,
       state: status.state,
       attempt: spec.attempt,
-      target: { kind: spec.targetKind, id: spec.targetId, name: spec.targetName ?? null },
-      node: spec.nodeId ? { id: spec.nodeId, hostname: spec.nodeHostname } : null,
+      ...runRefs(run),
       ...(status.error ? { error: status.error } : {}),
     });
   }
@@ -187,7 +187,8 @@ export class RunEngine {
     } catch (err) {
       this.report(err, runId);
     }
-    this.deps.bus.publish('task.log', { runId, line });
+    const held = this.active.get(runId)?.doc;
+    this.deps.bus.publish('task.log', { runId, line, ...(held ? { taskName: held.spec.taskName, ...runRefs(held) } : {}) });
   }
 
   /** The freshest copy: memory for a held run, else the store. */
@@ -222,4 +223,19 @@ export class RunEngine {
   private async expire(run: ActiveRun, why: string): Promise<void> {
     await this.end(run, 'failed', { error: why })?.catch(() => undefined);
   }
+}
+
+/** What every event about a run says besides its id: its target by id and names, its node by
+ * id and hostname, and the HTTP request that caused it (when one did). */
+export function runRefs(run: TaskRun): {
+  target: { kind: string; id: string; name: string | null } & ObjectNames;
+  node: { id: string; hostname: string | null } | null;
+  requestId?: string;
+} {
+  const { spec } = run;
+  return {
+    target: { kind: spec.targetKind, id: spec.targetId, name: spec.targetName ?? null, ...spec.targetNames },
+    node: spec.nodeId ? { id: spec.nodeId, hostname: spec.nodeHostname } : null,
+    ...(spec.requestId ? { requestId: spec.requestId } : {}),
+  };
 }

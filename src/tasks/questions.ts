@@ -3,7 +3,7 @@
 // promise the step waits on lives here. While a question is open the run's deadline pauses.
 import { ConflictError, InputError, NotFoundError } from '../errors.js';
 import { isFinished, Kind, type Question, type TaskRunSpec, type TaskRunStatus } from '../model/kinds.js';
-import type { ActiveRun, RunEngine } from './engine.js';
+import { runRefs, type ActiveRun, type RunEngine } from './engine.js';
 import type { PendingQuestion } from './types.js';
 
 export class QuestionDesk {
@@ -25,11 +25,19 @@ export class QuestionDesk {
     run.deadline?.pause();
     this.engine.log(runId, 'warn', `question: ${prompt} [${options.join(' / ')}]`);
     await this.engine.transition(run, { question });
-    bus.publish('task.question.asked', { runId, taskName: spec.taskName, questionId: question.id });
+    // The prompt is Quarry's own words about what will be destroyed: never a secret.
+    bus.publish('task.question.asked', {
+      runId,
+      taskName: spec.taskName,
+      questionId: question.id,
+      prompt,
+      options: [...options],
+      ...runRefs(run.doc),
+    });
     return answered;
   }
 
-  async answer(questionId: string, answer: string, by?: string): Promise<void> {
+  async answer(questionId: string, answer: string, by?: string, requestId?: string | null): Promise<void> {
     const run = this.holderOf(questionId);
     if (!run) return this.refuseClosed(questionId);
     const question = run.doc.status.question as Question;
@@ -46,7 +54,16 @@ export class QuestionDesk {
       const who = by === undefined ? {} : { answeredBy: by };
       await this.engine.transition(run, { question: { ...question, answer, ...who, answeredAt: this.engine.deps.clock.iso() } });
       const { id: runId, spec } = run.doc;
-      this.engine.deps.bus.publish('task.question.answered', { runId, taskName: spec.taskName, questionId, answer });
+      this.engine.deps.bus.publish('task.question.answered', {
+        runId,
+        taskName: spec.taskName,
+        questionId,
+        answer,
+        prompt: question.prompt,
+        ...who,
+        ...runRefs(run.doc),
+        ...(requestId ? { answerRequestId: requestId } : {}),
+      });
     } finally {
       // Even when the write failed: a run held forever is worse than a status one step behind.
       open?.resolve(answer);

@@ -95,8 +95,9 @@ export class TaskService {
 
   /** InputError for an answer that is not an option, NotFoundError for an unknown question,
    * ConflictError for one already answered or closed. */
-  answer(questionId: string, answer: string, by?: string): Promise<void> {
-    return this.questions.answer(questionId, answer, by);
+  /** `requestId`: the HTTP request that answers (its task.question.answered event names it). */
+  answer(questionId: string, answer: string, by?: string, requestId?: string | null): Promise<void> {
+    return this.questions.answer(questionId, answer, by, requestId);
   }
 
   /** The newest run for a target (of one task, when named): reconcilers decide from it
@@ -148,6 +149,8 @@ export class TaskService {
       targetKind: req.target.kind,
       targetId: req.target.id,
       targetName: req.target.name ?? null,
+      ...(req.target.names && Object.keys(req.target.names).length ? { targetNames: req.target.names } : {}),
+      ...(req.target.requestId ? { requestId: req.target.requestId } : {}),
       generation: req.target.generation,
       nodeId: req.node?.id ?? null,
       nodeHostname: req.node?.hostname ?? null,

@@ -3,6 +3,7 @@
 import type { Doc } from '../model/document.js';
 import type { RunState, TaskRunSpec, TaskRunStatus } from '../model/kinds.js';
 import type { Runner } from '../exec/runner.js';
+import type { ObjectNames } from '../model/document.js';
 
 export type TaskRun = Doc<TaskRunSpec, TaskRunStatus>;
 
@@ -32,8 +33,10 @@ export type Script = (ctx: RunContext) => Promise<Record<string, unknown> | void
 
 export interface StartRequest {
   taskName: string;
-  /** `name`: the object's name, kept on the run for events and logs an operator can read. */
-  target: { kind: string; id: string; generation: number; name?: string };
+  /** `name`: the object's name, kept on the run for events and logs an operator can read;
+   * `names` its other names (YAML name, hostname, device path); `requestId` the HTTP request that
+   * wrote the generation the run acts on (runTarget in src/model/object-names.ts fills all). */
+  target: { kind: string; id: string; generation: number; name?: string; names?: ObjectNames; requestId?: string | null };
   /** Node-level steps name the node: its agent claims and carries them out. */
   node?: { id: string; hostname: string } | null;
   args?: Record<string, unknown>;
@@ -74,26 +77,101 @@ export interface EventMap {
     taskName: string;
     state: RunState;
     attempt?: number;
-    target?: { kind: string; id: string; name: string | null };
+    target?: RunTargetRef;
     node?: { id: string; hostname: string | null } | null;
     error?: string | null;
+    /** The HTTP request (X-Request-Id) that wrote the generation the run acts on. */
+    requestId?: string;
   };
-  'task.question.asked': { runId: string; taskName: string; questionId: string };
-  'task.question.answered': { runId: string; taskName: string; questionId: string; answer: string };
+  /** `prompt`/`options`: the question itself (Quarry's words, no secret); target, node and
+   * request as for task.state.changed. */
+  'task.question.asked': {
+    runId: string;
+    taskName: string;
+    questionId: string;
+    prompt?: string;
+    options?: string[];
+    target?: RunTargetRef;
+    node?: { id: string; hostname: string | null } | null;
+    requestId?: string;
+  };
+  'task.question.answered': {
+    runId: string;
+    taskName: string;
+    questionId: string;
+    answer: string;
+    prompt?: string;
+    answeredBy?: string;
+    target?: RunTargetRef;
+    node?: { id: string; hostname: string | null } | null;
+    requestId?: string;
+    /** The request that answered (`requestId` stays the one that caused the run). */
+    answerRequestId?: string;
+  };
   /** `reason`/`message`: why it is in that phase, or what blocks it (its Blocked condition). */
-  'node.state.changed': { nodeId: string; status: string; hostname?: string; name?: string; reason?: string; message?: string };
-  'image.download.progress': { imageId: string; bytes: number; total: number; percent: number; done: boolean };
-  'task.log': { runId: string; line: LogLine };
+  'node.state.changed': {
+    nodeId: string;
+    status: string;
+    hostname?: string;
+    name?: string;
+    reason?: string;
+    message?: string;
+  } & ObjectNames;
+  /** `name`: the image's name (its catalog name). */
+  'image.download.progress': { imageId: string; bytes: number; total: number; percent: number; done: boolean; name?: string };
+  'task.log': {
+    runId: string;
+    line: LogLine;
+    taskName?: string;
+    target?: RunTargetRef;
+    node?: { id: string; hostname: string | null } | null;
+    requestId?: string;
+  };
   'disruption.lease.taken': DisruptionLeaseEvent;
   'disruption.lease.released': DisruptionLeaseEvent;
   /** A hung node power-cycled through its BMC (fencing: bmc), silent since then. */
-  'node.fenced': { nodeId: string; hostname: string; silentSince: string; attempt: number };
+  'node.fenced': {
+    nodeId: string;
+    hostname: string;
+    silentSince: string;
+    attempt: number;
+    name?: string;
+    requestId?: string;
+  } & ObjectNames;
+  /** A machine that booted and waits for an admin's approval (or a file that names it). */
+  'node.approval.required': { nodeId: string; hostname: string; name?: string; macs: string[] };
+  /** A node's agent credential was used by a second party: revoked, the node's approval taken back. */
+  'node.credential.conflict': { nodeId: string; message: string; hostname?: string | null; name?: string | null };
+  /** A specs file applied (src/gitops/folder.ts): the file, and each object it changed by kind,
+   * id and YAML name. */
+  'specs.applied': {
+    file: string;
+    state: string;
+    created: SpecObjectRef[];
+    updated: SpecObjectRef[];
+    pruned: SpecObjectRef[];
+    orphaned: SpecObjectRef[];
+  };
+  /** A specs file refused: nothing was changed; `message` and `errors` say why. */
+  'specs.failed': { file: string; message: string; errors: unknown[] };
   /** A refused specs file that applies again: the error it had, refused since when. */
   'specs.recovered': { file: string; state: string; failedSince: string | null; error: { message: string; errors: unknown[] } };
   /** A specs file's pending entry appeared or changed reason (src/gitops/pending.ts). */
   'specs.pending': SpecsPendingEvent;
   /** It went: resolved, or no longer declared (the entry as it last was). */
   'specs.pending.cleared': SpecsPendingEvent;
+}
+
+/** A run's target in its events: id, name (a YAML name, `host/serial` for a disk) and its other
+ * names (YAML name and file, hostname, a disk's device path and serial). */
+export type RunTargetRef = { kind: string; id: string; name: string | null } & ObjectNames;
+
+/** An object a specs file changed, as specs.applied names it. */
+export interface SpecObjectRef {
+  kind: string;
+  id: string;
+  name: string;
+  document: number | null;
 }
 
 /** What a specs file waits for: the file, the object (kind, YAML name, id once it exists) and why. */

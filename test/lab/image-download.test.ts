@@ -101,7 +101,7 @@ test('image download: progress on the bus and over SSE, a cut connection resumed
   );
   t.deepEqual(
     onBus.filter((p) => p.done),
-    [{ imageId: ID, bytes: TOTAL, total: TOTAL, percent: 100, done: true }],
+    [{ imageId: ID, bytes: TOTAL, total: TOTAL, percent: 100, done: true, name: 'testos-1' }],
   );
   const resumed = onBus.slice(onBus.findIndex((p) => p.bytes >= CUT && p.bytes < TOTAL));
   t.true(

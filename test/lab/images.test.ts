@@ -61,7 +61,7 @@ test('images: a download by short id fetches and verifies every file, with progr
   const done = q.events.filter((e) => e.type === 'image.download.progress' && (e.payload as { done: boolean }).done);
   t.deepEqual(
     done.map((e) => e.payload),
-    [{ imageId: debian.id, bytes: total, total, percent: 100, done: true }],
+    [{ imageId: debian.id, bytes: total, total, percent: 100, done: true, name: debian.name }],
   );
   // Asking again changes nothing and starts nothing.
   t.deepEqual((await c.get(`/images/${debian.id}/download`)).json, { status: 'downloading' });

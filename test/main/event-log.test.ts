@@ -38,3 +38,21 @@ test("event log: a payload's own message is the detail, so the line still says w
     eventId: 7,
   });
 });
+
+test('event log: a question waiting for an answer and a credential conflict warn: an operator must act', (t) => {
+  t.is(eventLogLevel(ev('task.question.asked', { runId: 'r', taskName: 'disk.wipe.confirm', questionId: 'q', prompt: 'wipe?' })), 'warn');
+  t.is(eventLogLevel(ev('task.question.answered', { runId: 'r', taskName: 'disk.wipe.confirm', questionId: 'q', answer: 'no' })), 'info');
+  t.is(eventLogLevel(ev('node.credential.conflict', { nodeId: 'n', hostname: 'h1', message: 'reused' })), 'warn');
+});
+
+test("event log: a run caused by a request says so on its line, with the target's names", (t) => {
+  const fields = eventLogFields(
+    ev('task.state.changed', {
+      runId: 'r',
+      state: 'failed',
+      requestId: 'req-1',
+      target: { kind: 'Disk', id: 'd', name: 'h1/S1', devicePath: '/dev/sdb', serial: 'S1' },
+    }),
+  );
+  t.like(fields, { eventId: 7, requestId: 'req-1', target: { devicePath: '/dev/sdb', serial: 'S1' } });
+});

@@ -2,6 +2,7 @@
 // to every user; cancelling a run or answering a question changes the world, so admins only.
 import type { TaskService } from '../../tasks/service.js';
 import type { TaskRun } from '../../tasks/types.js';
+import { requestIdOf } from '../request-id.js';
 import { route, type AnyRoute } from '../route.js';
 import { object, statusSchema, uuidSchema } from '../schemas.js';
 
@@ -118,8 +119,8 @@ export function taskRoutes(tasks: TaskService): AnyRoute[] {
       body: object({ answer: { type: 'string', minLength: 1, maxLength: 256 } }, ['answer']),
       response: { description: 'answered', schema: statusSchema('answered') },
       errors: [404, 409],
-      handler: async ({ params, body, principal }) => {
-        await tasks.answer(params.questionId, body.answer, principal?.user.username);
+      handler: async ({ params, body, principal, ctx }) => {
+        await tasks.answer(params.questionId, body.answer, principal?.user.username, requestIdOf(ctx));
         return { status: 'answered' };
       },
     }),
