@@ -1,37 +1,18 @@
 // A spec file's `maintenance: true` (#15 part 3): the file owns the field, and the dry run says
 // which steps entering and leaving take (the stop is disruptive).
 import test from 'ava';
-import { evaluate } from '../../src/gitops/evaluate.js';
-import { specValidators } from '../../src/gitops/parse.js';
 import type { World } from '../../src/gitops/world.js';
 import { node } from '../builders.js';
 import { doc } from './fixtures.js';
+import { emptyWorld, evaluateIn } from './worlds.js';
 
 function world(maintenance: boolean): World {
   const n = node('active').build();
   if (maintenance) n.spec.maintenance = true;
-  return {
-    nodes: [n],
-    disks: [],
-    networks: [],
-    images: [],
-    filesystems: [],
-    rgwUsers: [],
-    cluster: undefined,
-    templates: [],
-    nics: [],
-    catalog: [],
-  };
+  return emptyWorld({ nodes: [n] });
 }
 
-const plan = (text: string, w: World) =>
-  evaluate(
-    'site.yaml',
-    text,
-    () => Promise.resolve(w),
-    specValidators(),
-    () => true,
-  );
+const plan = (text: string, w: World) => evaluateIn(w, text);
 const nodeDoc = (extra: string) => doc('Node', 'storage-1', `match: { mac: "52:54:00:00:00:01" }${extra}`);
 
 test('maintenance spec: maintenance: true is owned by the file and plans noout then the stop; removed, the start then noout', async (t) => {

@@ -2,36 +2,17 @@
 // the Cluster changes a live cluster cannot take, refused by evaluate(). test/lab/plan-apply.test.ts
 // proves in the lab that the apply then starts exactly these runs.
 import test from 'ava';
-import { evaluate } from '../../src/gitops/evaluate.js';
-import { specValidators } from '../../src/gitops/parse.js';
 import { TaskKind, plannedTasks, withPoolUsage } from '../../src/gitops/tasks.js';
 import type { Change } from '../../src/gitops/types.js';
 import type { World } from '../../src/gitops/world.js';
-import { CLUSTER_ID, CephKind, type ClusterSpec, type ClusterStatus } from '../../src/model/ceph-kinds.js';
+import { CLUSTER_ID, CephKind } from '../../src/model/ceph-kinds.js';
 import { StorageKind, filesystemId, type FilesystemSpec } from '../../src/model/storage-kinds.js';
 import type { Doc } from '../../src/model/document.js';
 import type { NodeSpec, NodeStatusFields } from '../../src/model/kinds.js';
 import { REMOVING_FROM_MONMAP } from '../../reconcilers/mon/removal.js';
 import { node } from '../builders.js';
 import { doc } from './fixtures.js';
-
-const meta = { generation: 1, resourceVersion: 1, createdAt: '', updatedAt: '', labels: {}, source: null };
-
-const clusterDoc = (status: ClusterStatus = {}, over: Partial<ClusterSpec> = {}): Doc<ClusterSpec> => ({
-  kind: CephKind.Cluster,
-  id: CLUSTER_ID,
-  name: 'ceph',
-  metadata: meta,
-  spec: {
-    fsid: '7d7a4a52-5d87-4bd4-9a3f-2b8f1f7c2c11',
-    publicNetwork: null,
-    clusterNetwork: null,
-    monPort: 3300,
-    poolDefaults: { size: 3, minSize: 2 },
-    ...over,
-  },
-  status: status as Record<string, unknown>,
-});
+import { clusterDoc, emptyWorld, evaluateIn, meta } from './worlds.js';
 
 type NodeDoc = Doc<NodeSpec, NodeStatusFields>;
 
@@ -50,19 +31,7 @@ function n(
 }
 
 function world(nodes: NodeDoc[], cluster = clusterDoc(), keys: string[] = []): World {
-  return {
-    nodes,
-    disks: [],
-    networks: [],
-    images: [],
-    filesystems: [],
-    rgwUsers: [],
-    cluster,
-    templates: [],
-    keys: new Set(keys),
-    nics: [],
-    catalog: [],
-  };
+  return emptyWorld({ nodes, cluster, keys: new Set(keys) });
 }
 
 /** A node's daemons changed from `was` to `now` (null: created by the file). */
@@ -101,13 +70,13 @@ test('plan tasks: monitors declared before any exists bootstrap together, and th
 
 test('plan tasks: a monitor declared on a live cluster joins it, and nothing is imported again', (t) => {
   const [a, b] = [n(1, MON, { daemons: { mon: true } }), n(2)];
-  const tasks = plannedTasks([daemons(b, {}, MON)], world([a, b], clusterDoc({ bootstrapped: true, quorum: ['n1'] })));
+  const tasks = plannedTasks([daemons(b, {}, MON)], world([a, b], clusterDoc({}, { bootstrapped: true, quorum: ['n1'] })));
   t.deepEqual(brief(tasks), [`${TaskKind.monJoin} node-2`]);
 });
 
 test("plan tasks: a monitor's removal lists monmap-remove and remove, destructive, with the quorum it leaves", (t) => {
   const mons = [1, 2, 3].map((i) => n(i, MON, { daemons: { mon: true } }));
-  const w = world(mons, clusterDoc({ bootstrapped: true, quorum: ['n1', 'n2', 'n3'] }));
+  const w = world(mons, clusterDoc({}, { bootstrapped: true, quorum: ['n1', 'n2', 'n3'] }));
   const tasks = plannedTasks([daemons(mons[2]!, MON, {})], w);
   t.deepEqual(brief(tasks), [`${TaskKind.monmapRemove} node-3`, `${TaskKind.monRemove} node-3`]);
   for (const x of tasks) {
@@ -123,7 +92,7 @@ test("plan tasks: a monitor's removal lists monmap-remove and remove, destructiv
 
 test('plan tasks: a daemon declared again reuses the key Quarry kept; a new one has its key made first', (t) => {
   const a = n(1, MON, { daemons: { mon: true } });
-  const w = world([a], clusterDoc({ bootstrapped: true }), ['mgr.n1']);
+  const w = world([a], clusterDoc({}, { bootstrapped: true }), ['mgr.n1']);
   t.deepEqual(brief(plannedTasks([daemons(a, MON, { ...MON, mgr: {}, mds: {} })], w)), [
     'ceph.mgr.start node-1',
     'ceph.mds.key node-1',
@@ -134,7 +103,7 @@ test('plan tasks: a daemon declared again reuses the key Quarry kept; a new one 
 test("plan tasks: a clusterNetwork change lists each OSD node's ceph.config.restart, one node at a time in the budget's order", (t) => {
   const osds = [3, 1, 2].map((i) => n(i, {}, { daemons: { osds: [i] } }));
   const idle = n(4);
-  const before = clusterDoc({ bootstrapped: true }, { clusterNetwork: '10.1.0.0/16' });
+  const before = clusterDoc({ clusterNetwork: '10.1.0.0/16' }, { bootstrapped: true });
   const change: Change = {
     action: 'update',
     kind: CephKind.Cluster,
@@ -161,17 +130,9 @@ test("plan tasks: a clusterNetwork change lists each OSD node's ceph.config.rest
 });
 
 const clusterFile = (spec: string) => doc('Cluster', 'default', spec);
-const evaluateIn = (w: World, text: string) =>
-  evaluate(
-    'site.yaml',
-    text,
-    () => Promise.resolve(w),
-    specValidators(),
-    () => true,
-  );
 
 test('plan refusals: publicNetwork and monPort cannot change once the cluster runs; the error says why, at the field', async (t) => {
-  const live = world([n(1, MON, { daemons: { mon: true } })], clusterDoc({ bootstrapped: true }, { publicNetwork: '10.0.0.0/16' }));
+  const live = world([n(1, MON, { daemons: { mon: true } })], clusterDoc({ publicNetwork: '10.0.0.0/16' }, { bootstrapped: true }));
   for (const [field, value] of [
     ['publicNetwork', '10.9.0.0/16'],
     ['monPort', '6789'],
@@ -185,12 +146,15 @@ test('plan refusals: publicNetwork and monPort cannot change once the cluster ru
   // The same values, or fields a live cluster takes, pass.
   t.deepEqual((await evaluateIn(live, clusterFile('publicNetwork: 10.0.0.0/16\nmonPort: 3300\nclusterNetwork: 10.5.0.0/16'))).errors, []);
   // Before the cluster lives, anything goes.
-  const young = world([n(1, MON)], clusterDoc({}, { publicNetwork: '10.0.0.0/16' }));
+  const young = world([n(1, MON)], clusterDoc({ publicNetwork: '10.0.0.0/16' }));
   t.deepEqual((await evaluateIn(young, clusterFile('publicNetwork: 10.9.0.0/16\nmonPort: 6789'))).errors, []);
 });
 
 test('plan refusals: a public network first declared on a live cluster is taken only when it holds every monitor address', async (t) => {
-  const live = world([n(1, MON, { daemons: { mon: true } }), n(2, MON, { daemons: { mon: true } })], clusterDoc({ bootstrapped: true }));
+  const live = world(
+    [n(1, MON, { daemons: { mon: true } }), n(2, MON, { daemons: { mon: true } })],
+    clusterDoc({}, { bootstrapped: true }),
+  );
   t.deepEqual((await evaluateIn(live, clusterFile('publicNetwork: 10.0.0.0/24'))).errors, []);
   const e = await evaluateIn(live, clusterFile('publicNetwork: 10.0.0.0/31'));
   t.is(e.errors.length, 1, 'n2 (10.0.0.2) is outside 10.0.0.0/31');
@@ -267,6 +231,6 @@ test('plan refusals: the pools of a filesystem Ceph has keep their names and PG 
 
 test('plan tasks: a monitor declared again while it is taken out of the monmap has its old store removed, then joins', (t) => {
   const removing = n(3, {}, { ceph: { mon: { phase: 'orphaned', reason: REMOVING_FROM_MONMAP, message: '' } } });
-  const w = world([n(1, MON, { daemons: { mon: true } }), removing], clusterDoc({ bootstrapped: true, quorum: ['n1'] }));
+  const w = world([n(1, MON, { daemons: { mon: true } }), removing], clusterDoc({}, { bootstrapped: true, quorum: ['n1'] }));
   t.deepEqual(brief(plannedTasks([daemons(removing, {}, MON)], w)), [`${TaskKind.monRemove} node-3`, `${TaskKind.monJoin} node-3`]);
 });

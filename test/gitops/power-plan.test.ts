@@ -2,35 +2,15 @@
 // against an in-memory world. `power` is acted on only when it changes against the stored
 // power; the plan lists the nodes it shuts down in the budget's waves, failure domain by domain.
 import test from 'ava';
-import { evaluate } from '../../src/gitops/evaluate.js';
 import { domainOf } from '../../src/gitops/disruptions.js';
-import { specValidators } from '../../src/gitops/parse.js';
 import type { World } from '../../src/gitops/world.js';
-import { CLUSTER_ID, CephKind, type ClusterSpec } from '../../src/model/ceph-kinds.js';
 import { DISRUPTION_BUDGET_ID, DisruptionKind, type DisruptionBudgetSpec } from '../../src/model/disruption-kinds.js';
 import type { Doc } from '../../src/model/document.js';
 import type { NodeSpec } from '../../src/model/kinds.js';
 import { failureDomainOf } from '../../reconcilers/shared/failure-domain.js';
 import { node } from '../builders.js';
 import { doc, files } from './fixtures.js';
-
-const meta = { generation: 1, resourceVersion: 1, createdAt: '', updatedAt: '', labels: {}, source: null };
-
-const clusterDoc = (over: Partial<ClusterSpec> = {}): Doc<ClusterSpec> => ({
-  kind: CephKind.Cluster,
-  id: CLUSTER_ID,
-  name: 'ceph',
-  metadata: meta,
-  spec: {
-    fsid: '7d7a4a52-5d87-4bd4-9a3f-2b8f1f7c2c11',
-    publicNetwork: null,
-    clusterNetwork: null,
-    monPort: 3300,
-    poolDefaults: { size: 3, minSize: 2 },
-    ...over,
-  },
-  status: {},
-});
+import { clusterDoc, emptyWorld, evaluateIn, meta } from './worlds.js';
 
 const budgetDoc = (spec: DisruptionBudgetSpec): Doc<DisruptionBudgetSpec> => ({
   kind: DisruptionKind.DisruptionBudget,
@@ -53,19 +33,7 @@ function nodes(racks: string[], over: Partial<NodeSpec> = {}) {
 }
 
 function world(ns: ReturnType<typeof nodes>, cluster = clusterDoc({ failureDomain: 'rack' }), budget?: DisruptionBudgetSpec): World {
-  return {
-    nodes: ns,
-    disks: [],
-    networks: [],
-    images: [],
-    filesystems: [],
-    rgwUsers: [],
-    cluster,
-    ...(budget ? { budget: budgetDoc(budget) } : {}),
-    templates: [],
-    nics: [],
-    catalog: [],
-  };
+  return emptyWorld({ nodes: ns, cluster, ...(budget ? { budget: budgetDoc(budget) } : {}) });
 }
 
 const nodeFile = (i: number, rack: string, power: 'on' | 'off') =>
@@ -74,14 +42,7 @@ const nodeFile = (i: number, rack: string, power: 'on' | 'off') =>
     `  name: n${i}\n  labels: { rack: ${rack} }\n`,
   );
 
-const plan = (w: World, text: string) =>
-  evaluate(
-    'site.yaml',
-    text,
-    () => Promise.resolve(w),
-    specValidators(),
-    () => true,
-  );
+const plan = evaluateIn;
 const nodeSpecAfter = (e: Awaited<ReturnType<typeof plan>>, name: string) =>
   e.changes.find((c) => c.kind === 'Node' && c.name === name)?.after?.spec as NodeSpec | undefined;
 

@@ -6,7 +6,7 @@ import { Step } from '../../src/catalogue/index.js';
 import { evaluate } from '../../src/gitops/evaluate.js';
 import { specValidators } from '../../src/gitops/parse.js';
 import type { World } from '../../src/gitops/world.js';
-import { CLUSTER_ID, CephKind, type ClusterSpec } from '../../src/model/ceph-kinds.js';
+import { CephKind } from '../../src/model/ceph-kinds.js';
 import {
   DEFAULT_CRUSH_LEVELS,
   crushChain,
@@ -16,9 +16,9 @@ import {
   placementConflicts,
   ruleNameOf,
 } from '../../src/model/crush.js';
-import type { Doc } from '../../src/model/document.js';
 import { node } from '../builders.js';
 import { doc, files } from '../gitops/fixtures.js';
+import { clusterDoc, emptyWorld } from '../gitops/worlds.js';
 
 const levels = [...DEFAULT_CRUSH_LEVELS];
 
@@ -95,32 +95,7 @@ test('crush placement: a bucket named with two types or under two parents is a c
 // ---- the spec file's edge -----------------------------------------------------------------------
 
 function world(): World {
-  const cluster: Doc<ClusterSpec> = {
-    kind: CephKind.Cluster,
-    id: CLUSTER_ID,
-    name: 'ceph',
-    metadata: { generation: 1, resourceVersion: 1, createdAt: '', updatedAt: '', labels: {}, source: null },
-    spec: {
-      fsid: '7d7a4a52-5d87-4bd4-9a3f-2b8f1f7c2c11',
-      publicNetwork: null,
-      clusterNetwork: null,
-      monPort: 3300,
-      poolDefaults: { size: 3, minSize: 2 },
-    },
-    status: {},
-  };
-  return {
-    nodes: [node('active').build()],
-    disks: [],
-    networks: [],
-    images: [],
-    filesystems: [],
-    rgwUsers: [],
-    cluster,
-    templates: [],
-    nics: [],
-    catalog: [],
-  };
+  return emptyWorld({ nodes: [node('active').build()], cluster: clusterDoc() });
 }
 
 const nodeDoc = (labels: string) =>
