@@ -13,6 +13,7 @@ import {
   type DisruptionLease,
 } from '../../src/model/disruption-kinds.js';
 import { Kind, type DiskStatusFields, type NodeSpec, type NodeStatusFields, type OsdPhase } from '../../src/model/kinds.js';
+import { namesOf } from '../../src/model/object-names.js';
 import type { Store } from '../../src/store/types.js';
 import type { EventBus } from '../../src/tasks/bus.js';
 import { writeStatus, type StatusOwner } from '../../src/runtime/loop-kit/index.js';
@@ -49,13 +50,28 @@ export async function readBudget(store: Store): Promise<BudgetView> {
   return { limits: limitsOf(doc?.spec), leases: doc?.status.leases ?? [] };
 }
 
-function announce(bus: Publish | undefined, type: 'disruption.lease.taken' | 'disruption.lease.released', l: DisruptionLease): void {
-  bus?.publish(type, {
+/** The event names the holder (a node's hostname, a disk's device path and serial, YAML names)
+ * and each node's hostname beside the ids: a lease's few documents, read once per event. */
+async function announce(
+  store: Store,
+  bus: Publish | undefined,
+  type: 'disruption.lease.taken' | 'disruption.lease.released',
+  l: DisruptionLease,
+): Promise<void> {
+  if (!bus) return;
+  const nodes = nodesOf(l);
+  const [holder, hosts] = await Promise.all([
+    store.get(l.holderKind, l.holderId),
+    Promise.all(nodes.map((id) => store.get<NodeSpec>(Kind.Node, id))),
+  ]);
+  bus.publish(type, {
     holderKind: l.holderKind,
     holderId: l.holderId,
+    ...(holder ? { holder: namesOf(holder) } : {}),
     kind: kindOf(l),
     what: l.what,
-    nodes: nodesOf(l),
+    nodes,
+    hostnames: hosts.map((n, i) => n?.spec.hostname ?? nodes[i]!),
     domains: domainsOf(l),
   });
 }
@@ -89,7 +105,7 @@ export async function takeLease(store: Store, req: DisruptionRequest, nowIso: st
           spec: { maxDisruptions: DEFAULT_MAX_DISRUPTIONS, maxUnavailable: DEFAULT_MAX_UNAVAILABLE },
           status: { leases: [mine] },
         });
-        announce(opts.bus, 'disruption.lease.taken', mine);
+        await announce(store, opts.bus, 'disruption.lease.taken', mine);
         return true;
       } catch (err) {
         if (!(err instanceof ConflictError)) throw err;
@@ -111,8 +127,8 @@ export async function takeLease(store: Store, req: DisruptionRequest, nowIso: st
       out.granted = true;
       return { ...cur, leases: [...live, mine] };
     });
-    for (const l of out.dropped) announce(opts.bus, 'disruption.lease.released', l);
-    if (out.granted && !out.held) announce(opts.bus, 'disruption.lease.taken', mine);
+    for (const l of out.dropped) await announce(store, opts.bus, 'disruption.lease.released', l);
+    if (out.granted && !out.held) await announce(store, opts.bus, 'disruption.lease.taken', mine);
     return out.granted;
   }
   throw new ConflictError('the disruption budget kept changing while a lease was taken');
@@ -126,7 +142,7 @@ export async function giveBack(store: Store, holder: Holder, bus?: Publish): Pro
     gone = leases.find((l) => holds(l, holder));
     return gone ? { ...cur, leases: leases.filter((l) => !holds(l, holder)) } : cur;
   });
-  if (gone) announce(bus, 'disruption.lease.released', gone);
+  if (gone) await announce(store, bus, 'disruption.lease.released', gone);
 }
 
 /** A node's request of a lease's kind is still asked for (its counter not acknowledged). */

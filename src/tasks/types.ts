@@ -191,9 +191,13 @@ export interface SpecsPendingEvent {
 export interface DisruptionLeaseEvent {
   holderKind: string;
   holderId: string;
+  /** The holder's names (a node's hostname, a disk's device path and serial, its YAML name). */
+  holder?: ObjectNames;
   kind: string;
   what: string;
   nodes: string[];
+  /** Each node's hostname, in the order of `nodes`. */
+  hostnames: string[];
   domains: string[];
 }
 

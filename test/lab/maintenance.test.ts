@@ -188,6 +188,9 @@ test.serial(
       q.events.filter((e) => e.type.startsWith('disruption.lease.')).map((e) => e.type),
       ['disruption.lease.taken', 'disruption.lease.released', 'disruption.lease.taken'],
     );
+    // Each names the node by hostname beside its id, holder and nodes alike.
+    for (const e of q.events.filter((x) => x.type.startsWith('disruption.lease.')))
+      t.like(e.payload, { nodes: [n.id], hostnames: [n.spec.hostname], holder: { hostname: n.spec.hostname } });
   },
 );
 
