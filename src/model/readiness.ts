@@ -84,6 +84,13 @@ export function nodeReady(n: NodeDoc): Verdict {
   if (seen && n.spec.power === 'off' && n.status.phase === 'offline') return ok('PoweredOff', since);
   if (seen && inMaintenance(n)) return ok('InMaintenance', since);
   const v = fromConditions(n);
+  // Declared in maintenance and not in it yet (waiting for its lease, or entering): not as declared.
+  if (v.ready && n.spec.maintenance === true) {
+    const blocked = condition(n.status, 'Blocked');
+    return blocked?.status === 'True'
+      ? notOk(blocked.reason, blocked.message, blocked.lastTransitionTime)
+      : notOk('EnteringMaintenance', `${n.spec.hostname} is to enter maintenance`, since);
+  }
   // A daemon its spec no longer names still runs: the world does not match yet (its loop stops it).
   const extra = v.ready ? NODE_DAEMON_TYPES.filter((t) => n.spec.daemons[t] === undefined && n.status.daemons?.[t] === true) : [];
   if (extra.length)

@@ -1,6 +1,6 @@
 // Plan = apply (#16): for generated sequences of spec changes — the first apply, then growing,
 // shrinking, moving, removing and re-adding what a file declares, changing pool defaults and
-// networks — the dry run (POST /specs/plan) lists exactly the task runs the lab then starts.
+// networks, a node's maintenance entered and left — the dry run (POST /specs/plan) lists exactly the task runs the lab then starts.
 // One lab per sequence: a generated step is made valid for the world it meets by a model of the
 // file (what it declares, and what is declared absent), kept beside the lab.
 //
@@ -42,6 +42,8 @@ interface NodeModel {
   mds: On;
   rgw: On;
   osds: Array<{ serial: string; state: 'on' | 'absent' }>;
+  /** `maintenance: true`: its Ceph daemons stopped under noout. */
+  maintenance?: boolean;
 }
 
 /** What the file says, which the generator's steps change. */
@@ -93,8 +95,9 @@ function render(m: Model, d: Disks, publicNetwork = '10.0.0.0/16'): string {
       `storage-${i + 1}`,
       `match: { mac: "${MACS[i]}" }\ndaemons: { ${daemons.join(', ')} }\nosds: [${osds.join(', ')}]`,
     );
+    const spec = n.maintenance ? text.replace('spec:\n', 'spec:\n  maintenance: true\n') : text;
     const name = `  name: storage-${i + 1}\n`;
-    return [n.rack ? text.replace(name, `${name}  labels: { rack: ${n.rack} }\n`) : text];
+    return [n.rack ? spec.replace(name, `${name}  labels: { rack: ${n.rack} }\n`) : spec];
   });
   return files(
     doc(
@@ -116,7 +119,8 @@ const clone = (m: Model): Model => structuredClone(m);
 const on = (m: Model, k: Keyed | 'mon') => m.nodes.filter((n) => n.declared && n[k] === 'on').length;
 
 /** Every step valid in `m`: never the last manager, the last MDS of a filesystem, the RGW of a
- * user, a monitor below three, nor the last OSD of a host (its data has nowhere to go). */
+ * user, a monitor below three, nor the last OSD of a host (its data has nowhere to go); one
+ * node in maintenance at a time, and nothing else until it leaves. */
 function steps(m: Model, d: Disks): Step[] {
   const out: Step[] = [];
   const edit = (what: string, f: (x: Model) => void) => {
@@ -124,6 +128,13 @@ function steps(m: Model, d: Disks): Step[] {
     f(next);
     out.push({ what, next });
   };
+  // A node in maintenance holds the disruption budget (one failure domain at a time): what
+  // else would disrupt waits for it, so the window only ends.
+  const inside = m.nodes.findIndex((n) => n.maintenance);
+  if (inside >= 0) {
+    edit(`maintenance: node ${inside + 1} leaves`, (x) => delete x.nodes[inside]!.maintenance);
+    return out;
+  }
   m.nodes.forEach((n, i) => {
     if (!n.declared) {
       edit(`grow: node ${i + 1} with an OSD`, (x) =>
@@ -142,6 +153,10 @@ function steps(m: Model, d: Disks): Step[] {
     n.osds.forEach((o, j) => {
       if (o.state === 'absent') edit(`re-add: OSD ${o.serial} of node ${i + 1}`, (x) => (x.nodes[i]!.osds[j]!.state = 'on'));
     });
+    // Not the only MDS of a live filesystem: Ceph says it is not ok to stop, and the node waits.
+    const lastMds = n.mds === 'on' && m.fs === 'on' && on(m, 'mds') < 2;
+    if (n.mon === 'on' && on(m, 'mon') === 3 && !lastMds)
+      edit(`maintenance: node ${i + 1} enters`, (x) => (x.nodes[i]!.maintenance = true));
     // A node's rack label: its CRUSH host moves under another bucket, and its OSDs' data with it.
     edit(`labels: node ${i + 1} in rack ${n.rack === 'r1' ? 'r2' : 'r1'}`, (x) => (x.nodes[i]!.rack = n.rack === 'r1' ? 'r2' : 'r1'));
     if (n.mon === 'on' && on(m, 'mon') === 3) edit(`remove: monitor of node ${i + 1}`, (x) => (x.nodes[i]!.mon = 'absent'));
@@ -209,11 +224,13 @@ async function answer(c: Client, planned: PlanView): Promise<void> {
   }
 }
 
-/** Every node runs the daemons its spec declares and no other: a daemon no longer declared has
- * no Ready row to wait for, and its stop may come a moment after the file converged. */
+/** Every node runs the daemons its spec declares and no other (none in maintenance): the
+ * property test checks this itself, beside the readiness rule. */
 async function daemonsAsDeclared(q: SpecsLab): Promise<boolean> {
   return (await q.nodes()).every((n) =>
-    (['mon', ...KEYED] as const).every((k) => (n.spec.daemons[k] !== undefined) === (n.status.daemons?.[k] === true)),
+    (['mon', ...KEYED] as const).every(
+      (k) => (n.spec.daemons[k] !== undefined && n.spec.maintenance !== true) === (n.status.daemons?.[k] === true),
+    ),
   );
 }
 

@@ -283,3 +283,19 @@ test('readiness node: a daemon its spec no longer names still running keeps the 
   t.regex(v.message, /mgr still running/);
   t.like(nodeReady(n(false)), { ready: true });
 });
+
+test('readiness node: declared in maintenance and not in it yet (waiting for its lease) is not ready, with what holds it', (t) => {
+  const waiting = (blocked: boolean) =>
+    node('active')
+      .withSpec({ maintenance: true })
+      .withStatus({
+        observedGeneration: 1,
+        conditions: [
+          cond('Ready', 'True', 'Active'),
+          ...(blocked ? [cond('Blocked', 'True', 'DisruptionBudget', 'waiting for the lease held by node-2')] : []),
+        ],
+      })
+      .build();
+  t.like(nodeReady(waiting(true)), { ready: false, reason: 'DisruptionBudget' });
+  t.like(nodeReady(waiting(false)), { ready: false, reason: 'EnteringMaintenance' });
+});
