@@ -1,6 +1,7 @@
 // Plan = apply (#16): for generated sequences of spec changes — the first apply, then growing,
 // shrinking, moving, removing and re-adding what a file declares, changing pool defaults and
-// networks, a node's maintenance entered and left — the dry run (POST /specs/plan) lists exactly the task runs the lab then starts.
+// networks, a node's maintenance entered and left — the dry run (POST /specs/plan) lists
+// exactly the task runs the lab then starts.
 // One lab per sequence: a generated step is made valid for the world it meets by a model of the
 // file (what it declares, and what is declared absent), kept beside the lab.
 //
