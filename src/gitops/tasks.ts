@@ -9,9 +9,10 @@ import type { ImageSpec } from '../model/image-kinds.js';
 import { ImageKind } from '../model/image-kinds.js';
 import { CLUSTER_ID, CephKind } from '../model/ceph-kinds.js';
 import { crushChain, crushLevelsOf, failureDomainOf, locationArgs, ruleNameOf } from '../model/crush.js';
+import type { DisruptionBudgetStatus } from '../model/disruption-kinds.js';
 import { Kind, OsdRemoval, type DiskSpec, type DiskStatusFields, type NodeSpec } from '../model/kinds.js';
 import { NetworkKind } from '../model/network-kinds.js';
-import { holdsLiveOsd, isAdoptable, type DiskDoc } from '../model/operations.js';
+import { holdsLiveOsd, isAdoptable, type DiskDoc, type NodeDoc } from '../model/operations.js';
 import { StorageKind } from '../model/storage-kinds.js';
 import { fsDeletionQuestion, rgwUserDeletionQuestion, type Holding } from '../model/deletion.js';
 import { DisruptionLeaseKind } from '../model/disruption-kinds.js';
@@ -54,6 +55,10 @@ export const TaskKind = {
   daemonsStart: Step.nodeDaemonsStart,
   // A Cluster field daemons read only at start changed (src/model/daemon-config.ts).
   configRestart: Step.configRestart,
+  // A file's `power` changed against the stored one (reconcilers/node/power.ts).
+  shutdown: Step.nodeShutdown,
+  bmcPowerOff: Step.bmcPowerOff,
+  bmcPowerOn: Step.bmcPowerOn,
 } as const;
 
 /** The OSD a task acts on; bytes and PGs on it when Ceph answered (`ceph osd df`). */
@@ -177,6 +182,31 @@ function diskTasks(
     add(TaskKind.osdPurge, affects);
     add(TaskKind.osdZap, { wipes, ...affects });
   }
+}
+
+/** A node's `power` changed against the stored one: off is the agent's soft power-off inside
+ * the budget, noout around it when it runs OSDs, and its BMC's check that the power went off;
+ * on is its BMC powering it on (no BMC: Blocked NoPowerControl, no run). */
+function powerTasks(
+  was: NodeSpec['power'] | undefined,
+  now: NodeSpec['power'],
+  node: NodeDoc | undefined,
+  add: (task: string) => void,
+): void {
+  if (!node || was === now) return;
+  const osds = (node.status.daemons?.osds ?? []).length > 0;
+  if (now === 'off' && node.status.phase === 'active') {
+    const steps = [TaskKind.shutdown, ...(node.spec.bmc ? [TaskKind.bmcPowerOff] : [])];
+    (osds ? [TaskKind.osdNoout, ...steps, TaskKind.osdNoout] : steps).forEach((x) => add(x));
+  }
+  if (now === 'on' && node.status.phase === 'offline' && node.spec.bmc) add(TaskKind.bmcPowerOn);
+}
+
+/** The node's maintenance lease stopped OSDs (noout was set under it); no lease: as if it did. */
+function leaseStoppedOsds(world: World, nodeId: string): boolean {
+  const leases = (world.budget?.status as DisruptionBudgetStatus | undefined)?.leases ?? [];
+  const mine = leases.find((l) => l.holderId === nodeId);
+  return mine?.stops === undefined || mine.stops.osds.length > 0;
 }
 
 type Spec = Record<string, unknown> | null | undefined;
@@ -307,8 +337,18 @@ export function plannedTasks(changes: Change[], world: World): PlannedTask[] {
         }
         // Maintenance: noout then the stop (inside the disruption budget); leaving, the start.
         const [inBefore, inAfter] = [(was as NodeSpec | null)?.maintenance === true, (now as unknown as NodeSpec).maintenance === true];
-        if (!inBefore && inAfter) [TaskKind.osdNoout, TaskKind.daemonsStop].forEach((x) => add(x));
-        if (inBefore && !inAfter) [TaskKind.daemonsStart, TaskKind.osdNoout].forEach((x) => add(x));
+        // noout only for OSDs: entering, those the node reports; leaving, those its lease stopped.
+        const node = world.nodes.find((n) => n.id === c.id);
+        if (!inBefore && inAfter)
+          [...((node?.status.daemons?.osds ?? []).length > 0 ? [TaskKind.osdNoout] : []), TaskKind.daemonsStop].forEach((x) => add(x));
+        if (inBefore && !inAfter)
+          [TaskKind.daemonsStart, ...(leaseStoppedOsds(world, c.id) ? [TaskKind.osdNoout] : [])].forEach((x) => add(x));
+        powerTasks(
+          (was as NodeSpec | null)?.power,
+          (now as unknown as NodeSpec).power,
+          world.nodes.find((n) => n.id === c.id),
+          add,
+        );
         break;
       }
       case CephKind.Cluster: {

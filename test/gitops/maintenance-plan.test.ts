@@ -6,8 +6,11 @@ import { node } from '../builders.js';
 import { doc } from './fixtures.js';
 import { emptyWorld, evaluateIn } from './worlds.js';
 
-function world(maintenance: boolean): World {
-  const n = node('active').build();
+/** A node running OSDs (noout holds them in while their daemons are stopped), or none. */
+function world(maintenance: boolean, osds = [1, 2]): World {
+  const n = node('active')
+    .withStatus({ daemons: { osds: maintenance ? [] : osds } })
+    .build();
   if (maintenance) n.spec.maintenance = true;
   return emptyWorld({ nodes: [n] });
 }
@@ -35,6 +38,11 @@ test('maintenance spec: maintenance: true is owned by the file and plans noout t
     ['node.daemons-start', 'ceph.osd.noout'],
   );
   t.deepEqual((await plan(nodeDoc('\nmaintenance: true'), world(true))).tasks, [], 'unchanged: nothing planned');
+  t.deepEqual(
+    (await plan(nodeDoc('\nmaintenance: true'), world(false, []))).tasks.map((x) => x.task),
+    ['node.daemons-stop'],
+    'a node running no OSD sets no noout',
+  );
   const bad = await plan(nodeDoc('\nmaintenance: yes please'), world(false));
   t.deepEqual(
     bad.errors.map((x) => x.field),

@@ -40,6 +40,23 @@ async function invoke(c: Client, operation: string, id: string) {
   return (await c.post<Results>('/invoke/node', { operation, nodeIds: [id] })).json.results[0]!;
 }
 
+/** The task names the dry run of `text` as `file` lists, sorted. */
+async function plannedFor(c: Client, file: string, text: string): Promise<string[]> {
+  const r = await c.request<{ tasks: Array<{ task: string }> }>('POST', `/specs/plan?file=${file}`, {
+    body: text,
+    headers: { 'content-type': 'application/yaml' },
+  });
+  return r.json.tasks.map((x) => x.task).sort();
+}
+
+const runIds = async (q: SpecsLab) => new Set((await q.tasks.recent(10_000)).map((r) => r.id));
+
+/** The first attempts of the runs for node `id` started since `before`, by task name, sorted. */
+async function runsOf(q: SpecsLab, id: string, before: Set<string>): Promise<string[]> {
+  const runs = (await q.tasks.recent(10_000)).filter((r) => !before.has(r.id) && r.spec.targetId === id && r.spec.attempt <= 1);
+  return runs.map((r) => r.spec.taskName).sort();
+}
+
 /** Applies `text` as `file` and waits for that apply (not an earlier one) to be over. */
 async function apply(q: SpecsLab, file: string, text: string): Promise<void> {
   const before = q.specs.folder.status().find((s) => s.file === file)?.appliedAt ?? '';
@@ -62,7 +79,12 @@ test('spec power: off in a file shuts the node down through the budget, on power
   const n1 = await q.nodeOf(1); // machine 1, whose BMC is Lab.bmc(1)
   t.is((await c.request('PUT', `/nodes/${n1.id}/bmc`, { json: q.lab!.bmc(1) })).status, 200);
 
-  await apply(q, 'n1.yaml', nodeFile(n1.spec.hostname, 'off'));
+  // The dry run lists the runs the apply starts (plan = apply): the soft power-off, its BMC's check.
+  const offText = nodeFile(n1.spec.hostname, 'off');
+  const plannedOff = await plannedFor(c, 'n1.yaml', offText);
+  t.deepEqual(plannedOff, [Step.bmcPowerOff, Step.nodeShutdown]);
+  const beforeOff = await runIds(q);
+  await apply(q, 'n1.yaml', offText);
   const off = await phase(q, n1.id, 'offline');
   t.like(off.spec, { power: 'off', shutdownGeneration: 1 });
   await waitFor('the shutdown acknowledged', async () => (await nodeNow(q, n1.id)).status.observedShutdownGeneration === 1);
@@ -70,6 +92,7 @@ test('spec power: off in a file shuts the node down through the budget, on power
   const taken = q.events.find((e) => e.type === 'disruption.lease.taken');
   t.like(taken?.payload, { holderId: n1.id, kind: 'shutdown', nodes: [n1.id] });
   await waitFor('the lease given back', () => q.events.some((e) => e.type === 'disruption.lease.released'));
+  t.deepEqual(await runsOf(q, n1.id, beforeOff), plannedOff);
 
   // The same file again: no request, the node stays off.
   await apply(q, 'n1.yaml', nodeFile(n1.spec.hostname, 'off'));
@@ -78,8 +101,13 @@ test('spec power: off in a file shuts the node down through the budget, on power
   t.is(again.spec.powerOnGeneration, undefined);
   t.is(again.status.phase, 'offline');
 
-  await apply(q, 'n1.yaml', nodeFile(n1.spec.hostname, 'on'));
+  const onText = nodeFile(n1.spec.hostname, 'on');
+  const plannedOn = await plannedFor(c, 'n1.yaml', onText);
+  t.deepEqual(plannedOn, [Step.bmcPowerOn]);
+  const beforeOn = await runIds(q);
+  await apply(q, 'n1.yaml', onText);
   await phase(q, n1.id, 'active', 'node 1 active again');
+  t.deepEqual(await runsOf(q, n1.id, beforeOn), plannedOn);
   t.like((await nodeNow(q, n1.id)).spec, { power: 'on', powerOnGeneration: 1 });
   t.is((await q.tasks.latestFor(Kind.Node, n1.id, Step.bmcPowerOn))?.status.state, 'completed');
   t.true(q.lab!.machine(1).powered);

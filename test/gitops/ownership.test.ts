@@ -12,6 +12,8 @@ import { createMemoryStore } from '../../src/store/index.js';
 import { MonTask } from '../../reconcilers/mon/plan.js';
 import { MaintenanceTask } from '../../reconcilers/node/maintenance.js';
 import { RolloutTask } from '../../reconcilers/node/rollout.js';
+import { NodeTask } from '../../reconcilers/node/plan.js';
+import { PowerTask } from '../../reconcilers/node/power.js';
 import { OsdTask } from '../../reconcilers/osd/plan.js';
 import { DHCP_START_TASK } from '../../reconcilers/network/plan.js';
 import { FS_CREATE_TASK, FsDeleteTask } from '../../reconcilers/fs/plan.js';
@@ -117,6 +119,9 @@ test("tasks: the task kinds a plan names are the loops' own task names", (t) => 
     ...Object.values(MaintenanceTask),
     // The rolling restart for a config change (#15 part 2).
     ...Object.values(RolloutTask),
+    // A file's power: the node loop's shutdown and its BMC steps (#15 part 4).
+    NodeTask.shutdown,
+    ...Object.values(PowerTask),
     // Data-bearing deletions: the question and the deletion (#16 part 3).
     ...Object.values(FsDeleteTask),
     ...Object.values(RgwUserDeleteTask),

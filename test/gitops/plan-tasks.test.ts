@@ -234,3 +234,30 @@ test('plan tasks: a monitor declared again while it is taken out of the monmap h
   const w = world([n(1, MON, { daemons: { mon: true } }), removing], clusterDoc({}, { bootstrapped: true, quorum: ['n1'] }));
   t.deepEqual(brief(plannedTasks([daemons(removing, {}, MON)], w)), [`${TaskKind.monRemove} node-3`, `${TaskKind.monJoin} node-3`]);
 });
+
+test('plan tasks: a file powering a node off lists the soft power-off, noout around it when it runs OSDs, and its BMC check; on, the BMC power-on', async (t) => {
+  const bmc = { address: '10.0.9.1', port: 623, username: 'admin', password: 'pw' };
+  const active = (osds: number[], withBmc: boolean) => {
+    const n = node('active')
+      .withSpec({ hostname: 'h1', ...(withBmc ? { bmc } : {}) })
+      .withStatus({ daemons: { osds } })
+      .build();
+    return emptyWorld({ nodes: [n] });
+  };
+  const file = (power: 'on' | 'off') => doc('Node', 'h1', `match: { hostname: h1 }\npower: ${power}`);
+  const tasks = async (w: ReturnType<typeof emptyWorld>, power: 'on' | 'off') =>
+    (await evaluateIn(w, file(power))).tasks.map((x) => x.task);
+  t.deepEqual(await tasks(active([3], true), 'off'), [TaskKind.osdNoout, TaskKind.shutdown, TaskKind.bmcPowerOff, TaskKind.osdNoout]);
+  t.deepEqual(await tasks(active([], false), 'off'), [TaskKind.shutdown]);
+  t.deepEqual(await tasks(active([], true), 'on'), [], 'on already: nothing');
+  const off = (withBmc: boolean) =>
+    emptyWorld({
+      nodes: [
+        node('offline')
+          .withSpec({ hostname: 'h1', power: 'off', ...(withBmc ? { bmc } : {}) })
+          .build(),
+      ],
+    });
+  t.deepEqual(await tasks(off(true), 'on'), [TaskKind.bmcPowerOn]);
+  t.deepEqual(await tasks(off(false), 'on'), [], 'no BMC: Blocked NoPowerControl, no run');
+});
