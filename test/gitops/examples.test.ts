@@ -3,39 +3,11 @@
 import test from 'ava';
 import { copyFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { AnyDoc } from '../../src/model/document.js';
 import type { FileConvergence } from '../../src/services/convergence.js';
-import type { NodeSpec, NodeStatusFields } from '../../src/model/kinds.js';
 import { waitFor } from '../lab/harness.js';
-import { specsLab } from './helpers.js';
+import { phaseReady, specsLab } from './helpers.js';
 
 const EXAMPLES = join(process.cwd(), 'examples', 'specs');
-
-type Status = Record<string, unknown> & { phase?: string };
-
-/** Ready as each kind's loop says it: the phase it ends in, and every daemon a node wants running. */
-function ready(d: AnyDoc): boolean {
-  const st = d.status as Status;
-  switch (d.kind) {
-    case 'Cluster':
-      return ((st.quorum as string[] | undefined)?.length ?? 0) >= 3;
-    case 'Network':
-      return st.phase === 'running';
-    case 'Image':
-      return st.phase === 'downloaded';
-    case 'Disk':
-      return (st.osd as { phase?: string } | undefined)?.phase === 'running';
-    case 'Filesystem':
-    case 'RgwUser':
-      return st.phase === 'ready';
-    case 'Node': {
-      const n = d as unknown as { spec: NodeSpec; status: NodeStatusFields };
-      return n.status.phase === 'active' && Object.keys(n.spec.daemons).every((k) => n.status.ceph?.[k as 'mon']?.phase === 'running');
-    }
-    default:
-      return false;
-  }
-}
 
 test('examples: the lab cluster spec converges, every object it declares Ready', async (t) => {
   const q = await specsLab(t, 3);
@@ -47,7 +19,7 @@ test('examples: the lab cluster spec converges, every object it declares Ready',
   const notReady = async () => {
     const status = q.specs.folder.status().find((x) => x.file === 'lab-cluster.yaml')!;
     const docs = await Promise.all(status.objects.map((o) => q.store.mustGet(o.kind, o.id)));
-    return docs.filter((d) => !ready(d)).map((d) => `${d.kind} ${d.name}`);
+    return docs.filter((d) => !phaseReady(d)).map((d) => `${d.kind} ${d.name}`);
   };
   await waitFor('every object Ready', async () => (await notReady()).length === 0, 60_000).catch(async (err: unknown) => {
     throw new Error(`${(err as Error).message}: ${(await notReady()).join(', ')}`);

@@ -3,6 +3,8 @@ import type { ExecutionContext } from 'ava';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { FileStatus } from '../../src/gitops/folder.js';
+import type { AnyDoc } from '../../src/model/document.js';
+import type { DiskSpec, NodeSpec, NodeStatusFields } from '../../src/model/kinds.js';
 import { masterNicId } from '../../src/model/network-kinds.js';
 import { SIM_MASTER_NICS } from '../../src/sim/master.js';
 import { Client } from '../http/client.js';
@@ -50,3 +52,31 @@ export async function specsLab(t: ExecutionContext, nodes: number, over: Paramet
 
 export const network = (name: string, cidr: string, gateway: string, extra = ''): string =>
   `apiVersion: quarry/v1\nkind: Network\nmetadata: { name: ${name} }\nspec:\n  cidr: ${cidr}\n  gateway: ${gateway}\n  nicId: ${ENO1}\n${extra}`;
+
+type Status = Record<string, unknown> & { phase?: string };
+
+/** Ready as each kind's loop says it, by the phase it ends in (a disk with an OSD wanted has it
+ * running; a node is active with every daemon it wants running). The lab tests' own check,
+ * beside the readiness rule GET /status and /specs/status answer with. */
+export function phaseReady(d: AnyDoc): boolean {
+  const st = d.status as Status;
+  switch (d.kind) {
+    case 'Cluster':
+      return ((st.quorum as string[] | undefined)?.length ?? 0) >= 3;
+    case 'Network':
+      return st.phase === 'running';
+    case 'Image':
+      return st.phase === 'downloaded';
+    case 'Disk':
+      return !(d.spec as DiskSpec).osd || (st.osd as { phase?: string } | undefined)?.phase === 'running';
+    case 'Filesystem':
+    case 'RgwUser':
+      return st.phase === 'ready';
+    case 'Node': {
+      const n = d as unknown as { spec: NodeSpec; status: NodeStatusFields };
+      return n.status.phase === 'active' && Object.keys(n.spec.daemons).every((k) => n.status.ceph?.[k as 'mon']?.phase === 'running');
+    }
+    default:
+      return false;
+  }
+}

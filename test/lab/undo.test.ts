@@ -3,7 +3,6 @@
 // each step. One lab for the whole table (a 3-monitor cluster takes long to bring up): the rows
 // run one after the other on the same cluster, each leaving it converged as it found it.
 import test, { type ExecutionContext } from 'ava';
-import type { AnyDoc } from '../../src/model/document.js';
 import { Kind, type DiskSpec, type DiskStatusFields } from '../../src/model/kinds.js';
 import type { DiskDoc, NodeDoc } from '../../src/model/operations.js';
 import { diskReasons } from '../../src/model/operations.js';
@@ -11,7 +10,7 @@ import { networkId } from '../../src/model/network-kinds.js';
 import type { TaskRun } from '../../src/tasks/types.js';
 import type { SimCephCluster } from '../../src/sim/ceph/cluster.js';
 import { doc, files } from '../gitops/fixtures.js';
-import { ENO1, specsLab, type SpecsLab } from '../gitops/helpers.js';
+import { ENO1, phaseReady, specsLab, type SpecsLab } from '../gitops/helpers.js';
 import { allActive, waitFor } from './harness.js';
 
 const FILE = 'cluster.yaml';
@@ -53,39 +52,15 @@ function world(l: Layout, absent: Part | null): string {
   );
 }
 
-type Status = Record<string, unknown> & { phase?: string };
-
-/** Ready as each kind's loop says it (as in test/gitops/examples.test.ts). */
-function ready(d: AnyDoc): boolean {
-  const st = d.status as Status;
-  switch (d.kind) {
-    case 'Cluster':
-      return ((st.quorum as string[] | undefined)?.length ?? 0) >= 3;
-    case 'Network':
-      return st.phase === 'running';
-    case 'Image':
-      return st.phase === 'downloaded';
-    case 'Disk':
-      return !(d.spec as DiskSpec).osd || (st.osd as { phase?: string } | undefined)?.phase === 'running';
-    case 'Filesystem':
-    case 'RgwUser':
-      return st.phase === 'ready';
-    case 'Node': {
-      const n = d as unknown as NodeDoc;
-      return n.status.phase === 'active' && Object.keys(n.spec.daemons).every((k) => n.status.ceph?.[k as 'mon']?.phase === 'running');
-    }
-    default:
-      return false;
-  }
-}
-
 /** Applied, and every object the file declares Ready; throws naming those that are not. */
 async function converged(q: SpecsLab, what: string): Promise<void> {
   await q.until(FILE, (x) => x.state === 'applied' && x.pending.length === 0, `${what}: applied`);
   const notReady = async () => {
     const status = q.specs.folder.status().find((x) => x.file === FILE)!;
     const docs = await Promise.all(status.objects.map((o) => q.store.get(o.kind, o.id)));
-    return docs.filter((d) => !d || !ready(d)).map((d) => (d ? `${d.kind} ${d.name} ${JSON.stringify(d.status)}` : 'a deleted object'));
+    return docs
+      .filter((d) => !d || !phaseReady(d))
+      .map((d) => (d ? `${d.kind} ${d.name} ${JSON.stringify(d.status)}` : 'a deleted object'));
   };
   await waitFor(`${what}: every object Ready`, async () => (await notReady()).length === 0, 90_000).catch(async (err: unknown) => {
     throw new Error(`${(err as Error).message}: ${(await notReady()).join('; ')}`);
