@@ -5,7 +5,7 @@ import { Daemon } from '../../src/catalogue/index.js';
 import type { HealthCheckSeen } from '../../src/model/ceph-kinds.js';
 import type { CommonStatus, Condition } from '../../src/model/conditions.js';
 import type { Doc } from '../../src/model/document.js';
-import type { DiskSpec, DiskStatusFields } from '../../src/model/kinds.js';
+import type { DiskSpec, DiskStatusFields, NodeSpec, NodeStatusFields } from '../../src/model/kinds.js';
 import type { DiskDoc } from '../../src/model/operations.js';
 import { daemonReady, diskReady, fromConditions, imageReady, nodeReady, readiness } from '../../src/model/readiness.js';
 import { NODE_ID, node } from '../builders.js';
@@ -37,6 +37,17 @@ const disk = (spec: Partial<DiskSpec>, status: DiskStatusFields): DiskDoc => ({
   status: { observedGeneration: 1, devicePath: '/dev/sdb', ...status },
 });
 const running = { phase: 'running' as const, reason: 'Running', message: '' };
+
+/** A node declared in maintenance: in it, or still entering it (Progressing). */
+const inMaintenance = (progressing: boolean, daemons: NodeSpec['daemons'] = {}, status: Partial<NodeStatusFields> = {}) =>
+  node('maintenance')
+    .withSpec({ maintenance: true, daemons })
+    .withStatus({
+      observedGeneration: 1,
+      conditions: [cond('Ready', 'False', 'Maintenance'), cond('Progressing', progressing ? 'True' : 'False', 'Entering')],
+      ...status,
+    })
+    .build();
 
 test('readiness conditions: Ready=True for the current generation is ready; an older generation is not observed', (t) => {
   t.like(fromConditions(doc({ observedGeneration: 1, conditions: [cond('Ready', 'True', 'Active')] })), { ready: true, reason: 'Active' });
@@ -83,15 +94,11 @@ test('readiness node: active is ready, a node declared off is ready once offline
 
 test('readiness node: a node declared in maintenance is ready once in it, its daemons stopped on purpose', (t) => {
   const n = (progressing: boolean) =>
-    node('maintenance')
-      .withSpec({ maintenance: true, daemons: { [Daemon.mgr]: {} } })
-      .withStatus({
-        observedGeneration: 1,
-        conditions: [cond('Ready', 'False', 'Maintenance'), cond('Progressing', progressing ? 'True' : 'False', 'Entering')],
-        ceph: { [Daemon.mgr]: { phase: 'pending', reason: 'Stopped', message: '' } },
-        daemons: { [Daemon.mgr]: false },
-      })
-      .build();
+    inMaintenance(
+      progressing,
+      { [Daemon.mgr]: {} },
+      { ceph: { [Daemon.mgr]: { phase: 'pending', reason: 'Stopped', message: '' } }, daemons: { [Daemon.mgr]: false } },
+    );
   t.like(nodeReady(n(false)), { ready: true, reason: 'InMaintenance' });
   t.like(daemonReady(n(false), Daemon.mgr), { ready: true, reason: 'StoppedForMaintenance' });
   t.like(nodeReady(n(true)), { ready: false }, 'still entering it');
@@ -99,15 +106,7 @@ test('readiness node: a node declared in maintenance is ready once in it, its da
 });
 
 test('readiness disk: the OSD of a node declared in maintenance and in it is ready, stopped on purpose; entering, it is not', (t) => {
-  const n = (progressing: boolean) =>
-    node('maintenance')
-      .withSpec({ maintenance: true })
-      .withStatus({
-        observedGeneration: 1,
-        conditions: [cond('Ready', 'False', 'Maintenance'), cond('Progressing', progressing ? 'True' : 'False', 'Entering')],
-        daemons: { osds: [] },
-      })
-      .build();
+  const n = (progressing: boolean) => inMaintenance(progressing, {}, { daemons: { osds: [] } });
   const d = disk({ osd: true }, { osdId: 4, osd: running, conditions: [cond('Blocked', 'True', 'NodeInMaintenance', 'in maintenance')] });
   t.like(diskReady(d, n(false)), { ready: true, reason: 'StoppedForMaintenance' });
   t.like(diskReady(d, n(true)), { ready: false, reason: 'NodeInMaintenance' });
@@ -240,15 +239,11 @@ test('readiness health: a HEALTH_WARN check that is not a down check leaves Read
 });
 
 test('readiness health: down checks of a node in maintenance say what was asked; a HEALTH_ERR still overrides', (t) => {
-  const n = node('maintenance')
-    .withSpec({ maintenance: true, daemons: { [Daemon.mon]: { diskId: 'x' } } })
-    .withStatus({
-      observedGeneration: 1,
-      conditions: [cond('Ready', 'False', 'InMaintenance'), cond('Progressing', 'False', 'InMaintenance')],
-      ceph: { [Daemon.mon]: running },
-      daemons: { [Daemon.mon]: false, osds: [] },
-    })
-    .build();
+  const n = inMaintenance(
+    false,
+    { [Daemon.mon]: { diskId: 'x' } },
+    { ceph: { [Daemon.mon]: running }, daemons: { [Daemon.mon]: false, osds: [] } },
+  );
   const rows = (checks: HealthCheckSeen[]) => readiness({ nodes: [n], disks: [disk({}, { osd: running, osdId: 3 })], others: [], checks });
   const down = rows([
     check('OSD_DOWN', 'HEALTH_WARN', [`osd.3 (root=default,host=${n.spec.hostname}) is down`]),
