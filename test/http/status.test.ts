@@ -8,6 +8,7 @@ import { statusRoutes } from '../../src/http/router.js';
 import { Convergence, type StatusSummary } from '../../src/services/convergence.js';
 import { ensureCluster } from '../../src/services/cluster.js';
 import { createMemoryStore } from '../../src/store/index.js';
+import { node } from '../builders.js';
 import { startHarness } from './harness.js';
 
 const at = '2026-01-01T00:00:00.000Z';
@@ -17,21 +18,14 @@ const ready = (on: boolean, reason: string) => [
 
 async function seeded() {
   const store = await createMemoryStore();
-  const node = await store.create({
+  const created = await store.create({
     kind: Kind.Node,
     name: 'h1',
-    spec: {
-      hostname: 'h1',
-      macs: ['52:54:00:00:00:01'],
-      role: 'worker',
-      image: null,
-      power: 'on',
-      restartGeneration: 0,
-      shutdownGeneration: 0,
-      daemons: { [Daemon.mon]: { diskId: '0d8e7c4e-7b4c-4e7e-9a3c-1f2e3d4c5b6a' } },
-    },
+    spec: node()
+      .withSpec({ hostname: 'h1', daemons: { [Daemon.mon]: { diskId: '0d8e7c4e-7b4c-4e7e-9a3c-1f2e3d4c5b6a' } } })
+      .build().spec,
   });
-  await store.updateStatus(Kind.Node, node.id, {
+  await store.updateStatus(Kind.Node, created.id, {
     phase: 'active',
     observedGeneration: 1,
     conditions: ready(true, 'Active'),
@@ -41,7 +35,7 @@ async function seeded() {
   const disk = await store.create({
     kind: Kind.Disk,
     name: 'SER1',
-    spec: { nodeId: node.id, serial: 'SER1', osd: true, wipeGeneration: 0 },
+    spec: { nodeId: created.id, serial: 'SER1', osd: true, wipeGeneration: 0 },
   });
   await store.updateStatus(Kind.Disk, disk.id, {
     devicePath: '/dev/sdb',
