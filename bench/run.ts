@@ -9,6 +9,7 @@ const suites: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   templates: () => import('./templates.js'),
   s3: () => import('./s3.js'),
   specs: () => import('./specs.js'),
+  retention: () => import('./retention.js'),
   system: () => import('./system.js'),
 };
 

@@ -67,6 +67,14 @@ export interface Config {
   fenceAfterMs: number;
   /** A node a specs file declares that no machine has matched this long is `NotSeen`. */
   nodeUnseenGraceMs: number;
+  /** Task-run retention (src/tasks/retention.ts): finished runs older than this go (0: no age limit). */
+  runRetentionDays: number;
+  /** The run history's size above which the oldest finished runs go (0: no count limit). */
+  runRetentionMaxRuns: number;
+  /** Newest runs kept per object and step, whatever their age. */
+  runRetentionKeepPerStep: number;
+  /** How often the run history is pruned. */
+  runPruneEveryMs: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -221,5 +229,9 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonl
     unapprovedNodeTtlMs: envInt(env, 'UNAPPROVED_NODE_TTL_MS', 86_400_000, 1_000, 31_536_000_000),
     approvalRetrySeconds: envInt(env, 'APPROVAL_RETRY_SECONDS', 10, 1, 3_600),
     autoApproveDeclared: envBool(env, 'AUTO_APPROVE_DECLARED', true),
+    runRetentionDays: envInt(env, 'RUN_RETENTION_DAYS', 30, 0, 3_650),
+    runRetentionMaxRuns: envInt(env, 'RUN_RETENTION_MAX_RUNS', 50_000, 0, 10_000_000),
+    runRetentionKeepPerStep: envInt(env, 'RUN_RETENTION_KEEP_PER_STEP', 3, 1, 1_000),
+    runPruneEveryMs: envInt(env, 'RUN_PRUNE_EVERY_MS', 3_600_000, 1_000, 86_400_000),
   });
 }

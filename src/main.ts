@@ -41,6 +41,7 @@ import { s3Part, type S3Part } from './main/s3.js';
 import { apiStore, startSpecs, type SpecsPart } from './main/gitops.js';
 import { eventLogFields, eventLogLevel } from './main/event-log.js';
 import { OSD_DF_TIMEOUT_MS } from './gitops/folder.js';
+import { startRunPruning } from './main/run-pruning.js';
 import type { ProvisioningSources } from './services/template-context.js';
 
 export interface QuarryOptions {
@@ -119,6 +120,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
     onError: (err, runId) => log('error', 'task run bookkeeping failed', { runId, error: String(err) }),
   });
   const interrupted = await tasks.recover();
+  const pruner = startRunPruning(tasks, config, log);
   const fleet = new Fleet(clock, config.heartbeatTimeoutMs);
   const manager = new Manager({ store, concurrency: config.reconcileConcurrency, resyncMs: config.resyncMs, log, clock });
   const credentials = new AgentCredentials(store, clock, {
@@ -289,6 +291,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
     url,
     async stop() {
       clearInterval(sweeper);
+      await pruner.stop();
       lab?.stop();
       await specs.stop();
       hub.close();

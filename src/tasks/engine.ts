@@ -5,7 +5,7 @@
 // sees a finished run and backs off), then written to the store in order per run, and only
 // after the write is the event published: a subscriber that reads the store sees the state
 // it was told about.
-import { ConflictError } from '../errors.js';
+import { ConflictError, NotFoundError } from '../errors.js';
 import type { Clock, IdGen } from '../model/clock.js';
 import { isFinished, Kind, type RunState, type TaskRunSpec, type TaskRunStatus } from '../model/kinds.js';
 import type { Runner } from '../exec/runner.js';
@@ -15,6 +15,7 @@ import type { EventBus } from './bus.js';
 import { Deadline } from './deadline.js';
 import type { LogStore } from './logs.js';
 import { NodeQueues } from './node-queues.js';
+import { prunable, type RetentionPolicy } from './retention.js';
 import { byCreation, RunIndex } from './run-index.js';
 import type { LogLevel, TaskRun } from './types.js';
 
@@ -48,6 +49,8 @@ export interface ActiveRun {
   done: Promise<TaskRun>;
   settle(doc: TaskRun): void;
 }
+
+const PRUNE_SLICE = 256;
 
 export type EndState = typeof RunState.completed | typeof RunState.failed | typeof RunState.canceled;
 
@@ -189,6 +192,37 @@ export class RunEngine {
     }
     const held = this.active.get(runId)?.doc;
     this.deps.bus.publish('task.log', { runId, line, ...(held ? { taskName: held.spec.taskName, ...runRefs(held) } : {}) });
+  }
+
+  /** Deletes the finished runs `policy` lets go, with their logs, oldest first. */
+  async prune(policy: RetentionPolicy): Promise<{ deleted: number; kept: number }> {
+    await this.ensureLoaded();
+    const runs = byCreation(await this.deps.store.list<TaskRunSpec, TaskRunStatus>(Kind.TaskRun)).filter((r) => !this.active.has(r.id));
+    const alive = new Map<string, boolean>();
+    for (const { spec } of runs) {
+      const key = `${spec.targetKind}\u0000${spec.targetId}`;
+      if (!alive.has(key)) alive.set(key, (await this.deps.store.get(spec.targetKind, spec.targetId)) !== undefined);
+    }
+    const ids = prunable(runs, policy, this.deps.clock.now(), (kind, id) => alive.get(`${kind}\u0000${id}`) === true);
+    const gone = new Set<string>();
+    // In slices: each slice's deletes share the store's durable writes, and a slice at a time
+    // leaves room for the loops' own writes.
+    for (let i = 0; i < ids.length && !this.closed; i += PRUNE_SLICE) {
+      const slice = ids.slice(i, i + PRUNE_SLICE);
+      await Promise.all(slice.map((id) => this.forget(id)));
+      for (const id of slice) gone.add(id);
+    }
+    this.index.remove(gone);
+    return { deleted: gone.size, kept: this.index.size };
+  }
+
+  private async forget(id: string): Promise<void> {
+    try {
+      await this.deps.store.delete(Kind.TaskRun, id);
+    } catch (err) {
+      if (!(err instanceof NotFoundError)) throw err;
+    }
+    await this.deps.logs.remove(id);
   }
 
   /** The freshest copy: memory for a held run, else the store. */

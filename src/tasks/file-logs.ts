@@ -1,7 +1,7 @@
 // The file-backed LogStore: one JSON-lines file per run under a directory. Appends are
 // buffered per run and written in batches; writes of one run are chained so lines keep their
 // order, and a read first writes out that run's buffer.
-import { appendFile, mkdir, readFile } from 'node:fs/promises';
+import { appendFile, mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { LogLine } from './types.js';
 import { admit, checkRunId, DEFAULT_MAX_LINES, type LogStore, type LogStoreOptions } from './logs.js';
@@ -57,6 +57,18 @@ export class FileLogStore implements LogStore {
       throw err;
     }
     return parseLines(text);
+  }
+
+  /** After the run's pending writes, so a write cannot bring the file back. */
+  async remove(runId: string): Promise<void> {
+    checkRunId(runId);
+    const run = this.runs.get(runId);
+    if (run) {
+      run.buffer = [];
+      await run.writing;
+      this.runs.delete(runId);
+    }
+    await rm(this.path(runId), { force: true });
   }
 
   async flush(): Promise<void> {

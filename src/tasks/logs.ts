@@ -10,6 +10,8 @@ export interface LogStore {
   append(runId: string, line: LogLine): void;
   /** Every line appended so far, oldest first; [] for a run without a log. */
   read(runId: string): Promise<LogLine[]>;
+  /** Deletes a run's log (retention); a run without one is fine. */
+  remove(runId: string): Promise<void>;
   /** Resolves once every buffered line is written. */
   flush(): Promise<void>;
   close(): Promise<void>;
@@ -69,6 +71,12 @@ export class MemoryLogStore implements LogStore {
   async read(runId: string): Promise<LogLine[]> {
     checkRunId(runId);
     return [...(this.runs.get(runId)?.lines ?? [])];
+  }
+
+  remove(runId: string): Promise<void> {
+    checkRunId(runId);
+    this.runs.delete(runId);
+    return Promise.resolve();
   }
 
   flush(): Promise<void> {

@@ -32,6 +32,29 @@ export class RunIndex {
     }
   }
 
+  /** Forgets pruned runs. The newest run of a (target, step) is pruned only when its target
+   * is gone; an entry that named one falls back to nothing, never to an older run. */
+  remove(ids: ReadonlySet<string>): void {
+    if (ids.size === 0) return;
+    for (const id of ids) this.known.delete(id);
+    const kept = this.order.filter((id) => !ids.has(id));
+    this.order.length = 0;
+    this.order.push(...kept);
+    for (const [kind, ofKind] of this.latest) {
+      for (const [targetId, entry] of ofKind) {
+        for (const [task, id] of entry.byTask) if (ids.has(id)) entry.byTask.delete(task);
+        if (entry.byTask.size === 0) ofKind.delete(targetId);
+        else if (ids.has(entry.any)) entry.any = newestOf(entry.byTask, this.order);
+      }
+      if (ofKind.size === 0) this.latest.delete(kind);
+    }
+  }
+
+  /** Run ids, oldest first (retention walks them). */
+  all(): readonly string[] {
+    return this.order;
+  }
+
   /** Run ids, newest first. */
   recent(limit: number): string[] {
     const n = Math.max(0, Math.min(limit, this.order.length));
@@ -46,6 +69,12 @@ export class RunIndex {
   get size(): number {
     return this.order.length;
   }
+}
+
+function newestOf(byTask: Map<string, string>, order: readonly string[]): string {
+  const ids = new Set(byTask.values());
+  for (let i = order.length - 1; i >= 0; i -= 1) if (ids.has(order[i] as string)) return order[i] as string;
+  return byTask.values().next().value as string;
 }
 
 /** Oldest first; runs created in the same millisecond keep the order they were listed in. */

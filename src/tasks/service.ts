@@ -7,6 +7,7 @@ import { AgentQueue } from './agent-queue.js';
 import { RunEngine, type ActiveRun, type TaskServiceDeps } from './engine.js';
 import { QuestionDesk } from './questions.js';
 import { errorMessage, jsonResult } from './results.js';
+import type { RetentionPolicy } from './retention.js';
 import { makeRunContext } from './run-context.js';
 import type { LogLevel, LogLine, PendingQuestion, RunTarget, Script, StartRequest, TaskRun } from './types.js';
 
@@ -135,6 +136,11 @@ export class TaskService {
       targets.set(`${kind}\u0000${id}`, { kind, id });
     }
     return [...targets.values()];
+  }
+
+  /** Deletes the finished runs and logs the retention policy lets go (see retention.ts). */
+  prune(policy: RetentionPolicy): Promise<{ deleted: number; kept: number }> {
+    return this.engine.prune(policy);
   }
 
   /** Stops timers and waiting claims; runs still held stay as stored, for recover(). */
