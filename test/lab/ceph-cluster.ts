@@ -43,11 +43,8 @@ export async function login(q: LabQuarry, username = 'admin', password = ADMIN_P
 }
 
 /** Three active nodes with a monitor each, in quorum; returns an admin client and the node ids. */
-export async function cluster(
-  t: ExecutionContext,
-  over: Parameters<typeof startLab>[2] = {},
-): Promise<{ q: LabQuarry; c: Client; ids: [string, string, string] }> {
-  const q = await startLab(t, 3, over);
+export async function cluster(t: ExecutionContext): Promise<{ q: LabQuarry; c: Client; ids: [string, string, string] }> {
+  const q = await startLab(t, 3);
   const nodes = await allActive(q, 3);
   const c = await login(q);
   const disks = (await c.get('/disks')).json as Array<{ id: string; nodeId: string; eligible: boolean }>;
