@@ -39,6 +39,8 @@ export interface Config {
   allowedHosts: readonly string[] | null;
   /** Concurrent /events streams per user. */
   sseStreamsPerUser: number;
+  /** AUDIT_MAX_ENTRIES: audit entries kept in the store; the oldest go first. */
+  auditMaxEntries: number;
   /** The key that encrypts secrets at rest, base64 (SECRETS_KEY); taken out of process.env at start. */
   secretsKey: string | null;
   /** Where the key is kept when SECRETS_KEY is not set: outside STATE_DIR, made on first start. */
@@ -219,6 +221,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonl
     externalUrl: externalUrl(env.EXTERNAL_URL),
     allowedHosts: allowedHosts(env.ALLOWED_HOSTS),
     sseStreamsPerUser: envInt(env, 'SSE_STREAMS_PER_USER', 8, 1, 1_000),
+    auditMaxEntries: envInt(env, 'AUDIT_MAX_ENTRIES', 10_000, 100, 1_000_000),
     secretsKey: env.SECRETS_KEY || null,
     // Next to STATE_DIR, not in it: a copy of the state alone holds no usable secret.
     secretsKeyFile: resolve(cwd, env.SECRETS_KEY_FILE || `${resolve(cwd, env.STATE_DIR || './state')}.key`),

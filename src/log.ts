@@ -23,15 +23,30 @@ export function redact(fields: Record<string, unknown>): Record<string, unknown>
   return out;
 }
 
-/** The request whose handling is under way, if any. One store for the process: it is how Node
- * carries a value through every await of one request without passing it by hand. */
+/** Who makes a change, for the audit trail (docs/api-conventions.md, "Audit"): a user, an API
+ * token (`<user>/<token name>`), a spec file (its path), or Quarry itself (a loop, an agent). */
+export interface Actor {
+  type: 'user' | 'token' | 'file' | 'system';
+  name: string;
+}
+
+/** The request whose handling is under way, if any, and who acts. One store for the process: it
+ * is how Node carries a value through every await of one request without passing it by hand. */
 interface RequestScope {
-  requestId: string;
+  requestId?: string;
+  actor?: Actor;
 }
 const scope = new AsyncLocalStorage<RequestScope>();
 
 /** Runs `fn` as part of the request `requestId`: log lines and spec writes inside say so. */
 export const inRequest = <T>(requestId: string, fn: () => T): T => scope.run({ requestId }, fn);
+
+/** Runs `fn` as `actor` (inside the current request, if any): the store's audit trail records
+ * the changes made inside as theirs. */
+export const asActor = <T>(actor: Actor, fn: () => T): T => scope.run({ ...scope.getStore(), actor }, fn);
+
+/** Who acts here, or null (then the store records Quarry itself). */
+export const currentActor = (): Actor | null => scope.getStore()?.actor ?? null;
 
 /** Runs `fn` outside any request: for work a request only wakes (store watchers, loops), which
  * would otherwise carry that request's id for as long as it lives. */

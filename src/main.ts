@@ -103,7 +103,8 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   // umask 077 and a STATE_DIR nobody else can read, before anything is written to it.
   await prepareStateDir(config.stateDir, log);
   const secrets = opts.secrets ?? (await loadSecretBox(config, log));
-  const owner = opts.store ?? (await openEmbeddedStore(join(config.stateDir, 'store'), { secrets }));
+  const owner =
+    opts.store ?? (await openEmbeddedStore(join(config.stateDir, 'store'), { secrets, auditMaxEntries: config.auditMaxEntries }));
   // Only the specs folder writes through `owner`; everyone else may not change what a file owns.
   const store = apiStore(owner);
   await ensureCluster(store);

@@ -2,6 +2,7 @@
 // each file's state, and re-applies when the world a file waits on changes (a node boots, a
 // disk is reported). Reads and writes go through the unguarded store: the folder is the owner.
 import { ConflictError } from '../errors.js';
+import { asActor } from '../store/audit.js';
 import type { Store, StoreEvent } from '../store/types.js';
 import { applyChanges } from './apply.js';
 import { evaluate, ownedObjects, planView, type PlanView } from './evaluate.js';
@@ -182,7 +183,8 @@ export class SpecsFolder {
       const e = await evaluate(file, text, this.load, this.v, (f) => this.isLive(f, file), this.opts.limits ?? DEFAULT_LIMITS, this.usage);
       if (e.errors.length) return this.failed(file, e.documents, `${file}: ${e.errors.length} error(s); nothing was changed`, e.errors);
       try {
-        await applyChanges(this.opts.store, e.changes);
+        // The audit trail names the file as the author of what it changes.
+        await asActor({ type: 'file', name: file }, () => applyChanges(this.opts.store, e.changes));
       } catch (err) {
         if (err instanceof ConflictError && attempt < attempts) continue;
         return this.failed(file, e.documents, `${file}: ${(err as Error).message}; nothing was changed`, []);

@@ -21,6 +21,7 @@ import { MethodNotAllowedError, clientErrorHandler, errorMiddleware } from './pr
 import { requestIds } from './request-id.js';
 import { compileRoute, toKoaPath, type AnyRoute, type RouteEnv } from './route.js';
 import { apiTokenRoutes } from './routes/api-tokens.js';
+import { auditRoutes } from './routes/audit.js';
 import { openApiRoutes } from './routes/openapi.js';
 import { sessionRoutes } from './routes/session.js';
 import { userRoutes } from './routes/users.js';
@@ -168,6 +169,7 @@ export async function createHttpApp(deps: HttpDeps): Promise<HttpApp> {
   const info = deps.info ?? DEFAULT_INFO;
   const routes: AnyRoute[] = [];
   routes.push(...sessionRoutes(auth), ...userRoutes(auth), ...apiTokenRoutes(auth), ...openApiRoutes(() => routes, info));
+  routes.push(...auditRoutes(deps.store));
   for (const a of deps.areas ?? []) routes.push(...(typeof a === 'function' ? a(area) : a));
   checkTable(routes);
 

@@ -11,6 +11,7 @@ import { s3Credentials, withoutS3Keys } from './auth/s3-keys.js';
 import { UnsupportedMediaTypeError } from './problem.js';
 import { NO_BODY, RequestValidator, type Validators } from './validation.js';
 import { ValidationError } from '../model/validate.js';
+import { asActor, type Actor } from '../log.js';
 
 export const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 export type HttpMethod = (typeof METHODS)[number];
@@ -193,6 +194,13 @@ function admit(def: AnyRoute, caller: Caller): Callers {
   return { principal: caller, agent: null, s3: null };
 }
 
+/** Who the audit trail records for changes the request makes (docs/api-conventions.md, "Audit"). */
+export function actorOf(caller: Caller): Actor {
+  if (isAgent(caller)) return { type: 'system', name: caller.username };
+  if (caller.token) return { type: 'token', name: `${caller.user.username}/${caller.token.name}` };
+  return { type: 'user', name: caller.user.username };
+}
+
 /** A route has one way of authenticating its callers. */
 function checkAuthMode(def: AnyRoute): void {
   const modes = [def.public, def.signed, def.s3, def.admin || def.agent].filter(Boolean).length;
@@ -207,6 +215,7 @@ export function compileRoute(def: AnyRoute, env: RouteEnv): Middleware {
   const { status = 200, contentType } = def.response;
   return async (ctx) => {
     let callers: Callers = { principal: null, agent: null, s3: null };
+    let actor: Actor | null = null;
     if (def.s3) {
       callers = { ...callers, s3: s3Credentials(ctx) };
       ctx.set('Cache-Control', 'no-store');
@@ -215,12 +224,14 @@ export function compileRoute(def: AnyRoute, env: RouteEnv): Middleware {
       ctx.set('Cache-Control', 'no-store');
       callers = admit(def, caller);
       ctx.state.principal = caller;
+      actor = actorOf(caller);
     }
     const params = { ...(ctx as { params?: Record<string, string> }).params };
     checkSegments(params);
     const values = { params, query: def.s3 ? withoutS3Keys(ctx.query) : { ...ctx.query }, body: await readBody(ctx, def, env) };
     validator.check(values);
-    const result = await def.handler({ ...values, ...callers, ctx });
+    const run = () => def.handler({ ...values, ...callers, ctx });
+    const result = await (actor ? asActor(actor, run) : run());
     if (result === undefined) return; // the handler answered through ctx (streams, redirects)
     ctx.status = status;
     ctx.body = result;

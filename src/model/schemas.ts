@@ -10,6 +10,7 @@ import { StorageKind, filesystemSchemas, rgwUserSchemas, rgwUserSecretSchemas } 
 import { NetworkKind, networkSchemas } from './network-kinds.js';
 import { TemplateKind, templateSchemas, templateVersionSchemas } from './template-kinds.js';
 import { TokenKind, apiTokenSchemas } from './token-kinds.js';
+import { AuditKind, auditEntrySchemas } from './audit-kinds.js';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -408,4 +409,5 @@ export const kindSchemas: Record<string, KindSchemas> = {
   [TemplateKind.Template]: templateSchemas,
   [TemplateKind.TemplateVersion]: templateVersionSchemas,
   [TokenKind.ApiToken]: apiTokenSchemas,
+  [AuditKind.AuditEntry]: auditEntrySchemas,
 };

@@ -4,6 +4,7 @@
 import { setMaxListeners } from 'node:events';
 import { ConflictError, TerminalError } from '../errors.js';
 import { systemClock, type Clock } from '../model/clock.js';
+import { asActor } from '../store/audit.js';
 import type { Store, StoreEvent } from '../store/types.js';
 import { realTimers, type BackoffOptions, type Timers } from './backoff.js';
 import { WorkQueue, type IdleOptions, type QueueStats } from './queue.js';
@@ -193,13 +194,16 @@ export class Manager {
     this.counters.reconciles++;
     const started = this.clock.now();
     try {
-      const observed = await loop.observe(parsed.id, this.ctx);
-      if (observed === undefined) {
-        this.queue.forget(key);
-        return;
-      }
-      const result = await loop.apply(observed, loop.plan(observed), this.ctx);
-      this.onResult(key, result);
+      // What the loop writes is its doing: the audit trail names it.
+      await asActor({ type: 'system', name: parsed.loop }, async () => {
+        const observed = await loop.observe(parsed.id, this.ctx);
+        if (observed === undefined) {
+          this.queue.forget(key);
+          return;
+        }
+        const result = await loop.apply(observed, loop.plan(observed), this.ctx);
+        this.onResult(key, result);
+      });
     } catch (err) {
       this.onError(key, err);
     } finally {

@@ -40,6 +40,10 @@ export interface Precondition {
   modRevision?: number;
 }
 
+/** One write of a transaction. A `del` with `ifExists` is skipped when the key is gone. */
+export type TxnOp<V = unknown> =
+  { op: 'put'; key: string; value: V; pre?: Precondition } | { op: 'del'; key: string; pre?: Precondition; ifExists?: true };
+
 export interface Backend<V = unknown> {
   open(): Promise<void>;
   close(): Promise<void>;
@@ -52,6 +56,11 @@ export interface Backend<V = unknown> {
    * with ConflictError and writes nothing. */
   put(key: string, value: V, pre?: Precondition): Promise<number>;
   delete(key: string, pre?: Precondition): Promise<number>;
+  /** Several writes of distinct keys as one (etcd's Txn): every precondition is checked first,
+   * then either nothing is written (a failed one rejects) or all are, with consecutive
+   * revisions, in one journal batch, committed and delivered to watchers together. Resolves
+   * with each op's revision (0 for a skipped delete) once all are durable. */
+  txn(ops: TxnOp<V>[]): Promise<number[]>;
   /** Delivers every change with revision > fromRevision, in order, then live changes.
    * Returns a function that stops the watch. */
   watch(fromRevision: number, handler: WatchHandler<V>): () => void;

@@ -1,8 +1,8 @@
 // The in-memory heart both backends share: committed key-values, the global revision, a
 // bounded history for watch resumption and the fan-out to watchers. It only ever holds
 // *committed* state; the embedded backend decides when a write counts as committed.
-import { ConflictError } from '../errors.js';
-import type { KeyValue, Precondition, RelistSignal, WatchEvent, WatchHandler } from './backend.js';
+import { ConflictError, NotFoundError } from '../errors.js';
+import type { KeyValue, Precondition, RelistSignal, TxnOp, WatchEvent, WatchHandler } from './backend.js';
 import { outsideRequest } from '../log.js';
 import { History } from './history.js';
 import { KeyIndex } from './key-index.js';
@@ -42,6 +42,19 @@ export function checkPrecondition(key: string, current: KeyValue | undefined, pr
   if (pre.modRevision === 0) throw new ConflictError(`${key} already exists (modRevision ${found})`);
   const now = current ? `found modRevision ${found}` : 'it no longer exists';
   throw new ConflictError(`${key} was modified concurrently: expected modRevision ${pre.modRevision}, ${now}`);
+}
+
+/** Throws what the first failing op of a transaction would: a key written twice, a failed
+ * precondition, a delete of a missing key (unless ifExists). `current` is the newest state. */
+export function checkTxn<V>(ops: TxnOp<V>[], current: (key: string) => KeyValue<V> | undefined): void {
+  const keys = new Set<string>();
+  for (const o of ops) {
+    if (keys.has(o.key)) throw new Error(`a transaction writes ${o.key} twice`);
+    keys.add(o.key);
+    const cur = current(o.key);
+    checkPrecondition(o.key, cur, o.pre);
+    if (o.op === 'del' && !cur && !o.ifExists) throw new NotFoundError(`${o.key} not found`);
+  }
 }
 
 export class KvCore<V = unknown> {

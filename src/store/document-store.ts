@@ -6,7 +6,8 @@ import { systemClock, uuid, type Clock, type IdGen } from '../model/clock.js';
 import { docKey, type AnyDoc, type Doc } from '../model/document.js';
 import { DocValidator } from '../model/validate.js';
 import { currentRequestId } from '../log.js';
-import type { Backend, KeyValue, WatchEvent } from './backend.js';
+import { AuditTrail, type AuditedChange } from './audit.js';
+import type { Backend, KeyValue, TxnOp, WatchEvent } from './backend.js';
 import type { CreateInput, SpecWriteOptions, StatusWriteOptions, Store, StoreEvent } from './types.js';
 import { clean, frozen, stale, storedToDoc, validLabels, validName, type StoredDoc } from './stored.js';
 
@@ -16,6 +17,9 @@ export interface DocumentStoreOptions {
   validator?: DocValidator;
   /** Attempts of the retrying read-modify-write paths before a ConflictError escapes. */
   maxAttempts?: number;
+  /** Audit entries kept (AUDIT_MAX_ENTRIES); absent or 0: no audit trail. The composition root
+   * (src/main.ts) turns it on; a store made for a test or a tool keeps one write per write. */
+  auditMaxEntries?: number;
 }
 
 // Compiling every schema takes ajv ~100 ms; stores that bring no validator share one, which is
@@ -30,6 +34,7 @@ export class DocumentStore implements Store {
   private readonly ids: IdGen;
   private readonly validator: DocValidator;
   private readonly maxAttempts: number;
+  private readonly audit: AuditTrail;
 
   constructor(
     private readonly backend: Backend<StoredDoc>,
@@ -39,6 +44,7 @@ export class DocumentStore implements Store {
     this.ids = opts.ids ?? uuid;
     this.validator = opts.validator ?? defaultValidator();
     this.maxAttempts = opts.maxAttempts ?? 10;
+    this.audit = new AuditTrail(backend, this.clock, opts.auditMaxEntries ?? 0);
   }
 
   open(): Promise<void> {
@@ -92,7 +98,9 @@ export class DocumentStore implements Store {
     };
     let rev: number;
     try {
-      rev = await this.backend.put(docKey(input.kind, id), stored, { modRevision: 0 });
+      rev = await this.write({ op: 'put', key: docKey(input.kind, id), value: stored, pre: { modRevision: 0 } }, (audited) =>
+        audited ? { action: 'create', before: undefined, after: stored } : null,
+      );
     } catch (err) {
       if (isConflict(err)) throw new ConflictError(`${input.kind} ${id} already exists`);
       throw err;
@@ -124,7 +132,10 @@ export class DocumentStore implements Store {
       next.metadata = { ...rest, ...requestIdNow(), generation: rest.generation + 1 };
     }
     next.metadata.updatedAt = this.clock.iso();
-    const rev = await this.backend.put(docKey(kind, id), next, { modRevision: cur.modRevision });
+    // Only a spec change is a desired-state change: a name, label or source of its own is not.
+    const rev = await this.write({ op: 'put', key: docKey(kind, id), value: next, pre: { modRevision: cur.modRevision } }, (audited) =>
+      audited && specChanged ? { action: 'update', before: old, after: next } : null,
+    );
     return storedToDoc(next, rev) as Doc<S>;
   }
 
@@ -167,7 +178,9 @@ export class DocumentStore implements Store {
     const cur = await this.current(kind, id);
     const rv = opts.resourceVersion;
     if (rv !== undefined && cur.modRevision !== rv) throw stale(kind, id, rv, cur.modRevision);
-    await this.backend.delete(docKey(kind, id), rv === undefined ? undefined : { modRevision: rv });
+    await this.write({ op: 'del', key: docKey(kind, id), ...(rv === undefined ? {} : { pre: { modRevision: rv } }) }, (audited) =>
+      audited ? { action: 'delete', before: cur.value, after: undefined } : null,
+    );
   }
 
   watch(fromRevision: number, handler: (event: StoreEvent) => void): () => void {
@@ -175,6 +188,27 @@ export class DocumentStore implements Store {
       if (event.type === 'relist') handler({ type: 'relist', revision: event.revision });
       else handler(toStoreEvent(event));
     });
+  }
+
+  /**
+   * One document write, with its audit entry when `change` names one (for an audited kind): both
+   * in one backend transaction, so the entry exists exactly when the change does. Resolves
+   * with the document's new revision.
+   */
+  private async write(op: TxnOp<StoredDoc>, change: (audited: boolean) => AuditedChange | null): Promise<number> {
+    const kind = op.op === 'put' ? op.value.kind : op.key.slice(0, op.key.indexOf('/'));
+    const audited = this.audit.audited(kind) ? change(true) : null;
+    if (!audited) return op.op === 'put' ? this.backend.put(op.key, op.value, op.pre) : this.backend.delete(op.key, op.pre);
+    await this.audit.ready();
+    // Nothing awaited from here to the transaction's submission: the plan stays true.
+    const plan = this.audit.plan(audited);
+    try {
+      const [rev] = await this.backend.txn([op, ...plan.ops]);
+      return rev as number;
+    } catch (err) {
+      plan.undo();
+      throw err;
+    }
   }
 
   private async current(kind: string, id: string): Promise<KeyValue<StoredDoc>> {

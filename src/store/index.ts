@@ -15,6 +15,8 @@ export interface StoreFactoryOptions {
   ids?: IdGen;
   validator?: DocValidator;
   historySize?: number;
+  /** Audit entries kept (AUDIT_MAX_ENTRIES); absent or 0: no audit trail (src/store/audit.ts). */
+  auditMaxEntries?: number;
 }
 
 export async function createMemoryStore(opts: StoreFactoryOptions = {}): Promise<Store> {

@@ -1,8 +1,8 @@
 // The shared core without durability: every write commits the moment it is submitted. For
 // tests and the simulated lab, where restarts are not part of the story.
 import { NotFoundError } from '../errors.js';
-import type { Backend, KeyValue, Precondition, WatchHandler } from './backend.js';
-import { checkPrecondition, KvCore, type CoreOptions } from './core.js';
+import type { Backend, KeyValue, Precondition, TxnOp, WatchHandler } from './backend.js';
+import { checkPrecondition, checkTxn, KvCore, type CoreOptions } from './core.js';
 
 export type MemoryBackendOptions = CoreOptions;
 
@@ -54,6 +54,24 @@ export class MemoryBackend<V = unknown> implements Backend<V> {
     const event = this.core.apply({ rev: this.core.revision() + 1, op: 'del', key });
     this.core.publish([event]);
     return event.revision;
+  }
+
+  async txn(ops: TxnOp<V>[]): Promise<number[]> {
+    this.ensureOpen();
+    checkTxn(ops, (key) => this.core.get(key));
+    const events = [];
+    const revs: number[] = [];
+    for (const o of ops) {
+      if (o.op === 'del' && !this.core.get(o.key)) {
+        revs.push(0);
+        continue;
+      }
+      const rev = this.core.revision() + 1;
+      events.push(this.core.apply(o.op === 'put' ? { rev, op: 'put', key: o.key, value: o.value } : { rev, op: 'del', key: o.key }));
+      revs.push(rev);
+    }
+    this.core.publish(events);
+    return revs;
   }
 
   watch(fromRevision: number, handler: WatchHandler<V>): () => void {

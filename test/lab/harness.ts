@@ -61,7 +61,8 @@ export async function startLab(
     bus,
     config,
     log: silentLogger,
-    store: over.store ?? (over.stateDir ? undefined : await createMemoryStore()),
+    // The audit trail on, as Quarry runs it (main turns it on for the store it opens itself).
+    store: over.store ?? (over.stateDir ? undefined : await createMemoryStore({ auditMaxEntries: 10_000 })),
     logs: over.logs ?? new MemoryLogStore(),
     retryBaseMs: 20,
     // startGraceMs is how long a started daemon has to show in a heartbeat before it is started

@@ -1,10 +1,13 @@
 // Child of crash.test: writes to an embedded store until it is killed, printing each write
-// only after the store acknowledged it. Usage: crash-child.js <dir> <compactAfterBytes>
+// only after the store acknowledged it. Usage: crash-child.js <dir> <compactAfterBytes> [auditMaxEntries]
 import { openEmbeddedStore } from '../../src/store/index.js';
 
-const [dir, compactAfter] = process.argv.slice(2);
-if (!dir) throw new Error('usage: crash-child.js <dir> [compactAfterBytes]');
-const store = await openEmbeddedStore(dir, { compactAfterBytes: Number(compactAfter ?? 64 * 1024 * 1024) });
+const [dir, compactAfter, auditMax] = process.argv.slice(2);
+if (!dir) throw new Error('usage: crash-child.js <dir> [compactAfterBytes] [auditMaxEntries]');
+const store = await openEmbeddedStore(dir, {
+  compactAfterBytes: Number(compactAfter ?? 64 * 1024 * 1024),
+  ...(auditMax ? { auditMaxEntries: Number(auditMax) } : {}),
+});
 
 const spec = (hostname: string, restartGeneration: number) => ({
   hostname,

@@ -4,14 +4,16 @@ import test from 'ava';
 import { spawn } from 'node:child_process';
 import { readdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import { AuditKind, type AuditEntrySpec } from '../../src/model/audit-kinds.js';
 import { openEmbeddedStore } from '../../src/store/index.js';
 import { tempDir } from './helpers.js';
 
 const child = fileURLToPath(new URL('./crash-child.js', import.meta.url));
 
 /** Runs the child until SIGKILL and returns the last acknowledged value per id. */
-async function writeUntilKilled(dir: string, compactAfterBytes: number): Promise<Map<string, number>> {
-  const proc = spawn(process.execPath, [child, dir, String(compactAfterBytes)], { stdio: ['ignore', 'pipe', 'inherit'] });
+async function writeUntilKilled(dir: string, compactAfterBytes: number, auditMaxEntries?: number): Promise<Map<string, number>> {
+  const args = [child, dir, String(compactAfterBytes), ...(auditMaxEntries ? [String(auditMaxEntries)] : [])];
+  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   let timer: NodeJS.Timeout | undefined;
   proc.stdout.setEncoding('utf8');
@@ -58,3 +60,29 @@ for (const [label, compactAfterBytes] of [
     }
   });
 }
+
+test('embedded store keeps the audit entry of every acknowledged write through SIGKILL, and none of a write that is not there', async (t) => {
+  t.timeout(60_000);
+  for (let round = 0; round < 3; round++) {
+    const dir = await tempDir(t);
+    const acked = await writeUntilKilled(dir, 16 * 1024, 1_000_000);
+    t.true(acked.size > 0, 'the child acknowledged some writes before the kill');
+    const store = await openEmbeddedStore(dir, { auditMaxEntries: 1_000_000 });
+    try {
+      const entries = (await store.list<AuditEntrySpec>(AuditKind.AuditEntry)).map((d) => d.spec);
+      const recorded = new Set(entries.map((e) => `${e.objectId}@${e.generationAfter}`));
+      // restartGeneration g is generation g + 1 (the create is generation 1, with 0).
+      for (const [id, value] of acked)
+        for (let g = 0; g <= value; g++) t.true(recorded.has(`${id}@${g + 1}`), `${id}: generation ${g + 1} acknowledged, no entry`);
+      for (const e of entries) {
+        const doc = await store.get('Node', e.objectId);
+        t.true(
+          (doc?.metadata.generation ?? 0) >= (e.generationAfter ?? 0),
+          `an entry for ${e.objectId}@${e.generationAfter}, which is not there`,
+        );
+      }
+    } finally {
+      await store.close();
+    }
+  }
+});
