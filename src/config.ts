@@ -1,6 +1,7 @@
 // Configuration is read once, validated, and passed down frozen; nothing else reads env.
 import { resolve } from 'node:path';
 import { InputError } from './errors.js';
+import { LEVELS, type Level } from './log.js';
 
 export interface Config {
   port: number;
@@ -67,6 +68,8 @@ export interface Config {
   fenceAfterMs: number;
   /** A node a specs file declares that no machine has matched this long is `NotSeen`. */
   nodeUnseenGraceMs: number;
+  /** LOG_LEVEL: the lowest level written (debug, info, warn, error). */
+  logLevel: Level;
 }
 
 type Env = Record<string, string | undefined>;
@@ -165,6 +168,16 @@ function sha256Pin(raw: string | undefined): string | null {
   return raw.toLowerCase();
 }
 
+function logLevel(raw: string | undefined): Level {
+  if (raw === undefined || raw === '') return 'info';
+  const level = LEVELS.find((l) => l === raw);
+  if (!level)
+    throw new InputError(`LOG_LEVEL must be one of ${LEVELS.join(', ')}, got "${raw}"`, [
+      { path: '/env/LOG_LEVEL', message: `one of ${LEVELS.join(', ')}` },
+    ]);
+  return level;
+}
+
 /** Flags mirror the variables: --port 9000 is PORT=9000, --lab-nodes 3 is LAB_NODES=3. */
 export function envFromArgs(argv: string[], env: Env): Env {
   const out: Env = { ...env };
@@ -221,5 +234,6 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonl
     unapprovedNodeTtlMs: envInt(env, 'UNAPPROVED_NODE_TTL_MS', 86_400_000, 1_000, 31_536_000_000),
     approvalRetrySeconds: envInt(env, 'APPROVAL_RETRY_SECONDS', 10, 1, 3_600),
     autoApproveDeclared: envBool(env, 'AUTO_APPROVE_DECLARED', true),
+    logLevel: logLevel(env.LOG_LEVEL),
   });
 }

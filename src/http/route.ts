@@ -198,6 +198,8 @@ export function compileRoute(def: AnyRoute, env: RouteEnv): Middleware {
   const validator = new RequestValidator({ params: paramsSchema(def), query: def.query ?? EMPTY_QUERY, body }, env.validators);
   const { status = 200, contentType } = def.response;
   return async (ctx) => {
+    // The route's template, never the raw URL: what request metrics are labelled with.
+    (ctx.state as { route?: string }).route = def.path;
     let callers: Callers = { principal: null, agent: null, s3: null };
     if (def.s3) {
       callers = { ...callers, s3: s3Credentials(ctx) };
