@@ -50,7 +50,7 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
   path: string;
   summary: string;
   tags?: string[];
-  /** Callable without session cookies. Only the five public routes of docs/api-conventions.md
+  /** Callable without session cookies. Only the seven public routes of docs/api-conventions.md
    * ("Users, sessions and roles") may say so. */
   public?: boolean;
   /** Authenticated by a signed link (`expires` + `signature` in the query, see signed-urls.ts)

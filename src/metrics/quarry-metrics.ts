@@ -100,6 +100,14 @@ export class QuarryMetrics {
       help: 'Reconciles that failed (retried with backoff, or terminally), by loop',
       labelNames: ['loop'],
       registers,
+      // Every loop has an error series from the first scrape on, at 0 until one fails.
+      collect: () => {
+        for (const loop of this.sources.queueDepths?.().keys() ?? []) {
+          if (this.loopsSeen.has(loop)) continue;
+          this.loopsSeen.add(loop);
+          this.reconcileErrors.inc({ loop }, 0);
+        }
+      },
     });
     this.taskRuns = new Counter({
       name: 'quarry_task_runs_total',
@@ -121,12 +129,6 @@ export class QuarryMetrics {
       store: () => this.sources.store,
       phases: () => this.phaseCounts(),
       running: () => this.running.values(),
-      newLoop: (loop: string) => {
-        // Every loop has an error series from the first scrape on, at 0 until one fails.
-        if (this.loopsSeen.has(loop)) return;
-        this.loopsSeen.add(loop);
-        this.reconcileErrors.inc({ loop }, 0);
-      },
     };
     new Gauge({
       name: 'quarry_reconcile_queue_depth',
@@ -135,10 +137,7 @@ export class QuarryMetrics {
       registers,
       collect() {
         this.reset();
-        for (const [loop, n] of read.queueDepths()) {
-          this.set({ loop }, n);
-          read.newLoop(loop);
-        }
+        for (const [loop, n] of read.queueDepths()) this.set({ loop }, n);
       },
     });
     new Gauge({
