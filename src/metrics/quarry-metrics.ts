@@ -22,6 +22,18 @@ const RECONCILE_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 
 /** Seconds: an acknowledged write is an fsync of the journal (~0.2 ms). */
 const STORE_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
 
+// The process metrics are the process's, whichever Quarry scrapes them: collected into one
+// registry per process (prom-client's collectors watch GC and the event loop for as long as the
+// process lives), which each Quarry's registry is merged with.
+let processMetrics: Registry | undefined;
+function processRegistry(): Registry {
+  if (!processMetrics) {
+    processMetrics = new Registry();
+    collectDefaultMetrics({ register: processMetrics });
+  }
+  return processMetrics;
+}
+
 const ERROR_OUTCOMES = new Set<ReconcileOutcome>(['error', 'terminal']);
 
 /** What the scrape-time series read; each is given once its part of Quarry exists. */
@@ -34,7 +46,9 @@ export interface MetricsSources {
 }
 
 export class QuarryMetrics {
-  readonly registry = new Registry();
+  /** This Quarry's series; `registry` adds the process metrics to them. */
+  private readonly own = new Registry();
+  readonly registry: Registry;
   private readonly sources: MetricsSources = {};
   private phases: PhaseCounts | undefined;
   /** Runs in state running now, with their step's name (from task.state.changed). */
@@ -73,8 +87,7 @@ export class QuarryMetrics {
   };
 
   constructor() {
-    const registers = [this.registry];
-    collectDefaultMetrics({ register: this.registry });
+    const registers = [this.own];
     this.httpRequests = new Counter({
       name: 'quarry_http_requests_total',
       help: 'HTTP requests answered, by method, route template and status',
@@ -197,6 +210,7 @@ export class QuarryMetrics {
         this.set(read.sseClients());
       },
     });
+    this.registry = Registry.merge([processRegistry(), this.own]);
   }
 
   /** The scrape-time series' sources, as each part of Quarry comes up. */
@@ -214,7 +228,9 @@ export class QuarryMetrics {
     this.unsubscribe = bus.subscribe((e) => this.onEvent(e));
   }
 
-  readonly contentType = this.registry.contentType;
+  get contentType(): string {
+    return this.registry.contentType;
+  }
 
   /** The text Prometheus reads. */
   scrape(): Promise<string> {
