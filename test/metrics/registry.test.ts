@@ -10,7 +10,10 @@ import { createNode } from '../runtime/fixtures.js';
 test('metrics registry two Quarrys in one process count apart and both show the process metrics', async (t) => {
   const a = new QuarryMetrics();
   const b = new QuarryMetrics();
-  t.teardown(() => (a.close(), b.close()));
+  t.teardown(() => {
+    a.close();
+    b.close();
+  });
   a.requests.requestDone('GET', '/nodes/{nodeId}', 200, 0.002);
   a.requests.requestDone('GET', '/nodes/{nodeId}', 200, 0.004);
   const ma = parseMetrics(await a.scrape());
