@@ -63,12 +63,24 @@ export class QuarryMetrics {
   private readonly taskRuns: Counter<'task' | 'state'>;
   private readonly storeWriteDuration: Histogram<'op'>;
 
+  /** Each (method, route, status)'s two series, found once: prom-client hashes a label object
+   * on every call otherwise, twice per request. Bounded: routes and statuses are few. */
+  private readonly requestSeries = new Map<string, { count: () => void; time: (seconds: number) => void }>();
+
   /** For the HTTP app (HttpDeps.observer). */
   readonly requests = {
     requestDone: (method: string, route: string, status: number, seconds: number): void => {
-      const labels = { method, route, status: String(status) };
-      this.httpRequests.inc(labels);
-      this.httpDuration.observe(labels, seconds);
+      const key = `${method} ${status} ${route}`;
+      let series = this.requestSeries.get(key);
+      if (!series) {
+        const labels = { method, route, status: String(status) };
+        const counter = this.httpRequests.labels(labels);
+        const histogram = this.httpDuration.labels(labels);
+        series = { count: () => counter.inc(), time: (s) => histogram.observe(s) };
+        this.requestSeries.set(key, series);
+      }
+      series.count();
+      series.time(seconds);
     },
   };
 
