@@ -35,6 +35,9 @@ test('metrics a lab run converging the example spec moves every series, and node
   t.is(stream.status, 200);
   await c.get('/nodes');
   await c.get('/nodes');
+  // A path no route knows, and a known route with an id: labelled by template, never the URL.
+  t.is((await c.get('/no/such/path-7f3a')).status, 404);
+  t.is((await c.get('/nodes/00000000-0000-4000-8000-00000000abcd')).status, 404);
 
   const completedRuns = async () => {
     const byTask = new Map<string, number>();
@@ -58,6 +61,9 @@ test('metrics a lab run converging the example spec moves every series, and node
     [...routes].some((r) => r.includes('{')),
     'templates with parameters',
   );
+  t.true(total(m, 'quarry_http_requests_total', { method: 'GET', route: 'unmatched', status: '404' }) >= 1);
+  t.true(total(m, 'quarry_http_requests_total', { method: 'GET', route: '/nodes/{nodeId}', status: '404' }) >= 1);
+  t.false(scrape.text.includes('path-7f3a') || scrape.text.includes('abcd"'));
 
   // Loops: a depth and an error series for every loop; reconcile durations observed where work was done.
   for (const { name: loop } of q.manager.describe()) {
