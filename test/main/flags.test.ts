@@ -6,7 +6,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseFlags } from '../../src/main/flags.js';
+import { parseFlags, SETTINGS } from '../../src/main/flags.js';
 
 const MAIN = fileURLToPath(new URL('../../src/main.js', import.meta.url));
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
@@ -97,4 +97,15 @@ test('server flags mirror the variables and win over the environment', (t) => {
   const f = parseFlags(['--port', '9000', '--lab-nodes=3', '--log-level', 'debug'], { PORT: '8080', HOST: '::1' });
   t.is(f.exit, undefined);
   t.like(f.env, { PORT: '9000', LAB_NODES: '3', LOG_LEVEL: 'debug', HOST: '::1' });
+});
+
+test('server flags cover every variable src/config.ts reads', async (t) => {
+  const source = await readFile(join(ROOT, 'src', 'config.ts'), 'utf8');
+  const read = new Set([...source.matchAll(/env\.([A-Z][A-Z0-9_]+)|env, '([A-Z][A-Z0-9_]+)'/g)].map((m) => m[1] ?? m[2]!));
+  t.true(read.size > 30);
+  const known = new Set(SETTINGS.map(([name]) => name));
+  t.deepEqual(
+    [...read].filter((v) => !known.has(v)),
+    [],
+  );
 });
