@@ -12,12 +12,12 @@ import { createHttpApp } from '../src/http/app.js';
 import { silentLogger } from '../src/log.js';
 import { createMemoryStore } from '../src/store/index.js';
 
-const CONCURRENCY = 64;
+export const CONCURRENCY = 64;
 const DURATION_MS = 3000;
 const MAX_REQUESTS = 1_000_000;
 const ROUNDS = 3;
 
-interface Target {
+export interface Target {
   port: number;
   path: string;
   headers: Record<string, string>;
@@ -36,7 +36,7 @@ function once(agent: Agent, t: Target): Promise<void> {
 }
 
 /** Requests done with CONCURRENCY in flight, for durationMs or until MAX_REQUESTS. */
-async function load(t: Target, durationMs: number): Promise<{ requests: number; seconds: number }> {
+export async function load(t: Target, durationMs: number): Promise<{ requests: number; seconds: number }> {
   const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
   let done = 0;
   const start = performance.now();
@@ -53,7 +53,7 @@ async function load(t: Target, durationMs: number): Promise<{ requests: number; 
 }
 
 /** Alternating rounds, so drift (CPU frequency, other load) hits both sides alike. */
-async function compare(a: Target, b: Target): Promise<[number, number]> {
+export async function compare(a: Target, b: Target): Promise<[number, number]> {
   const sum = [
     { requests: 0, seconds: 0 },
     { requests: 0, seconds: 0 },
@@ -68,7 +68,7 @@ async function compare(a: Target, b: Target): Promise<[number, number]> {
   return [sum[0]!.requests / sum[0]!.seconds, sum[1]!.requests / sum[1]!.seconds];
 }
 
-function bareServer(json: string): Promise<Server> {
+export function bareServer(json: string): Promise<Server> {
   const server = createServer((_req, res) => {
     res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(json) });
     res.end(json);

@@ -3,6 +3,8 @@
 const suites: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   store: () => import('./store.js'),
   http: () => import('./http.js'),
+  api: () => import('./api-get.js'),
+  metrics: () => import('./metrics.js'),
   sse: () => import('./sse.js'),
   inventory: () => import('./inventory.js'),
   osds: () => import('./osds.js'),

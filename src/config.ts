@@ -1,6 +1,7 @@
 // Configuration is read once, validated, and passed down frozen; nothing else reads env.
 import { resolve } from 'node:path';
 import { InputError } from './errors.js';
+import { LEVELS, type Level } from './log.js';
 
 export interface Config {
   port: number;
@@ -77,6 +78,8 @@ export interface Config {
   runRetentionKeepPerStep: number;
   /** How often the run history is pruned. */
   runPruneEveryMs: number;
+  /** LOG_LEVEL: the lowest level written (debug, info, warn, error). */
+  logLevel: Level;
 }
 
 type Env = Record<string, string | undefined>;
@@ -175,6 +178,16 @@ function sha256Pin(raw: string | undefined): string | null {
   return raw.toLowerCase();
 }
 
+function logLevel(raw: string | undefined): Level {
+  if (raw === undefined || raw === '') return 'info';
+  const level = LEVELS.find((l) => l === raw);
+  if (!level)
+    throw new InputError(`LOG_LEVEL must be one of ${LEVELS.join(', ')}, got "${raw}"`, [
+      { path: '/env/LOG_LEVEL', message: `one of ${LEVELS.join(', ')}` },
+    ]);
+  return level;
+}
+
 /** Flags mirror the variables: --port 9000 is PORT=9000, --lab-nodes 3 is LAB_NODES=3. */
 export function envFromArgs(argv: string[], env: Env): Env {
   const out: Env = { ...env };
@@ -236,5 +249,6 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonl
     runRetentionMaxRuns: envInt(env, 'RUN_RETENTION_MAX_RUNS', 50_000, 0, 10_000_000),
     runRetentionKeepPerStep: envInt(env, 'RUN_RETENTION_KEEP_PER_STEP', 3, 1, 1_000),
     runPruneEveryMs: envInt(env, 'RUN_PRUNE_EVERY_MS', 3_600_000, 1_000, 86_400_000),
+    logLevel: logLevel(env.LOG_LEVEL),
   });
 }

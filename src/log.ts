@@ -1,15 +1,18 @@
-// One line per event, JSON, to stderr: machine-readable for operators' log shippers. Fields
-// whose names say they hold a secret are masked here, the one place every log line passes.
+// One line per event, JSON, to stderr: machine-readable for operators' log shippers. pino
+// writes the lines (levels, serialization); the rest of Quarry sees only the `Logger` function
+// type below, so nothing else imports it. Fields whose names say they hold a secret are masked
+// here, before pino sees them, the one place every log line passes.
 // A line written while an HTTP request is handled carries that request's id (`requestId`), the
 // same id its answer's X-Request-Id header and problem+json body show (docs/api-conventions.md,
 // "Request ids").
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
+import { pino } from 'pino';
 
-export type Level = 'debug' | 'info' | 'warn' | 'error';
+export const LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+export type Level = (typeof LEVELS)[number];
 export type Logger = (level: Level, message: string, fields?: Record<string, unknown>) => void;
 
-const ORDER: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 const SECRET = /pass(word)?|secret|token|key(ring)?|credential|cookie|authorization/i;
 
 export function redact(fields: Record<string, unknown>): Record<string, unknown> {
@@ -77,11 +80,24 @@ export function withRequestIds(logger: Logger): Logger {
   };
 }
 
-export function createLogger(min: Level = 'info', write: (line: string) => void = (l) => process.stderr.write(l)): Logger {
+/** Lines at `min` and above, one JSON object each (`time`, `level`, `message`, the fields), to
+ * `write` (stderr by default, synchronously: a line written just before an exit is not lost). */
+export function createLogger(min: Level = 'info', write?: (line: string) => void): Logger {
+  const out = pino(
+    {
+      level: min,
+      base: null,
+      messageKey: 'message',
+      timestamp: pino.stdTimeFunctions.isoTime,
+      // The level's name, not pino's number: what LOG_LEVEL and the log shippers speak.
+      formatters: { level: (label) => ({ level: label }) },
+    },
+    write ? { write } : pino.destination({ dest: 2, sync: true }),
+  );
   return withRequestIds((level, message, fields) => {
-    if (ORDER[level] < ORDER[min]) return;
-    const line = { time: new Date().toISOString(), level, message, ...(fields ? redact(fields) : {}) };
-    write(`${JSON.stringify(line)}\n`);
+    if (!out.isLevelEnabled(level)) return;
+    if (fields) out[level](redact(fields), message);
+    else out[level](message);
   });
 }
 

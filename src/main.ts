@@ -2,7 +2,7 @@
 // module that knows every other; everything below it gets what it needs passed in.
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { envFromArgs, loadConfig, type Config } from './config.js';
+import { loadConfig, type Config } from './config.js';
 import { createLogger, outsideRequest, type Logger } from './log.js';
 import { systemClock, uuid, type Clock } from './model/clock.js';
 import { openEmbeddedStore } from './store/index.js';
@@ -43,6 +43,10 @@ import { eventLogFields, eventLogLevel } from './main/event-log.js';
 import { OSD_DF_TIMEOUT_MS } from './gitops/folder.js';
 import { startRunPruning } from './main/run-pruning.js';
 import type { ProvisioningSources } from './services/template-context.js';
+import { QuarryMetrics } from './metrics/quarry-metrics.js';
+import { observeWrites } from './store/observed.js';
+import { metricsRoutes } from './http/router.js';
+import { parseFlags } from './main/flags.js';
 
 export interface QuarryOptions {
   config: Readonly<Config>;
@@ -91,6 +95,8 @@ export interface Quarry {
   images: ImageParts;
   s3: S3Part;
   specs: SpecsPart;
+  /** The Prometheus registry GET /metrics serves. */
+  metrics: QuarryMetrics;
   /** The address the API answers on (the port is the real one when PORT=0). */
   url: string;
   stop(): Promise<void>;
@@ -98,17 +104,23 @@ export interface Quarry {
 
 export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   const { config } = opts;
-  const log = opts.log ?? createLogger();
+  const log = opts.log ?? createLogger(config.logLevel);
   const clock = opts.clock ?? systemClock;
   // umask 077 and a STATE_DIR nobody else can read, before anything is written to it.
   await prepareStateDir(config.stateDir, log);
   const secrets = opts.secrets ?? (await loadSecretBox(config, log));
-  const owner =
-    opts.store ?? (await openEmbeddedStore(join(config.stateDir, 'store'), { secrets, auditMaxEntries: config.auditMaxEntries }));
+  const metrics = new QuarryMetrics();
+  // Every write timed (the store write latency series), and closing it makes /readyz say no.
+  const owner = observeWrites(
+    opts.store ?? (await openEmbeddedStore(join(config.stateDir, 'store'), { secrets, auditMaxEntries: config.auditMaxEntries })),
+    metrics.storeWrites,
+  );
   // Only the specs folder writes through `owner`; everyone else may not change what a file owns.
   const store = apiStore(owner);
   await ensureCluster(store);
   const bus = opts.bus ?? new EventBus();
+  metrics.followBus(bus);
+  metrics.provide({ store });
   const logs = opts.logs ?? new FileLogStore({ dir: join(config.stateDir, 'runs') });
   const tasks = new TaskService({
     store,
@@ -123,7 +135,15 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   const interrupted = await tasks.recover();
   const pruner = startRunPruning(tasks, config, log);
   const fleet = new Fleet(clock, config.heartbeatTimeoutMs);
-  const manager = new Manager({ store, concurrency: config.reconcileConcurrency, resyncMs: config.resyncMs, log, clock });
+  const manager = new Manager({
+    store,
+    concurrency: config.reconcileConcurrency,
+    resyncMs: config.resyncMs,
+    log,
+    clock,
+    observer: metrics.reconciles,
+  });
+  metrics.provide({ queueDepths: () => manager.queueDepths() });
   const credentials = new AgentCredentials(store, clock, {
     ttlMs: config.installCredentialTtlMs,
     onConflict: (nodeId, message, node) => {
@@ -232,6 +252,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   // Log lines stay out of /events: they would crowd state changes out of the replay buffer,
   // and GET /task/run/{id}/logs serves them.
   const hub = new SseHub({ subscribe: (h) => bus.subscribe((e) => e.type !== 'task.log' && h(e)), lastSeq: () => bus.lastSeq() });
+  metrics.provide({ sseClients: () => hub.stats().clients });
   const http = await createHttpApp({
     store,
     config,
@@ -248,7 +269,10 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
       boot.routes,
       s3.routes,
       specs.routes,
+      metricsRoutes(metrics),
     ],
+    ready: () => owner.isOpen() && manager.running(),
+    observer: metrics.requests,
     ...(opts.auth ? { auth: opts.auth } : {}),
     ...(opts.print ? { print: opts.print } : {}),
     agents: credentials,
@@ -289,6 +313,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
     images,
     s3,
     specs,
+    metrics,
     url,
     async stop() {
       clearInterval(sweeper);
@@ -306,6 +331,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
       await templates.close();
       await tasks.close();
       await logs.close();
+      metrics.close();
       await store.close();
     },
   };
@@ -322,10 +348,17 @@ function enrollmentOptions(config: Readonly<Config>, leases: EnrollmentOptions['
 }
 
 async function main(): Promise<void> {
-  const config = loadConfig(envFromArgs(process.argv.slice(2), process.env));
+  // --help, --version, or an unknown flag: answered here, before any state or port is touched.
+  const flags = parseFlags(process.argv.slice(2), process.env);
+  if (flags.exit) {
+    (flags.exit.code === 0 ? process.stdout : process.stderr).write(flags.exit.text);
+    process.exitCode = flags.exit.code;
+    return;
+  }
+  const config = loadConfig(flags.env);
   // Read once into config: commands Quarry runs (ceph, dnsmasq, ...) inherit the environment.
   delete process.env.SECRETS_KEY;
-  const log = createLogger();
+  const log = createLogger(config.logLevel);
   // The handlers are in place before the start: a signal that arrives while Quarry starts (or
   // just after it says it started) stops it cleanly instead of killing it mid-write.
   let quarry: Quarry | null = null;

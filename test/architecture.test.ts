@@ -17,7 +17,7 @@ const allowed: Record<string, string[]> = {
   // The catalogue of daemons and steps (docs/catalogue.md): below everything that names one.
   catalogue: ['errors'],
   model: ['errors', 'catalogue'],
-  config: ['errors'],
+  config: ['errors', 'log'],
   store: ['errors', 'model', 'config', 'log'],
   exec: ['errors'],
   tasks: ['errors', 'catalogue', 'model', 'store', 'exec'],
@@ -34,6 +34,8 @@ const allowed: Record<string, string[]> = {
   http: ['errors', 'catalogue', 'model', 'store', 'tasks', 'fleet', 'gitops', 'config', 'log', 'services'],
   // Domain services: plain inputs, plain values or the errors of src/errors.ts; no koa.
   services: ['errors', 'catalogue', 'model', 'store', 'fleet', 'gitops', 'render', 'config'],
+  // Prometheus metrics (docs/operations.md): counts what the runtime, store and tasks tell it.
+  metrics: ['errors', 'model', 'store', 'tasks', 'runtime'],
 };
 
 /** Areas that may reach only these files of another area (its public face, not its internals). */
@@ -54,6 +56,8 @@ const packageHome: Record<string, string> = {
   lowdb: 'store',
   chokidar: 'gitops',
   zx: 'exec',
+  'prom-client': 'metrics',
+  pino: 'log',
 };
 
 function sources(dir: string): string[] {

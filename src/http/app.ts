@@ -19,9 +19,11 @@ import { hostGuard } from './hosts.js';
 import type { ApiInfo } from './openapi.js';
 import { MethodNotAllowedError, clientErrorHandler, errorMiddleware } from './problem.js';
 import { requestIds } from './request-id.js';
+import { observeRequests, type RequestObserver } from './request-metrics.js';
 import { compileRoute, toKoaPath, type AnyRoute, type RouteEnv } from './route.js';
 import { apiTokenRoutes } from './routes/api-tokens.js';
 import { auditRoutes } from './routes/audit.js';
+import { healthRoutes } from './routes/health.js';
 import { openApiRoutes } from './routes/openapi.js';
 import { sessionRoutes } from './routes/session.js';
 import { userRoutes } from './routes/users.js';
@@ -62,6 +64,10 @@ export interface HttpDeps {
    * peers (`true`: any); overrides config.trustProxy. */
   trustProxy?: TrustProxy;
   info?: ApiInfo;
+  /** GET /readyz: whether the store is open and the loops run; without it, ready. */
+  ready?: () => boolean;
+  /** Told about every finished request (request metrics). */
+  observer?: RequestObserver;
 }
 
 export interface Listening {
@@ -101,6 +107,8 @@ export const PUBLIC_ROUTES = [
   'GET /boot/config',
   'GET /boot/default',
   'GET /templates/rendered/{}',
+  'GET /healthz',
+  'GET /readyz',
 ];
 
 const routeKey = (r: AnyRoute): string => `${r.method} ${r.path.replace(/\{[^}]*\}/g, '{}')}`;
@@ -168,7 +176,13 @@ export async function createHttpApp(deps: HttpDeps): Promise<HttpApp> {
   const area: AreaContext = { auth, store: deps.store, logger, clock, sseStreamsPerUser: deps.config.sseStreamsPerUser ?? 8 };
   const info = deps.info ?? DEFAULT_INFO;
   const routes: AnyRoute[] = [];
-  routes.push(...sessionRoutes(auth), ...userRoutes(auth), ...apiTokenRoutes(auth), ...openApiRoutes(() => routes, info));
+  routes.push(
+    ...sessionRoutes(auth),
+    ...userRoutes(auth),
+    ...apiTokenRoutes(auth),
+    ...openApiRoutes(() => routes, info),
+    ...healthRoutes(deps.ready ?? (() => true)),
+  );
   routes.push(...auditRoutes(deps.store));
   for (const a of deps.areas ?? []) routes.push(...(typeof a === 'function' ? a(area) : a));
   checkTable(routes);
@@ -183,6 +197,7 @@ export async function createHttpApp(deps: HttpDeps): Promise<HttpApp> {
   app.on('error', (err: Error) => logger('warn', 'connection error', { error: err.message }));
   // First: the request's id is known to everything after, the error mapper included.
   app.use(requestIds(logger));
+  if (deps.observer) app.use(observeRequests(deps.observer));
   app.use(errorMiddleware(logger, deps.ids ?? uuid));
   app.use(async (ctx, next) => {
     ctx.set('X-Content-Type-Options', 'nosniff');

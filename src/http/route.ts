@@ -51,7 +51,7 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
   path: string;
   summary: string;
   tags?: string[];
-  /** Callable without session cookies. Only the five public routes of docs/api-conventions.md
+  /** Callable without session cookies. Only the seven public routes of docs/api-conventions.md
    * ("Users, sessions and roles") may say so. */
   public?: boolean;
   /** Authenticated by a signed link (`expires` + `signature` in the query, see signed-urls.ts)
@@ -214,6 +214,8 @@ export function compileRoute(def: AnyRoute, env: RouteEnv): Middleware {
   const validator = new RequestValidator({ params: paramsSchema(def), query: def.query ?? EMPTY_QUERY, body }, env.validators);
   const { status = 200, contentType } = def.response;
   return async (ctx) => {
+    // The route's template, never the raw URL: what request metrics are labelled with.
+    (ctx.state as { route?: string }).route = def.path;
     let callers: Callers = { principal: null, agent: null, s3: null };
     let actor: Actor | null = null;
     if (def.s3) {

@@ -12,6 +12,7 @@ export { gatewayRoutes } from './routes/gateways.js';
 export { imageFilePath, imageFileRoutes } from './routes/image-files.js';
 export { imageRoutes } from './routes/images.js';
 export { invokeRoutes } from './routes/invoke.js';
+export { metricsRoutes, type MetricsSource } from './routes/metrics.js';
 export { networkRoutes } from './routes/networks.js';
 export { nodeRoutes } from './routes/nodes.js';
 export { nodePowerRoutes } from './routes/node-power.js';

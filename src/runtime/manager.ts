@@ -31,6 +31,16 @@ export interface ManagerOptions {
   clock?: Clock;
   timers?: Timers;
   backoff?: Partial<BackoffOptions>;
+  /** Told how each reconcile ended and how long it took (metrics); nothing by default. */
+  observer?: ReconcileObserver;
+}
+
+/** How a reconcile ended: its result, or the sort of error it threw (`stopped`: aborted by stop()). */
+export type ReconcileOutcome = 'done' | 'requeue' | 'blocked' | 'gone' | 'error' | 'terminal' | 'conflict' | 'stopped';
+
+/** One small seam for whoever counts reconciles (src/metrics): the runtime imports no metrics library. */
+export interface ReconcileObserver {
+  reconciled(loop: string, seconds: number, outcome: ReconcileOutcome): void;
 }
 
 export interface ManagerStats {
@@ -125,6 +135,22 @@ export class Manager {
     return { ...this.counters, queue: this.queue.stats() };
   }
 
+  /** Started and not stopped: the loops are running (GET /readyz). */
+  running(): boolean {
+    return this.started && !this.stopped;
+  }
+
+  /** Keys waiting per loop (every registered loop, 0 when none waits): read when metrics are
+   * scraped, by one pass over the waiting keys. */
+  queueDepths(): Map<string, number> {
+    const depths = new Map<string, number>([...this.loops.keys()].map((name) => [name, 0]));
+    for (const key of this.queue.waitingKeys()) {
+      const loop = key.slice(0, key.indexOf('/'));
+      depths.set(loop, (depths.get(loop) ?? 0) + 1);
+    }
+    return depths;
+  }
+
   /** For tests and benchmarks: resolves once relists, queued and running work have settled
    * and nothing new was enqueued meanwhile. Delayed keys count only with includeDelayed. */
   async idle(opts: IdleOptions = {}): Promise<void> {
@@ -193,65 +219,71 @@ export class Manager {
     }
     this.counters.reconciles++;
     const started = this.clock.now();
+    // The observer's duration is wall time whatever clock the manager is given (tests inject one).
+    const t0 = this.opts.observer ? performance.now() : 0;
+    let outcome: ReconcileOutcome = 'done';
     try {
       // What the loop writes is its doing: the audit trail names it.
       await asActor({ type: 'system', name: parsed.loop }, async () => {
         const observed = await loop.observe(parsed.id, this.ctx);
         if (observed === undefined) {
           this.queue.forget(key);
+          outcome = 'gone';
           return;
         }
         const result = await loop.apply(observed, loop.plan(observed), this.ctx);
-        this.onResult(key, result);
+        outcome = this.onResult(key, result);
       });
     } catch (err) {
-      this.onError(key, err);
+      outcome = this.onError(key, err);
     } finally {
       this.counters.busyMs += this.clock.now() - started;
+      this.opts.observer?.reconciled(parsed.loop, (performance.now() - t0) / 1000, outcome);
     }
   }
 
   /** `result` undefined: a loop that returned nothing (a bug), reported as an unknown result. */
-  private onResult(key: string, result: Result | undefined): void {
+  private onResult(key: string, result: Result | undefined): ReconcileOutcome {
     switch (result?.type) {
       case 'done':
         this.queue.forget(key);
-        return;
+        return 'done';
       case 'requeue':
         this.queue.forget(key);
         this.queue.addAfter(key, result.afterMs);
-        return;
+        return 'requeue';
       case 'blocked':
         // Waiting on a gate is not a failure: the backoff starts over once it opens.
         this.queue.forget(key);
         this.opts.log('debug', 'blocked', { key, reason: result.reason, message: result.message });
         this.queue.addAfter(key, result.retryAfterMs);
-        return;
+        return 'blocked';
       case undefined:
       default:
-        this.onError(key, new Error(`reconciler returned an unknown result: ${JSON.stringify(result)}`));
+        return this.onError(key, new Error(`reconciler returned an unknown result: ${JSON.stringify(result)}`));
     }
   }
 
-  private onError(key: string, err: unknown): void {
-    if (this.stopped) return; // aborted work fails by design while stopping
+  private onError(key: string, err: unknown): ReconcileOutcome {
+    if (this.stopped) return 'stopped'; // aborted work fails by design while stopping
     if (err instanceof TerminalError) {
       this.counters.terminalErrors++;
       this.opts.log('error', 'reconcile failed terminally; waiting for a change', { key, error: err.message });
       this.queue.forget(key);
-      return;
+      return 'terminal';
     }
     if (err instanceof ConflictError) {
       // Someone wrote the object since we read it: look again, quietly.
       this.counters.conflicts++;
       this.opts.log('debug', 'conflict; requeueing', { key, error: err.message });
       this.queue.addRateLimited(key);
-      return;
+      return 'conflict';
     }
     this.counters.errors++;
     const failures = this.queue.numRequeues(key) + 1;
     this.opts.log('error', 'reconcile failed; backing off', { key, failures, error: message(err) });
     this.queue.addRateLimited(key);
+    return 'error';
   }
 }
 

@@ -142,6 +142,11 @@ export class WorkQueue {
     return this.waiting.size;
   }
 
+  /** The keys queued and not yet started (a live view: read it before adding). */
+  waitingKeys(): IterableIterator<string> {
+    return this.waiting.values();
+  }
+
   stats(): QueueStats {
     return {
       waiting: this.waiting.size,

@@ -30,7 +30,8 @@ import { cluster, login } from '../lab/ceph-cluster.js';
 import { ADMIN_PASSWORD, waitFor } from '../lab/harness.js';
 import { invalid, validish, NASTY_STRINGS, type Pools, type Schema } from './schema-arbitraries.js';
 
-const AVAILABILITY_CODES = new Set(['CLUSTER_UNAVAILABLE', 'REGISTRY_UNREACHABLE', 'REGISTRY_INVALID']);
+// NOT_READY: GET /readyz once the loops are stopped (below), as they are while the fuzzer runs.
+const AVAILABILITY_CODES = new Set(['CLUSTER_UNAVAILABLE', 'REGISTRY_UNREACHABLE', 'REGISTRY_INVALID', 'NOT_READY']);
 const MAX_PROBLEM_BYTES = 16 * 1024;
 /** 2xx answers that are secrets by design: keyrings for admins and the node's agent, a rotated
  * agent secret, a new RGW user's key pair, an install render's one-time credential. */

@@ -1,5 +1,5 @@
 // The whole of Quarry over real HTTP: the lab drives runs, the tasks endpoints and /events show
-// them, and every route of the composed table is private but for the contract's five.
+// them, and every route of the composed table is private but for the contract's seven.
 import test from 'ava';
 import { EventSource } from 'eventsource';
 import { Validator } from '@seriousme/openapi-schema-validator';

@@ -16,7 +16,8 @@ import type { OpenApiDoc } from './bodies.js';
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 const key = (method: string, path: string): string => `${method.toUpperCase()} ${path}`;
 
-// Stand-ins for the public routes other areas own, so the table holds all five.
+// Stand-ins for the public routes other areas own, so the table holds all seven (the app itself
+// holds the session routes and the health probes).
 const otherPublic: AnyRoute[] = [
   route({
     method: 'GET',
@@ -45,13 +46,14 @@ const otherPublic: AnyRoute[] = [
   }),
 ];
 
-test('routes every route of the table answers 401 without (valid) cookies, except the public five', async (t) => {
+test('routes every route of the table answers 401 without (valid) cookies, except the public seven', async (t) => {
   const h = await startHarness({ areas: [otherPublic] });
   t.teardown(() => h.close());
   const publicKeys = h.http.routes.filter((r) => r.public).map((r) => key(r.method, r.path.replace(/\{[^}]*\}/g, '{}')));
   t.deepEqual(publicKeys.sort(), [...PUBLIC_ROUTES].sort());
   await assertPrivateRoutesRefuse(t, h.http.routes, h.base);
   t.is((await h.client().get('/boot/default')).status, 200, 'a public route needs no cookie');
+  for (const probe of ['/healthz', '/readyz']) t.is((await h.client().get(probe)).status, 200, `${probe} needs no cookie`);
 });
 
 test('routes every user route with an API token: a read token is refused on writes, a write token passes, a revoked or expired one is 401', async (t) => {
