@@ -1,0 +1,59 @@
+// Runs the built `quarry` binary as a child process, as an operator's shell would, with its own
+// config directory; and an in-process runner for the unit tests of the command tree.
+import type { ExecutionContext } from 'ava';
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { run } from '../../src/cli/run.js';
+
+export const BIN = join(dirname(fileURLToPath(import.meta.url)), '../../src/cli/main.js');
+
+export interface Ran {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** A temporary XDG_CONFIG_HOME, removed after the test. */
+export async function configHome(t: ExecutionContext): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'quarry-cli-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** The binary with these arguments; QUARRY_* from the test's environment never leak in. */
+export function quarry(
+  args: string[],
+  opts: { home: string; env?: Record<string, string>; input?: string; timeoutMs?: number },
+): Promise<Ran> {
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: opts.home, XDG_CONFIG_HOME: opts.home, ...opts.env };
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 50_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+    child.stdin.end(opts.input ?? '');
+  });
+}
+
+/** The CLI in-process (no child): for unit tests against fakes. */
+export async function runCli(args: string[], env: Record<string, string>): Promise<Ran> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await run(args, {
+    out: (s) => out.push(s),
+    err: (s) => err.push(s),
+    env,
+    stdin: process.stdin,
+  });
+  return { code, stdout: out.join('\n'), stderr: err.join('\n') };
+}
