@@ -20,6 +20,7 @@ import type { ApiInfo } from './openapi.js';
 import { MethodNotAllowedError, clientErrorHandler, errorMiddleware } from './problem.js';
 import { requestIds } from './request-id.js';
 import { compileRoute, toKoaPath, type AnyRoute, type RouteEnv } from './route.js';
+import { apiTokenRoutes } from './routes/api-tokens.js';
 import { openApiRoutes } from './routes/openapi.js';
 import { sessionRoutes } from './routes/session.js';
 import { userRoutes } from './routes/users.js';
@@ -83,6 +84,7 @@ const DEFAULT_INFO: ApiInfo = {
     'Sessions: POST /user/login sets the HttpOnly cookies access_token (15 min) and refresh_token (7 days, rotated by POST /user/refresh; a reused one ends the session).',
     'Errors are RFC 9457 problem details (application/problem+json) with a stable `code`.',
     "Every answer carries X-Request-Id (a client's own, 1-128 characters of A-Z a-z 0-9 . _ : @ / + = -, is kept; otherwise a new one); a problem repeats it as `requestId`, and the server's log lines, the spec the request writes and the task runs it causes carry it.",
+    'Scripts authenticate with Authorization: Bearer and an API token (POST /user/tokens, from a password session; scope read or write) instead of cookies; a read token may call only operations that change nothing (403 otherwise), a revoked or expired one is 401, and a Bearer request is not subject to the cross-site check.',
     'POST, PUT, PATCH and DELETE bodies must be application/json (415 otherwise; text/plain where stated); a request whose Origin is another host, or with Sec-Fetch-Site: cross-site, is refused with 403.',
     'Bodies are limited to 1 MiB (413). Unknown fields and unknown query parameters are refused (400). A request line and headers over 16 KiB are refused with 431 before any operation sees them.',
     "A request whose Host is not one of Quarry's names (ALLOWED_HOSTS) is refused with 421 HOST_NOT_ALLOWED, a malformed Host with 400.",
@@ -165,7 +167,7 @@ export async function createHttpApp(deps: HttpDeps): Promise<HttpApp> {
   const area: AreaContext = { auth, store: deps.store, logger, clock, sseStreamsPerUser: deps.config.sseStreamsPerUser ?? 8 };
   const info = deps.info ?? DEFAULT_INFO;
   const routes: AnyRoute[] = [];
-  routes.push(...sessionRoutes(auth), ...userRoutes(auth), ...openApiRoutes(() => routes, info));
+  routes.push(...sessionRoutes(auth), ...userRoutes(auth), ...apiTokenRoutes(auth), ...openApiRoutes(() => routes, info));
   for (const a of deps.areas ?? []) routes.push(...(typeof a === 'function' ? a(area) : a));
   checkTable(routes);
 

@@ -37,8 +37,8 @@ const PROBLEM_NOTES: Record<number, string> = {
   400:
     `VALIDATION_FAILED: a parameter or body fails its schema, or a query parameter the operation does not know; the first ${MAX_FIELD_ERRORS} failing fields are listed in errors, errorCount counts them all. ` +
     'Also TOO_MANY_TARGETS (more than 100 nodeIds or diskIds), DISK_REQUIRED, TEMPLATE_INVALID where stated.',
-  401: 'UNAUTHENTICATED: missing, invalid or expired credentials (session cookie, signed link or S3 key pair; a refused login or refresh).',
-  403: 'FORBIDDEN: the caller may not do this (role, agent/user, a cross-site request).',
+  401: 'UNAUTHENTICATED: missing, invalid or expired credentials (session cookie, API token, signed link or S3 key pair; a refused login or refresh).',
+  403: 'FORBIDDEN: the caller may not do this (role, agent/user, a read-only API token on a write, a cross-site request).',
   404: 'NOT_FOUND: an unknown id or name.',
   409: 'A state that refuses the request; the code says which (CONFLICT, IMAGE_IS_DEFAULT, ...).',
   413: 'PAYLOAD_TOO_LARGE: the body is over 1 MiB.',
@@ -118,6 +118,7 @@ function callers(def: AnyRoute): string | undefined {
   if (def.agent === true)
     return 'Node agents only (session of POST /user/login as `agent:<nodeId>`), each for its own node; users get 403.';
   if (def.agent === 'also') return `${def.admin ? 'Admins' : 'Users'}, and the agent of the node concerned.`;
+  if (def.readOnly) return `${def.admin ? 'Admins only. ' : ''}Changes nothing: a read API token may call it.`;
   return def.admin ? 'Admins only.' : undefined;
 }
 
@@ -129,14 +130,18 @@ const S3_SECURITY = [
 
 function security(def: AnyRoute): unknown[] {
   if (def.s3) return S3_SECURITY;
-  return def.public || def.signed ? [] : [{ sessionCookie: [] }];
+  if (def.public || def.signed) return [];
+  return def.agent === true ? [{ sessionCookie: [] }] : [{ sessionCookie: [] }, { bearerToken: [] }];
 }
 
 function operation(def: AnyRoute): Record<string, unknown> {
   const { response } = def;
   const contentType = response.contentType ?? 'application/json';
   // Every answer with a body says its media type: JSON with its schema, text, bytes, streams.
-  const ok = { description: response.description, content: { [contentType]: { schema: response.schema ?? rawSchema(contentType) } } };
+  const ok =
+    response.status === 204
+      ? { description: response.description }
+      : { description: response.description, content: { [contentType]: { schema: response.schema ?? rawSchema(contentType) } } };
   const responses: Record<string, unknown> = { [String(response.status ?? 200)]: ok };
   if (response.empty) responses[String(response.empty.status)] = { description: response.empty.description };
   if (response.also)
@@ -180,6 +185,12 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: ApiInfo): Record
           in: 'cookie',
           name: 'access_token',
           description: 'Set by POST /user/login; renewed by POST /user/refresh.',
+        },
+        bearerToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            'Authorization: Bearer with an API token (qry_..., POST /user/tokens; a read token may call only operations that change nothing) or an access token from POST /user/refresh.',
         },
         s3AccessKey: {
           type: 'apiKey',

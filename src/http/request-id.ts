@@ -36,7 +36,11 @@ export function requestIds(logger: Logger): Middleware {
         await next();
       } finally {
         const caller = (ctx.state as { principal?: Caller | null }).principal ?? null;
-        const who = caller ? (isAgent(caller) ? { agent: caller.nodeId } : { user: caller.user.username }) : {};
+        const who = caller
+          ? isAgent(caller)
+            ? { agent: caller.nodeId }
+            : { user: caller.user.username, ...(caller.token ? { via: caller.token.name } : {}) }
+          : {};
         const code = (ctx.state as { problemCode?: string }).problemCode;
         logger(requestLogLevel(ctx.method, ctx.status, isAgent(caller)), 'request', {
           requestId,

@@ -62,6 +62,9 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
   s3?: true;
   /** Only users with isAdmin; others get 403. */
   admin?: boolean;
+  /** A POST (or other non-GET) that changes nothing (a dry run, a preview): a `read` API token
+   * may call it. Every other non-GET route is refused to read tokens (403). */
+  readOnly?: true;
   /** Who may call: users (the default); `true`: only node agents, each for its own node;
    * `'also'`: users (admins only with `admin`) and agents, the handler deciding per node
    * (see mayReadNodeSecrets). A caller of the other sort gets 403. */
@@ -180,6 +183,11 @@ function admit(def: AnyRoute, caller: Caller): Callers {
     return { principal: null, agent: caller, s3: null };
   }
   if (def.agent === true) throw new ForbiddenError('this operation is for node agents');
+  if (caller.token?.scope === 'read' && def.method !== 'GET' && !def.readOnly) {
+    throw new ForbiddenError(
+      `the API token "${caller.token.name}" is read-only: it may call only operations that change nothing (GET, POST /specs/plan); use a write token`,
+    );
+  }
   // On an `agent: 'also'` route, `admin` restricts the users; an agent reaches the handler.
   if (def.admin && !caller.user.isAdmin) throw new ForbiddenError('this operation needs an admin');
   return { principal: caller, agent: null, s3: null };

@@ -9,6 +9,7 @@ import { DISK_HISTORY_EVENTS, DISK_HISTORY_MAX, Kind, OSD_PHASES, OsdRemoval } f
 import { StorageKind, filesystemSchemas, rgwUserSchemas, rgwUserSecretSchemas } from './storage-kinds.js';
 import { NetworkKind, networkSchemas } from './network-kinds.js';
 import { TemplateKind, templateSchemas, templateVersionSchemas } from './template-kinds.js';
+import { TokenKind, apiTokenSchemas } from './token-kinds.js';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -406,4 +407,5 @@ export const kindSchemas: Record<string, KindSchemas> = {
   [ImageKind.Image]: withCommonStatus(imageSchemas),
   [TemplateKind.Template]: templateSchemas,
   [TemplateKind.TemplateVersion]: templateVersionSchemas,
+  [TokenKind.ApiToken]: apiTokenSchemas,
 };

@@ -6,6 +6,7 @@
 import { CephKind } from './ceph-kinds.js';
 import { Kind } from './kinds.js';
 import { StorageKind } from './storage-kinds.js';
+import { TokenKind } from './token-kinds.js';
 
 /** A top-level member of a document's spec or status. */
 export interface SecretField {
@@ -29,4 +30,6 @@ export const SECRET_FIELDS: Readonly<Record<string, readonly SecretField[]>> = O
   [Kind.Node]: [f('spec', 'bmc')],
   // An S3 user's secret key.
   [StorageKind.RgwUserSecret]: [f('status', 'secretKey')],
+  // An API token's SHA-256: sealed like the agents' secret hashes.
+  [TokenKind.ApiToken]: [f('spec', 'secretHash')],
 });

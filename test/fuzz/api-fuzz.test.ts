@@ -1,7 +1,8 @@
 // A schema-derived fuzzer over the whole API of a running lab Quarry. It reads /openapi.json,
 // derives fast-check arbitraries from every operation's parameters and body (valid-ish and
 // invalid values), and sends at least 10,000 requests across every route, as an admin, a
-// non-admin user, a node agent, S3 key pairs and nobody. Properties of every answer:
+// non-admin user, a node agent, API tokens (an admin's write token, a user's read token), S3 key
+// pairs and nobody. Properties of every answer:
 //   - no 5xx, except 503 with a code of AVAILABILITY_CODES (the cluster or registry not there yet);
 //   - every 4xx is problem+json with a code, small (under MAX_PROBLEM_BYTES), and its status is
 //     one the operation documents (as every 2xx is, with its documented media type);
@@ -41,9 +42,11 @@ const SECRET_ANSWERS = new Set([
   'POST /node/credential',
   'POST /gateways/rgw/users',
   'GET /templates/rendered/{name}',
+  'POST /user/tokens',
 ]);
 
-type Caller = 'admin' | 'user' | 'agent' | 'none' | 's3' | 's3-query' | 's3-bad';
+type Caller = 'admin' | 'user' | 'agent' | 'none' | 's3' | 's3-query' | 's3-bad' | 'write-token' | 'read-token';
+const TOKEN_CALLERS: readonly Caller[] = ['write-token', 'read-token'];
 
 interface Operation {
   method: string;
@@ -98,7 +101,14 @@ function callersOf(o: Operation): Array<fc.WeightedArbitrary<Caller>> {
   const sec = JSON.stringify(o.op.security ?? []);
   if (sec.includes('s3AccessKey')) return [w('s3', 4), w('s3-query', 2), w('s3-bad', 2), w('none', 1), w('admin', 1)];
   if (sec === '[]') return [w('none', 4), w('admin', 1), w('user', 1)];
-  return [w('admin', 4), w('user', 2), w('agent', o.path.startsWith('/node/') || o.path.startsWith('/ceph/') ? 3 : 1), w('none', 1)];
+  return [
+    w('admin', 4),
+    w('user', 2),
+    w('agent', o.path.startsWith('/node/') || o.path.startsWith('/ceph/') ? 3 : 1),
+    w('none', 1),
+    w('write-token', 1),
+    w('read-token', 1),
+  ];
 }
 
 function drawArb(o: Operation, pools: Pools): fc.Arbitrary<Draw> {
@@ -279,6 +289,24 @@ test('fuzz every route of /openapi.json: no 5xx, no leak, documented statuses, n
     ['user', (await relogin('user'))!],
     ['agent', (await relogin('agent'))!],
   ]);
+  // API tokens: made again from their owner's session when one was revoked (a fuzzed DELETE).
+  const tokens = new Map<Caller, { id: string; token: string }>();
+  const newToken = async (caller: Caller): Promise<void> => {
+    const ownerCaller: Caller = caller === 'write-token' ? 'admin' : 'user';
+    const create = () =>
+      retrying(() =>
+        sessions.get(ownerCaller)!.post<{ id: string; token: string }>('/user/tokens', { name: caller, scope: caller.split('-')[0] }),
+      );
+    let r = await create();
+    // The owner's session may have ended meanwhile (a fuzzed password change): log in again.
+    if (r.status === 401) {
+      sessions.set(ownerCaller, (await relogin(ownerCaller))!);
+      r = await create();
+    }
+    if (r.status !== 201) throw new Error(`POST /user/tokens for ${caller}: ${r.status} ${r.text}`);
+    tokens.set(caller, r.json);
+  };
+  for (const c of TOKEN_CALLERS) await newToken(c);
 
   const doc = (await admin.get('/openapi.json')).json as { paths: Record<string, Record<string, Operation['op']>> };
   const ops: Operation[] = Object.entries(doc.paths).flatMap(([path, item]) =>
@@ -288,7 +316,10 @@ test('fuzz every route of /openapi.json: no 5xx, no leak, documented statuses, n
   const victim = users.find((u) => u.username === 'fuzz-victim')!.id;
   const disks = ((await admin.get('/disks')).json as Array<{ id: string }>).map((d) => d.id);
   const templates = ((await admin.get('/templates')).json as Array<{ name: string }>).map((x) => x.name);
-  const pools: Pools = { uuids: [...ids, ...disks.slice(0, 6), victim], strings: [...templates, 'fuzz-bucket'] };
+  const pools: Pools = {
+    uuids: [...ids, ...disks.slice(0, 6), victim, ...[...tokens.values()].map((x) => x.id)],
+    strings: [...templates, 'fuzz-bucket'],
+  };
 
   // Secrets, read from the store (and refreshed after writes that may make new ones).
   const signingKey = (await readFile(join(q.config.stateDir, SIGNING_KEY_FILE), 'utf8').catch(() => '')).trim();
@@ -300,6 +331,8 @@ test('fuzz every route of /openapi.json: no 5xx, no leak, documented statuses, n
     for (const a of await q.store.list<{ secretHash?: string; initialSecret?: string | null }>('AgentCredential'))
       found.push(a.spec.secretHash ?? '', a.spec.initialSecret ?? '');
     for (const s of await q.store.list<unknown, { secretKey?: string }>('RgwUserSecret')) found.push(s.status.secretKey ?? '');
+    for (const x of await q.store.list<{ secretHash?: string }>('ApiToken')) found.push(x.spec.secretHash ?? '');
+    for (const x of tokens.values()) found.push(x.token, x.token.slice('qry_'.length + 37));
     secrets = found.filter((s) => s.length >= 12);
   };
   await readSecrets();
@@ -348,6 +381,8 @@ test('fuzz every route of /openapi.json: no 5xx, no leak, documented statuses, n
     else if (d.caller === 's3-query') Object.assign(extra, { accessKey: rgw.accessKey, secretKey: rgw.secretKey });
     else if (d.caller === 's3-bad') Object.assign(headers, { 'X-S3-Access-Key': rgw.accessKey, 'X-S3-Secret-Key': 'not-the-secret' });
     if (client?.jar.size) headers.cookie = [...client.jar].map(([k, v]) => `${k}=${v}`).join('; ');
+    const token = tokens.get(d.caller);
+    if (token) headers.authorization = `Bearer ${token.token}`;
     let body: string | undefined;
     if (d.body.kind === 'json') {
       let value = d.body.value;
@@ -451,8 +486,12 @@ test('fuzz every route of /openapi.json: no 5xx, no leak, documented statuses, n
       if (key === 'POST /node/credential' && d.caller === 'agent') agentSecret = (JSON.parse(a.text) as { secret: string }).secret;
       await readSecrets();
     }
-    // A session that ended (a password change, a revocation) is opened again.
-    if (
+    // A token that was revoked is made again, and a session that ended (a password change, a
+    // revocation) is opened again.
+    if (a.status === 401 && TOKEN_CALLERS.includes(d.caller)) {
+      await newToken(d.caller);
+      await readSecrets();
+    } else if (
       a.status === 401 &&
       ['admin', 'user', 'agent'].includes(d.caller) &&
       !key.startsWith('POST /user/') &&

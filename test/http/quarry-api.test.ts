@@ -6,7 +6,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { Kind, type NodeSpec } from '../../src/model/kinds.js';
 import { Client } from './client.js';
 import type { OpenApiDoc, ProblemBody } from './bodies.js';
-import { assertPrivateRoutesRefuse } from './route-checks.js';
+import { assertPrivateRoutesRefuse, assertTokenMatrix, matrixTokens } from './route-checks.js';
 import { ADMIN_PASSWORD, allActive, startLab, waitFor, type LabQuarry } from '../lab/harness.js';
 
 async function admin(q: LabQuarry): Promise<Client> {
@@ -27,6 +27,20 @@ test('quarry api: every route of the composed table refuses a request without a 
   const checked = await assertPrivateRoutesRefuse(t, q.http.routes, q.url);
   t.true(q.http.routes.some((r) => r.path === '/task/runs/recent') && q.http.routes.some((r) => r.path === '/events'));
   t.true(checked >= 15);
+});
+
+test('quarry api: every user route of the composed table with an API token: read refused on writes, write passes, revoked and expired 401', async (t) => {
+  // The wall clock, movable: the expired token is made to expire by moving it.
+  let offset = 0;
+  const clock = { now: () => Date.now() + offset, iso: () => new Date(Date.now() + offset).toISOString() };
+  const q = await startLab(t, 0, { clock });
+  const tokens = await matrixTokens(await admin(q), (ms) => (offset += ms));
+  const checked = await assertTokenMatrix(t, q.http.routes, q.url, tokens);
+  t.true(checked >= 15);
+  t.true(
+    q.http.routes.some((r) => r.readOnly && r.path === '/specs/plan'),
+    'the dry run is marked as changing nothing',
+  );
 });
 
 test('quarry api: a node-level run shows in the task endpoints with its agent log', async (t) => {

@@ -10,7 +10,7 @@ import { route, type AnyRoute } from '../../src/http/route.js';
 import { silentLogger } from '../../src/log.js';
 import { createMemoryStore } from '../../src/store/index.js';
 import { FAST_SCRYPT, startHarness } from './harness.js';
-import { assertPrivateRoutesRefuse } from './route-checks.js';
+import { assertPrivateRoutesRefuse, assertTokenMatrix, matrixTokens } from './route-checks.js';
 import type { OpenApiDoc } from './bodies.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -52,6 +52,14 @@ test('routes every route of the table answers 401 without (valid) cookies, excep
   t.deepEqual(publicKeys.sort(), [...PUBLIC_ROUTES].sort());
   await assertPrivateRoutesRefuse(t, h.http.routes, h.base);
   t.is((await h.client().get('/boot/default')).status, 200, 'a public route needs no cookie');
+});
+
+test('routes every user route with an API token: a read token is refused on writes, a write token passes, a revoked or expired one is 401', async (t) => {
+  const h = await startHarness({ areas: [otherPublic] });
+  t.teardown(() => h.close());
+  const tokens = await matrixTokens(await h.admin(), (ms) => h.clock.advance(ms));
+  const checked = await assertTokenMatrix(t, h.http.routes, h.base, tokens);
+  t.true(checked >= 10);
 });
 
 test('routes a public route outside the contract is refused at start-up', async (t) => {

@@ -194,7 +194,10 @@ test('template sandbox an idle render process is stopped and the next render sta
   t.not(s.stats().pid, first);
 });
 
-test('template sandbox a host that cannot make a network namespace renders without one and says so', async (t) => {
+// Serial: the other tests of this file spawn render processes. A fork that happens while the
+// fake's file is still open for writing keeps that descriptor until it execs, and exec'ing the
+// fake meanwhile fails with ETXTBSY ("text file busy"), a failure of the test, not of the sandbox.
+test.serial('template sandbox a host that cannot make a network namespace renders without one and says so', async (t) => {
   const { dir } = await secretFile(t);
   const fake = join(dir, 'unshare');
   await writeFile(fake, '#!/bin/sh\necho "unshare: unshare failed: Operation not permitted" >&2\nexit 1\n', { mode: 0o755 });

@@ -12,6 +12,8 @@ import { ACCESS_COOKIE, REFRESH_COOKIE, clearSessionCookies, readCookie, setSess
 import { AGENT_LOGIN_LIMITS, DEFAULT_LOGIN_LIMITS, LoginLimiter, type LoginLimits } from './rate-limit.js';
 import { OWASP_SCRYPT, PasswordHasher, type ScryptParams } from './passwords.js';
 import { loadSigningKey } from './secret-files.js';
+import { ApiTokenRegistry, TOKEN_PREFIX, tokenOfSession, tokenSessionId } from './api-tokens.js';
+import { bearerToken } from './bearer.js';
 import { SessionRegistry } from './sessions.js';
 import { TokenService } from './tokens.js';
 import { isAgent, type AgentPrincipal, type Caller, type Principal } from './principal.js';
@@ -70,6 +72,7 @@ export class Auth {
     readonly users: UserDirectory,
     readonly sessions: SessionRegistry,
     readonly tokens: TokenService,
+    readonly apiTokens: ApiTokenRegistry,
     readonly limiter: LoginLimiter,
     readonly agentLimiter: LoginLimiter,
     readonly hasher: PasswordHasher,
@@ -86,6 +89,8 @@ export class Auth {
     const users = new UserDirectory(deps.store, hasher);
     const sessions = new SessionRegistry(deps.store, deps.clock, deps.logger, o.refreshSeconds);
     await sessions.load();
+    const apiTokens = new ApiTokenRegistry(deps.store, deps.clock, deps.logger);
+    await apiTokens.load();
     await ensureFirstAdmin(users, { stateDir: deps.stateDir, adminPassword: deps.adminPassword, logger: deps.logger, print: deps.print });
     await hasher.warm();
     const tokens = new TokenService(
@@ -95,7 +100,7 @@ export class Auth {
       o.tokenCacheSize,
     );
     const limiters = [new LoginLimiter(deps.clock, o.loginLimits), new LoginLimiter(deps.clock, o.agentLoginLimits)] as const;
-    return new Auth(users, sessions, tokens, ...limiters, hasher, deps.clock, deps.logger, deps.agents ?? null);
+    return new Auth(users, sessions, tokens, apiTokens, ...limiters, hasher, deps.clock, deps.logger, deps.agents ?? null);
   }
 
   get accessSeconds(): number {
@@ -109,9 +114,28 @@ export class Auth {
     return caller;
   }
 
-  /** A user or a node agent, from the access cookie. */
+  /**
+   * Whether an event stream's session (or API token) is still alive, and when one ends: what
+   * /events ties its streams to (sse/streams.ts).
+   */
+  readonly liveness = {
+    isActive: (sessionId: string, userId: string): boolean => {
+      const tokenId = tokenOfSession(sessionId);
+      return tokenId === null ? this.sessions.isActive(sessionId, userId) : this.apiTokens.isActive(tokenId, userId);
+    },
+    onEnd: (listener: (sessionId: string, userId: string) => void): (() => void) => {
+      const offs = [this.sessions.onEnd(listener), this.apiTokens.onEnd(listener)];
+      return () => offs.forEach((off) => off());
+    },
+  };
+
+  /** A user or a node agent: from `Authorization: Bearer` (an API token, or an access token
+   * as /user/refresh answers it), else from the access cookie. A request that brings a Bearer
+   * credential is judged by it alone, never by cookies it may also carry. */
   async authenticateCaller(ctx: Context): Promise<Caller> {
-    const token = readCookie(ctx, ACCESS_COOKIE);
+    const bearer = bearerToken(ctx);
+    if (bearer?.startsWith(TOKEN_PREFIX)) return this.apiTokenCaller(bearer);
+    const token = bearer ?? readCookie(ctx, ACCESS_COOKIE);
     if (!token) throw new AuthError();
     const claims = await this.tokens.verifyAccess(token);
     if (!this.sessions.isActive(claims.sessionId, claims.userId)) throw new AuthError('session ended');
@@ -130,6 +154,14 @@ export class Auth {
     const doc = await this.users.get(claims.userId);
     if (!doc) throw new AuthError();
     return { user: toPublic(doc), doc, sessionId: claims.sessionId };
+  }
+
+  private async apiTokenCaller(bearer: string): Promise<Principal> {
+    const { userId, ref } = await this.apiTokens.verify(bearer);
+    // A deleted user's tokens stop working with it.
+    const doc = await this.users.get(userId);
+    if (!doc) throw new AuthError();
+    return { user: toPublic(doc), doc, sessionId: tokenSessionId(ref.id), token: ref };
   }
 
   /** Same 401 for an unknown user and a wrong password; throttled per (username, address),

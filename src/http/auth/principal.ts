@@ -1,13 +1,18 @@
 // Who is calling. A user logs in with a password; a node's agent logs in with its node's
 // credential (username `agent:<nodeId>`) and gets the same cookies, but a principal bound to
 // that one node: it may call the agent operations and nothing a user may.
+import type { TokenRef } from './api-tokens.js';
 import type { PublicUser, UserDoc } from './users.js';
 
 /** A user: set on ctx.state.principal by the route layer for user routes. */
 export interface Principal {
   user: PublicUser;
   doc: UserDoc;
+  /** The login session; `token:<id>` for a request made with an API token (api-tokens.ts). */
   sessionId: string;
+  /** Set when the request came with an API token: its scope limits what the route layer lets
+   * through, and the audit names it. */
+  token?: TokenRef;
 }
 
 export interface AgentPrincipal {

@@ -9,20 +9,21 @@ import { object } from '../schemas.js';
 
 /** What the route needs of the app's area context (app.ts AreaContext fits). */
 export interface EventArea {
-  auth: { sessions: SessionSource };
+  /** Sessions and API tokens (Auth.liveness): a stream ends when what opened it does. */
+  auth: { liveness: SessionSource };
   sseStreamsPerUser?: number;
 }
 
 export function eventRoutes(hub: SseHub): (area: EventArea) => AnyRoute[] {
   return (area) => {
-    const streams = new SessionStreams(area.auth.sessions, area.sseStreamsPerUser ?? SSE_STREAMS_PER_USER);
+    const streams = new SessionStreams(area.auth.liveness, area.sseStreamsPerUser ?? SSE_STREAMS_PER_USER);
     return [
       route<unknown, { lastEventId?: string }>({
         method: 'GET',
         path: '/events',
         summary:
           'Server-sent events: `id: <n>` and one `data:` line of {type, payload}; resume with Last-Event-ID. ' +
-          `The stream ends when its session does (logout, refresh-token reuse, expiry); a user may hold ${streams.maxPerUser} at once, more are 429.`,
+          `The stream ends when its session or API token does (logout, refresh-token reuse, revocation, expiry); a user may hold ${streams.maxPerUser} at once, more are 429.`,
         tags: ['events'],
         query: object({ lastEventId: { type: 'string', pattern: '^[0-9]{1,16}$' } }),
         response: { description: 'an endless text/event-stream', contentType: 'text/event-stream' },

@@ -299,6 +299,7 @@ export function specRoutes(folder: SpecsFolder, convergence?: Convergence, files
       method: 'POST',
       path: '/specs/plan',
       tags: ['specs'],
+      readOnly: true,
       summary:
         'Dry run: what applying this YAML as the file `file` would create, update, prune and orphan, and the task runs the loops would schedule. Changes nothing',
       bodyType: 'text',

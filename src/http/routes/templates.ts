@@ -124,6 +124,7 @@ export function templateRoutes(library: TemplateLibrary, contexts: TemplateConte
       method: 'POST',
       path: '/templates/context',
       tags: ['templates'],
+      readOnly: true,
       summary:
         'Preview of the context variables a render for the node sees, keyed by the requested kinds (node, network, image, cluster, master)',
       body: object({ nodeId: uuidSchema, kinds: { type: 'array', items: { enum: [...CONTEXT_KINDS] }, maxItems: 16 } }, [
