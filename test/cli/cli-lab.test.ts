@@ -132,8 +132,17 @@ test('cli lab: invoke by hostname, follow the run log, refused input shows the p
   t.is(plan.code, 1);
   t.regex(plan.stdout, /^bad\.yaml:6:\d+: must match format "ipv4"/m);
 
+  // logout revokes the token: it no longer opens anything, and the config file is gone.
+  const token = (JSON.parse(await readFile(join(home, 'quarry', 'config.json'), 'utf8')) as { token: string }).token;
+  const logout = await cli(['logout']);
+  t.is(logout.code, 0, ok(logout));
+  await t.throwsAsync(stat(join(home, 'quarry', 'config.json')));
+  const revoked = await quarry(['get', 'nodes'], { home, env: { QUARRY_SERVER: q.url, QUARRY_TOKEN: token } });
+  t.is(revoked.code, 4, ok(revoked));
+  t.regex(revoked.stderr, /run `quarry login` again/);
+
   await q.stop();
-  const down = await cli(['get', 'nodes']);
+  const down = await quarry(['get', 'nodes'], { home, env: { QUARRY_SERVER: q.url, QUARRY_TOKEN: token } });
   t.is(down.code, 4, ok(down));
   t.regex(down.stderr, /cannot reach/);
 });

@@ -109,3 +109,22 @@ test('spec files writes and the text need an admin', async (t) => {
   t.is((await viewer.request('DELETE', '/specs/files/net.yaml')).status, 403);
   t.is((await viewer.get('/specs/files')).status, 200);
 });
+
+test('spec files a read token lists and plans, and may not write', async (t) => {
+  const q = await specsLab(t, 0);
+  const c = await q.admin();
+  const made = async (scope: string) => (await c.post<{ token: string }>('/user/tokens', { name: `t-${scope}`, scope })).json.token;
+  const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+  const read = await made('read');
+  const text = network('lab', '10.9.0.0/16', '10.9.0.1');
+  const refused = await c.request<ProblemBody>('PUT', '/specs/files/net.yaml', { body: text, headers: { ...YAML, ...bearer(read) } });
+  t.is(refused.status, 403);
+  t.regex(refused.json.detail, /read-only/);
+  t.deepEqual(await readdir(q.dir), []);
+  const bare = new Client(q.url);
+  t.is((await bare.request('GET', '/specs/files', { headers: bearer(read) })).status, 200);
+  t.is((await bare.request('POST', '/specs/plan?file=net.yaml', { body: text, headers: { ...YAML, ...bearer(read) } })).status, 200);
+  const write = await made('write');
+  t.is((await bare.request('PUT', '/specs/files/net.yaml', { body: text, headers: { ...YAML, ...bearer(write) } })).status, 200);
+  t.is((await bare.request('DELETE', '/specs/files/net.yaml', { headers: bearer(read) })).status, 403);
+});
