@@ -42,6 +42,7 @@ export function buildProgram(io: Io): Command {
     .exitOverride()
     .showHelpAfterError()
     .showSuggestionAfterError()
+    .configureHelp({ showGlobalOptions: true })
     .addHelpText('after', EXIT_CODES_HELP);
   registerLogin(program, io);
   registerGet(program, io);

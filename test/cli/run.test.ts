@@ -216,3 +216,49 @@ test('cli completion scripts are generated from the command tree and parse in th
   t.true(zsh.startsWith('#compdef quarry'));
   for (const c of program.commands) t.true(zsh.includes(`    ${c.name()}) compadd --`), c.name());
 });
+
+test('cli invoke sends the resolved ids, --disk and --param, and exits 1 when a target is rejected', async (t) => {
+  const disk = {
+    id: '11111111-0000-4000-8000-000000000001',
+    nodeId: NODES[0]!.id,
+    nodeHostname: 'node-1',
+    devicePath: '/dev/sdb',
+    serial: 'SER-A',
+  };
+  let verdict = 'scheduled';
+  const f = await fakeServer({
+    'GET /nodes/details': () => ({ json: NODES }),
+    'GET /disks': () => ({ json: [disk] }),
+    'POST /invoke/node': (r) => ({
+      json: {
+        results: [
+          {
+            id: (JSON.parse(r.body) as { nodeIds: string[] }).nodeIds[0],
+            status: verdict,
+            ...(verdict === 'rejected' ? { reason: 'not offered' } : {}),
+          },
+        ],
+      },
+    }),
+  });
+  t.teardown(() => f.close());
+  const env = { QUARRY_SERVER: f.url, QUARRY_TOKEN: 't', XDG_CONFIG_HOME: '/nonexistent' };
+  const r = await runCli(
+    ['invoke', 'ceph.create-nfs', 'storage-1', '--disk', 'node-1:/dev/sdb', '--param', 'export=cephfs', '--param', 'path=/'],
+    env,
+  );
+  t.is(r.code, 0, r.stderr);
+  t.is(r.stdout, 'storage-1: scheduled');
+  t.deepEqual(JSON.parse(f.seen.at(-1)!.body), {
+    operation: 'ceph.create-nfs',
+    nodeIds: [NODES[0]!.id],
+    diskId: disk.id,
+    params: { export: 'cephfs', path: '/' },
+  });
+  verdict = 'rejected';
+  const no = await runCli(['invoke', 'node.restart', 'node-1'], env);
+  t.is(no.code, 1);
+  t.is(no.stdout, 'node-1: rejected: not offered');
+  t.regex(no.stderr, /node\.restart: 1 of 1 target\(s\) rejected/);
+  t.is((await runCli(['invoke', 'node.restart', 'node-1', '--param', 'nokey'], env)).code, 2);
+});

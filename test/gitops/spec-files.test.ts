@@ -40,6 +40,9 @@ test('spec files PUT writes the file into the folder, and answers what the folde
     [],
     'no temporary file is left',
   );
+  const again = await c.request<Written>('PUT', '/specs/files/net.yaml', { body: text, headers: YAML });
+  t.is(again.status, 200, 'the same text again is applied again (and changes nothing)');
+  t.deepEqual(again.json.plan.created, []);
   const one = await c.request('GET', '/specs/files/net.yaml');
   t.is(one.status, 200);
   t.is(one.text, text);

@@ -14,8 +14,7 @@ interface Result {
 
 const OPERATIONS = [...NODE_OPERATIONS, ...DISK_OPERATIONS] as string[];
 
-function params(pairs: string[]): Record<string, string> | undefined {
-  if (!pairs.length) return undefined;
+function params(pairs: string[]): Record<string, string> {
   return Object.fromEntries(
     pairs.map((p) => {
       const eq = p.indexOf('=');
@@ -47,10 +46,9 @@ export function registerAct(program: Command, io: Io): void {
     .option(
       '--param <key=value>',
       'a parameter of the operation (repeatable), e.g. export=cephfs',
-      (v: string, acc: string[]) => [...acc, v],
-      [] as string[],
+      (v: string, acc: string[] | undefined) => [...(acc ?? []), v],
     )
-    .action(async (operation: string, names: string[], o: { disk?: string; param: string[] }, cmd: Command) => {
+    .action(async (operation: string, names: string[], o: { disk?: string; param?: string[] }, cmd: Command) => {
       const { api, find } = await lookupFor(cmd, io);
       const onDisks = (DISK_OPERATIONS as readonly string[]).includes(operation);
       const targets = onDisks
@@ -58,7 +56,7 @@ export function registerAct(program: Command, io: Io): void {
         : await Promise.all(names.map(async (n) => ({ name: n, id: (await find.node(n)).id })));
       const extra = {
         ...(o.disk ? { diskId: (await find.disk(o.disk)).id } : {}),
-        ...(params(o.param) ? { params: params(o.param) } : {}),
+        ...(o.param ? { params: params(o.param) } : {}),
       };
       const body = onDisks ? { operation, diskIds: targets.map((t) => t.id) } : { operation, nodeIds: targets.map((t) => t.id), ...extra };
       const r = await api.send<{ results: Result[] }>('POST', onDisks ? '/invoke/disk' : '/invoke/node', { json: body });
