@@ -35,7 +35,12 @@ export async function readConfig(env: NodeJS.ProcessEnv = process.env): Promise<
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw err;
   }
-  const c = JSON.parse(text) as Partial<StoredConfig>;
+  let c: Partial<StoredConfig>;
+  try {
+    c = JSON.parse(text) as Partial<StoredConfig>;
+  } catch {
+    throw new UnreachableError(`${configPath(env)} is not valid JSON: run \`quarry login\` again`);
+  }
   return typeof c.server === 'string' && typeof c.token === 'string' ? (c as StoredConfig) : null;
 }
 

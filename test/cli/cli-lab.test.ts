@@ -5,7 +5,7 @@ import test from 'ava';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ADMIN_PASSWORD, allActive, startLab, waitFor, type LabQuarry } from '../lab/harness.js';
-import { configHome, quarry, type Ran } from './helpers.js';
+import { configHome, quarry, startQuarry, type Ran } from './helpers.js';
 
 const EXAMPLE = join(process.cwd(), 'examples', 'specs', 'lab-cluster.yaml');
 
@@ -98,6 +98,8 @@ test('cli lab: invoke by hostname, follow the run log, refused input shows the p
   const hostname = n!.spec.hostname;
   const { home, cli } = await loggedIn(t, q);
 
+  const watching = startQuarry(['events', '-w', '--type', 'task.state'], { home });
+  t.teardown(() => watching.child.kill('SIGKILL'));
   const restart = await cli(['invoke', 'node.restart', hostname]);
   t.is(restart.code, 0, ok(restart));
   t.is(restart.stdout.trim(), `${hostname}: scheduled`);
@@ -113,6 +115,9 @@ test('cli lab: invoke by hostname, follow the run log, refused input shows the p
   t.is(logs.code, 0, ok(logs));
   t.regex(logs.stdout, /systemctl reboot/);
   t.regex(logs.stdout, /^run [0-9a-f]{8} completed$/m);
+  await waitFor('the live stream shows the run', () => watching.got.stdout.includes(`Node ${hostname}  node.restart completed`));
+  watching.child.kill('SIGINT');
+  t.is(await watching.exited, 0, watching.got.stderr);
   const events = await cli(['events', '--type', 'task.state']);
   t.regex(events.stdout, new RegExp(`^\\d\\d:\\d\\d:\\d\\d  task\\.state\\.changed\\s+Node ${hostname}  node\\.restart completed$`, 'm'));
 
@@ -141,8 +146,16 @@ test('cli lab: invoke by hostname, follow the run log, refused input shows the p
   t.is(revoked.code, 4, ok(revoked));
   t.regex(revoked.stderr, /run `quarry login` again/);
 
+  // Logged in again: a live stream ends with the server, and the server down is exit 4.
+  const again = await quarry(['login', '--server', q.url, '-u', 'admin', '--password-stdin'], { home, input: ADMIN_PASSWORD });
+  t.is(again.code, 0, ok(again));
+  const following = startQuarry(['events', '-w'], { home });
+  t.teardown(() => following.child.kill('SIGKILL'));
+  await waitFor('the held events printed', () => following.got.stdout.includes('task.state.changed'));
   await q.stop();
-  const down = await quarry(['get', 'nodes'], { home, env: { QUARRY_SERVER: q.url, QUARRY_TOKEN: token } });
+  t.is(await following.exited, 4, 'a stream the server ends exits 4');
+  t.regex(following.got.stderr, /the event stream ended|cannot reach/);
+  const down = await cli(['get', 'nodes']);
   t.is(down.code, 4, ok(down));
-  t.regex(down.stderr, /cannot reach/);
+  t.regex(down.stderr, /cannot reach http:\/\/127\.0\.0\.1:\d+: ECONNREFUSED/);
 });

@@ -45,6 +45,17 @@ export function quarry(
   });
 }
 
+/** The binary left running (events -w): its output so far, and its exit. */
+export function startQuarry(args: string[], opts: { home: string; env?: Record<string, string> }) {
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: opts.home, XDG_CONFIG_HOME: opts.home, ...opts.env };
+  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const got = { stdout: '', stderr: '' };
+  child.stdout.on('data', (d: Buffer) => (got.stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (got.stderr += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+  return { child, got, exited };
+}
+
 /** The CLI in-process (no child): for unit tests against fakes. */
 export async function runCli(args: string[], env: Record<string, string>): Promise<Ran> {
   const out: string[] = [];

@@ -1,6 +1,7 @@
 // events [-w] and logs <run> [-f]: what happened, with times and names; -w / -f keep following.
 import type { Command } from 'commander';
 import { clientFor, lookupFor, type Io } from '../context.js';
+import { UnreachableError } from '../errors.js';
 import { eventLine, liveEvents, recentEvents } from '../events.js';
 import { clock } from '../format.js';
 import type { LogLine, RunView } from '../views.js';
@@ -28,10 +29,12 @@ export function registerStream(program: Command, io: Io): void {
       for (const e of held) if (wanted(e.type)) io.out(eventLine(e));
       if (!o.watch) return;
       const last = held.at(-1)?.id;
-      for await (const e of liveEvents(api, interrupted(), last)) {
+      const signal = interrupted();
+      for await (const e of liveEvents(api, signal, last)) {
         if (e.type === 'resync') io.out(`${clock(new Date().toISOString())}  (missed events: the server's buffer moved on)`);
         else if (wanted(e.type)) io.out(eventLine(e));
       }
+      if (!signal.aborted) throw new UnreachableError('the event stream ended: the server stopped, or the token was revoked');
     });
   program
     .command('logs')
