@@ -90,6 +90,16 @@ export class Lookup {
     return (this.disksP ??= this.api.get<DiskView[]>('/disks'));
   }
 
+  /** A run's target by name: a node's hostname, a disk's node:/dev/path; null for others. */
+  async targetNames(): Promise<(id: string) => string | null> {
+    const [nodes, disks] = await Promise.all([this.nodes(), this.disks()]);
+    const names = new Map<string, string>([
+      ...nodes.map((n): [string, string] => [n.id, n.hostname]),
+      ...disks.map((d): [string, string] => [d.id, `${d.nodeHostname}:${d.devicePath}`]),
+    ]);
+    return (id) => names.get(id) ?? null;
+  }
+
   async node(name: string): Promise<NodeView> {
     const [nodes, nics] = await Promise.all([this.nodes(), /^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/i.test(name) ? this.nics() : []]);
     return matchNode(name, nodes, nics);

@@ -111,6 +111,8 @@ test('cli lab: invoke by hostname, follow the run log, refused input shows the p
     }>;
     return runs.find((r) => r.taskName === 'node.restart' && r.nodeHostname === hostname);
   });
+  const described = await cli(['describe', 'run', run.id.slice(0, 8)]);
+  t.regex(described.stdout, new RegExp(`^Target:\\s+${hostname} \\(${n!.id}\\)$`, 'm'));
   const logs = await cli(['logs', run.id.slice(0, 8), '-f']);
   t.is(logs.code, 0, ok(logs));
   t.regex(logs.stdout, /systemctl reboot/);
@@ -118,6 +120,8 @@ test('cli lab: invoke by hostname, follow the run log, refused input shows the p
   await waitFor('the live stream shows the run', () => watching.got.stdout.includes(`Node ${hostname}  node.restart completed`));
   watching.child.kill('SIGINT');
   t.is(await watching.exited, 0, watching.got.stderr);
+  const runs = await cli(['get', 'runs']);
+  t.regex(runs.stdout, new RegExp(`^${run.id.slice(0, 8)}\\s+node\\.restart\\s+completed\\s+${hostname}\\s+${hostname}\\s`, 'm'));
   const events = await cli(['events', '--type', 'task.state']);
   t.regex(events.stdout, new RegExp(`^\\d\\d:\\d\\d:\\d\\d  task\\.state\\.changed\\s+Node ${hostname}  node\\.restart completed$`, 'm'));
 

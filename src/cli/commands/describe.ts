@@ -117,7 +117,7 @@ async function describeDisk(api: ApiClient, d: DiskView): Promise<string[]> {
   ];
 }
 
-async function describeRun(api: ApiClient, run: RunView): Promise<string[]> {
+async function describeRun(api: ApiClient, run: RunView, targetName: (id: string) => string | null): Promise<string[]> {
   const [logs, questions] = await Promise.all([
     api.get<LogLine[]>(`/task/run/${run.id}/logs`),
     api.get<QuestionView[]>('/task/questions/pending'),
@@ -128,7 +128,7 @@ async function describeRun(api: ApiClient, run: RunView): Promise<string[]> {
     field('Task', run.taskName),
     field('State', run.state),
     field('Node', run.nodeHostname),
-    field('Target', run.targetId),
+    field('Target', targetName(run.targetId) ? `${targetName(run.targetId)} (${run.targetId})` : run.targetId),
     field('Created', run.createdAt),
     field('Started', run.startedAt),
     field('Completed', run.completedAt),
@@ -157,7 +157,7 @@ export function registerDescribe(program: Command, io: Io): void {
           ? await describeNode(api, await find.node(name))
           : kind === 'disk'
             ? await describeDisk(api, await find.disk(name))
-            : await describeRun(api, await find.run(name));
+            : await describeRun(api, await find.run(name), await find.targetNames());
       io.out(lines.join('\n'));
     });
 }

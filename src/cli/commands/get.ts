@@ -2,13 +2,16 @@
 import { Argument, Option, type Command } from 'commander';
 import type { ApiClient } from '../client.js';
 import { clientFor, type Io } from '../context.js';
+import { Lookup } from '../resolve.js';
 import { OUTPUTS, age, bytes, dash, outputOf, serialize, short, table } from '../format.js';
 import type { DiskView, FileEntryView, NodeView, QuestionView, RunView } from '../views.js';
 
 interface Lister {
   fetch(api: ApiClient, o: GetOptions): Promise<unknown>;
   headers: string[];
-  rows(data: never): string[][];
+  rows(data: never, targetName: (id: string) => string | null): string[][];
+  /** The table names run targets (two more lists asked for). */
+  names?: true;
 }
 
 interface GetOptions {
@@ -48,13 +51,13 @@ const diskRows = (disks: DiskView[]): string[][] =>
       dash(d.reason),
     ]);
 
-const runRows = (runs: RunView[]): string[][] =>
+const runRows = (runs: RunView[], targetName: (id: string) => string | null): string[][] =>
   runs.map((r) => [
     short(r.id),
     r.taskName,
     r.state,
     dash(r.nodeHostname),
-    short(r.targetId) === r.targetId ? r.targetId : short(r.targetId),
+    targetName(r.targetId) ?? (/^[0-9a-f]{8}-/.test(r.targetId) ? short(r.targetId) : r.targetId),
     age(r.createdAt),
     r.error ? r.error.split('\n')[0]!.slice(0, 80) : '',
   ]);
@@ -92,6 +95,7 @@ const KINDS: Record<string, Lister> = {
     fetch: (api, o) => api.get(`/task/runs/recent?limit=${encodeURIComponent(o.limit ?? '20')}`),
     headers: ['id', 'task', 'state', 'node', 'target', 'age', 'error'],
     rows: runRows,
+    names: true,
   },
   networks: {
     fetch: (api) => api.get('/networks'),
@@ -141,12 +145,14 @@ export function registerGet(program: Command, io: Io): void {
     .action(async (kind: string, o: GetOptions, cmd: Command) => {
       const lister = KINDS[kind]!;
       const output = outputOf(o.output);
-      const data = await lister.fetch(await clientFor(cmd, io), o);
+      const api = await clientFor(cmd, io);
+      const data = await lister.fetch(api, o);
       if (output !== 'table') {
         io.out(serialize(data, output));
         return;
       }
-      const rows = lister.rows(data as never);
+      const names = lister.names ? await new Lookup(api).targetNames() : () => null;
+      const rows = lister.rows(data as never, names);
       io.out(rows.length ? table(lister.headers, rows) : `no ${kind}`);
     });
 }
