@@ -80,8 +80,8 @@ export function normalizeServer(url: string): string {
 /** Server and token for a call: --server, then QUARRY_SERVER, then the file; QUARRY_TOKEN, then the file. */
 export async function connection(server: string | undefined, env: NodeJS.ProcessEnv = process.env): Promise<Connection> {
   const stored = await readConfig(env);
-  const url = server ?? env.QUARRY_SERVER ?? stored?.server;
-  const token = env.QUARRY_TOKEN ?? stored?.token;
+  const url = server || env.QUARRY_SERVER || stored?.server;
+  const token = env.QUARRY_TOKEN || stored?.token;
   if (!url || !token)
     throw new UnreachableError('not logged in: run `quarry login --server URL --username NAME` (or set QUARRY_SERVER and QUARRY_TOKEN)');
   return { server: normalizeServer(url), token, ...(stored?.tokenId && !env.QUARRY_TOKEN ? { tokenId: stored.tokenId } : {}) };

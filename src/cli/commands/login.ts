@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import { hostname } from 'node:os';
 import { ApiClient } from '../client.js';
 import { configPath, normalizeServer, readConfig, removeConfig, writeConfig } from '../config.js';
-import { clientFor, type GlobalOptions, type Io } from '../context.js';
+import type { GlobalOptions, Io } from '../context.js';
 import { CliError, UsageError } from '../errors.js';
 import { promptHidden, readStdin } from '../prompt.js';
 
@@ -32,7 +32,7 @@ const cookieOf = (headers: Headers): string =>
 
 async function login(cmd: Command, io: Io, o: { username: string; passwordStdin?: boolean; expiresInDays?: string }): Promise<void> {
   const { server } = cmd.optsWithGlobals<GlobalOptions>();
-  const url = server ?? io.env.QUARRY_SERVER;
+  const url = server || io.env.QUARRY_SERVER;
   if (!url) throw new UsageError('login needs --server URL (or QUARRY_SERVER)');
   const days = o.expiresInDays === undefined ? undefined : Number(o.expiresInDays);
   if (days !== undefined && !(Number.isInteger(days) && days >= 1 && days <= 3650))
@@ -58,13 +58,14 @@ async function login(cmd: Command, io: Io, o: { username: string; passwordStdin?
   );
 }
 
-async function logout(cmd: Command, io: Io): Promise<void> {
+async function logout(io: Io): Promise<void> {
   const stored = await readConfig(io.env);
   if (!stored) throw new CliError(`not logged in (no ${configPath(io.env)})`);
   let failure: unknown = null;
   if (stored.tokenId) {
     try {
-      const api = await clientFor(cmd, { ...io, env: { ...io.env, QUARRY_TOKEN: stored.token } });
+      // The token stored is revoked where it was issued, whatever QUARRY_SERVER says now.
+      const api = new ApiClient(normalizeServer(stored.server), stored.token);
       await api.send('DELETE', `/user/tokens/${encodeURIComponent(stored.tokenId)}`, { accept: [401, 404] });
     } catch (err) {
       failure = err;
@@ -94,5 +95,5 @@ export function registerLogin(program: Command, io: Io): void {
   program
     .command('logout')
     .description('revoke the stored API token and remove the config file')
-    .action((_o: unknown, cmd: Command) => logout(cmd, io));
+    .action(() => logout(io));
 }
