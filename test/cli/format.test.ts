@@ -3,6 +3,7 @@ import { bytes, duration, table } from '../../src/cli/format.js';
 import { planLines } from '../../src/cli/commands/specs.js';
 import { parseDuration } from '../../src/cli/commands/wait.js';
 import { UsageError } from '../../src/cli/errors.js';
+import { concerns, eventLine } from '../../src/cli/events.js';
 import type { PlanView } from '../../src/cli/views.js';
 
 test('cli table aligns columns to the widest cell and puts headers in capitals', (t) => {
@@ -75,4 +76,36 @@ test('cli plan of a refused file lists each error at file:line:column', (t) => {
   );
   t.deepEqual(lines, ['f.yaml:6:12: must match format "ipv4" (/spec/gateway)']);
   t.deepEqual(planLines(plan({})), ['no changes']);
+});
+
+test('cli an event line says when, what type, which object by name, and what happened', (t) => {
+  const run = {
+    id: '7',
+    type: 'task.state.changed',
+    at: '2026-11-25T06:57:00.550Z',
+    payload: {
+      taskName: 'disk.wipe',
+      state: 'failed',
+      error: 'wipefs exited with 1',
+      target: { kind: 'Disk', id: 'd', name: 'node-3/SER', devicePath: '/dev/sdb', serial: 'SER' },
+      node: { id: 'n', hostname: 'node-3' },
+    },
+  };
+  t.is(eventLine(run), '06:57:00  task.state.changed      Disk node-3:/dev/sdb  disk.wipe failed: wipefs exited with 1');
+  const node = {
+    id: '8',
+    type: 'node.state.changed',
+    at: '2026-11-25T06:57:01.000Z',
+    payload: {
+      nodeId: 'n',
+      hostname: 'node-3',
+      yamlName: 'storage-3',
+      status: 'active',
+      reason: 'DisruptionBudget',
+      message: 'waits its turn',
+    },
+  };
+  t.is(eventLine(node), '06:57:01  node.state.changed      Node node-3 (storage-3)  active (DisruptionBudget: waits its turn)');
+  t.true(concerns(run, 'd') && concerns(run, 'n') && concerns(node, 'n'));
+  t.false(concerns(node, 'd'));
 });
