@@ -16,6 +16,14 @@ export interface Ran {
   stderr: string;
 }
 
+/** PATH and a home of the test's own; the coverage directory passes (c8 counts the child). */
+const baseEnv = (home: string): Record<string, string> => ({
+  PATH: process.env.PATH ?? '',
+  HOME: home,
+  XDG_CONFIG_HOME: home,
+  ...(process.env.NODE_V8_COVERAGE ? { NODE_V8_COVERAGE: process.env.NODE_V8_COVERAGE } : {}),
+});
+
 /** A temporary XDG_CONFIG_HOME, removed after the test. */
 export async function configHome(t: ExecutionContext): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'quarry-cli-'));
@@ -28,7 +36,7 @@ export function quarry(
   args: string[],
   opts: { home: string; env?: Record<string, string>; input?: string; timeoutMs?: number },
 ): Promise<Ran> {
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: opts.home, XDG_CONFIG_HOME: opts.home, ...opts.env };
+  const env: Record<string, string> = { ...baseEnv(opts.home), ...opts.env };
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
@@ -47,7 +55,7 @@ export function quarry(
 
 /** The binary left running (events -w): its output so far, and its exit. */
 export function startQuarry(args: string[], opts: { home: string; env?: Record<string, string> }) {
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: opts.home, XDG_CONFIG_HOME: opts.home, ...opts.env };
+  const env: Record<string, string> = { ...baseEnv(opts.home), ...opts.env };
   const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const got = { stdout: '', stderr: '' };
   child.stdout.on('data', (d: Buffer) => (got.stdout += d.toString()));
