@@ -72,6 +72,8 @@ export class SpecsFolder {
   );
   /** Since when a refused file has been refused, for the event that says it applies again. */
   private readonly failedSince = new Map<string, string>();
+  /** Callers of whenApplied, by file. */
+  private readonly waiters = new Map<string, Set<{ text: string | null; resolve: (s: FileStatus | null) => void }>>();
 
   private readonly load: (catalog: boolean) => Promise<World>;
 
@@ -98,7 +100,42 @@ export class SpecsFolder {
    * the first scan is over (ready), files are only read, so ownership is judged knowing them all. */
   async fileChanged(file: string, text: string | null): Promise<FileStatus | null> {
     this.texts.set(file, text);
-    return this.scanned ? this.serially(() => this.apply(file)) : null;
+    const status = this.scanned ? await this.serially(() => this.apply(file)) : null;
+    if (status) this.settle(file, text, status);
+    return status;
+  }
+
+  /** Resolves with the file's status once the folder has applied exactly this text (null: its
+   * removal) as read from the folder, or with null after timeoutMs. PUT /specs/files writes
+   * the file and waits here, so its answer says what the folder itself did with it. */
+  whenApplied(file: string, text: string | null, timeoutMs: number): Promise<FileStatus | null> {
+    return new Promise((resolve) => {
+      const waiter = {
+        text,
+        resolve: (s: FileStatus | null) => {
+          clearTimeout(timer);
+          resolve(s);
+        },
+      };
+      const timer = setTimeout(() => {
+        this.waiters.get(file)?.delete(waiter);
+        resolve(null);
+      }, timeoutMs);
+      timer.unref();
+      const set = this.waiters.get(file) ?? new Set();
+      set.add(waiter);
+      this.waiters.set(file, set);
+    });
+  }
+
+  private settle(file: string, text: string | null, status: FileStatus): void {
+    const set = this.waiters.get(file);
+    for (const w of set ?? []) {
+      if (w.text !== text) continue;
+      set?.delete(w);
+      w.resolve(status);
+    }
+    if (set?.size === 0) this.waiters.delete(file);
   }
 
   /** The first scan is over: apply every file, then prune what files gone meanwhile owned. */

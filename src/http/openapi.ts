@@ -25,7 +25,18 @@ const problemSchema: JsonSchema = {
       type: 'array',
       maxItems: MAX_FIELD_ERRORS,
       description: `the failing fields of a 400, the first ${MAX_FIELD_ERRORS}`,
-      items: { type: 'object', required: ['path', 'message'], properties: { path: { type: 'string' }, message: { type: 'string' } } },
+      items: {
+        type: 'object',
+        required: ['path', 'message'],
+        properties: {
+          path: { type: 'string' },
+          message: { type: 'string' },
+          // SPEC_INVALID (PUT /specs/files/{name}): where in the YAML text.
+          line: { type: 'integer', minimum: 1 },
+          column: { type: 'integer', minimum: 1 },
+          document: { type: ['integer', 'null'], description: "the document's index in the file; null for the whole file" },
+        },
+      },
     },
     errorCount: { type: 'integer', minimum: 0, description: 'how many fields failed in all (errors lists the first ones)' },
     requestId: { type: 'string', description: "the request's id, as in its X-Request-Id header; the server's log lines for it carry it" },

@@ -11,6 +11,7 @@ import { SpecsFolder, type SpecsFolderOptions } from '../gitops/folder.js';
 import { guardOwnership } from '../gitops/ownership.js';
 import { DEFAULT_LIMITS } from '../gitops/parse.js';
 import { watchSpecs } from '../gitops/watch.js';
+import { SpecFiles } from '../gitops/files.js';
 import type { WorldSources } from '../gitops/world.js';
 import { specRoutes } from '../http/router.js';
 import type { AnyRoute } from '../http/route.js';
@@ -67,7 +68,7 @@ export async function startSpecs(deps: {
   });
   return {
     folder,
-    routes: specRoutes(folder, new Convergence(deps.store)),
+    routes: specRoutes(folder, new Convergence(deps.store), new SpecFiles(config.specsDir, folder)),
     ready: scanned,
     async stop() {
       await watcher.close();

@@ -275,6 +275,12 @@ test('fuzz every route of /openapi.json: no 5xx, no leak, documented statuses, n
   const hostnames = (await q.nodes()).map((n) => n.spec.hostname);
   const gatewayHosts = await Promise.all(hostnames.map(async (h) => new URL(await q.s3.lab!.url(h)).host));
 
+  // A specs file for GET/PUT/DELETE /specs/files/{name} to find (its name is in the pools).
+  t.is(
+    (await admin.request('PUT', '/specs/files/fuzz.yaml', { body: '# fuzz\n', headers: { 'content-type': 'application/yaml' } })).status,
+    200,
+  );
+
   // Quiet: from here only requests write specs.
   q.lab!.stop();
   await q.manager.stop();
@@ -319,7 +325,7 @@ test('fuzz every route of /openapi.json: no 5xx, no leak, documented statuses, n
   const templates = ((await admin.get('/templates')).json as Array<{ name: string }>).map((x) => x.name);
   const pools: Pools = {
     uuids: [...ids, ...disks.slice(0, 6), victim, ...[...tokens.values()].map((x) => x.id)],
-    strings: [...templates, 'fuzz-bucket'],
+    strings: [...templates, 'fuzz-bucket', 'fuzz.yaml'],
   };
 
   // Secrets, read from the store (and refreshed after writes that may make new ones).

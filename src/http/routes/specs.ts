@@ -5,6 +5,7 @@ import { route, type AnyRoute } from '../route.js';
 import { conditionView, object, uuidSchema } from '../schemas.js';
 import { DISRUPTION_LEASE_KINDS } from '../../model/disruption-kinds.js';
 import type { Convergence } from '../../services/convergence.js';
+import { SPEC_FILE_NAME, type SpecFiles } from '../../gitops/files.js';
 
 const str = { type: 'string' };
 const int = { type: 'integer' };
@@ -108,6 +109,9 @@ const disruptionView = object(
 );
 const orphanCondition = { ...conditionView, required: ['type', 'status', 'reason', 'message'] };
 
+const lastErrorView = {
+  anyOf: [{ type: 'null' }, object({ message: str, errors: { type: 'array', items: errorView } }, ['message', 'errors'])],
+};
 const fileView = object(
   {
     file: { type: 'string', description: 'path relative to SPECS_DIR' },
@@ -117,7 +121,7 @@ const fileView = object(
     },
     documents: int,
     appliedAt: { type: ['string', 'null'] },
-    lastError: { anyOf: [{ type: 'null' }, object({ message: str, errors: { type: 'array', items: errorView } }, ['message', 'errors'])] },
+    lastError: lastErrorView,
     objects: { type: 'array', items: refView, description: 'what the file owns' },
     pending: { type: 'array', items: pendingView },
     orphans: {
@@ -164,9 +168,109 @@ const planSchema = object(
   ['file', 'valid', 'errors', 'created', 'updated', 'pruned', 'orphaned', 'pending', 'tasks', 'disruptions'],
 );
 
-/** `convergence`: each file also says whether what it declares is Ready (absent: the files alone). */
-export function specRoutes(folder: SpecsFolder, convergence?: Convergence): AnyRoute[] {
+const fileNameParam = object(
+  {
+    name: {
+      type: 'string',
+      pattern: SPEC_FILE_NAME,
+      description: 'a .yaml or .yml file at the top of the specs folder: no path separator, no .., not hidden',
+    },
+  },
+  ['name'],
+);
+const nullable = (schema: object) => ({ anyOf: [{ type: 'null' }, schema] });
+const fileEntryView = object(
+  {
+    file: str,
+    size: { type: ['integer', 'null'], description: 'bytes on disk; null when the folder still knows a file gone from disk' },
+    modifiedAt: { type: ['string', 'null'] },
+    state: { ...nullable({ enum: ['applied', 'pending', 'failed', 'deleted'] }), description: 'null: the folder has not read it yet' },
+    documents: { type: ['integer', 'null'] },
+    appliedAt: { type: ['string', 'null'], description: 'when the folder last applied it' },
+    lastError: lastErrorView,
+  },
+  ['file', 'size', 'modifiedAt', 'state', 'documents', 'appliedAt', 'lastError'],
+);
+const stillApplying = object({ file: str, status: { const: 'applying' } }, ['file', 'status']);
+const writeView = object({ file: str, applied: fileView, plan: planSchema }, ['file', 'applied', 'plan']);
+const deleteView = object({ file: str, applied: fileView }, ['file', 'applied']);
+
+/** GET/PUT/DELETE /specs/files: the folder's files through the API (src/gitops/files.ts). */
+function fileRoutes(files: SpecFiles): AnyRoute[] {
   return [
+    route({
+      method: 'GET',
+      path: '/specs/files',
+      tags: ['specs'],
+      summary: "The specs folder's files: size, when the folder last applied each, its state and its last error (line and column)",
+      response: { description: 'files by name', schema: object({ files: { type: 'array', items: fileEntryView } }, ['files']) },
+      handler: async () => ({ files: await files.list() }),
+    }),
+    route<unknown, unknown, { name: string }>({
+      method: 'GET',
+      path: '/specs/files/{name}',
+      tags: ['specs'],
+      admin: true,
+      summary: "A specs file's YAML text, as it is in the folder (admins: a file may hold a BMC's password)",
+      params: fileNameParam,
+      response: { description: 'the YAML text', contentType: 'application/yaml' },
+      handler: ({ params }) => files.read(params.name),
+    }),
+    route<string, unknown, { name: string }>({
+      method: 'PUT',
+      path: '/specs/files/{name}',
+      tags: ['specs'],
+      admin: true,
+      summary:
+        'Write a specs file into the folder (YAML body). It is judged first exactly as the folder would judge it; a bad one is 400 SPEC_INVALID ' +
+        'with every error at its line and column, and nothing is written. A good one replaces the file atomically (a temporary file renamed), ' +
+        'and the answer says what the folder applied; 202 when the folder has not applied it within 10 s (GET /specs/status follows it)',
+      params: fileNameParam,
+      bodyType: 'text',
+      textTypes: ['application/yaml', 'application/x-yaml', 'text/yaml', 'text/plain'],
+      response: {
+        description: 'written and applied by the folder (state failed: refused by the folder after all, in a race with another change)',
+        schema: writeView,
+        also: { status: 202, description: 'written; the folder is still applying it', schema: stillApplying },
+      },
+      handler: async ({ params, body, ctx }) => {
+        const w = await files.write(params.name, body);
+        if (w.applied) return { file: w.file, applied: w.applied, plan: w.plan };
+        ctx.status = 202;
+        ctx.body = { file: w.file, status: 'applying' };
+        return undefined;
+      },
+    }),
+    route<unknown, unknown, { name: string }>({
+      method: 'DELETE',
+      path: '/specs/files/{name}',
+      tags: ['specs'],
+      admin: true,
+      summary:
+        'Remove a specs file, as removing it from the folder does: what it owned is pruned, except objects that hold data, kept and ' +
+        'marked orphaned (state: absent in a file removes those). 202 when the folder has not applied the removal within 10 s',
+      params: fileNameParam,
+      response: {
+        description: 'removed; the folder applied the removal',
+        schema: deleteView,
+        also: { status: 202, description: 'removed; the folder is still applying it', schema: stillApplying },
+      },
+      handler: async ({ params, ctx }) => {
+        const d = await files.remove(params.name);
+        if (d.applied) return d;
+        ctx.status = 202;
+        ctx.body = { file: d.file, status: 'applying' };
+        return undefined;
+      },
+    }),
+  ];
+}
+
+/** `convergence`: each file also says whether what it declares is Ready (absent: the files alone).
+ * `files`: the routes that read and write the folder's files. */
+export function specRoutes(folder: SpecsFolder, convergence?: Convergence, files?: SpecFiles): AnyRoute[] {
+  return [
+    ...(files ? fileRoutes(files) : []),
     route({
       method: 'GET',
       path: '/specs/schemas',
