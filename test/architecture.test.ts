@@ -34,6 +34,8 @@ const allowed: Record<string, string[]> = {
   http: ['errors', 'catalogue', 'model', 'store', 'tasks', 'fleet', 'gitops', 'config', 'log', 'services'],
   // Domain services: plain inputs, plain values or the errors of src/errors.ts; no koa.
   services: ['errors', 'catalogue', 'model', 'store', 'fleet', 'gitops', 'render', 'config'],
+  // The dashboard (browser code, bundled apart): it knows the server only through HTTP.
+  ui: [],
 };
 
 /** Areas that may reach only these files of another area (its public face, not its internals). */

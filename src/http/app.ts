@@ -98,6 +98,9 @@ export const PUBLIC_ROUTES = [
   'GET /boot/config',
   'GET /boot/default',
   'GET /templates/rendered/{}',
+  // The dashboard's page and files: no data in them, the page's API calls need a session.
+  'GET /ui',
+  'GET /ui/{}',
 ];
 
 const routeKey = (r: AnyRoute): string => `${r.method} ${r.path.replace(/\{[^}]*\}/g, '{}')}`;
