@@ -28,6 +28,7 @@ export class Session {
   async resume(): Promise<User | null> {
     try {
       this.set(await this.get<User>('/user/me'));
+      this.keepAlive();
     } catch {
       this.set(null);
     }
@@ -37,9 +38,14 @@ export class Session {
   async login(username: string, password: string): Promise<User> {
     const user = await this.send<User>('POST', '/user/login', { username, password }, false);
     this.set(user);
-    // The login answer does not say how long the access token lives: the first refresh does.
-    this.schedule(60);
+    this.keepAlive();
     return user;
+  }
+
+  /** Neither the login answer nor GET /user/me says how long the access token lives; a refresh
+   * does, and from then on each refresh is timed before the token runs out. */
+  private keepAlive(): void {
+    if (this.timer === undefined) void this.refresh();
   }
 
   async logout(): Promise<void> {
@@ -89,7 +95,10 @@ export class Session {
   private set(user: User | null): void {
     const changed = (user?.id ?? null) !== (this.user?.id ?? null);
     this.user = user;
-    if (!user) clearTimeout(this.timer);
+    if (!user) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
     if (changed) for (const l of this.listeners) l(user);
   }
 
