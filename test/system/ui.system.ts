@@ -110,6 +110,24 @@ test('ui system: log in, see the nodes, watch the example spec converge live, an
   t.true(png.length > 1000, `a screenshot of ${png.length} bytes`);
   t.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], 'a PNG');
 
+  // The other views, each kept as a screenshot too: the disk ledger, a run's log, a dry run of a
+  // file with an error, shown at its line and column.
+  await click(page, 'disks');
+  await page.waitForSelector('table.disks tbody tr');
+  await page.screenshot({ path: join(ARTIFACTS, 'disks.png'), fullPage: true });
+  await click(page, 'runs');
+  await page.click('tr[data-run] button.link');
+  await waitFor('a run log', async () => ((await text(page, '#run-log')) ?? '').length > 0);
+  await click(page, 'specs');
+  await page.waitForSelector('article.file[data-file="lab-cluster.yaml"]');
+  await page.type('textarea[name=yaml]', 'apiVersion: quarry/v1\nkind: Node\nmetadata:\n  name: x\nspec:\n  match: { mac: not-a-mac }\n');
+  await page.click('form#plan button[type=submit]');
+  await page.waitForSelector('#plan-result[data-valid="false"]');
+  t.regex((await texts(page, '#plan-result .file-errors li')).join('\n'), /plan\.yaml:\d+:\d+/);
+  await page.screenshot({ path: join(ARTIFACTS, 'specs.png'), fullPage: true });
+  await click(page, 'nodes');
+  await page.screenshot({ path: join(ARTIFACTS, 'nodes.png'), fullPage: true });
+
   // A wipe of a disk holding a filesystem asks first; the page answers it and it goes away.
   const api = new Client(q.url);
   t.is((await api.post('/user/login', { username: 'admin', password: ADMIN_PASSWORD })).status, 200);
