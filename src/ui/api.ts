@@ -70,6 +70,8 @@ export class Session {
     this.refreshing ??= (async () => {
       try {
         const r = await fetch('/user/refresh', { method: 'POST', credentials: 'same-origin' });
+        // A refused refresh token (expired, revoked, reused): the session is over.
+        if (r.status === 401) this.set(null);
         if (!r.ok) return false;
         const { expiresIn } = (await r.json()) as { expiresIn: number };
         this.schedule(expiresIn);

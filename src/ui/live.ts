@@ -43,13 +43,21 @@ export class Live {
       }
       this.opts.onState('down');
       es.close();
-      if (this.closed) return;
-      this.retry = setTimeout(() => {
-        void this.opts.refresh().then((ok) => {
-          if (ok && !this.closed) this.open();
-        });
-      }, 1_000);
+      this.reopen(1_000);
     };
+  }
+
+  /** After a refused connection: a fresh access token, then a new stream; Quarry unreachable,
+   * again later. A session that is over closes the page's Live (the login form shows). */
+  private reopen(delayMs: number): void {
+    if (this.closed) return;
+    this.retry = setTimeout(() => {
+      void this.opts.refresh().then((ok) => {
+        if (this.closed) return;
+        if (ok) this.open();
+        else this.reopen(Math.min(delayMs * 2, 30_000));
+      });
+    }, delayMs);
   }
 
   close(): void {

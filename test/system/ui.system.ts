@@ -178,5 +178,10 @@ test('ui system: with 2-second access tokens the page refreshes its session and 
   t.is(await page.$('form#login'), null, 'still logged in');
   await page.waitForSelector('#connection.conn-live', { timeout: LONG });
   t.is(await js<string | undefined>(page, 'window.quarryMarker'), 'same page');
+  // Logging out ends the session on the server too: the page is the login form again, and the
+  // cookies it had open nothing any more.
+  await page.click('.who button');
+  await page.waitForSelector('form#login');
+  t.is((await page.goto(`${q.url}/user/me`))?.status(), 401);
   t.deepEqual(problems, []);
 });
