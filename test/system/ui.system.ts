@@ -34,6 +34,8 @@ async function launch(t: ExecutionContext): Promise<{ browser: Browser; page: Pa
   t.teardown(() => browser.close());
   const page = await browser.newPage();
   await page.setViewport({ width: 1400, height: 1000 });
+  // Bounds, not speeds: a loaded 2-core machine may take long to render after a read.
+  page.setDefaultTimeout(LONG);
   const problems: string[] = [];
   page.on('pageerror', (err) => problems.push(`page error: ${String(err)}`));
   page.on('console', (m) => {
