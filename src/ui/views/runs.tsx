@@ -29,7 +29,7 @@ export function Runs({ session, tick }: { session: Session; tick: number }) {
         </thead>
         <tbody>
           {r.data.map((x) => (
-            <tr key={x.id} data-run={x.id} aria-selected={x.id === chosen}>
+            <tr key={x.id} data-run={x.id} class={x.id === chosen ? 'chosen' : undefined}>
               <td>
                 <button type="button" class="link" onClick={() => setChosen(x.id)}>
                   {x.taskName}
