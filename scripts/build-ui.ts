@@ -16,6 +16,8 @@ const page = (script: string, style: string): string =>
     '<meta charset="utf-8">',
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
     '<title>Quarry</title>',
+    // No icon to fetch: the browser would otherwise ask for /favicon.ico, outside /ui.
+    '<link rel="icon" href="data:,">',
     `<link rel="stylesheet" href="/ui/${style}">`,
     `<script type="module" src="/ui/${script}"></script>`,
     '</head>',

@@ -58,6 +58,8 @@ export interface NodeDetail {
   osdCount: number;
   approved: boolean;
   blocked: { reason: string; message: string } | null;
+  /** Its place in the disruption budget: a lease held, or waiting for one. */
+  disruption: { state: 'held' | 'waiting'; kind: string; since: string; heldBy?: string[]; reason?: string } | null;
   ready: { ready: boolean; reason: string; message: string };
   daemonsReady: DaemonReadiness[];
 }

@@ -28,6 +28,7 @@ const node = (id: string, hostname: string, rack?: string): NodeDetail => ({
   osdCount: 0,
   approved: true,
   blocked: null,
+  disruption: null,
   ready: { ready: true, reason: '', message: '' },
   daemonsReady: [],
 });

@@ -61,6 +61,12 @@ function NodeCard({ n }: { n: NodeDetail }) {
           {n.ready.reason}: {n.ready.message}
         </p>
       )}
+      {n.disruption && (
+        <p class="small disruption">
+          {n.disruption.kind}: {n.disruption.state === 'held' ? 'lease held' : 'waiting for the disruption budget'}
+          {n.disruption.heldBy?.length ? ` (behind ${n.disruption.heldBy.join(', ')})` : ''}
+        </p>
+      )}
       {n.blocked && (
         <p class="blocked-why">
           Blocked: {n.blocked.reason} — {n.blocked.message}
