@@ -1,7 +1,7 @@
 // The composition root: config → store → tasks → fleet → runtime → loops → lab. The only
 // module that knows every other; everything below it gets what it needs passed in.
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { loadConfig, type Config } from './config.js';
 import { createLogger, outsideRequest, type Logger } from './log.js';
 import { systemClock, uuid, type Clock } from './model/clock.js';
@@ -21,6 +21,8 @@ import { AgentCredentials } from './fleet/credentials.js';
 import { DiscoveryGuard } from './fleet/discovery-limits.js';
 import type { EnrollmentOptions } from './services/boot.js';
 import { taskRoutes, eventRoutes, agentRoutes } from './http/router.js';
+import { uiRoutes } from './http/router.js';
+import { loadUiAssets } from './http/ui-assets.js';
 import { Manager } from './runtime/manager.js';
 import { nodeLoop } from '../reconcilers/node/loop.js';
 import { IpmitoolBmc } from './clients/bmc.js';
@@ -270,6 +272,8 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
       s3.routes,
       specs.routes,
       metricsRoutes(metrics),
+      // The dashboard, built next to the server (dist/ui beside dist/src).
+      uiRoutes(await loadUiAssets(fileURLToPath(new URL('../ui/', import.meta.url)))),
     ],
     ready: () => owner.isOpen() && manager.running(),
     observer: metrics.requests,

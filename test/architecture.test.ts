@@ -39,6 +39,8 @@ const allowed: Record<string, string[]> = {
   // The quarry CLI is a client of the API: of the server's code it reads only the catalogue's
   // operation names; nothing imports it.
   cli: ['catalogue'],
+  // The dashboard (browser code, bundled apart): it knows the server only through HTTP.
+  ui: [],
 };
 
 /** Areas that may reach only these files of another area (its public face, not its internals). */

@@ -109,6 +109,9 @@ export const PUBLIC_ROUTES = [
   'GET /templates/rendered/{}',
   'GET /healthz',
   'GET /readyz',
+  // The dashboard's page and files: no data in them, the page's API calls need a session.
+  'GET /ui',
+  'GET /ui/{}',
 ];
 
 const routeKey = (r: AnyRoute): string => `${r.method} ${r.path.replace(/\{[^}]*\}/g, '{}')}`;

@@ -149,10 +149,9 @@ function operation(def: AnyRoute): Record<string, unknown> {
   const { response } = def;
   const contentType = response.contentType ?? 'application/json';
   // Every answer with a body says its media type: JSON with its schema, text, bytes, streams.
-  const ok =
-    response.status === 204
-      ? { description: response.description }
-      : { description: response.description, content: { [contentType]: { schema: response.schema ?? rawSchema(contentType) } } };
+  const content: Record<string, unknown> = { [contentType]: { schema: response.schema ?? rawSchema(contentType) } };
+  for (const t of response.otherTypes ?? []) content[t] = { schema: rawSchema(t) };
+  const ok = response.status === 204 ? { description: response.description } : { description: response.description, content };
   const responses: Record<string, unknown> = { [String(response.status ?? 200)]: ok };
   if (response.empty) responses[String(response.empty.status)] = { description: response.empty.description };
   if (response.also)

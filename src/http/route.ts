@@ -24,6 +24,8 @@ export interface ResponseSpec {
   schema?: JsonSchema;
   /** Default application/json. */
   contentType?: string;
+  /** Other media types the handler may answer with (the dashboard's static files). */
+  otherTypes?: string[];
   /** A bodiless alternative answer the handler sets itself (204 when a long-poll found nothing). */
   empty?: { status: number; description: string };
   /** An alternative answer with a JSON body the handler sets itself through ctx (202 when a

@@ -21,3 +21,4 @@ export { specRoutes } from './routes/specs.js';
 export { statusRoutes } from './routes/status.js';
 export { taskRoutes } from './routes/tasks.js';
 export { templateRoutes } from './routes/templates.js';
+export { uiRoutes } from './routes/ui.js';

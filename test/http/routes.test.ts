@@ -7,6 +7,8 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import addFormatsModule from 'ajv-formats';
 import { PUBLIC_ROUTES, createHttpApp } from '../../src/http/app.js';
 import { route, type AnyRoute } from '../../src/http/route.js';
+import { uiRoutes } from '../../src/http/router.js';
+import { NO_UI } from '../../src/http/ui-assets.js';
 import { silentLogger } from '../../src/log.js';
 import { createMemoryStore } from '../../src/store/index.js';
 import { FAST_SCRYPT, startHarness } from './harness.js';
@@ -16,9 +18,10 @@ import type { OpenApiDoc } from './bodies.js';
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 const key = (method: string, path: string): string => `${method.toUpperCase()} ${path}`;
 
-// Stand-ins for the public routes other areas own, so the table holds all seven (the app itself
-// holds the session routes and the health probes).
+// Stand-ins for the public routes other areas own (and the dashboard's), so the table holds them
+// all (the app itself holds the session routes and the health probes).
 const otherPublic: AnyRoute[] = [
+  ...uiRoutes(NO_UI),
   route({
     method: 'GET',
     path: '/boot/config',
@@ -46,7 +49,7 @@ const otherPublic: AnyRoute[] = [
   }),
 ];
 
-test('routes every route of the table answers 401 without (valid) cookies, except the public seven', async (t) => {
+test('routes every route of the table answers 401 without (valid) cookies, except the public ones', async (t) => {
   const h = await startHarness({ areas: [otherPublic] });
   t.teardown(() => h.close());
   const publicKeys = h.http.routes.filter((r) => r.public).map((r) => key(r.method, r.path.replace(/\{[^}]*\}/g, '{}')));
