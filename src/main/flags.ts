@@ -44,6 +44,11 @@ export const SETTINGS: ReadonlyArray<readonly [name: string, dflt: string, meani
   ['UNAPPROVED_NODE_TTL_MS', '86400000', 'an unapproved node not seen booting this long is forgotten'],
   ['APPROVAL_RETRY_SECONDS', '10', 'how long a machine waiting for approval sleeps before it asks again'],
   ['AUTO_APPROVE_DECLARED', 'true', 'a spec naming a MAC plus a boot from our DHCP approves the node'],
+  ['AUDIT_MAX_ENTRIES', '10000', 'audit entries kept; past it the oldest go first'],
+  ['RUN_RETENTION_DAYS', '30', 'finished task runs and their logs older than this go (0: no age limit)'],
+  ['RUN_RETENTION_MAX_RUNS', '50000', 'the run history above which the oldest finished runs go (0: no limit)'],
+  ['RUN_RETENTION_KEEP_PER_STEP', '3', 'newest runs kept per object and step whatever their age'],
+  ['RUN_PRUNE_EVERY_MS', '3600000', 'how often the run history is pruned'],
 ];
 
 type Env = Record<string, string | undefined>;
