@@ -14,10 +14,19 @@ export async function run(): Promise<void> {
   const nodeId = b.nodeIds[Math.floor(NODES / 2)]!;
   const path = `/nodes/${nodeId}`;
   const port = Number(new URL(b.q.url).port);
-  // One line per way of authenticating; an API token adds
-  //   { name: 'Bearer token', headers: { authorization: `Bearer ${token}` } },
-  // with the token from POST /user/tokens (made with the session above).
-  const credentials: Array<{ name: string; headers: Record<string, string> }> = [{ name: 'session cookie', headers: { cookie: b.cookie } }];
+  // One line per way of authenticating: the browser's session cookie, and a script's API token
+  // (made from that session, as `quarry login` does).
+  const made = await fetch(`${b.q.url}/user/tokens`, {
+    method: 'POST',
+    headers: { cookie: b.cookie, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'bench', scope: 'read' }),
+  });
+  if (made.status !== 201) throw new Error(`POST /user/tokens: ${made.status}`);
+  const { token } = (await made.json()) as { token: string };
+  const credentials: Array<{ name: string; headers: Record<string, string> }> = [
+    { name: 'session cookie', headers: { cookie: b.cookie } },
+    { name: 'Bearer token', headers: { authorization: `Bearer ${token}` } },
+  ];
   try {
     console.log(`GET /nodes/{nodeId} (${NODES.toLocaleString('en')} nodes), ${CONCURRENCY} concurrent, keep-alive, alternating rounds`);
     for (const c of credentials) {
