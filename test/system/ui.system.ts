@@ -1,12 +1,13 @@
 // The dashboard in a real headless Chromium (Debian's /usr/bin/chromium through puppeteer-core)
 // against a lab Quarry on a real port: log in through the form, see the lab's nodes, apply the
-// example spec and watch the overview reach "converged" without a reload, answer a wipe question
+// example spec with the quarry CLI and watch the overview reach "converged" without a reload, answer a wipe question
 // from the page, and keep a screenshot of the overview (test-artifacts/overview.png).
 // Needs `npm run build` first (the page is dist/ui); no network namespaces, no root.
 import test, { type ExecutionContext } from 'ava';
-import { access, copyFile, mkdir, readFile, readdir } from 'node:fs/promises';
+import { access, mkdir, readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import { configHome, quarry } from '../cli/helpers.js';
 import { Client } from '../http/client.js';
 import { ADMIN_PASSWORD, allActive, startLab, waitFor } from '../lab/harness.js';
 
@@ -91,10 +92,17 @@ test('ui system: log in, see the nodes, watch the example spec converge live, an
   for (const h of hostnames) await page.waitForSelector(`article.node[data-node="${h}"]`, { timeout: LONG });
   t.is(page.url(), `${q.url}/ui/nodes`);
 
-  // The example spec, written into the watched folder; the overview follows it to converged.
+  // The example spec, applied with the quarry CLI as an operator would (it lands in the watched
+  // folder through PUT /specs/files); the overview follows it to converged.
   await click(page, 'overview');
   await page.waitForSelector('#converged');
-  for (const f of await readdir(EXAMPLES)) await copyFile(join(EXAMPLES, f), join(q.config.specsDir, f));
+  const home = await configHome(t);
+  const login = await quarry(['login', '--server', q.url, '--username', 'admin', '--password-stdin'], { home, input: ADMIN_PASSWORD });
+  t.is(login.code, 0, login.stderr);
+  for (const f of await readdir(EXAMPLES)) {
+    const applied = await quarry(['apply', '-f', join(EXAMPLES, f)], { home });
+    t.is(applied.code, 0, applied.stderr);
+  }
   await page.waitForSelector('#converged[data-converged="true"]', { timeout: LONG * 2 });
   t.is(await marker(), 'same page', 'the overview reached converged without a reload');
   t.is(await text(page, '#converged'), 'converged');
