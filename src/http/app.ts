@@ -19,6 +19,7 @@ import { hostGuard } from './hosts.js';
 import type { ApiInfo } from './openapi.js';
 import { MethodNotAllowedError, clientErrorHandler, errorMiddleware } from './problem.js';
 import { requestIds } from './request-id.js';
+import { indexedRoutes } from './route-index.js';
 import { observeRequests, type RequestObserver } from './request-metrics.js';
 import { compileRoute, toKoaPath, type AnyRoute, type RouteEnv } from './route.js';
 import { apiTokenRoutes } from './routes/api-tokens.js';
@@ -191,9 +192,11 @@ export async function createHttpApp(deps: HttpDeps): Promise<HttpApp> {
   checkTable(routes);
 
   const env: RouteEnv = { auth, validators: createValidators(), ...bodyParsers() };
-  // 'specificity': /images/downloaded wins over /images/{imageId}, whatever the order.
-  const router = new Router({ exclusive: 'specificity' });
-  for (const r of routes) router.register(toKoaPath(r.path), [r.method], compileRoute(r, env));
+  const compiled = routes.map((r) => ({ path: toKoaPath(r.path), method: r.method, middleware: compileRoute(r, env) }));
+  // The whole table, for the fallback's 405 (which methods a path has) only: requests are
+  // matched by the index. 'specificity': /images/downloaded wins over /images/{imageId}.
+  const table = new Router({ exclusive: 'specificity' });
+  for (const r of compiled) table.register(r.path, [r.method], r.middleware);
 
   // koa's `proxy` stays off: it would trust every peer's X-Forwarded-* (client-address.ts).
   const app = new Koa({ proxy: false });
@@ -202,9 +205,9 @@ export async function createHttpApp(deps: HttpDeps): Promise<HttpApp> {
   app.use(requestIds(logger));
   if (deps.observer) app.use(observeRequests(deps.observer));
   app.use(errorMiddleware(logger, deps.ids ?? uuid));
-  app.use(async (ctx, next) => {
+  app.use((ctx, next) => {
     ctx.set('X-Content-Type-Options', 'nosniff');
-    await next();
+    return next();
   });
   // Before anything reads ctx.ip or the cookies, and before any work: who calls, under which name.
   app.use(clientAddress(deps.trustProxy ?? deps.config.trustProxy ?? false));
@@ -217,8 +220,8 @@ export async function createHttpApp(deps: HttpDeps): Promise<HttpApp> {
   );
   app.use(pinBaseUrl(deps.config.externalUrl));
   app.use(crossSiteGuard());
-  app.use(router.routes());
-  app.use(fallback(router));
+  app.use(indexedRoutes(compiled));
+  app.use(fallback(table));
 
   return { app, routes, auth, listen: (port, host) => listen(app, port, host) };
 }

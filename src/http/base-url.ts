@@ -10,9 +10,9 @@ const PINNED = Symbol('quarry.externalUrl');
 /** Makes baseUrl() answer `externalUrl` (no trailing slash) on every request; null: the Host. */
 export function pinBaseUrl(externalUrl: string | null | undefined): Middleware {
   const pinned = externalUrl ? externalUrl.replace(/\/+$/, '') : null;
-  return async (ctx, next) => {
+  return (ctx, next) => {
     if (pinned) (ctx.state as Record<symbol, string>)[PINNED] = pinned;
-    await next();
+    return next();
   };
 }
 

@@ -70,7 +70,7 @@ export function forwardedClient(peer: string, forwardedFor: string, trusted: (ad
  * Secure flag). Must run before anything reads ctx.ip or ctx.cookies. */
 export function clientAddress(trust: TrustProxy): Middleware {
   const trusted = proxyTrust(trust);
-  return async (ctx, next) => {
+  return (ctx, next) => {
     const peer = plainAddress(ctx.req.socket.remoteAddress ?? '');
     ctx.request.ip = forwardedClient(peer, ctx.get('X-Forwarded-For'), trusted);
     const encrypted = (ctx.req.socket as { encrypted?: boolean }).encrypted === true;
@@ -78,7 +78,7 @@ export function clientAddress(trust: TrustProxy): Middleware {
       const proto = (ctx.get('X-Forwarded-Proto').split(',')[0] ?? '').trim().toLowerCase();
       if (proto === 'https') Object.defineProperty(ctx.request, 'protocol', { value: 'https', configurable: true });
     }
-    await next();
+    return next();
   };
 }
 

@@ -21,12 +21,12 @@ function originHost(origin: string): string | null {
 }
 
 export function crossSiteGuard(): Middleware {
-  return async (ctx, next) => {
+  return (ctx, next) => {
     if (!SAFE.has(ctx.method) && !hasBearer(ctx)) {
       if (ctx.get('Sec-Fetch-Site').toLowerCase() === 'cross-site') throw new ForbiddenError('cross-site request refused');
       const origin = ctx.get('Origin');
       if (origin !== '' && originHost(origin) !== ctx.host.toLowerCase()) throw new ForbiddenError('cross-origin request refused');
     }
-    await next();
+    return next();
   };
 }

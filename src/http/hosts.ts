@@ -73,11 +73,11 @@ export function hostPolicy(opts: HostPolicyOptions = {}): (host: ParsedHost, loc
 
 export function hostGuard(opts: HostPolicyOptions = {}): Middleware {
   const allowed = hostPolicy(opts);
-  return async (ctx, next) => {
+  return (ctx, next) => {
     const host = parseHost(ctx.host);
     if (!host)
       throw new InputError('the Host header is not a host name or address', [{ path: '/headers/host', message: 'must be host[:port]' }]);
     if (!allowed(host, ctx.req.socket.localAddress ?? '')) throw new MisdirectedRequestError(host.hostname);
-    await next();
+    return next();
   };
 }
