@@ -50,6 +50,7 @@ export async function openEmbeddedStore(dir: string, opts: EmbeddedStoreOptions 
 export { SecretBox, SecretKeyError } from './secret-box.js';
 export { secretFieldsCodec, type ValueCodec } from './codec.js';
 export { EmbeddedBackend, type EmbeddedOptions, type RecoveryReport } from './embedded.js';
+export { EtcdBackend, type EtcdBackendOptions } from './etcd.js';
 export { DocumentStore, type DocumentStoreOptions } from './document-store.js';
 export { MemoryBackend } from './memory.js';
 export { KvCore, checkPrecondition, type Mutation } from './core.js';
