@@ -1,0 +1,121 @@
+// What only the etcd backend has: compaction (a watcher behind it gets relist), secrets sealed in
+// etcd itself, lists longer than one etcd response, revisions moved by keys outside the prefix,
+// and etcd out of reach as a retryable error.
+import test from 'ava';
+import { randomBytes } from 'node:crypto';
+import { Etcd3 } from 'etcd3';
+import { ServiceUnavailableError } from '../../src/errors.js';
+import { EtcdBackend, SecretBox, secretFieldsCodec, type RelistSignal, type StoredDoc, type WatchEvent } from '../../src/store/index.js';
+import { etcdEndpoints, etcdPrefix, openEtcd, useEtcd } from './backends.js';
+import { until } from './helpers.js';
+
+useEtcd(test);
+
+const summary = (e: WatchEvent | RelistSignal, r: number): string =>
+  e.type === 'relist' ? `relist@${e.revision - r}` : `${e.type} ${e.key}@${e.revision - r}`;
+
+test.serial('etcd backend: a watcher from before a compaction gets relist, then the changes after it', async (t) => {
+  const b = await openEtcd(t);
+  const r = b.revision();
+  for (let i = 1; i <= 4; i++) await b.put(`k${i}`, i);
+  await b.compact(r + 3);
+  const old: string[] = [];
+  const recent: string[] = [];
+  b.watch(r + 1, (e) => old.push(summary(e, r)));
+  b.watch(r + 3, (e) => recent.push(summary(e, r)));
+  await until(() => old.length >= 1 && recent.length >= 1, 'the relist and the kept event');
+  await b.put('k5', 5);
+  await until(() => old.length >= 2 && recent.length >= 2, 'the write after the compaction');
+  t.deepEqual(old, ['relist@4', 'put k5@5']);
+  t.deepEqual(recent, ['put k4@4', 'put k5@5']);
+});
+
+test.serial('etcd backend: a live watcher is not disturbed by a compaction behind it', async (t) => {
+  const b = await openEtcd(t);
+  const r = b.revision();
+  const seen: string[] = [];
+  b.watch(r, (e) => seen.push(summary(e, r)));
+  await b.put('a', 1);
+  await until(() => seen.length >= 1, 'the first write');
+  await b.compact(b.revision());
+  await b.put('b', 2);
+  await until(() => seen.length >= 2, 'the second write');
+  t.deepEqual(seen, ['put a@1', 'put b@2']);
+});
+
+test.serial('etcd backend: revisions move for keys outside the prefix, and nothing of them is seen', async (t) => {
+  const b = await openEtcd(t);
+  const other = await openEtcd(t);
+  const r = b.revision();
+  const seen: string[] = [];
+  b.watch(r, (e) => seen.push(summary(e, r)));
+  await b.put('mine', 1);
+  await other.put('theirs', 1);
+  await other.put('theirs', 2);
+  t.is(await b.put('mine', 2), r + 4);
+  await until(() => seen.length >= 2, 'both of ours');
+  t.deepEqual(seen, ['put mine@1', 'put mine@4']);
+  t.deepEqual(
+    (await b.list('')).items.map((kv) => kv.key),
+    ['mine'],
+  );
+});
+
+test.serial('etcd backend: a list longer than one etcd response comes whole, in key order, at one revision', async (t) => {
+  const b = await openEtcd(t);
+  const n = 1234;
+  const keys = Array.from({ length: n }, (_, i) => `item/${String(i).padStart(5, '0')}`);
+  // 100 writes per transaction: etcd refuses more than 128 operations in one.
+  for (let i = 0; i < n; i += 100) await b.txn(keys.slice(i, i + 100).map((key) => ({ op: 'put' as const, key, value: { key } })));
+  const { items, revision } = await b.list('item/');
+  t.is(revision, b.revision());
+  t.is(items.length, n);
+  t.deepEqual(
+    items.map((kv) => kv.key),
+    keys,
+  );
+  t.deepEqual(items[n - 1]?.value, { key: keys[n - 1] });
+});
+
+test.serial('etcd backend: secret fields are sealed in etcd and read back in the clear', async (t) => {
+  const prefix = etcdPrefix();
+  const box = new SecretBox(randomBytes(32), 'SECRETS_KEY');
+  const b = await openEtcd<StoredDoc>(t, { prefix, codec: secretFieldsCodec(box) });
+  const passwordHash = `scrypt$${randomBytes(16).toString('hex')}`;
+  const doc: StoredDoc = {
+    kind: 'User',
+    id: 'u1',
+    name: 'alice',
+    metadata: { generation: 1, createdAt: 'now', updatedAt: 'now', labels: {}, source: null },
+    spec: { username: 'alice', passwordHash },
+    status: {},
+  };
+  const seen: StoredDoc[] = [];
+  b.watch(b.revision(), (e) => e.type === 'put' && seen.push(e.value));
+  await b.put('User/u1', doc);
+  const raw = new Etcd3({ hosts: etcdEndpoints() });
+  t.teardown(() => raw.close());
+  const stored = await raw.get(`${prefix}User/u1`).string();
+  t.truthy(stored);
+  t.false(stored!.includes(passwordHash), 'the secret is not in etcd in the clear');
+  t.true(stored!.includes('alice'), 'what is not secret is');
+  t.deepEqual((await b.get('User/u1'))?.value.spec, doc.spec);
+  t.deepEqual((await b.list('User/')).items[0]?.value.spec, doc.spec);
+  await until(() => seen.length >= 1, 'the watch event');
+  t.deepEqual(seen[0]?.spec, doc.spec);
+});
+
+test('etcd backend: etcd out of reach is a retryable STORE_UNAVAILABLE, not a crash', async (t) => {
+  // A port nothing listens on: the client's connection is refused.
+  const b = new EtcdBackend({ endpoints: ['http://127.0.0.1:1'], prefix: 'x/', requestTimeoutMs: 2_000 });
+  const err = await t.throwsAsync(b.open(), { instanceOf: ServiceUnavailableError });
+  t.is(err.code, 'STORE_UNAVAILABLE');
+  t.is(err.status, 503);
+  t.true((err as unknown as { retryable: boolean }).retryable);
+  t.regex(err.message, /etcd/);
+});
+
+test('etcd backend: bad options are refused before anything connects', (t) => {
+  t.throws(() => new EtcdBackend({ endpoints: [], prefix: 'x/' }), { message: /at least one endpoint/ });
+  t.throws(() => new EtcdBackend({ endpoints: ['http://127.0.0.1:2379'], prefix: '' }), { message: /prefix/ });
+});
