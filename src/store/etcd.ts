@@ -7,11 +7,12 @@
 // dense), and one revision for all the writes of a transaction (so "one revision, or
 // consecutive ones": backend.ts). revision() is synchronous: it is the newest revision seen in
 // any response or watch event, read from etcd at open.
-import { Etcd3, Range, type ComparatorBuilder, type IOptions, type IRangeResponse } from 'etcd3';
+import { Etcd3, isRecoverableError, Range, type ComparatorBuilder, type IOptions, type IRangeResponse } from 'etcd3';
 import { ConflictError } from '../errors.js';
 import type { Backend, KeyValue, Precondition, TxnOp, WatchHandler } from './backend.js';
 import type { ValueCodec } from './codec.js';
 import { checkTxn } from './core.js';
+import { noRetry, ourEarlierAttempt, RETRIES } from './etcd-retry.js';
 import { EtcdValues, mapEtcdError } from './etcd-values.js';
 import { EtcdWatch } from './etcd-watch.js';
 
@@ -58,6 +59,7 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
       ...(tls ? { credentials: { rootCertificate: tls.ca, privateKey: tls.key, certChain: tls.cert } } : {}),
       defaultCallOptions: () => ({ deadline: Date.now() + timeout }),
       ...this.opts.client,
+      faultHandling: { global: noRetry, ...this.opts.client?.faultHandling },
     });
     try {
       await this.current();
@@ -131,10 +133,9 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
       if (keys.has(o.key)) throw new Error(`a transaction writes ${o.key} twice`);
       keys.add(o.key);
     }
-    const writes = ops.map((o) =>
-      o.op === 'put'
-        ? client.put(this.values.key(o.key)).value(this.values.encode(o.key, o.value))
-        : client.delete().key(this.values.key(o.key)),
+    const sent = ops.map((o) => (o.op === 'put' ? this.values.encode(o.key, o.value) : undefined));
+    const writes = ops.map((o, i) =>
+      o.op === 'put' ? client.put(this.values.key(o.key)).value(sent[i] as string) : client.delete().key(this.values.key(o.key)),
     );
     let cmp: ComparatorBuilder | undefined;
     const and = (key: string, column: 'Mod' | 'Version', op: '==' | '>', v: number): void => {
@@ -149,10 +150,18 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
       .then(...writes)
       .else(...ops.map((o) => client.get(this.values.key(o.key))));
     const what = ops.length === 1 ? `${ops[0]!.op} ${ops[0]!.key}` : `a transaction of ${ops.length} writes`;
-    const res = await this.call(what, () => txn.commit());
+    const attempts = { retried: false };
+    const res = await this.call(
+      what,
+      () => txn.commit(),
+      () => (attempts.retried = true),
+    );
     const rev = Number(res.header.revision);
     if (!res.succeeded) {
-      const found = new Map(ops.map((o, i) => [o.key, this.values.revisions(res.responses[i]?.response_range.kvs[0])]));
+      const current = ops.map((_, i) => res.responses[i]?.response_range.kvs[0]);
+      const landed = attempts.retried ? ourEarlierAttempt(ops, sent, current) : undefined;
+      if (landed !== undefined) return ops.map((o) => (o.op === 'put' ? landed : 0));
+      const found = new Map(ops.map((o, i) => [o.key, this.values.revisions(current[i])]));
       checkTxn(ops, (key) => found.get(key));
       throw new ConflictError(`${what} was refused by etcd's compare (the keys moved meanwhile)`);
     }
@@ -204,16 +213,27 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
     if (revision > this.rev) this.rev = revision;
   }
 
-  private async call<T extends { header: { revision: string } }>(what: string, fn: (c: Etcd3) => Promise<T>): Promise<T> {
+  /** Tries a call again, on whichever member answers, while it fails as unavailable (a member
+   * gone, a leader election), a few times within a second; then it fails as STORE_UNAVAILABLE.
+   * Our loop rather than the client's so a write knows it was sent twice (ourEarlierAttempt). */
+  private async call<T extends { header: { revision: string } }>(
+    what: string,
+    fn: (c: Etcd3) => Promise<T>,
+    onRetry?: () => void,
+  ): Promise<T> {
     const client = this.writable();
-    let res: T;
-    try {
-      res = await fn(client);
-    } catch (err) {
-      throw mapEtcdError(err, what);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const res = await fn(client);
+        this.seen(Number(res.header.revision));
+        return res;
+      } catch (err) {
+        if (!(err instanceof Error) || !isRecoverableError(err) || attempt >= RETRIES || this.state !== 'open')
+          throw mapEtcdError(err, what);
+        onRetry?.();
+        await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
+      }
     }
-    this.seen(Number(res.header.revision));
-    return res;
   }
 
   private writable(): Etcd3 {

@@ -5,6 +5,7 @@ import test from 'ava';
 import { randomBytes } from 'node:crypto';
 import { Etcd3 } from 'etcd3';
 import { ServiceUnavailableError } from '../../src/errors.js';
+import { ourEarlierAttempt } from '../../src/store/etcd-retry.js';
 import { EtcdBackend, SecretBox, secretFieldsCodec, type RelistSignal, type StoredDoc, type WatchEvent } from '../../src/store/index.js';
 import { etcdEndpoints, etcdPrefix, openEtcd, useEtcd } from './backends.js';
 import { until } from './helpers.js';
@@ -118,4 +119,23 @@ test('etcd backend: etcd out of reach is a retryable STORE_UNAVAILABLE, not a cr
 test('etcd backend: bad options are refused before anything connects', (t) => {
   t.throws(() => new EtcdBackend({ endpoints: [], prefix: 'x/' }), { message: /at least one endpoint/ });
   t.throws(() => new EtcdBackend({ endpoints: ['http://127.0.0.1:2379'], prefix: '' }), { message: /prefix/ });
+});
+
+test('etcd backend: a retried write whose first attempt landed is told from a real conflict', (t) => {
+  const kv = (value: string, rev: string, key = 'k') =>
+    ({ key: Buffer.from(key), value: Buffer.from(value), mod_revision: rev, create_revision: rev, version: '1', lease: '0' }) as const;
+  const create = [{ op: 'put' as const, key: 'k', value: 1, pre: { modRevision: 0 } }];
+  t.is(ourEarlierAttempt(create, ['1'], [kv('1', '42')]), 42, 'etcd holds the bytes we sent: ours');
+  t.is(ourEarlierAttempt(create, ['1'], [kv('2', '42')]), undefined, 'other bytes: a conflict');
+  t.is(ourEarlierAttempt(create, ['1'], [undefined]), undefined, 'nothing there: a conflict');
+  const audited = [
+    { op: 'put' as const, key: 'k', value: 1, pre: { modRevision: 7 } },
+    { op: 'put' as const, key: 'log/2', value: 2, pre: { modRevision: 0 } },
+    { op: 'del' as const, key: 'log/1', ifExists: true as const },
+  ];
+  t.is(ourEarlierAttempt(audited, ['1', '2', undefined], [kv('1', '43'), kv('2', '43', 'log/2'), undefined]), 43);
+  t.is(ourEarlierAttempt(audited, ['1', '2', undefined], [kv('1', '43'), kv('2', '44', 'log/2'), undefined]), undefined, 'two revisions');
+  t.is(ourEarlierAttempt(audited, ['1', '2', undefined], [kv('1', '43'), kv('2', '43', 'log/2'), kv('0', '3', 'log/1')]), undefined);
+  const blind = [{ op: 'put' as const, key: 'k', value: 1 }];
+  t.is(ourEarlierAttempt(blind, ['1'], [kv('1', '42')]), undefined, 'no precondition: nothing to judge');
 });
