@@ -88,8 +88,19 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
     return raw && this.values.kv(raw);
   }
 
-  /** In pages, all read at the revision of the first, so the list is one consistent state. */
+  /** In pages, all read at the revision of the first, so the list is one consistent state. A
+   * compaction past that revision before the last page starts the list over. */
   async list(prefix: string): Promise<{ items: KeyValue<V>[]; revision: number }> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.listPages(prefix);
+      } catch (err) {
+        if (attempt >= 3 || !(err instanceof Error) || !/compacted/.test(err.message)) throw err;
+      }
+    }
+  }
+
+  private async listPages(prefix: string): Promise<{ items: KeyValue<V>[]; revision: number }> {
     const full = this.values.key(prefix);
     const end = Range.prefix(full).end;
     const items: KeyValue<V>[] = [];
