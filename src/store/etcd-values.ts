@@ -29,7 +29,13 @@ export class EtcdValues<V> {
   }
 
   decode(key: string, raw: Buffer): V {
-    const stored: unknown = JSON.parse(raw.toString('utf8'));
+    let stored: unknown;
+    try {
+      stored = JSON.parse(raw.toString('utf8'));
+    } catch {
+      // Not JSON.parse's message: it quotes the text, which may be a secret.
+      throw new Error(`${key}: the value in etcd is not JSON (${raw.length} bytes); was it written by something else than Quarry?`);
+    }
     return this.codec ? this.codec.decode(key, stored).value : (stored as V);
   }
 

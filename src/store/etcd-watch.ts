@@ -134,7 +134,14 @@ export class EtcdWatch<V> {
       revision,
       createRevision: Number(kv.create_revision),
     };
-    if (prev) event.prevValue = values.decode(key, prev.value);
+    if (prev) {
+      // Optional: without it a watcher only knows less (DocumentStore: specChanged true).
+      try {
+        event.prevValue = values.decode(key, prev.value);
+      } catch (err) {
+        this.deps.onWatchError(err);
+      }
+    }
     return event;
   }
 

@@ -8,6 +8,7 @@ import { ServiceUnavailableError } from '../../src/errors.js';
 import { ourEarlierAttempt } from '../../src/store/etcd-retry.js';
 import { EtcdBackend, SecretBox, secretFieldsCodec, type RelistSignal, type StoredDoc, type WatchEvent } from '../../src/store/index.js';
 import { etcdEndpoints, etcdPrefix, openEtcd, useEtcd } from './backends.js';
+import { currentRequestId, inRequest } from '../../src/log.js';
 import { until } from './helpers.js';
 
 useEtcd(test);
@@ -138,4 +139,26 @@ test('etcd backend: a retried write whose first attempt landed is told from a re
   t.is(ourEarlierAttempt(audited, ['1', '2', undefined], [kv('1', '43'), kv('2', '43', 'log/2'), kv('0', '3', 'log/1')]), undefined);
   const blind = [{ op: 'put' as const, key: 'k', value: 1 }];
   t.is(ourEarlierAttempt(blind, ['1'], [kv('1', '42')]), undefined, 'no precondition: nothing to judge');
+});
+
+test.serial('etcd backend: a value that is not JSON is reported without quoting it, and watches run outside the request', async (t) => {
+  const prefix = etcdPrefix();
+  const errors: unknown[] = [];
+  const b = await openEtcd(t, { prefix, onWatchError: (e) => errors.push(e) });
+  const raw = new Etcd3({ hosts: etcdEndpoints() });
+  t.teardown(() => raw.close());
+  const seen: (string | null)[] = [];
+  inRequest('req-watch', () => b.watch(b.revision(), () => seen.push(currentRequestId())));
+  await raw.put(`${prefix}k`).value('secret-not-json');
+  const err = await t.throwsAsync(b.get('k'));
+  t.regex(err.message, /^k: the value in etcd is not JSON \(15 bytes\)/);
+  t.false(err.message.includes('secret'));
+  await until(() => errors.length >= 1, 'the watch to report it');
+  t.false(String(errors[0]).includes('secret-not'));
+  // The good value replaced the bad one: the event comes, without the previous value.
+  await b.put('k', { ok: true });
+  await until(() => seen.length >= 1, 'the good value');
+  t.deepEqual(seen, [null], 'the handler does not carry the id of the request that started the watch');
+  t.is(errors.length, 2, 'the bad value, then the bad previous value of the good event');
+  t.true(errors.every((e) => !String(e).includes('secret-not')));
 });
