@@ -3,13 +3,15 @@
 //   embedded <n> <dir>        populate n nodes, time sequential status updates, compact, close
 //   startup <dir> <tail>      time a reopen and RSS; then append <tail> updates as a journal tail
 //   lowdb <n> <dir>           the same update through raw lowdb (Low + JSONFile, db.write())
+//   latency embedded <n> <dir>        populate n, then a durable update and change → watcher
+//   latency etcd <n> <endpoints>      the same on etcd (comma-separated client URLs)
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Low } from 'lowdb';
 import { JSONFile } from 'lowdb/node';
-import { DocumentStore, EmbeddedBackend, type StoredDoc } from '../src/store/index.js';
+import { DocumentStore, EmbeddedBackend, EtcdBackend, type Backend, type StoredDoc } from '../src/store/index.js';
 
-const [mode, a, b] = process.argv.slice(2);
+const [mode, a, b, c] = process.argv.slice(2);
 
 const hex = (n: number, width: number): string => n.toString(16).padStart(width, '0');
 const uuidOf = (i: number): string => `${hex(i, 8)}-0000-4000-8000-${hex(i * 7, 12)}`;
@@ -67,9 +69,7 @@ async function timedUpdates(store: DocumentStore, n: number, iterations: number,
   return samples;
 }
 
-async function embedded(n: number, dir: string): Promise<object> {
-  const { store, backend } = await openStore(dir);
-  const t0 = performance.now();
+async function populate(store: DocumentStore, n: number): Promise<void> {
   for (let i = 0; i < n; i += 1000) {
     const batch = Array.from({ length: Math.min(1000, n - i) }, (_, k) => i + k);
     await Promise.all(
@@ -85,6 +85,12 @@ async function embedded(n: number, dir: string): Promise<object> {
       ),
     );
   }
+}
+
+async function embedded(n: number, dir: string): Promise<object> {
+  const { store, backend } = await openStore(dir);
+  const t0 = performance.now();
+  await populate(store, n);
   const populateMs = performance.now() - t0;
   const result = stats(await timedUpdates(store, n, iterationsFor(n, false)));
   await backend.compact();
@@ -119,13 +125,47 @@ async function lowdb(n: number, dir: string): Promise<object> {
   return stats(samples);
 }
 
+/** The same durable update on either backend, then the time from a write's start to its event
+ * reaching a watcher of the store, one write at a time. */
+async function latency(kind: string, n: number, target: string): Promise<object> {
+  const backend: Backend<StoredDoc> =
+    kind === 'etcd'
+      ? new EtcdBackend<StoredDoc>({ endpoints: target.split(','), prefix: `bench/${process.pid}/` })
+      : new EmbeddedBackend<StoredDoc>(target);
+  const store = new DocumentStore(backend);
+  await store.open();
+  await populate(store, n);
+  const iterations = 500;
+  const update = stats(await timedUpdates(store, n, iterations));
+  let waiting: { id: string; seen: (at: number) => void } | null = null;
+  const stop = store.watch(store.revision(), (e) => {
+    if (e.type !== 'relist' && waiting?.id === e.doc.id) {
+      waiting.seen(performance.now());
+      waiting = null;
+    }
+  });
+  const samples: number[] = [];
+  for (let k = 0; k < iterations; k++) {
+    const id = uuidOf(Math.floor(Math.random() * n));
+    const seen = new Promise<number>((resolve) => (waiting = { id, seen: resolve }));
+    const t0 = performance.now();
+    await store.updateStatus('Node', id, nodeStatus(2_000_000 + k));
+    samples.push((await seen) - t0);
+  }
+  stop();
+  await store.close();
+  return { update, watch: stats(samples) };
+}
+
 const result =
-  mode === 'embedded'
-    ? await embedded(Number(a), String(b))
-    : mode === 'startup'
-      ? await startup(String(a), Number(b))
-      : mode === 'lowdb'
-        ? await lowdb(Number(a), String(b))
-        : undefined;
+  mode === 'latency'
+    ? await latency(String(a), Number(b), String(c))
+    : mode === 'embedded'
+      ? await embedded(Number(a), String(b))
+      : mode === 'startup'
+        ? await startup(String(a), Number(b))
+        : mode === 'lowdb'
+          ? await lowdb(Number(a), String(b))
+          : undefined;
 if (!result) throw new Error(`unknown mode ${mode}`);
 process.stdout.write(`${JSON.stringify(result)}\n`);

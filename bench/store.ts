@@ -1,5 +1,7 @@
 // Store benchmark: the embedded backend (snapshot + fsynced journal) against raw lowdb (the
-// whole file rewritten per change) for one small durable update, plus start-up time and RSS.
+// whole file rewritten per change) for one small durable update, plus start-up time and RSS;
+// then the etcd backend against the embedded one (a durable update, change → watcher) on a
+// real local etcd (test/store/etcd-server.ts) started for the run.
 // Each measurement runs in a child process (bench/store-child.ts) so memory figures are clean.
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -7,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { EtcdCluster, etcdMissing } from '../test/store/etcd-server.js';
 
 const child = fileURLToPath(new URL('./store-child.js', import.meta.url));
 const SIZES = [1_000, 10_000, 100_000];
@@ -87,12 +90,63 @@ function table(rows: Row[]): string {
   return [line(head), line(widths.map((w) => '-'.repeat(w))), ...body.map(line)].join('\n');
 }
 
+interface BackendLatency {
+  update: Latency;
+  watch: Latency;
+}
+
+/** Objects in the etcd comparison: both populated alike, then measured one write at a time. */
+const ETCD_OBJECTS = 1_000;
+
+async function etcdAgainstEmbedded(): Promise<string> {
+  const missing = etcdMissing();
+  if (missing) return `store etcd: skipped (${missing})`;
+  const dir = await mkdtemp(join(tmpdir(), 'quarry-bench-store-'));
+  const etcd = await EtcdCluster.start(1);
+  try {
+    const embedded = await measure<BackendLatency>('latency', 'embedded', String(ETCD_OBJECTS), dir);
+    const onEtcd = await measure<BackendLatency>('latency', 'etcd', String(ETCD_OBJECTS), etcd.endpoints().join(','));
+    const head = ['backend', 'update median ms', 'p99 ms', 'change → watcher median ms', 'p99 ms'];
+    const row = (name: string, r: BackendLatency) => [
+      name,
+      `${ms(r.update.median)} (n=${r.update.iterations})`,
+      ms(r.update.p99),
+      `${ms(r.watch.median)} (n=${r.watch.iterations})`,
+      ms(r.watch.p99),
+    ];
+    const ratio = (x: number, y: number) => `${(x / y).toFixed(1)}×`;
+    const body = [
+      row('embedded', embedded),
+      row('etcd', onEtcd),
+      [
+        'etcd/embedded',
+        ratio(onEtcd.update.median, embedded.update.median),
+        ratio(onEtcd.update.p99, embedded.update.p99),
+        ratio(onEtcd.watch.median, embedded.watch.median),
+        ratio(onEtcd.watch.p99, embedded.watch.p99),
+      ],
+    ];
+    const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] ?? '').length)));
+    const line = (cells: string[]) => cells.map((c, i) => c.padStart(widths[i] ?? 0)).join('  ');
+    return [
+      `store etcd: ${ETCD_OBJECTS.toLocaleString('en')} objects, one status update at a time (etcd: one local member, its own fsync)`,
+      line(head),
+      line(widths.map((w) => '-'.repeat(w))),
+      ...body.map(line),
+    ].join('\n');
+  } finally {
+    await etcd.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 export async function run(): Promise<void> {
   const rows: Row[] = [];
   for (const n of SIZES) rows.push(await measureSize(n));
   console.log('store: one durable status update (embedded: journal + fdatasync; lowdb: whole-file rewrite, no fsync)');
   console.log(table(rows));
   console.log('targets: update median <= 1 ms and start-up <= 3 s at 100,000 objects');
+  console.log(await etcdAgainstEmbedded());
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await run();

@@ -80,6 +80,21 @@ export interface Config {
   runPruneEveryMs: number;
   /** LOG_LEVEL: the lowest level written (debug, info, warn, error). */
   logLevel: Level;
+  /** STORE: where the documents live: the embedded store under STATE_DIR, or an etcd cluster. */
+  store: 'embedded' | 'etcd';
+  /** STORE=etcd: ETCD_ENDPOINTS, ETCD_PREFIX and the TLS files (null for plain http). */
+  etcd: EtcdConfig | null;
+}
+
+export interface EtcdConfig {
+  /** Client URLs of the members, http:// or https:// (all the same). */
+  endpoints: readonly string[];
+  /** Every key of Quarry's under it; ends with "/". */
+  prefix: string;
+  /** ETCD_CA_FILE, ETCD_CERT_FILE, ETCD_KEY_FILE: absolute paths, read at start. */
+  caFile: string | null;
+  certFile: string | null;
+  keyFile: string | null;
 }
 
 type Env = Record<string, string | undefined>;
@@ -188,6 +203,88 @@ function logLevel(raw: string | undefined): Level {
   return level;
 }
 
+const ETCD_VARS = ['ETCD_ENDPOINTS', 'ETCD_PREFIX', 'ETCD_CA_FILE', 'ETCD_CERT_FILE', 'ETCD_KEY_FILE'] as const;
+
+const refuse = (name: string, message: string, hint: string): InputError =>
+  new InputError(message, [{ path: `/env/${name}`, message: hint }]);
+
+function storeKind(env: Env): 'embedded' | 'etcd' {
+  const raw = env.STORE;
+  if (raw === undefined || raw === '' || raw === 'embedded') return 'embedded';
+  if (raw === 'etcd') return 'etcd';
+  throw refuse('STORE', `STORE must be "embedded" or "etcd", got "${raw}"`, 'embedded or etcd');
+}
+
+/** STORE=etcd's settings; with the embedded store none of them may be set (a forgotten
+ * STORE=etcd would otherwise start a second, empty state quietly). */
+function etcdConfig(env: Env, store: 'embedded' | 'etcd', cwd: string): EtcdConfig | null {
+  if (store === 'embedded') {
+    const stray = ETCD_VARS.find((v) => (env[v] ?? '') !== '');
+    if (stray)
+      throw refuse(stray, `${stray} is set but STORE is not "etcd": set STORE=etcd to use etcd, or unset ${stray}`, 'needs STORE=etcd');
+    return null;
+  }
+  const endpoints = list(env.ETCD_ENDPOINTS);
+  if (endpoints.length === 0)
+    throw refuse('ETCD_ENDPOINTS', 'STORE=etcd needs ETCD_ENDPOINTS: the client URLs of the etcd members, comma-separated', 'required');
+  const schemes = new Set<string>();
+  for (const e of endpoints) {
+    let url: URL | null;
+    try {
+      url = new URL(e);
+    } catch {
+      url = null;
+    }
+    if (
+      !url ||
+      !/^https?:$/.test(url.protocol) ||
+      !url.port ||
+      url.username ||
+      url.password ||
+      url.pathname !== '/' ||
+      url.search ||
+      url.hash
+    )
+      throw refuse(
+        'ETCD_ENDPOINTS',
+        `ETCD_ENDPOINTS must list http(s)://host:port URLs, got "${e}"`,
+        'http(s)://host:port, comma-separated',
+      );
+    schemes.add(url.protocol);
+  }
+  if (schemes.size > 1) throw refuse('ETCD_ENDPOINTS', 'ETCD_ENDPOINTS mixes http:// and https:// members', 'all http or all https');
+  const tls = schemes.has('https:');
+  const file = (name: 'ETCD_CA_FILE' | 'ETCD_CERT_FILE' | 'ETCD_KEY_FILE'): string | null => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return null;
+    if (!tls) throw refuse(name, `${name} is set but ETCD_ENDPOINTS are http://: use https:// endpoints for TLS`, 'needs https endpoints');
+    return resolve(cwd, raw);
+  };
+  const caFile = file('ETCD_CA_FILE');
+  const certFile = file('ETCD_CERT_FILE');
+  const keyFile = file('ETCD_KEY_FILE');
+  if (tls && !caFile)
+    throw refuse(
+      'ETCD_CA_FILE',
+      "https:// ETCD_ENDPOINTS need ETCD_CA_FILE: the CA that signed the members' certificates",
+      'required for https',
+    );
+  if ((certFile === null) !== (keyFile === null))
+    throw refuse(
+      certFile ? 'ETCD_KEY_FILE' : 'ETCD_CERT_FILE',
+      'ETCD_CERT_FILE and ETCD_KEY_FILE go together: the client certificate and its key',
+      'both or neither',
+    );
+  const prefix = env.ETCD_PREFIX === undefined || env.ETCD_PREFIX === '' ? 'quarry/' : env.ETCD_PREFIX;
+  if (!/^[A-Za-z0-9][A-Za-z0-9._/-]*\/$/.test(prefix) || prefix.includes('//'))
+    throw refuse(
+      'ETCD_PREFIX',
+      `ETCD_PREFIX must be letters, digits, . _ - and /, ending with "/", got "${prefix}"`,
+      'e.g. quarry/ or site-a/quarry/',
+    );
+  return { endpoints, prefix, caFile, certFile, keyFile };
+}
+
 /** Flags mirror the variables: --port 9000 is PORT=9000, --lab-nodes 3 is LAB_NODES=3. */
 export function envFromArgs(argv: string[], env: Env): Env {
   const out: Env = { ...env };
@@ -205,7 +302,11 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonl
   if (driver !== 'lab' && driver !== 'real') {
     throw new InputError(`DRIVER must be "lab" or "real", got "${driver}"`, [{ path: '/env/DRIVER', message: 'must be lab or real' }]);
   }
+  const store = storeKind(env);
+  const etcd = etcdConfig(env, store, cwd);
   return Object.freeze({
+    store,
+    etcd: etcd && Object.freeze({ ...etcd, endpoints: Object.freeze(etcd.endpoints) }),
     port: envInt(env, 'PORT', 8080, 0, 65535),
     host: env.HOST || '0.0.0.0',
     stateDir: resolve(cwd, env.STATE_DIR || './state'),

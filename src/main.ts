@@ -5,7 +5,6 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { loadConfig, type Config } from './config.js';
 import { createLogger, outsideRequest, type Logger } from './log.js';
 import { systemClock, uuid, type Clock } from './model/clock.js';
-import { openEmbeddedStore } from './store/index.js';
 import type { SecretBox } from './store/secret-box.js';
 import { prepareStateDir } from './store/state-dir.js';
 import { loadSecretBox } from './store/secrets-key.js';
@@ -44,6 +43,7 @@ import { apiStore, startSpecs, type SpecsPart } from './main/gitops.js';
 import { eventLogFields, eventLogLevel } from './main/event-log.js';
 import { OSD_DF_TIMEOUT_MS } from './gitops/folder.js';
 import { startRunPruning } from './main/run-pruning.js';
+import { openConfiguredStore } from './main/store.js';
 import type { ProvisioningSources } from './services/template-context.js';
 import { QuarryMetrics } from './metrics/quarry-metrics.js';
 import { observeWrites } from './store/observed.js';
@@ -54,7 +54,7 @@ export interface QuarryOptions {
   config: Readonly<Config>;
   log?: Logger;
   clock?: Clock;
-  /** Tests pass an in-memory store; by default the embedded store under STATE_DIR. */
+  /** Tests pass an in-memory store; by default the one STORE says (src/main/store.ts). */
   store?: Store;
   logs?: LogStore;
   /** Tests bring their own bus to see every event from the first one. */
@@ -113,10 +113,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   const secrets = opts.secrets ?? (await loadSecretBox(config, log));
   const metrics = new QuarryMetrics();
   // Every write timed (the store write latency series), and closing it makes /readyz say no.
-  const owner = observeWrites(
-    opts.store ?? (await openEmbeddedStore(join(config.stateDir, 'store'), { secrets, auditMaxEntries: config.auditMaxEntries })),
-    metrics.storeWrites,
-  );
+  const owner = observeWrites(opts.store ?? (await openConfiguredStore(config, secrets, log)), metrics.storeWrites);
   // Only the specs folder writes through `owner`; everyone else may not change what a file owns.
   const store = apiStore(owner);
   await ensureCluster(store);

@@ -59,6 +59,7 @@ const packageHome: Record<string, string> = {
   '@koa/router': 'http',
   'koa-body': 'http',
   lowdb: 'store',
+  etcd3: 'store',
   chokidar: 'gitops',
   zx: 'exec',
   'prom-client': 'metrics',

@@ -38,12 +38,28 @@ export class AuditTrail {
   private ids: string[] | null = null;
   private loading: Promise<void> | null = null;
   private seq = 0;
+  /** The audited write in flight, when the backend may commit writes out of order. */
+  private tail: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly backend: Backend<StoredDoc>,
     private readonly clock: Clock,
     readonly max: number,
   ) {}
+
+  /**
+   * Runs an audited write: plan() and the transaction's submission. A plan drops the oldest
+   * entries, perhaps ones whose own writes are still in flight; with `ifExists` a drop that
+   * lands first is skipped and the entry it meant stays for good. So on a backend that may
+   * commit out of submission order (etcd) audited writes go one at a time; on the others `write`
+   * runs at once, with nothing awaited before its plan.
+   */
+  inOrder<T>(write: () => Promise<T>): Promise<T> {
+    if (this.backend.commitsInOrder) return write();
+    const run = this.tail.then(write, write);
+    this.tail = run.catch(() => undefined);
+    return run;
+  }
 
   audited(kind: string): boolean {
     return this.max > 0 && isAudited(kind);

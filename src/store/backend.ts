@@ -1,6 +1,9 @@
 // The key-value seam under the document store. It is shaped like etcd's v3 API (one global
 // revision, compare-and-swap on a key's modRevision, watch from a revision) so a distributed
-// backend can replace the embedded one without the layers above noticing.
+// backend (etcd.ts) can replace the embedded one without the layers above noticing.
+//
+// Revisions only grow; they are not dense (etcd's also moves for keys outside our prefix) and
+// need not start at 1 or 0. Compare them, never count them.
 
 export interface KeyValue<V = unknown> {
   key: string;
@@ -21,7 +24,8 @@ export interface WatchEvent<V = unknown> {
   createRevision: number;
   /** For a put over an existing key, delivered as it happens: the value it replaced (etcd's
    * prev_kv). Lets watchers tell what changed without keeping their own copy. Events a watcher
-   * catches up on from the history carry none; `createRevision` still tells a create apart. */
+   * catches up on from the history may carry none (memory, embedded; etcd has them);
+   * `createRevision` still tells a create apart. */
   prevValue?: V;
 }
 
@@ -45,9 +49,13 @@ export type TxnOp<V = unknown> =
   { op: 'put'; key: string; value: V; pre?: Precondition } | { op: 'del'; key: string; pre?: Precondition; ifExists?: true };
 
 export interface Backend<V = unknown> {
+  /** Writes submitted one after another commit in that order, whatever is in flight (memory,
+   * embedded: one writer). etcd serves requests in flight in any order, so a caller whose plan
+   * depends on an earlier write having landed (the audit trail's bound) must wait for it. */
+  readonly commitsInOrder?: boolean;
   open(): Promise<void>;
   close(): Promise<void>;
-  /** The newest revision (0 for an empty store). */
+  /** The newest revision known (0 for an empty embedded store); etcd's: the newest seen. */
   revision(): number;
   get(key: string): Promise<KeyValue<V> | undefined>;
   /** Every key starting with prefix, in key order, with the revision the list was taken at. */
@@ -57,11 +65,13 @@ export interface Backend<V = unknown> {
   put(key: string, value: V, pre?: Precondition): Promise<number>;
   delete(key: string, pre?: Precondition): Promise<number>;
   /** Several writes of distinct keys as one (etcd's Txn): every precondition is checked first,
-   * then either nothing is written (a failed one rejects) or all are, with consecutive
-   * revisions, in one journal batch, committed and delivered to watchers together. Resolves
-   * with each op's revision (0 for a skipped delete) once all are durable. */
+   * then either nothing is written (a failed one rejects) or all are, committed and delivered
+   * to watchers together. The writes share ONE revision (etcd) or take consecutive ones
+   * (memory, embedded: one journal batch); callers must accept either, so nothing may assume
+   * one event per revision. Resolves with each op's revision (0 for a skipped delete) once all
+   * are durable. */
   txn(ops: TxnOp<V>[]): Promise<number[]>;
-  /** Delivers every change with revision > fromRevision, in order, then live changes.
-   * Returns a function that stops the watch. */
+  /** Delivers every change with revision > fromRevision, in order, then live changes. Events
+   * of one transaction may share a revision. Returns a function that stops the watch. */
   watch(fromRevision: number, handler: WatchHandler<V>): () => void;
 }

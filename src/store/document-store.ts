@@ -200,15 +200,17 @@ export class DocumentStore implements Store {
     const audited = this.audit.audited(kind) ? change(true) : null;
     if (!audited) return op.op === 'put' ? this.backend.put(op.key, op.value, op.pre) : this.backend.delete(op.key, op.pre);
     await this.audit.ready();
-    // Nothing awaited from here to the transaction's submission: the plan stays true.
-    const plan = this.audit.plan(audited);
-    try {
-      const [rev] = await this.backend.txn([op, ...plan.ops]);
-      return rev as number;
-    } catch (err) {
-      plan.undo();
-      throw err;
-    }
+    return this.audit.inOrder(async () => {
+      // Nothing awaited from here to the transaction's submission: the plan stays true.
+      const plan = this.audit.plan(audited);
+      try {
+        const [rev] = await this.backend.txn([op, ...plan.ops]);
+        return rev as number;
+      } catch (err) {
+        plan.undo();
+        throw err;
+      }
+    });
   }
 
   private async current(kind: string, id: string): Promise<KeyValue<StoredDoc>> {

@@ -50,6 +50,7 @@ export interface RecoveryReport {
 }
 
 export class EmbeddedBackend<V = unknown> implements Backend<V> {
+  readonly commitsInOrder = true;
   private readonly core: KvCore<V>;
   /** The newest state of keys with writes not yet durable (undefined = pending delete). */
   private readonly pending = new Map<string, { rev: number; kv: KeyValue<V> | undefined }>();

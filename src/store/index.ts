@@ -5,6 +5,7 @@ import type { DocValidator } from '../model/validate.js';
 import { secretFieldsCodec } from './codec.js';
 import { DocumentStore } from './document-store.js';
 import { EmbeddedBackend } from './embedded.js';
+import { EtcdBackend } from './etcd.js';
 import { MemoryBackend } from './memory.js';
 import type { SecretBox } from './secret-box.js';
 import type { StoredDoc } from './stored.js';
@@ -47,9 +48,34 @@ export async function openEmbeddedStore(dir: string, opts: EmbeddedStoreOptions 
   return store;
 }
 
+export interface EtcdStoreOptions extends StoreFactoryOptions {
+  endpoints: string[];
+  prefix: string;
+  /** PEM contents; a CA turns TLS on. */
+  tls?: { ca: Buffer; cert?: Buffer; key?: Buffer };
+  /** Seals the secret fields in etcd, as the embedded store does in its files. */
+  secrets?: SecretBox;
+  onWatchError?: (err: unknown) => void;
+}
+
+/** Opens the store kept in an etcd cluster under `prefix`. */
+export async function openEtcdStore(opts: EtcdStoreOptions): Promise<Store> {
+  const backend = new EtcdBackend<StoredDoc>({
+    endpoints: opts.endpoints,
+    prefix: opts.prefix,
+    ...(opts.tls ? { tls: opts.tls } : {}),
+    ...(opts.secrets ? { codec: secretFieldsCodec(opts.secrets) } : {}),
+    ...(opts.onWatchError ? { onWatchError: opts.onWatchError } : {}),
+  });
+  const store = new DocumentStore(backend, opts);
+  await store.open();
+  return store;
+}
+
 export { SecretBox, SecretKeyError } from './secret-box.js';
 export { secretFieldsCodec, type ValueCodec } from './codec.js';
 export { EmbeddedBackend, type EmbeddedOptions, type RecoveryReport } from './embedded.js';
+export { EtcdBackend, type EtcdBackendOptions } from './etcd.js';
 export { DocumentStore, type DocumentStoreOptions } from './document-store.js';
 export { MemoryBackend } from './memory.js';
 export { KvCore, checkPrecondition, type Mutation } from './core.js';

@@ -7,6 +7,7 @@ import { checkPrecondition, checkTxn, KvCore, type CoreOptions } from './core.js
 export type MemoryBackendOptions = CoreOptions;
 
 export class MemoryBackend<V = unknown> implements Backend<V> {
+  readonly commitsInOrder = true;
   private readonly core: KvCore<V>;
   private state: 'new' | 'open' | 'closed' = 'new';
 

@@ -4,106 +4,133 @@ import test, { type ExecutionContext } from 'ava';
 import { ConflictError } from '../../src/errors.js';
 import { asActor, inRequest } from '../../src/log.js';
 import { AuditKind, changedPaths, type AuditEntrySpec } from '../../src/model/audit-kinds.js';
-import { createMemoryStore, openEmbeddedStore, type Store } from '../../src/store/index.js';
+import { createMemoryStore, DocumentStore, openEmbeddedStore, type Store, type StoredDoc } from '../../src/store/index.js';
+import { etcdPrefix, openEtcd, useEtcd } from './backends.js';
 import { nodeSpec, tempDir, testDeps } from './helpers.js';
+
+useEtcd(test);
 
 const entries = async (store: Store): Promise<AuditEntrySpec[]> =>
   (await store.list<AuditEntrySpec>(AuditKind.AuditEntry)).map((d) => d.spec);
 
-const memory = (max = 100) => createMemoryStore({ ...testDeps(), auditMaxEntries: max });
+type Open = (t: ExecutionContext, max?: number) => Promise<Store>;
 
-test('audit records a create, a spec change and a delete with actor, generations, changed fields and request id', async (t) => {
-  const store = await memory();
-  const alice = { type: 'user' as const, name: 'alice' };
-  const doc = await inRequest('req-1', () =>
-    asActor(alice, () => store.create({ kind: 'Node', id: 'n', name: 'node-1', spec: nodeSpec() })),
-  );
-  await asActor({ type: 'token', name: 'alice/ci' }, () =>
-    store.updateSpec('Node', 'n', nodeSpec({ power: 'off', hostname: 'node-one' }), { resourceVersion: doc.metadata.resourceVersion }),
-  );
-  await store.delete('Node', 'n');
-  const [created, updated, deleted] = await entries(store);
-  t.like(created, {
-    actor: alice,
-    action: 'create',
-    kind: 'Node',
-    objectId: 'n',
-    objectName: 'node-1',
-    names: { hostname: 'node-1' },
-    generationBefore: null,
-    generationAfter: 1,
-    requestId: 'req-1',
-  });
-  t.true(created!.changedFields.includes('/hostname'));
-  t.like(updated, {
-    actor: { type: 'token', name: 'alice/ci' },
-    action: 'update',
-    generationBefore: 1,
-    generationAfter: 2,
-    changedFields: ['/hostname', '/power'],
-    changedFieldCount: 2,
-    requestId: null,
-    names: { hostname: 'node-one' },
-  });
-  t.like(deleted, {
-    actor: { type: 'system', name: 'quarry' },
-    action: 'delete',
-    generationBefore: 2,
-    generationAfter: null,
-    changedFields: [],
-  });
-  t.is(created!.at, '2026-01-01T00:00:00.000Z');
-});
+// The trail is the document store's, over any backend: memory, and etcd (whose transactions
+// give the change and its entry one revision).
+const stores: [string, Open][] = [
+  ['memory', (_t, max = 100) => createMemoryStore({ ...testDeps(), auditMaxEntries: max })],
+  ['etcd', async (t, max = 100) => new DocumentStore(await openEtcd<StoredDoc>(t), { ...testDeps(), auditMaxEntries: max })],
+];
 
-test('audit records nothing for a no-op write, a status write, a failed compare-and-swap or a bookkeeping kind', async (t) => {
-  const store = await memory();
-  const doc = await store.create({ kind: 'Node', id: 'n', name: 'node-1', spec: nodeSpec() });
-  await store.updateSpec('Node', 'n', nodeSpec(), { resourceVersion: doc.metadata.resourceVersion });
-  await store.updateSpec('Node', 'n', nodeSpec(), { resourceVersion: doc.metadata.resourceVersion, labels: { rack: 'r1' } });
-  await store.updateStatus('Node', 'n', { phase: 'active' });
-  await t.throwsAsync(store.updateSpec('Node', 'n', nodeSpec({ power: 'off' }), { resourceVersion: 1 }), { instanceOf: ConflictError });
-  await t.throwsAsync(store.create({ kind: 'Node', id: 'n', name: 'again', spec: nodeSpec() }), { instanceOf: ConflictError });
-  await store.create({
-    kind: 'Session',
-    name: 'u',
-    spec: { userId: 'agent:00000000-0000-4000-8000-000000000000', refreshJti: 'x'.repeat(16), expiresAt: '2026-02-01T00:00:00.000Z' },
+for (const [name, open] of stores) {
+  const it = name === 'etcd' ? test.serial : test;
+  it(`${name}: audit records a create, a spec change and a delete with actor, generations, changed fields and request id`, async (t) => {
+    const store = await open(t);
+    const alice = { type: 'user' as const, name: 'alice' };
+    const doc = await inRequest('req-1', () =>
+      asActor(alice, () => store.create({ kind: 'Node', id: 'n', name: 'node-1', spec: nodeSpec() })),
+    );
+    await asActor({ type: 'token', name: 'alice/ci' }, () =>
+      store.updateSpec('Node', 'n', nodeSpec({ power: 'off', hostname: 'node-one' }), { resourceVersion: doc.metadata.resourceVersion }),
+    );
+    await store.delete('Node', 'n');
+    const [created, updated, deleted] = await entries(store);
+    t.like(created, {
+      actor: alice,
+      action: 'create',
+      kind: 'Node',
+      objectId: 'n',
+      objectName: 'node-1',
+      names: { hostname: 'node-1' },
+      generationBefore: null,
+      generationAfter: 1,
+      requestId: 'req-1',
+    });
+    t.true(created!.changedFields.includes('/hostname'));
+    t.like(updated, {
+      actor: { type: 'token', name: 'alice/ci' },
+      action: 'update',
+      generationBefore: 1,
+      generationAfter: 2,
+      changedFields: ['/hostname', '/power'],
+      changedFieldCount: 2,
+      requestId: null,
+      names: { hostname: 'node-one' },
+    });
+    t.like(deleted, {
+      actor: { type: 'system', name: 'quarry' },
+      action: 'delete',
+      generationBefore: 2,
+      generationAfter: null,
+      changedFields: [],
+    });
+    t.is(created!.at, '2026-01-01T00:00:00.000Z');
   });
-  t.deepEqual(
-    (await entries(store)).map((e) => `${e.action} ${e.objectId}`),
-    ['create n'],
-  );
-  // Numbers are not reused after a failed write: the next entry follows on.
-  const cur = await store.mustGet('Node', 'n');
-  await store.updateSpec('Node', 'n', nodeSpec({ power: 'off' }), { resourceVersion: cur.metadata.resourceVersion });
-  const ids = (await store.list(AuditKind.AuditEntry)).map((d) => d.id);
-  t.is(ids.length, 2);
-  t.true(ids[0]! < ids[1]!);
-});
 
-test('audit keeps at most the configured number of entries, dropping the oldest first', async (t) => {
-  const store = await memory(5);
-  const doc = await store.create({ kind: 'Node', id: 'n', name: 'node-1', spec: nodeSpec() });
-  let rv = doc.metadata.resourceVersion;
-  for (let i = 1; i <= 8; i++)
-    rv = (await store.updateSpec('Node', 'n', nodeSpec({ restartGeneration: i }), { resourceVersion: rv })).metadata.resourceVersion;
-  const kept = await entries(store);
-  t.is(kept.length, 5);
-  t.deepEqual(
-    kept.map((e) => e.generationAfter),
-    [5, 6, 7, 8, 9],
-  );
-  // Concurrent writers: still bounded, and every entry of a write that succeeded is kept.
-  await Promise.all(Array.from({ length: 12 }, (_, i) => store.create({ kind: 'Node', id: `c${i}`, name: `c${i}`, spec: nodeSpec() })));
-  const after = await entries(store);
-  t.is(after.length, 5);
-  t.true(after.every((e) => e.action === 'create' && e.objectId.startsWith('c')));
-});
+  it(`${name}: audit records nothing for a no-op write, a status write, a failed compare-and-swap or a bookkeeping kind`, async (t) => {
+    const store = await open(t);
+    const doc = await store.create({ kind: 'Node', id: 'n', name: 'node-1', spec: nodeSpec() });
+    await store.updateSpec('Node', 'n', nodeSpec(), { resourceVersion: doc.metadata.resourceVersion });
+    await store.updateSpec('Node', 'n', nodeSpec(), { resourceVersion: doc.metadata.resourceVersion, labels: { rack: 'r1' } });
+    await store.updateStatus('Node', 'n', { phase: 'active' });
+    await t.throwsAsync(store.updateSpec('Node', 'n', nodeSpec({ power: 'off' }), { resourceVersion: 1 }), { instanceOf: ConflictError });
+    await t.throwsAsync(store.create({ kind: 'Node', id: 'n', name: 'again', spec: nodeSpec() }), { instanceOf: ConflictError });
+    await store.create({
+      kind: 'Session',
+      name: 'u',
+      spec: { userId: 'agent:00000000-0000-4000-8000-000000000000', refreshJti: 'x'.repeat(16), expiresAt: '2026-02-01T00:00:00.000Z' },
+    });
+    t.deepEqual(
+      (await entries(store)).map((e) => `${e.action} ${e.objectId}`),
+      ['create n'],
+    );
+    // Numbers are not reused after a failed write: the next entry follows on.
+    const cur = await store.mustGet('Node', 'n');
+    await store.updateSpec('Node', 'n', nodeSpec({ power: 'off' }), { resourceVersion: cur.metadata.resourceVersion });
+    const ids = (await store.list(AuditKind.AuditEntry)).map((d) => d.id);
+    t.is(ids.length, 2);
+    t.true(ids[0]! < ids[1]!);
+  });
+
+  it(`${name}: audit keeps at most the configured number of entries, dropping the oldest first`, async (t) => {
+    const store = await open(t, 5);
+    const doc = await store.create({ kind: 'Node', id: 'n', name: 'node-1', spec: nodeSpec() });
+    let rv = doc.metadata.resourceVersion;
+    for (let i = 1; i <= 8; i++)
+      rv = (await store.updateSpec('Node', 'n', nodeSpec({ restartGeneration: i }), { resourceVersion: rv })).metadata.resourceVersion;
+    const kept = await entries(store);
+    t.is(kept.length, 5);
+    t.deepEqual(
+      kept.map((e) => e.generationAfter),
+      [5, 6, 7, 8, 9],
+    );
+    // Concurrent writers: still bounded, and every entry of a write that succeeded is kept.
+    await Promise.all(Array.from({ length: 12 }, (_, i) => store.create({ kind: 'Node', id: `c${i}`, name: `c${i}`, spec: nodeSpec() })));
+    const after = await entries(store);
+    t.is(after.length, 5);
+    t.true(after.every((e) => e.action === 'create' && e.objectId.startsWith('c')));
+  });
+}
 
 async function reopen(t: ExecutionContext, dir: string, max: number): Promise<Store> {
   const store = await openEmbeddedStore(dir, { ...testDeps(), auditMaxEntries: max });
   t.teardown(() => store.close());
   return store;
 }
+
+test.serial('audit entries survive a reopen of an etcd store too', async (t) => {
+  const prefix = etcdPrefix();
+  const first = new DocumentStore(await openEtcd<StoredDoc>(t, { prefix }), { ...testDeps(), auditMaxEntries: 2 });
+  await first.create({ kind: 'Node', id: 'a', name: 'a', spec: nodeSpec() });
+  await first.close();
+  const second = new DocumentStore(await openEtcd<StoredDoc>(t, { prefix }), { ...testDeps(), auditMaxEntries: 2 });
+  await second.create({ kind: 'Node', id: 'b', name: 'b', spec: nodeSpec() });
+  await second.create({ kind: 'Node', id: 'c', name: 'c', spec: nodeSpec() });
+  t.deepEqual(
+    (await entries(second)).map((e) => e.objectId),
+    ['b', 'c'],
+  );
+});
 
 test('audit entries survive a restart of the embedded store, and numbering and the bound carry on', async (t) => {
   const dir = await tempDir(t);

@@ -30,3 +30,13 @@ export async function tempDir(t: ExecutionContext): Promise<string> {
 
 /** Lets queued microtasks (watch catch-up) run. */
 export const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** Waits until `done()` holds (events from etcd arrive over the network, not in a tick); throws
+ * naming `what` if it has not after `ms`, so a test that waits for what never comes fails. */
+export async function until(done: () => boolean, what: string, ms = 20_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}

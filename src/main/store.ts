@@ -1,0 +1,43 @@
+// The store Quarry runs on, as STORE says: the embedded one under STATE_DIR, or etcd. Either
+// way secrets are sealed with the same key, and STATE_DIR still holds the key, logs and images.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Config, EtcdConfig } from '../config.js';
+import { InputError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { openEmbeddedStore, openEtcdStore } from '../store/index.js';
+import type { SecretBox } from '../store/secret-box.js';
+import type { Store } from '../store/types.js';
+
+export async function openConfiguredStore(config: Config, secrets: SecretBox, log: Logger): Promise<Store> {
+  if (config.store === 'embedded' || !config.etcd) {
+    return openEmbeddedStore(join(config.stateDir, 'store'), { secrets, auditMaxEntries: config.auditMaxEntries });
+  }
+  const etcd = config.etcd;
+  const tls = await tlsFiles(etcd);
+  const store = await openEtcdStore({
+    endpoints: [...etcd.endpoints],
+    prefix: etcd.prefix,
+    ...(tls ? { tls } : {}),
+    secrets,
+    auditMaxEntries: config.auditMaxEntries,
+    onWatchError: (err) => log('error', 'store watch handler failed', { error: String(err) }),
+  });
+  log('info', 'store: etcd', { endpoints: etcd.endpoints, prefix: etcd.prefix, tls: tls !== null, revision: store.revision() });
+  return store;
+}
+
+async function tlsFiles(etcd: EtcdConfig): Promise<{ ca: Buffer; cert?: Buffer; key?: Buffer } | null> {
+  if (!etcd.caFile) return null;
+  const read = async (name: string, path: string): Promise<Buffer> => {
+    try {
+      return await readFile(path);
+    } catch (err) {
+      const why = (err as NodeJS.ErrnoException).code ?? String(err);
+      throw new InputError(`${name} ${path} cannot be read (${why})`, [{ path: `/env/${name}`, message: 'a readable PEM file' }]);
+    }
+  };
+  const ca = await read('ETCD_CA_FILE', etcd.caFile);
+  if (!etcd.certFile || !etcd.keyFile) return { ca };
+  return { ca, cert: await read('ETCD_CERT_FILE', etcd.certFile), key: await read('ETCD_KEY_FILE', etcd.keyFile) };
+}

@@ -1,0 +1,72 @@
+// What crosses the wire to etcd and back: values as JSON of their encoded (secrets sealed) form,
+// etcd's key-values in the Backend's shape, and etcd's failures as Quarry's errors. Messages
+// name the operation and the key, never a value: a value may hold a secret.
+import { isRecoverableError, type IKeyValue } from 'etcd3';
+import { ServiceUnavailableError } from '../errors.js';
+import type { KeyValue } from './backend.js';
+import type { ValueCodec } from './codec.js';
+
+export class EtcdValues<V> {
+  constructor(
+    private readonly prefix: string,
+    private readonly codec: ValueCodec<V> | undefined,
+  ) {}
+
+  key(key: string): string {
+    return this.prefix + key;
+  }
+
+  /** The store's key of an etcd key under the prefix. */
+  unkey(raw: Buffer): string {
+    return raw.toString('utf8').slice(this.prefix.length);
+  }
+
+  encode(key: string, value: V): string {
+    // JSON.stringify returns undefined (its type says string) for undefined, a function, a symbol.
+    const json = JSON.stringify(this.codec ? this.codec.encode(key, value) : value) as string | undefined;
+    if (json === undefined) throw new TypeError(`${key}: value is not JSON`);
+    return json;
+  }
+
+  decode(key: string, raw: Buffer): V {
+    let stored: unknown;
+    try {
+      stored = JSON.parse(raw.toString('utf8'));
+    } catch {
+      // Not JSON.parse's message: it quotes the text, which may be a secret.
+      throw new Error(`${key}: the value in etcd is not JSON (${raw.length} bytes); was it written by something else than Quarry?`);
+    }
+    return this.codec ? this.codec.decode(key, stored).value : (stored as V);
+  }
+
+  kv(raw: IKeyValue): KeyValue<V> {
+    const key = this.unkey(raw.key);
+    return { key, value: this.decode(key, raw.value), createRevision: Number(raw.create_revision), modRevision: Number(raw.mod_revision) };
+  }
+
+  /** Only the revisions: what a failed compare is judged by, without decoding (or decrypting)
+   * a value nobody asked for. */
+  revisions(raw: IKeyValue | undefined): KeyValue<V> | undefined {
+    if (!raw) return undefined;
+    return {
+      key: this.unkey(raw.key),
+      value: undefined as V,
+      createRevision: Number(raw.create_revision),
+      modRevision: Number(raw.mod_revision),
+    };
+  }
+}
+
+/** etcd unreachable (no member answers, no leader, a deadline passed) becomes a 503 that says to
+ * try again: loops back off and retry, the API answers STORE_UNAVAILABLE. Other errors are bugs or
+ * misconfiguration and go up as they are. */
+export function mapEtcdError(err: unknown, what: string): unknown {
+  if (!(err instanceof Error)) return err;
+  const transient =
+    isRecoverableError(err) ||
+    /BrokenCircuit|DeadlineExceeded|Unavailable|WatchStreamEnded/.test(err.constructor.name) ||
+    /no leader|timed out|leader changed|too many requests|UNAVAILABLE|DEADLINE_EXCEEDED/i.test(err.message);
+  if (!transient) return err;
+  const mapped = new ServiceUnavailableError(`the store (etcd) is unavailable: ${what} failed (${err.message})`, 'STORE_UNAVAILABLE');
+  return Object.assign(mapped, { cause: err, retryable: true });
+}

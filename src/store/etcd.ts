@@ -1,0 +1,254 @@
+// The Backend over etcd v3 (the etcd3 client): one key per object under a prefix, every write a
+// Txn that compares the key's mod_revision, so compare-and-swap is etcd's own and several
+// Quarry processes could share the keys safely. Durability and replication are etcd's (a write
+// is acknowledged once a quorum has it on disk).
+//
+// Revisions are etcd's: one global counter that also moves for keys outside the prefix (so never
+// dense), and one revision for all the writes of a transaction (so "one revision, or
+// consecutive ones": backend.ts). revision() is synchronous: it is the newest revision seen in
+// any response or watch event, read from etcd at open.
+import { Etcd3, isRecoverableError, Range, type ComparatorBuilder, type IOptions, type IRangeResponse } from 'etcd3';
+import { ConflictError } from '../errors.js';
+import type { Backend, KeyValue, Precondition, TxnOp, WatchHandler } from './backend.js';
+import type { ValueCodec } from './codec.js';
+import { checkTxn } from './core.js';
+import { noRetry, ourEarlierAttempt, RETRIES } from './etcd-retry.js';
+import { EtcdValues, mapEtcdError } from './etcd-values.js';
+import { EtcdWatch } from './etcd-watch.js';
+
+export interface EtcdBackendOptions<V> {
+  /** etcd's client URLs, e.g. https://10.0.0.1:2379. */
+  endpoints: string[];
+  /** Every key lives under it (e.g. "quarry/"): other users of the cluster are left alone. */
+  prefix: string;
+  /** PEM contents. A CA turns TLS on; a client certificate and key authenticate us to etcd. */
+  tls?: { ca: Buffer; cert?: Buffer; key?: Buffer };
+  /** What values look like in etcd (secret fields sealed: codec.ts); identity when absent. */
+  codec?: ValueCodec<V>;
+  /** Where a throwing watch handler's error, or a value that does not decode, goes. */
+  onWatchError?: (err: unknown) => void;
+  /** Per request: a call etcd has not answered by then fails as unavailable. Default 10 s. */
+  requestTimeoutMs?: number;
+  /** Extra etcd3 client options (tests: a faster watch backoff). */
+  client?: Partial<IOptions>;
+}
+
+/** Keys a list reads per request: etcd answers in one gRPC message, which has a size limit. */
+const PAGE = 500;
+
+export class EtcdBackend<V = unknown> implements Backend<V> {
+  readonly commitsInOrder = false;
+  private readonly values: EtcdValues<V>;
+  private client: Etcd3 | undefined;
+  private rev = 0;
+  private state: 'new' | 'open' | 'closed' = 'new';
+  private readonly watches = new Set<EtcdWatch<V>>();
+
+  constructor(private readonly opts: EtcdBackendOptions<V>) {
+    if (opts.endpoints.length === 0) throw new Error('the etcd backend needs at least one endpoint');
+    if (opts.prefix === '') throw new Error('the etcd backend needs a key prefix');
+    this.values = new EtcdValues(opts.prefix, opts.codec);
+  }
+
+  async open(): Promise<void> {
+    if (this.state !== 'new') throw new Error(`store is ${this.state === 'open' ? 'already open' : 'closed'}`);
+    const tls = this.opts.tls;
+    const timeout = this.opts.requestTimeoutMs ?? 10_000;
+    this.client = new Etcd3({
+      hosts: this.opts.endpoints,
+      ...(tls ? { credentials: { rootCertificate: tls.ca, privateKey: tls.key, certChain: tls.cert } } : {}),
+      defaultCallOptions: () => ({ deadline: Date.now() + timeout }),
+      ...this.opts.client,
+      faultHandling: { global: noRetry, ...this.opts.client?.faultHandling },
+    });
+    try {
+      await this.current();
+    } catch (err) {
+      this.client.close();
+      throw mapEtcdError(err, `connecting to ${this.opts.endpoints.join(', ')}`);
+    }
+    this.state = 'open';
+  }
+
+  async close(): Promise<void> {
+    if (this.state !== 'open') return;
+    this.state = 'closed';
+    for (const w of this.watches) w.stop();
+    this.watches.clear();
+    this.client?.close();
+  }
+
+  revision(): number {
+    return this.rev;
+  }
+
+  async get(key: string): Promise<KeyValue<V> | undefined> {
+    const res = await this.call(`get ${key}`, (c) => c.get(this.values.key(key)).exec());
+    const raw = res.kvs[0];
+    return raw && this.values.kv(raw);
+  }
+
+  /** In pages, all read at the revision of the first, so the list is one consistent state. A
+   * compaction past that revision before the last page starts the list over. */
+  async list(prefix: string): Promise<{ items: KeyValue<V>[]; revision: number }> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.listPages(prefix);
+      } catch (err) {
+        if (attempt >= 3 || !(err instanceof Error) || !/compacted/.test(err.message)) throw err;
+      }
+    }
+  }
+
+  private async listPages(prefix: string): Promise<{ items: KeyValue<V>[]; revision: number }> {
+    const full = this.values.key(prefix);
+    const end = Range.prefix(full).end;
+    const items: KeyValue<V>[] = [];
+    let start: Buffer = Buffer.from(full);
+    let revision: number | undefined;
+    for (;;) {
+      const at = revision;
+      const res: IRangeResponse = await this.call(`list ${prefix}`, (c) => {
+        const b = c.getAll().inRange(new Range(start, end)).limit(PAGE);
+        return (at === undefined ? b : b.revision(at)).exec();
+      });
+      revision ??= Number(res.header.revision);
+      for (const raw of res.kvs) items.push(this.values.kv(raw));
+      const last = res.kvs[res.kvs.length - 1];
+      if (!res.more || !last) break;
+      start = Buffer.concat([last.key, Buffer.from([0])]);
+    }
+    return { items, revision };
+  }
+
+  async put(key: string, value: V, pre?: Precondition): Promise<number> {
+    const [rev] = await this.txn([{ op: 'put', key, value, ...(pre ? { pre } : {}) }]);
+    return rev as number;
+  }
+
+  async delete(key: string, pre?: Precondition): Promise<number> {
+    const [rev] = await this.txn([{ op: 'del', key, ...(pre ? { pre } : {}) }]);
+    return rev as number;
+  }
+
+  /**
+   * One etcd Txn: its compares are every precondition and "exists" for each delete that needs
+   * the key; its success branch the writes; its failure branch reads the keys, so a refusal
+   * names the same key and reason as the other backends (checkTxn on what etcd had).
+   */
+  async txn(ops: TxnOp<V>[]): Promise<number[]> {
+    const client = this.writable();
+    if (ops.length === 0) return [];
+    const keys = new Set<string>();
+    for (const o of ops) {
+      if (keys.has(o.key)) throw new Error(`a transaction writes ${o.key} twice`);
+      keys.add(o.key);
+    }
+    const sent = ops.map((o) => (o.op === 'put' ? this.values.encode(o.key, o.value) : undefined));
+    const writes = ops.map((o, i) =>
+      o.op === 'put' ? client.put(this.values.key(o.key)).value(sent[i] as string) : client.delete().key(this.values.key(o.key)),
+    );
+    let cmp: ComparatorBuilder | undefined;
+    const and = (key: string, column: 'Mod' | 'Version', op: '==' | '>', v: number): void => {
+      cmp = cmp ? cmp.and(key, column, op, v) : client.if(key, column, op, v);
+    };
+    for (const o of ops) {
+      if (o.pre?.modRevision !== undefined) and(this.values.key(o.key), 'Mod', '==', o.pre.modRevision);
+      if (o.op === 'del' && !o.ifExists) and(this.values.key(o.key), 'Version', '>', 0);
+    }
+    // etcd3 builds a Txn from a first compare; one that always holds stands in for none.
+    const txn = (cmp ?? client.if(this.values.key(ops[0]!.key), 'Mod', '>', -1))
+      .then(...writes)
+      .else(...ops.map((o) => client.get(this.values.key(o.key))));
+    const what = ops.length === 1 ? `${ops[0]!.op} ${ops[0]!.key}` : `a transaction of ${ops.length} writes`;
+    const attempts = { retried: false };
+    const res = await this.call(
+      what,
+      () => txn.commit(),
+      () => (attempts.retried = true),
+    );
+    const rev = Number(res.header.revision);
+    if (!res.succeeded) {
+      const current = ops.map((_, i) => res.responses[i]?.response_range.kvs[0]);
+      const landed = attempts.retried ? ourEarlierAttempt(ops, sent, current) : undefined;
+      if (landed !== undefined) return ops.map((o) => (o.op === 'put' ? landed : 0));
+      const found = new Map(ops.map((o, i) => [o.key, this.values.revisions(current[i])]));
+      checkTxn(ops, (key) => found.get(key));
+      throw new ConflictError(`${what} was refused by etcd's compare (the keys moved meanwhile)`);
+    }
+    return ops.map((o, i) => (o.op === 'del' && Number(res.responses[i]?.response_delete_range.deleted ?? 0) === 0 ? 0 : rev));
+  }
+
+  watch(fromRevision: number, handler: WatchHandler<V>): () => void {
+    const client = this.writable();
+    const w = new EtcdWatch<V>(
+      {
+        client,
+        prefix: this.opts.prefix,
+        values: this.values,
+        current: () => this.current(),
+        seen: (r) => this.seen(r),
+        onWatchError: this.opts.onWatchError ?? ((err) => process.emitWarning(`store watch handler threw: ${String(err)}`)),
+      },
+      fromRevision,
+      handler,
+    );
+    this.watches.add(w);
+    // Started after watch() returns, like the other backends: a handler never runs before the
+    // caller holds its stop function.
+    queueMicrotask(() => {
+      if (this.watches.has(w)) w.start();
+    });
+    return () => {
+      this.watches.delete(w);
+      w.stop();
+    };
+  }
+
+  /** Compacts etcd's history up to `revision` (tests: a watcher from before it gets relist). */
+  async compact(revision: number): Promise<void> {
+    const client = this.writable();
+    await this.call('compact', () => client.kv.compact({ revision: String(revision), physical: true }));
+  }
+
+  /** Reads etcd's current revision (a count-only range of the prefix: no values move). */
+  private async current(): Promise<number> {
+    const client = this.client as Etcd3;
+    const range = Range.prefix(this.opts.prefix);
+    const res = await client.kv.range({ key: range.start, range_end: range.end, count_only: true });
+    this.seen(Number(res.header.revision));
+    return Number(res.header.revision);
+  }
+
+  private seen(revision: number): void {
+    if (revision > this.rev) this.rev = revision;
+  }
+
+  /** Tries a call again, on whichever member answers, while it fails as unavailable (a member
+   * gone, a leader election), a few times within a second; then it fails as STORE_UNAVAILABLE.
+   * Our loop rather than the client's so a write knows it was sent twice (ourEarlierAttempt). */
+  private async call<T extends { header: { revision: string } }>(
+    what: string,
+    fn: (c: Etcd3) => Promise<T>,
+    onRetry?: () => void,
+  ): Promise<T> {
+    const client = this.writable();
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const res = await fn(client);
+        this.seen(Number(res.header.revision));
+        return res;
+      } catch (err) {
+        if (!(err instanceof Error) || !isRecoverableError(err) || attempt >= RETRIES || this.state !== 'open')
+          throw mapEtcdError(err, what);
+        onRetry?.();
+        await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
+      }
+    }
+  }
+
+  private writable(): Etcd3 {
+    if (this.state !== 'open' || !this.client) throw new Error(`store is ${this.state === 'new' ? 'not open' : 'closed'}`);
+    return this.client;
+  }
+}
