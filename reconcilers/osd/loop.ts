@@ -114,6 +114,8 @@ function apply(deps: OsdLoopDeps, o: DiskObserved, p: DiskPlan): Promise<Result>
       write: (obs, status) => write(deps, obs, p, status),
       act: (obs, step) => act(deps, obs, step),
       start: (req) => deps.tasks.start(req),
+      // The purge and the zap beside it need nothing of each other: one commit for both.
+      startTogether: true,
       recheckMs: deps.blockedRecheckMs,
     },
     o,
