@@ -22,10 +22,11 @@ import { runTarget } from '../../src/model/object-names.js';
 
 export type DiskObserved = OsdObserved & WipeObserved & { nowIso: string };
 
-/** Both steps a disk may take at once: an OSD step and a wipe step (each plan's gate keeps
- * them apart: no OSD on a disk being wiped, no wipe of an OSD). */
+/** The steps a disk may take at once: an OSD step (two, the purge and the zap beside it) and a
+ * wipe step (each plan's gate keeps them apart: no OSD on a disk being wiped, no wipe of an OSD). */
 export interface DiskStep {
   osd: OsdStep | null;
+  osdAlso?: OsdStep | null;
   wipe: WipeStep | null;
 }
 
@@ -46,7 +47,7 @@ export function planDisk(o: DiskObserved): DiskPlan {
     osd,
     wipe,
     status: ownedStatus(o.disk, osd, wipe, o.nowIso),
-    step: osd.step || wipe.step ? { osd: osd.step, wipe: wipe.step } : null,
+    step: osd.step || wipe.step ? { osd: osd.step, ...(osd.also ? { osdAlso: osd.also } : {}), wipe: wipe.step } : null,
     requeueAfterMs: gate ? gated : waits.length > 0 ? Math.min(...waits) : null,
     gate,
   };
@@ -113,6 +114,8 @@ function apply(deps: OsdLoopDeps, o: DiskObserved, p: DiskPlan): Promise<Result>
       write: (obs, status) => write(deps, obs, p, status),
       act: (obs, step) => act(deps, obs, step),
       start: (req) => deps.tasks.start(req),
+      // The purge and the zap beside it need nothing of each other: one commit for both.
+      startTogether: true,
       recheckMs: deps.blockedRecheckMs,
     },
     o,
@@ -143,6 +146,7 @@ async function act(deps: OsdLoopDeps, o: DiskObserved, step: DiskStep): Promise<
   if (own) return own;
   const runs: StartRequest[] = [];
   if (step.osd) runs.push(osdRun(deps, o, step.osd as RunStep));
+  if (step.osdAlso) runs.push(osdRun(deps, o, step.osdAlso as RunStep));
   if (step.wipe) runs.push(wipeRun(deps, o, step.wipe));
   return runs;
 }

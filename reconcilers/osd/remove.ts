@@ -1,5 +1,6 @@
 // Taking an OSD out of service, one lifecycle for three causes:
-// - removal (spec.osdRemoval remove): drain → safe-to-destroy → stop → purge → zap → removed;
+// - removal (spec.osdRemoval remove): drain → safe-to-destroy → stop → purge and zap (side by
+//   side) → removed;
 // - replacement (osdRemoval replace): drain → safe-to-destroy → stop → destroy → destroyed;
 // - a dead disk (gone from its active node past DISK_GONE_GRACE_MS): out at once, then
 //   safe-to-destroy → destroy → destroyed (no stop, no zap: the disk is gone).
@@ -15,7 +16,7 @@ import type { DrainProgress, OsdPhase } from '../../src/model/kinds.js';
 import { entry } from './history.js';
 import { goneSince, restartStep } from './keep.js';
 import { gatePlan, isoAt, recordedId, statePlan, stepPlan } from './plan-kit.js';
-import type { OsdObserved, OsdPlan } from './types.js';
+import type { OsdObserved, OsdPlan, OsdStep } from './types.js';
 
 export type RemovalIntent = 'remove' | 'replace' | 'dead';
 
@@ -60,8 +61,13 @@ export function lifecycleFacts(o: OsdObserved, id: number): LifecycleFacts {
   const destroy = afterOut(mine(l?.destroyRun));
   const zap = afterOut(mine(l?.zapRun));
   const phase = o.disk.status.osd?.phase;
+  // A zap after this out is one the purge started beside it: as committed as the purge.
   const committed =
-    phase === 'purging' || phase === 'zapping' || purge !== null ? 'purge' : phase === 'destroying' || destroy !== null ? 'destroy' : null;
+    phase === 'purging' || phase === 'zapping' || purge !== null || zap !== null
+      ? 'purge'
+      : phase === 'destroying' || destroy !== null
+        ? 'destroy'
+        : null;
   return {
     out,
     outDone,
@@ -202,41 +208,40 @@ function drainProgress(o: OsdObserved, id: number): DrainProgress | undefined {
   };
 }
 
-/** Purge (id, CRUSH entry, key gone), then the verified wipe, then `removed`. */
+/** Why the disk cannot be wiped now (its node not active, the disk gone), or null. */
+function zapGate(o: OsdObserved, id: number, purged: boolean): { reason: string; message: string } | null {
+  const what = purged ? `osd.${id} is purged; its disk` : `osd.${id} is stopped; its disk`;
+  const phase = o.node?.status.phase ?? 'unknown';
+  if (phase !== 'active') return { reason: 'NodeNotActive', message: `${what} is wiped once the node is active (it is ${phase})` };
+  if (o.disk.status.present === false) return { reason: 'DiskAbsent', message: `${what} ${o.disk.spec.serial} is not present to be wiped` };
+  return null;
+}
+
+/**
+ * Purge (id, CRUSH entry, key gone) and the verified wipe side by side, then `removed`. Once the
+ * OSD is stopped for good (safe to destroy, drained), the two touch different things: the purge
+ * the cluster's maps (master), the zap the disk (node), and neither needs the other done first,
+ * so they are started in the same pass (each its own run, each found again after a crash; the
+ * phase `purging` is written before either starts, and is past the point of no return). A zap
+ * that cannot run yet (the node not active, the disk gone) does not hold the purge back.
+ */
 function purgePlan(o: OsdObserved, id: number, f: LifecycleFacts): OsdPlan {
   const keep = { osdId: recordedId(o) };
+  const devicePath = o.disk.status.devicePath ?? '';
+  const zap = (phase: OsdPhase, message: string, over: Partial<OsdPlan> & { osdId: number | null }): OsdPlan =>
+    stepPlan(o, phase, 'zap', f.zap, message, { args: { osdId: id, devicePath } }, over);
   if (!f.purged) {
     if (!o.quorum) return gatePlan('purging', 'WaitingForQuorum', 'waiting for monitor quorum', { ...keep, lease: true });
-    return stepPlan(
-      o,
-      'purging',
-      'purge',
-      f.purge,
-      `purging osd.${id} (id, CRUSH entry and key)`,
-      { args: { osdId: id } },
-      {
-        ...keep,
-        lease: true,
-      },
-    );
+    const what = `purging osd.${id} (id, CRUSH entry and key)`;
+    const purge = stepPlan(o, 'purging', 'purge', f.purge, what, { args: { osdId: id } }, { ...keep, lease: true });
+    if (f.zapped || zapGate(o, id, false)) return purge;
+    return alongside(purge, zap('purging', `${what}; wiping ${devicePath} (verified) beside it`, keep));
   }
   // The lease goes back right after the purge: the wipe disrupts nothing.
-  const devicePath = o.disk.status.devicePath ?? '';
   if (!f.zapped) {
-    const phase = o.node?.status.phase ?? 'unknown';
-    if (phase !== 'active')
-      return gatePlan('zapping', 'NodeNotActive', `osd.${id} is purged; its disk is wiped once the node is active (it is ${phase})`, keep);
-    if (o.disk.status.present === false)
-      return gatePlan('zapping', 'DiskAbsent', `osd.${id} is purged; its disk ${o.disk.spec.serial} is not present to be wiped`, keep);
-    return stepPlan(
-      o,
-      'zapping',
-      'zap',
-      f.zap,
-      `wiping ${devicePath} (verified) after purging osd.${id}`,
-      { args: { osdId: id, devicePath } },
-      keep,
-    );
+    const gate = zapGate(o, id, true);
+    if (gate) return gatePlan('zapping', gate.reason, gate.message, keep);
+    return zap('zapping', `wiping ${devicePath} (verified) after purging osd.${id}`, keep);
   }
   const at = isoAt(o);
   return statePlan(
@@ -249,6 +254,23 @@ function purgePlan(o: OsdObserved, id: number, f: LifecycleFacts): OsdPlan {
       history: [entry(at, 'removed', id, `osd.${id} purged`), entry(at, 'zapped', id, `${devicePath} wiped (verified)`)],
     },
   );
+}
+
+/** The purge's plan with the zap's step started beside it: the purge's phase and lease, both
+ * steps, the sooner of their waits, and a failure of either said. */
+function alongside(purge: OsdPlan, zap: OsdPlan): OsdPlan {
+  const steps = [purge.step, zap.step].filter((s): s is OsdStep => s !== null);
+  const waits = [purge.requeueAfterMs, zap.requeueAfterMs].filter((ms): ms is number => ms !== null);
+  const failing = purge.failing ?? zap.failing;
+  const message = [purge.status?.message, zap.status?.message].filter(Boolean).join('; ');
+  return {
+    ...purge,
+    status: purge.status ? { ...purge.status, message } : purge.status,
+    step: steps[0] ?? null,
+    also: steps[1] ?? null,
+    requeueAfterMs: waits.length > 0 ? Math.min(...waits) : null,
+    ...(failing ? { failing } : {}),
+  };
 }
 
 /** Destroy (id and CRUSH position kept for the disk that replaces it), then `destroyed`. */

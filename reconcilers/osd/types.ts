@@ -124,6 +124,9 @@ export interface OsdPlan extends LoopPlan<OsdState | undefined, OsdStep> {
   lease?: boolean;
   /** A step that keeps failing (Degraded), when the phase says something else than `failed`. */
   failing?: string;
+  /** A second step started in the same pass as `step`, independent of it: the zap beside the
+   * purge (remove.ts). */
+  also?: OsdStep | null;
 }
 
 export type DeviceClass = 'hdd' | 'ssd' | 'nvme';

@@ -1,4 +1,4 @@
-// A verified wipe (`disk.wipe`, and `ceph.osd.zap` after a purge): every signature goes, and the
+// A verified wipe (`disk.wipe`, and `ceph.osd.zap` of a removed OSD): every signature goes, and the
 // disk is read back to prove it. wipefs alone leaves what it does not know, a partition table's
 // backup at the end of the disk, and the copies of the BlueStore label that Ceph 19 and later
 // keep at 1, 10, 100 and 1000 GiB (a disk wiped at its head only is still refused later, "holds

@@ -93,6 +93,16 @@ test.serial('osd lifecycle: a removal drains, is safe to destroy, stopped, purge
   t.false(q.lab!.ceph.osdmap.osds.has(id), 'purged: the id is gone from the cluster');
   for (const task of ['ceph.osd.out', 'ceph.osd.stop', 'ceph.osd.purge', 'ceph.osd.zap'])
     t.is(await completed(q, victim.id, task), 1, `${task} once`);
+  // The purge and the zap side by side: both runs are recorded once the stop is done, the zap
+  // before the purge has finished (not in the pass after it).
+  const states = q.events
+    .filter((e) => e.type === 'task.state.changed')
+    .map((e) => e.payload as { taskName: string; state: string; target: { id: string } })
+    .filter((e) => e.target.id === victim.id)
+    .map((e) => `${e.taskName} ${e.state}`);
+  const at = (what: string) => states.indexOf(what);
+  t.true(at('ceph.osd.stop completed') >= 0 && at('ceph.osd.stop completed') < at('ceph.osd.zap pending'), JSON.stringify(states));
+  t.true(at('ceph.osd.zap pending') < at('ceph.osd.purge completed'), `the zap is started beside the purge: ${JSON.stringify(states)}`);
   t.deepEqual(await leases(q), [], 'the drain lease is given back');
   await waitFor('every PG active+clean', () => cleanPgs(q));
   const blank = await waitFor('the agent reports the disk blank', async () => {

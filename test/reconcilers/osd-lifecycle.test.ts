@@ -8,6 +8,7 @@ import type { DiskDoc, NodeDoc } from '../../src/model/operations.js';
 import { planOsd, type OsdObserved } from '../../reconcilers/osd/plan.js';
 import { ownedStatus } from '../../reconcilers/osd/status.js';
 import { planWipe } from '../../reconcilers/osd/wipe.js';
+import { planDisk } from '../../reconcilers/osd/loop.js';
 import type { RunInfo } from '../../reconcilers/shared/runs.js';
 import { NOW, diskDoc as baseDisk, life, run } from './plan-fixtures.js';
 import { node } from '../builders.js';
@@ -139,10 +140,20 @@ const table: Row[] = [
     'Retrying',
   ],
   [
-    'a purge under way is finished even if the removal is withdrawn',
+    'a purge under way is finished even if the removal is withdrawn (and the zap beside it started)',
     obs({
       disk: diskDoc({ osd: true }, { osd: { phase: 'purging', reason: 'x', message: '' } }),
       lifecycle: life({ outRun: out, stopRun: stopped, purgeRun: step('running', 40) }),
+    }),
+    'purging',
+    'zap',
+    'InProgress',
+  ],
+  [
+    'a purge and its zap under way start nothing more',
+    obs({
+      disk: removing({ osd: { phase: 'purging', reason: 'x', message: '' } }),
+      lifecycle: life({ outRun: out, stopRun: stopped, purgeRun: step('running', 40), zapRun: step('running', 41) }),
     }),
     'purging',
     null,
@@ -351,6 +362,75 @@ test('osd lifecycle: the lease is held from the out until the purge is done, and
     'withdrawn',
   );
   t.falsy(planOsd(obs({ disk: gone(GRACE + 1) })).lease, 'a dead disk does not take it');
+});
+
+test('osd lifecycle: once stopped, the purge and the zap start in the same pass; a zap that must wait does not hold the purge', (t) => {
+  const both = planOsd(obs({ lifecycle: life({ outRun: out, stopRun: stopped }) }));
+  t.is(both.status?.phase, 'purging');
+  t.like(both.step, { kind: 'purge', args: { osdId: 4 } });
+  t.like(both.also, { kind: 'zap', args: { osdId: 4, devicePath: '/dev/sdb' } });
+  t.true(both.lease, 'the lease is held until the purge is done');
+  t.regex(both.status?.message ?? '', /purging osd\.4 .*wiping \/dev\/sdb \(verified\) beside it/);
+  // The loop starts both runs from one plan.
+  const disk = planDisk({ ...obs({ lifecycle: life({ outRun: out, stopRun: stopped }) }), nowIso: new Date(NOW).toISOString() } as never);
+  t.deepEqual([disk.step?.osd?.kind, disk.step?.osdAlso?.kind], ['purge', 'zap']);
+  // The node not active (Ceph saw the OSD down): the purge alone; the disk is not present: the same.
+  for (const o of [
+    obs({
+      node: hostNode({ phase: 'offline' }),
+      disk: removing({ osd: { phase: 'stopping', reason: 'x', message: '' } }),
+      lifecycle: life({ outRun: out, down: true }),
+    }),
+    obs({ disk: removing({ present: false }), lifecycle: life({ outRun: out, stopRun: stopped }) }),
+  ]) {
+    const p = planOsd(o);
+    t.is(p.step?.kind, 'purge');
+    t.falsy(p.also);
+  }
+  // No quorum: neither (the zap goes with the purge, or after it).
+  const quorumless = planOsd(obs({ quorum: false, lifecycle: life({ outRun: out, stopRun: stopped }) }));
+  t.is(quorumless.step, null);
+  t.falsy(quorumless.also);
+  // The zap done first: the purge goes on, nothing is zapped again; the purge done: removed.
+  const zapped = step('completed', 41, { args: { osdId: 4, devicePath: '/dev/sdb' } });
+  const waiting = planOsd(obs({ lifecycle: life({ outRun: out, stopRun: stopped, purgeRun: step('running', 40), zapRun: zapped }) }));
+  t.is(waiting.status?.phase, 'purging');
+  t.is(waiting.step, null);
+  t.falsy(waiting.also);
+  t.is(
+    planOsd(obs({ lifecycle: life({ outRun: out, stopRun: stopped, purgeRun: step('completed', 42), zapRun: zapped }) })).status?.phase,
+    'removed',
+  );
+  // The purge done first: `zapping`, the lease given back while the zap runs.
+  const zapping = planOsd(obs({ lifecycle: life({ outRun: out, stopRun: stopped, purgeRun: purged, zapRun: step('running', 41) }) }));
+  t.is(zapping.status?.phase, 'zapping');
+  t.is(zapping.step, null);
+  t.falsy(zapping.lease);
+});
+
+test('osd lifecycle: Quarry killed after the zap, before the purge, and the disk declared again: the purge is sent again, nothing undone, nothing zapped twice', (t) => {
+  const zapped = step('completed', 41, { args: { osdId: 4, devicePath: '/dev/sdb' } });
+  const interrupted = step('failed', 42, { error: 'interrupted: Quarry restarted while this run was running' });
+  for (const phase of ['purging', 'stopping'] as const) {
+    // `stopping`: a status from before the phase was written (the runs are the memory too).
+    const p = planOsd(
+      obs({
+        disk: diskDoc({ osd: true }, { osd: { phase, reason: 'x', message: '' } }),
+        lifecycle: life({ outRun: out, stopRun: stopped, purgeRun: interrupted, zapRun: zapped }),
+      }),
+    );
+    t.is(p.status?.phase, 'purging', phase);
+    t.is(p.step?.kind, 'purge', phase);
+    t.falsy(p.also, phase);
+    // Only the zap ran (the purge's run never recorded): still past the point of no return.
+    const q = planOsd(
+      obs({
+        disk: diskDoc({ osd: true }, { osd: { phase, reason: 'x', message: '' } }),
+        lifecycle: life({ outRun: out, stopRun: stopped, zapRun: zapped }),
+      }),
+    );
+    t.is(q.step?.kind, 'purge', `${phase}: no in, no restart`);
+  }
 });
 
 test('osd lifecycle: the budget names who holds it', (t) => {

@@ -190,6 +190,37 @@ test('loop kit apply starts several runs in order and none without a step', asyn
   t.deepEqual(none.log, ['write s']);
 });
 
+test('loop kit apply with startTogether asks for every run, in order, before any is recorded', async (t) => {
+  const log: string[] = [];
+  const pending: Array<() => void> = [];
+  const req = (name: string): StartRequest => ({ taskName: name, target: { kind: 'Disk', id: 'd1', generation: 1 } });
+  const fx = {
+    write: async () => void log.push('write s'),
+    act: () => [req('ceph.osd.purge'), req('ceph.osd.zap')],
+    // A start resolves only once the test lets it (its record durable): both must be asked first.
+    start: (r: StartRequest) => {
+      log.push(`start ${r.taskName}`);
+      return new Promise<TaskRun>((resolve) => pending.push(() => resolve({ id: r.taskName } as TaskRun)));
+    },
+    recheckMs: 500,
+  };
+  const together = applyPlan({ ...fx, startTogether: true }, {}, plan({ step: 'both' }));
+  await new Promise((r) => setImmediate(r));
+  t.deepEqual(log, ['write s', 'start ceph.osd.purge', 'start ceph.osd.zap']);
+  pending.splice(0).forEach((resolve) => resolve());
+  t.deepEqual(await together, { type: 'done' });
+  // Without it, the second waits for the first.
+  log.length = 0;
+  const oneByOne = applyPlan(fx, {}, plan({ step: 'both' }));
+  await new Promise((r) => setImmediate(r));
+  t.deepEqual(log, ['write s', 'start ceph.osd.purge']);
+  pending.splice(0).forEach((resolve) => resolve());
+  await new Promise((r) => setImmediate(r));
+  t.deepEqual(log, ['write s', 'start ceph.osd.purge', 'start ceph.osd.zap']);
+  pending.splice(0).forEach((resolve) => resolve());
+  t.deepEqual(await oneByOne, { type: 'done' });
+});
+
 test('loop kit apply returns the Result of a step the loop carried out itself', async (t) => {
   const r = recorder({ act: () => requeueAfter(0) });
   t.deepEqual(await applyPlan(r.fx, {}, plan({ step: 'assign-uuid', gate: { reason: 'X', message: 'y' } })), {

@@ -189,9 +189,12 @@ test.serial(
     const at = (phase: string) => watch.phases.find((p) => p.phase === phase)?.at ?? 0;
     if (at('stopping') - at('draining') > 5_000) t.true(watch.drains.length > 0, 'a drain that took time showed its progress');
     t.log(`/disks progress seen: ${progress.join(' → ') || 'none'}`);
+    // `zapping` only when the purge, started beside the zap, is done before it (the usual case:
+    // a verified wipe takes longer than a monitor command).
+    const seen = distinctPhases(watch).filter((p) => REMOVAL.includes(p));
     t.deepEqual(
-      distinctPhases(watch).filter((p) => REMOVAL.includes(p)),
-      REMOVAL,
+      seen,
+      REMOVAL.filter((p) => p !== 'zapping' || seen.includes(p)),
       'every phase of the removal, in order',
     );
     t.is(done.osdId, null);

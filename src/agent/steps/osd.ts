@@ -5,8 +5,8 @@
 // data dir holds its keyring and the `block` symlink to the device; everything else is in the
 // BlueStore label on the device, so a disk that already holds the OSD being created (its label
 // names the run's uuid and id) is adopted: its data dir is primed from the label, no mkfs. Its
-// removal: stop, then (after the master's purge) zap: the data dir goes and the disk gets a
-// verified wipe (src/agent/wipe.ts).
+// removal: stop, then zap (beside the master's purge, or after it): the data dir goes and the
+// disk gets a verified wipe (src/agent/wipe.ts).
 import { access, mkdir, readFile, readdir, readlink, realpath, rm, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { keyringFor } from '../master.js';

@@ -19,6 +19,10 @@ export interface LoopEffects<O, Status, Step> extends ResultTimings {
   /** Start the step before writing status: for a loop whose status acknowledges a request
    * (the node loop), so a crash in between repeats the run rather than losing the request. */
   stepFirst?: boolean;
+  /** The step's runs are independent of each other (the disk loop's purge and zap): record
+   * them at once, in one commit of the store, rather than each after the one before it. Each
+   * is still recorded before it acts, and they are asked for in their order. */
+  startTogether?: boolean;
 }
 
 /** What a step comes to: runs to start (usually one), a Result of the loop's own, or nothing. */
@@ -31,11 +35,18 @@ export async function applyPlan<O, Status, Step>(fx: LoopEffects<O, Status, Step
     if (plan.step === null) return undefined;
     const out = await fx.act(o, plan.step);
     if (out && isResult(out)) return out;
-    // In order: a loop that starts two runs (the disk's OSD and wipe steps) gets them in its order.
-    for (const req of out === null ? [] : Array.isArray(out) ? out : [out]) {
+    const reqs = out === null ? [] : Array.isArray(out) ? out : [out];
+    const start = (req: StartRequest): Promise<TaskRun> => {
       if (!fx.start) throw new Error(`no task service to start ${req.taskName}`);
-      await fx.start(req);
+      return fx.start(req);
+    };
+    if (fx.startTogether && reqs.length > 1) {
+      // Asked for in order, in the same tick: the store's group commit writes them together.
+      await Promise.all(reqs.map(start));
+      return undefined;
     }
+    // In order: a loop that starts two runs (the disk's OSD and wipe steps) gets them in its order.
+    for (const req of reqs) await start(req);
   };
   const first = fx.stepFirst ? step : () => fx.write(o, plan.status);
   const second = fx.stepFirst ? () => fx.write(o, plan.status) : step;
