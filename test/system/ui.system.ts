@@ -126,6 +126,8 @@ test('ui system: log in, see the nodes, watch the example spec converge live, an
   await page.waitForSelector('table.disks tbody tr');
   await page.screenshot({ path: join(ARTIFACTS, 'disks.png'), fullPage: true });
   await click(page, 'runs');
+  // The view lists the runs once its request answers: wait for a row, as for the disks above.
+  await page.waitForSelector('tr[data-run] button.link');
   await page.click('tr[data-run] button.link');
   await waitFor('a run log', async () => ((await text(page, '#run-log')) ?? '').length > 0);
   await click(page, 'specs');
