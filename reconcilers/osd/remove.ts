@@ -110,6 +110,17 @@ function drainPlan(o: OsdObserved, id: number, intent: RemovalIntent, f: Lifecyc
   const keep = { osdId: recordedId(o), lease: !dead };
   const phase = o.disk.status.osd?.phase;
   if (!o.quorum) return gatePlan(phase === 'stopping' ? 'stopping' : 'draining', 'WaitingForQuorum', 'waiting for monitor quorum', keep);
+  // The creation's node part may still run while Ceph already reports the OSD up. Its completion
+  // dates this OSD's life (lifecycleFacts' `born`): an out recorded before it would be taken for
+  // an old life's and sent again, so the out waits for the creation to end.
+  if (f.out === null && isActive(o.createRun) && o.createRun?.args.osdId === id) {
+    return gatePlan(
+      'draining',
+      'CreationRunning',
+      `the creation of osd.${id} is still running: its ${noun(intent)} begins when it ends`,
+      keep,
+    );
+  }
   if (!f.outDone) {
     const lease = o.lifecycle?.lease ?? null;
     if (!dead && lease?.kind !== 'held') {

@@ -776,6 +776,20 @@ test('osd lifecycle: what is on the OSD before its out is where the drain starts
   t.like(after.drain, { startPgs: 30, startBytes: 8 * GB, pgs: 30, bytes: 0 });
 });
 
+test('osd removal: the out waits while the OSD’s creation still runs, so its completion cannot date the out into an old life', (t) => {
+  // Seen in the lab under load: Ceph reported the new OSD up, the removal sent its out, the
+  // creation's node part completed after it, and the out was then taken for an old life's and
+  // sent again.
+  const creating = run('running', { args: { osdId: 4, uuid: UUID }, revision: 10 });
+  const waiting = planOsd(obs({ createRun: creating }));
+  t.is(waiting.step, null);
+  t.like(waiting.status, { phase: 'draining', reason: 'CreationRunning' });
+  t.regex(waiting.status?.message ?? '', /creation of osd\.4 is still running: its removal begins when it ends/);
+  t.is(planOsd(obs({ createRun: run('completed', { args: { osdId: 4, uuid: UUID }, revision: 12 }) })).step?.kind, 'out');
+  // Another id's creation does not hold this removal.
+  t.is(planOsd(obs({ createRun: run('running', { args: { osdId: 7, uuid: UUID }, revision: 10 }) })).step?.kind, 'out');
+});
+
 test('osd removal: the out takes a free drain lease with it, never when the lease is held already or taken', (t) => {
   const free = planOsd(obs({ lifecycle: life({ lease: { kind: 'free' } }) }));
   t.like(free.step, { kind: 'out', args: { osdId: 4 }, lease: { what: 'drain of osd.4 (node-1/SER1)' } });
