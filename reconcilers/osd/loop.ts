@@ -115,7 +115,7 @@ function apply(deps: OsdLoopDeps, o: DiskObserved, p: DiskPlan): Promise<Result>
       act: (obs, step) => act(deps, obs, step),
       start: (req) => deps.tasks.start(req),
       // The purge and the zap beside it need nothing of each other: one commit for both.
-      startTogether: true,
+      startTogether: (step) => Boolean(step.osdAlso),
       recheckMs: deps.blockedRecheckMs,
     },
     o,

@@ -190,7 +190,7 @@ test('loop kit apply starts several runs in order and none without a step', asyn
   t.deepEqual(none.log, ['write s']);
 });
 
-test('loop kit apply with startTogether asks for every run, in order, before any is recorded', async (t) => {
+test('loop kit apply asks for every run of a step its startTogether names, in order, before any is recorded; other steps one by one', async (t) => {
   const log: string[] = [];
   const pending: Array<() => void> = [];
   const req = (name: string): StartRequest => ({ taskName: name, target: { kind: 'Disk', id: 'd1', generation: 1 } });
@@ -204,14 +204,15 @@ test('loop kit apply with startTogether asks for every run, in order, before any
     },
     recheckMs: 500,
   };
-  const together = applyPlan({ ...fx, startTogether: true }, {}, plan({ step: 'both' }));
+  const independent = { ...fx, startTogether: (step: string) => step === 'both' };
+  const together = applyPlan(independent, {}, plan({ step: 'both' }));
   await new Promise((r) => setImmediate(r));
   t.deepEqual(log, ['write s', 'start ceph.osd.purge', 'start ceph.osd.zap']);
   pending.splice(0).forEach((resolve) => resolve());
   t.deepEqual(await together, { type: 'done' });
-  // Without it, the second waits for the first.
+  // A step it does not name: the second waits for the first.
   log.length = 0;
-  const oneByOne = applyPlan(fx, {}, plan({ step: 'both' }));
+  const oneByOne = applyPlan(independent, {}, plan({ step: 'in order' }));
   await new Promise((r) => setImmediate(r));
   t.deepEqual(log, ['write s', 'start ceph.osd.purge']);
   pending.splice(0).forEach((resolve) => resolve());

@@ -19,10 +19,12 @@ export interface LoopEffects<O, Status, Step> extends ResultTimings {
   /** Start the step before writing status: for a loop whose status acknowledges a request
    * (the node loop), so a crash in between repeats the run rather than losing the request. */
   stepFirst?: boolean;
-  /** The step's runs are independent of each other (the disk loop's purge and zap): record
-   * them at once, in one commit of the store, rather than each after the one before it. Each
-   * is still recorded before it acts, and they are asked for in their order. */
-  startTogether?: boolean;
+  /** Whether this step's runs are independent of each other (the disk loop's purge and zap):
+   * then they are recorded at once, in one commit of the store, rather than each after the one
+   * before it. Each is still recorded before it acts, and they are asked for in their order. A
+   * question about the step, not the loop: the same loop's other pairs (an OSD step and a wipe
+   * step) keep their order. */
+  startTogether?: (step: Step) => boolean;
 }
 
 /** What a step comes to: runs to start (usually one), a Result of the loop's own, or nothing. */
@@ -40,7 +42,7 @@ export async function applyPlan<O, Status, Step>(fx: LoopEffects<O, Status, Step
       if (!fx.start) throw new Error(`no task service to start ${req.taskName}`);
       return fx.start(req);
     };
-    if (fx.startTogether && reqs.length > 1) {
+    if (reqs.length > 1 && fx.startTogether?.(plan.step)) {
       // Asked for in order, in the same tick: the store's group commit writes them together.
       await Promise.all(reqs.map(start));
       return undefined;
