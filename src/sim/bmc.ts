@@ -26,6 +26,9 @@ export interface SimBmcFaults {
   unreachable: Set<string>;
   /** Addresses whose machine hangs in its soft power-off: the power reads on until it is cut. */
   hangOnPowerOff: Set<string>;
+  /** While set, a power-cycle cuts the power and powers on only once this settles (a machine
+   * slow to come back through its firmware): tests hold one fence's lease for as long as needed. */
+  cycleHeld?: Promise<void>;
 }
 
 export class SimBmcs implements BmcApi {
@@ -55,11 +58,21 @@ export class SimBmcs implements BmcApi {
     return Promise.resolve();
   }
 
-  powerCycle(t: BmcTarget, call: BmcCall): Promise<void> {
+  async powerCycle(t: BmcTarget, call: BmcCall): Promise<void> {
     const m = this.login(t, 'cycle', call);
     m.powerOff();
+    if (this.faults.cycleHeld) await this.faults.cycleHeld;
     m.powerOn();
-    return Promise.resolve();
+  }
+
+  /** Holds every power-cycle between its power cut and its power-on until the answer is called. */
+  holdCycles(): () => void {
+    let release!: () => void;
+    this.faults.cycleHeld = new Promise((r) => (release = r));
+    return () => {
+      delete this.faults.cycleHeld;
+      release();
+    };
   }
 
   private login(t: BmcTarget, verb: 'status' | 'on' | 'off' | 'cycle', call: BmcCall): SimMachine {
