@@ -95,6 +95,11 @@ export interface EtcdConfig {
   caFile: string | null;
   certFile: string | null;
   keyFile: string | null;
+  /** LEADER_LEASE_TTL_S: the leader's etcd lease; a dead leader is replaced within about it. */
+  leaderLeaseTtlS: number;
+  /** ADVERTISE_URL: the API URL the other controllers forward agents and task actions to when
+   * this one leads; null: the URL it listens on. */
+  advertiseUrl: string | null;
 }
 
 type Env = Record<string, string | undefined>;
@@ -203,7 +208,15 @@ function logLevel(raw: string | undefined): Level {
   return level;
 }
 
-const ETCD_VARS = ['ETCD_ENDPOINTS', 'ETCD_PREFIX', 'ETCD_CA_FILE', 'ETCD_CERT_FILE', 'ETCD_KEY_FILE'] as const;
+const ETCD_VARS = [
+  'ETCD_ENDPOINTS',
+  'ETCD_PREFIX',
+  'ETCD_CA_FILE',
+  'ETCD_CERT_FILE',
+  'ETCD_KEY_FILE',
+  'LEADER_LEASE_TTL_S',
+  'ADVERTISE_URL',
+] as const;
 
 const refuse = (name: string, message: string, hint: string): InputError =>
   new InputError(message, [{ path: `/env/${name}`, message: hint }]);
@@ -282,7 +295,23 @@ function etcdConfig(env: Env, store: 'embedded' | 'etcd', cwd: string): EtcdConf
       `ETCD_PREFIX must be letters, digits, . _ - and /, ending with "/", got "${prefix}"`,
       'e.g. quarry/ or site-a/quarry/',
     );
-  return { endpoints, prefix, caFile, certFile, keyFile };
+  // etcd rounds a shorter TTL up to its minimum (2 s with its default timing); longer only delays
+  // failover.
+  const leaderLeaseTtlS = envInt(env, 'LEADER_LEASE_TTL_S', 2, 2, 60);
+  return { endpoints, prefix, caFile, certFile, keyFile, leaderLeaseTtlS, advertiseUrl: advertiseUrl(env.ADVERTISE_URL) };
+}
+
+function advertiseUrl(raw: string | undefined): string | null {
+  if (raw === undefined || raw === '') return null;
+  let url: URL | null;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = null;
+  }
+  if (!url || !/^https?:$/.test(url.protocol) || url.username || url.password || url.search || url.hash || url.pathname !== '/')
+    throw refuse('ADVERTISE_URL', `ADVERTISE_URL must be an http(s)://host:port URL, got "${raw}"`, 'http(s)://host:port');
+  return url.origin;
 }
 
 /** Flags mirror the variables: --port 9000 is PORT=9000, --lab-nodes 3 is LAB_NODES=3. */

@@ -42,13 +42,16 @@ import { s3Part, type S3Part } from './main/s3.js';
 import { apiStore, startSpecs, type SpecsPart } from './main/gitops.js';
 import { eventLogFields, eventLogLevel } from './main/event-log.js';
 import { OSD_DF_TIMEOUT_MS } from './gitops/folder.js';
-import { startRunPruning } from './main/run-pruning.js';
-import { openConfiguredStore } from './main/store.js';
+import { startRunPruning, type RunPruning } from './main/run-pruning.js';
+import { openControllerStores } from './main/store.js';
 import type { ProvisioningSources } from './services/template-context.js';
 import { QuarryMetrics } from './metrics/quarry-metrics.js';
 import { observeWrites } from './store/observed.js';
 import { metricsRoutes } from './http/router.js';
 import { parseFlags } from './main/flags.js';
+import { hostname } from 'node:os';
+import { soleLeader, type LeaderView } from './model/leadership.js';
+import type { EtcdElection } from './store/election.js';
 
 export interface QuarryOptions {
   config: Readonly<Config>;
@@ -80,6 +83,9 @@ export interface QuarryOptions {
   specs?: { stableMs?: number };
   /** BMC timing of the node loop (tests shorten the power checks). */
   power?: { bmcPollMs?: number; softOffGraceMs?: number; powerOnBootMs?: number };
+  /** A leader that lost its lease (STORE=etcd) has stopped its loops; then this is called (the
+   * command exits, so its supervisor starts it again as a follower). By default it stops. */
+  onDeposed?: (why: string) => void;
 }
 
 export interface Quarry {
@@ -101,6 +107,8 @@ export interface Quarry {
   metrics: QuarryMetrics;
   /** The address the API answers on (the port is the real one when PORT=0). */
   url: string;
+  /** Whether this controller leads (always, on the embedded store) and who does. */
+  leader: LeaderView;
   stop(): Promise<void>;
 }
 
@@ -112,17 +120,22 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   await prepareStateDir(config.stateDir, log);
   const secrets = opts.secrets ?? (await loadSecretBox(config, log));
   const metrics = new QuarryMetrics();
+  const opened = opts.store
+    ? { store: opts.store, loopStore: opts.store, election: null }
+    : await openControllerStores(config, secrets, log);
   // Every write timed (the store write latency series), and closing it makes /readyz say no.
-  const owner = observeWrites(opts.store ?? (await openConfiguredStore(config, secrets, log)), metrics.storeWrites);
+  const owner = observeWrites(opened.store, metrics.storeWrites);
   // Only the specs folder writes through `owner`; everyone else may not change what a file owns.
   const store = apiStore(owner);
+  // The loops' and task runs' writes: with several controllers (etcd), fenced by the leadership.
+  const loopStore = opened.loopStore === opened.store ? store : apiStore(observeWrites(opened.loopStore, metrics.storeWrites));
   await ensureCluster(store);
   const bus = opts.bus ?? new EventBus();
   metrics.followBus(bus);
   metrics.provide({ store });
   const logs = opts.logs ?? new FileLogStore({ dir: join(config.stateDir, 'runs') });
   const tasks = new TaskService({
-    store,
+    store: loopStore,
     bus,
     logs,
     runner: new ZxRunner(),
@@ -131,11 +144,9 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
     defaultTimeoutMs: opts.runTimeoutMs ?? 10 * 60_000,
     onError: (err, runId) => log('error', 'task run bookkeeping failed', { runId, error: String(err) }),
   });
-  const interrupted = await tasks.recover();
-  const pruner = startRunPruning(tasks, config, log);
   const fleet = new Fleet(clock, config.heartbeatTimeoutMs);
   const manager = new Manager({
-    store,
+    store: loopStore,
     concurrency: config.reconcileConcurrency,
     resyncMs: config.resyncMs,
     log,
@@ -163,6 +174,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   const images = await startImages({
     config,
     store,
+    loopStore,
     tasks,
     bus,
     clock,
@@ -180,7 +192,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   const cephTiming = { ...defaultCephTiming(config.driver), ...opts.cephTiming };
   manager.register(
     nodeLoop({
-      store,
+      store: loopStore,
       fleet,
       tasks,
       bus,
@@ -205,7 +217,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
     }),
   );
   registerCephLoops(manager, {
-    store,
+    store: loopStore,
     tasks,
     clock,
     ceph,
@@ -224,6 +236,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
     sim: labParts?.master(join(config.stateDir, 'dnsmasq'), () => clock.now()) ?? null,
     config,
     store,
+    loopStore,
     tasks,
     manager,
     clock,
@@ -232,10 +245,21 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   });
   // An agent's report wakes the node loop from inside the agent's request: the loop's work (and
   // the work queue's next items) must not carry that request's id.
+  let election: EtcdElection | null = null;
   fleet.onChange((nodeId) => outsideRequest(() => manager.enqueue('node', nodeId)));
-  await manager.start();
-  // Runs cut short by a crash were marked failed; their objects must look again now.
-  for (const t of interrupted) for (const loop of manager.loopsFor(t.kind)) manager.enqueue(loop, t.id);
+  // What only the leader runs: the loops and the task runs. One controller (embedded store)
+  // leads from the start; with etcd, once elected (after it listens: followers serve the API).
+  let pruner: RunPruning | null = null;
+  let interruptedRuns = 0;
+  const lead = async (): Promise<void> => {
+    // Runs cut short by a crash (or left by a dead leader) are failed; their objects look again.
+    const interrupted = await tasks.recover();
+    interruptedRuns = interrupted.length;
+    pruner = startRunPruning(tasks, config, log);
+    await manager.start();
+    for (const t of interrupted) for (const loop of manager.loopsFor(t.kind)) manager.enqueue(loop, t.id);
+  };
+  if (!opened.election) await lead();
   const gateway = new AgentGateway(store, fleet, tasks.agents, credentials);
   const specs = await startSpecs({
     config,
@@ -272,7 +296,8 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
       // The dashboard, built next to the server (dist/ui beside dist/src).
       uiRoutes(await loadUiAssets(fileURLToPath(new URL('../ui/', import.meta.url)))),
     ],
-    ready: () => owner.isOpen() && manager.running(),
+    // A follower is ready: it serves the API, boots and agents (forwarded) without the loops.
+    ready: () => owner.isOpen() && (manager.running() || (election !== null && !election.isLeader())),
     observer: metrics.requests,
     ...(opts.auth ? { auth: opts.auth } : {}),
     ...(opts.print ? { print: opts.print } : {}),
@@ -294,12 +319,39 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
     ...opts.lab,
   };
   const lab = labParts ? labParts.lab(gateway, labOptions) : null;
-  lab?.start();
   const unsubscribe = bus.subscribe((e) => {
     if (e.type !== 'task.log') log(eventLogLevel(e), e.type, eventLogFields(e));
   });
-  log('info', 'quarry started', { url, driver: config.driver, labNodes: lab ? config.labNodes : 0, interruptedRuns: interrupted.length });
-  return {
+  let stopping = false;
+  if (opened.election && config.etcd) {
+    const me = { id: `${hostname()}-${process.pid}-${uuid().slice(0, 8)}`, url: config.etcd.advertiseUrl ?? url };
+    election = opened.election({
+      me,
+      ttlSeconds: config.etcd.leaderLeaseTtlS,
+      onLost: (why) => {
+        log('error', 'leadership lost: this controller stops its loops', { why });
+        void manager.stop();
+        (opts.onDeposed ?? (() => void quarry.stop()))(why);
+      },
+      onError: (err) => log('warn', 'leader election', { error: String(err) }),
+      onLeader: (r) => log('info', 'leader', { controller: me.id, leader: r?.id ?? null, leaderUrl: r?.url ?? null }),
+    });
+    void election.campaign().then(
+      async () => {
+        const t0 = performance.now();
+        await lead();
+        await network.listening(listening.port);
+        // The lab's machines are this controller's: they start with its leadership.
+        lab?.start();
+        log('info', 'elected: this controller leads', { controller: me.id, interruptedRuns, startMs: Math.round(performance.now() - t0) });
+      },
+      (err: unknown) => {
+        if (!stopping) log('error', 'leader election failed', { error: String(err) });
+      },
+    );
+  } else lab?.start();
+  log('info', 'quarry started', { url, driver: config.driver, labNodes: lab ? config.labNodes : 0, interruptedRuns, store: config.store });
+  const quarry: Quarry = {
     config,
     store,
     bus,
@@ -316,15 +368,19 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
     specs,
     metrics,
     url,
+    leader: election ?? soleLeader(() => url),
     async stop() {
+      stopping = true;
       clearInterval(sweeper);
-      await pruner.stop();
+      await pruner?.stop();
       lab?.stop();
       await specs.stop();
       hub.close();
       await listening.close();
       unsubscribe();
       await manager.stop();
+      // Given up once the loops stopped: the next leader need not wait out the lease.
+      await election?.stop().catch((err: unknown) => log('warn', 'resigning the leadership failed', { error: String(err) }));
       await network.stop();
       await images.stop();
       await s3.stop();
@@ -336,6 +392,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
       await store.close();
     },
   };
+  return quarry;
 }
 
 function enrollmentOptions(config: Readonly<Config>, leases: EnrollmentOptions['leases'], clock: Clock): EnrollmentOptions {

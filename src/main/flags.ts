@@ -15,6 +15,8 @@ export const SETTINGS: ReadonlyArray<readonly [name: string, dflt: string, meani
   ['ETCD_CA_FILE', 'none', "STORE=etcd with https endpoints: the CA of the members' certificates"],
   ['ETCD_CERT_FILE', 'none', 'STORE=etcd: a client certificate to authenticate with (with ETCD_KEY_FILE)'],
   ['ETCD_KEY_FILE', 'none', "STORE=etcd: the client certificate's key"],
+  ['LEADER_LEASE_TTL_S', '2', "STORE=etcd: the leader's lease; a dead leader is replaced within about it (2–60)"],
+  ['ADVERTISE_URL', 'the listening URL', 'STORE=etcd: where the other controllers reach this one when it leads'],
   ['SPECS_DIR', './specs', 'the watched folder of YAML specs'],
   ['ADMIN_PASSWORD', 'generated', 'password of the first admin, used only when no user exists'],
   ['DRIVER', 'lab', 'lab: the simulated datacenter; real: real commands on real nodes'],

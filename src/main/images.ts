@@ -47,6 +47,8 @@ const noRegistry: ImageRegistry = {
 export async function startImages(deps: {
   config: Readonly<Config>;
   store: Store;
+  /** The loop's writes: fenced by the leadership when controllers share etcd (src/main.ts). */
+  loopStore?: Store;
   tasks: TaskService;
   bus: EventBus;
   clock: Clock;
@@ -63,7 +65,7 @@ export async function startImages(deps: {
     : noRegistry;
   const images = new Images(deps.store, registry, config.stateDir);
   const loop = imageLoop({
-    store: deps.store,
+    store: deps.loopStore ?? deps.store,
     tasks: deps.tasks,
     bus: deps.bus,
     clock: deps.clock,

@@ -30,6 +30,8 @@ export interface NetworkOptions {
 export interface NetworkDeps extends NetworkOptions {
   config: Readonly<Config>;
   store: Store;
+  /** The loop's writes: fenced by the leadership when controllers share etcd (src/main.ts). */
+  loopStore?: Store;
   tasks: TaskService;
   manager: Manager;
   clock: Clock;
@@ -67,7 +69,7 @@ export function networkArea(deps: NetworkDeps): NetworkArea {
   let port: number | null = null;
   manager.register(
     networkLoop({
-      store: deps.store,
+      store: deps.loopStore ?? deps.store,
       tasks: deps.tasks,
       host,
       render: deps.render ?? fileTemplates(defaultTemplatesDir),

@@ -5,17 +5,26 @@ import { join } from 'node:path';
 import type { Config, EtcdConfig } from '../config.js';
 import { InputError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { openEmbeddedStore, openEtcdStore } from '../store/index.js';
+import { openEmbeddedStore, openEtcdStores, type ElectionOptions, type EtcdElection } from '../store/index.js';
 import type { SecretBox } from '../store/secret-box.js';
 import type { Store } from '../store/types.js';
 
-export async function openConfiguredStore(config: Config, secrets: SecretBox, log: Logger): Promise<Store> {
+/** The store, and for the loops the same store fenced by the leadership. One controller on the
+ * embedded store always leads: its loops write unfenced and it holds no election. */
+export interface ControllerStores {
+  store: Store;
+  loopStore: Store;
+  election: ((opts: ElectionOptions) => EtcdElection) | null;
+}
+
+export async function openControllerStores(config: Config, secrets: SecretBox, log: Logger): Promise<ControllerStores> {
   if (config.store === 'embedded' || !config.etcd) {
-    return openEmbeddedStore(join(config.stateDir, 'store'), { secrets, auditMaxEntries: config.auditMaxEntries });
+    const store = await openEmbeddedStore(join(config.stateDir, 'store'), { secrets, auditMaxEntries: config.auditMaxEntries });
+    return { store, loopStore: store, election: null };
   }
   const etcd = config.etcd;
   const tls = await tlsFiles(etcd);
-  const store = await openEtcdStore({
+  const stores = await openEtcdStores({
     endpoints: [...etcd.endpoints],
     prefix: etcd.prefix,
     ...(tls ? { tls } : {}),
@@ -23,8 +32,8 @@ export async function openConfiguredStore(config: Config, secrets: SecretBox, lo
     auditMaxEntries: config.auditMaxEntries,
     onWatchError: (err) => log('error', 'store watch handler failed', { error: String(err) }),
   });
-  log('info', 'store: etcd', { endpoints: etcd.endpoints, prefix: etcd.prefix, tls: tls !== null, revision: store.revision() });
-  return store;
+  log('info', 'store: etcd', { endpoints: etcd.endpoints, prefix: etcd.prefix, tls: tls !== null, revision: stores.store.revision() });
+  return { store: stores.store, loopStore: stores.fenced, election: stores.election };
 }
 
 async function tlsFiles(etcd: EtcdConfig): Promise<{ ca: Buffer; cert?: Buffer; key?: Buffer } | null> {

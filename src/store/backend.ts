@@ -44,9 +44,13 @@ export interface Precondition {
   modRevision?: number;
 }
 
-/** One write of a transaction. A `del` with `ifExists` is skipped when the key is gone. */
+/** One write of a transaction. A `del` with `ifExists` is skipped when the key is gone. A
+ * `check` writes nothing: its precondition must hold for the others to be written (the leader's
+ * fence, fenced.ts: a deposed leader's writes fail). */
 export type TxnOp<V = unknown> =
-  { op: 'put'; key: string; value: V; pre?: Precondition } | { op: 'del'; key: string; pre?: Precondition; ifExists?: true };
+  | { op: 'put'; key: string; value: V; pre?: Precondition }
+  | { op: 'del'; key: string; pre?: Precondition; ifExists?: true }
+  | { op: 'check'; key: string; pre: Precondition };
 
 export interface Backend<V = unknown> {
   /** Writes submitted one after another commit in that order, whatever is in flight (memory,
@@ -69,9 +73,22 @@ export interface Backend<V = unknown> {
    * to watchers together. The writes share ONE revision (etcd) or take consecutive ones
    * (memory, embedded: one journal batch); callers must accept either, so nothing may assume
    * one event per revision. Resolves with each op's revision (0 for a skipped delete) once all
-   * are durable. */
+   * are durable; a `check` answers 0. */
   txn(ops: TxnOp<V>[]): Promise<number[]>;
   /** Delivers every change with revision > fromRevision, in order, then live changes. Events
    * of one transaction may share a revision. Returns a function that stops the watch. */
   watch(fromRevision: number, handler: WatchHandler<V>): () => void;
+}
+
+/** A put as a transaction of one: for backends whose every write is a transaction (etcd's Txn,
+ * the fenced one's added compare). */
+export async function putByTxn<V>(b: Pick<Backend<V>, 'txn'>, key: string, value: V, pre?: Precondition): Promise<number> {
+  const [rev] = await b.txn([{ op: 'put', key, value, ...(pre ? { pre } : {}) }]);
+  return rev as number;
+}
+
+/** A delete as a transaction of one (putByTxn's reason). */
+export async function deleteByTxn<V>(b: Pick<Backend<V>, 'txn'>, key: string, pre?: Precondition): Promise<number> {
+  const [rev] = await b.txn([{ op: 'del', key, ...(pre ? { pre } : {}) }]);
+  return rev as number;
 }

@@ -177,7 +177,7 @@ export class EmbeddedBackend<V = unknown> implements Backend<V> {
     try {
       checkTxn(ops, (key) => this.newest(key));
       jsons = ops.map((o) => {
-        if (o.op === 'del') return undefined;
+        if (o.op !== 'put') return undefined;
         const json = JSON.stringify(this.opts.codec ? this.opts.codec.encode(o.key, o.value) : o.value) as string | undefined;
         if (json === undefined) throw new TypeError(`${o.key}: value is not JSON`);
         return json;
@@ -189,7 +189,7 @@ export class EmbeddedBackend<V = unknown> implements Backend<V> {
     const durable: Promise<number>[] = [];
     ops.forEach((o, i) => {
       const current = this.newest(o.key);
-      if (o.op === 'del' && !current) {
+      if (o.op === 'check' || (o.op === 'del' && !current)) {
         revs.push(0);
         return;
       }

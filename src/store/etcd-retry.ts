@@ -28,6 +28,7 @@ export function ourEarlierAttempt<V>(
   let checked = false;
   for (const [i, o] of ops.entries()) {
     const kv = current[i];
+    if (o.op === 'check') continue;
     if (o.op === 'del') {
       if (kv) return undefined;
       continue;

@@ -16,6 +16,12 @@ export class EtcdValues<V> {
     return this.prefix + key;
   }
 
+  /** Keys of Quarry's own bookkeeping beside the documents (the election key, `~leader`): no
+   * document watcher sees them. */
+  reserved(raw: Buffer): boolean {
+    return raw[Buffer.byteLength(this.prefix)] === 0x7e;
+  }
+
   /** The store's key of an etcd key under the prefix. */
   unkey(raw: Buffer): string {
     return raw.toString('utf8').slice(this.prefix.length);

@@ -102,6 +102,7 @@ export class EtcdWatch<V> {
       const revision = Number(ev.kv.mod_revision);
       if (revision <= this.last) continue;
       newest = Math.max(newest, revision);
+      if (this.deps.values.reserved(ev.kv.key)) continue;
       const event = this.toEvent(ev.type, ev.kv, ev.prev_kv, revision);
       if (!event) {
         // A delete whose previous value etcd no longer has: what went is unknown.

@@ -7,14 +7,24 @@
 // dense), and one revision for all the writes of a transaction (so "one revision, or
 // consecutive ones": backend.ts). revision() is synchronous: it is the newest revision seen in
 // any response or watch event, read from etcd at open.
-import { Etcd3, isRecoverableError, Range, type ComparatorBuilder, type IOptions, type IRangeResponse } from 'etcd3';
+import {
+  Etcd3,
+  isRecoverableError,
+  Range,
+  type ComparatorBuilder,
+  type DeleteBuilder,
+  type IOptions,
+  type IRangeResponse,
+  type PutBuilder,
+} from 'etcd3';
 import { ConflictError } from '../errors.js';
-import type { Backend, KeyValue, Precondition, TxnOp, WatchHandler } from './backend.js';
+import { deleteByTxn, putByTxn, type Backend, type KeyValue, type Precondition, type TxnOp, type WatchHandler } from './backend.js';
 import type { ValueCodec } from './codec.js';
 import { checkTxn } from './core.js';
 import { noRetry, ourEarlierAttempt, RETRIES } from './etcd-retry.js';
 import { EtcdValues, mapEtcdError } from './etcd-values.js';
 import { EtcdWatch } from './etcd-watch.js';
+import { EtcdElection, LEADER_KEY, type ElectionOptions } from './election.js';
 
 export interface EtcdBackendOptions<V> {
   /** etcd's client URLs, e.g. https://10.0.0.1:2379. */
@@ -121,14 +131,12 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
     return { items, revision };
   }
 
-  async put(key: string, value: V, pre?: Precondition): Promise<number> {
-    const [rev] = await this.txn([{ op: 'put', key, value, ...(pre ? { pre } : {}) }]);
-    return rev as number;
+  put(key: string, value: V, pre?: Precondition): Promise<number> {
+    return putByTxn(this, key, value, pre);
   }
 
-  async delete(key: string, pre?: Precondition): Promise<number> {
-    const [rev] = await this.txn([{ op: 'del', key, ...(pre ? { pre } : {}) }]);
-    return rev as number;
+  delete(key: string, pre?: Precondition): Promise<number> {
+    return deleteByTxn(this, key, pre);
   }
 
   /**
@@ -145,9 +153,11 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
       keys.add(o.key);
     }
     const sent = ops.map((o) => (o.op === 'put' ? this.values.encode(o.key, o.value) : undefined));
-    const writes = ops.map((o, i) =>
-      o.op === 'put' ? client.put(this.values.key(o.key)).value(sent[i] as string) : client.delete().key(this.values.key(o.key)),
-    );
+    const writes: Array<PutBuilder | DeleteBuilder> = [];
+    ops.forEach((o, i) => {
+      if (o.op === 'put') writes.push(client.put(this.values.key(o.key)).value(sent[i] as string));
+      else if (o.op === 'del') writes.push(client.delete().key(this.values.key(o.key)));
+    });
     let cmp: ComparatorBuilder | undefined;
     const and = (key: string, column: 'Mod' | 'Version', op: '==' | '>', v: number): void => {
       cmp = cmp ? cmp.and(key, column, op, v) : client.if(key, column, op, v);
@@ -176,7 +186,13 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
       checkTxn(ops, (key) => found.get(key));
       throw new ConflictError(`${what} was refused by etcd's compare (the keys moved meanwhile)`);
     }
-    return ops.map((o, i) => (o.op === 'del' && Number(res.responses[i]?.response_delete_range.deleted ?? 0) === 0 ? 0 : rev));
+    // The responses are the writes', in order; a check has none and answers 0.
+    let w = 0;
+    return ops.map((o) => {
+      if (o.op === 'check') return 0;
+      const r = res.responses[w++];
+      return o.op === 'del' && Number(r?.response_delete_range.deleted ?? 0) === 0 ? 0 : rev;
+    });
   }
 
   watch(fromRevision: number, handler: WatchHandler<V>): () => void {
@@ -203,6 +219,11 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
       this.watches.delete(w);
       w.stop();
     };
+  }
+
+  /** A candidate in the controllers' leader election, on this store's etcd and prefix. */
+  election(opts: ElectionOptions): EtcdElection {
+    return new EtcdElection(this.writable(), { full: this.values.key(LEADER_KEY), store: LEADER_KEY }, opts);
   }
 
   /** Compacts etcd's history up to `revision` (tests: a watcher from before it gets relist). */

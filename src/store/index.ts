@@ -6,6 +6,8 @@ import { secretFieldsCodec } from './codec.js';
 import { DocumentStore } from './document-store.js';
 import { EmbeddedBackend } from './embedded.js';
 import { EtcdBackend } from './etcd.js';
+import type { ElectionOptions, EtcdElection } from './election.js';
+import { FencedBackend } from './fenced.js';
 import { MemoryBackend } from './memory.js';
 import type { SecretBox } from './secret-box.js';
 import type { StoredDoc } from './stored.js';
@@ -60,6 +62,19 @@ export interface EtcdStoreOptions extends StoreFactoryOptions {
 
 /** Opens the store kept in an etcd cluster under `prefix`. */
 export async function openEtcdStore(opts: EtcdStoreOptions): Promise<Store> {
+  return (await openEtcdStores(opts)).store;
+}
+
+/** One controller's view of an etcd store shared with others: the store (API and folder
+ * writes), the same store fenced by the leadership (the loops' and task runs' writes), and the
+ * election that makes the fence. */
+export interface EtcdStores {
+  store: Store;
+  fenced: Store;
+  election: (opts: ElectionOptions) => EtcdElection;
+}
+
+export async function openEtcdStores(opts: EtcdStoreOptions): Promise<EtcdStores> {
   const backend = new EtcdBackend<StoredDoc>({
     endpoints: opts.endpoints,
     prefix: opts.prefix,
@@ -69,7 +84,16 @@ export async function openEtcdStore(opts: EtcdStoreOptions): Promise<Store> {
   });
   const store = new DocumentStore(backend, opts);
   await store.open();
-  return store;
+  let election: EtcdElection | undefined;
+  const fenced = new DocumentStore(new FencedBackend(backend, () => election?.fence() ?? null), opts);
+  return {
+    store,
+    fenced,
+    election: (o) => {
+      if (election) throw new Error('one election per store');
+      return (election = backend.election(o));
+    },
+  };
 }
 
 export { SecretBox, SecretKeyError } from './secret-box.js';
@@ -77,6 +101,8 @@ export { secretFieldsCodec, type ValueCodec } from './codec.js';
 export { EmbeddedBackend, type EmbeddedOptions, type RecoveryReport } from './embedded.js';
 export { EtcdBackend, type EtcdBackendOptions } from './etcd.js';
 export { DocumentStore, type DocumentStoreOptions } from './document-store.js';
+export { FencedBackend, FencedError, type Fence } from './fenced.js';
+export { EtcdElection, LEADER_KEY, type ElectionOptions, type LeaderRecord } from './election.js';
 export { MemoryBackend } from './memory.js';
 export { KvCore, checkPrecondition, type Mutation } from './core.js';
 export type { StoredDoc } from './stored.js';

@@ -63,7 +63,7 @@ export class MemoryBackend<V = unknown> implements Backend<V> {
     const events = [];
     const revs: number[] = [];
     for (const o of ops) {
-      if (o.op === 'del' && !this.core.get(o.key)) {
+      if (o.op === 'check' || (o.op === 'del' && !this.core.get(o.key))) {
         revs.push(0);
         continue;
       }

@@ -26,6 +26,8 @@ test('store config: embedded is the default; STORE=etcd reads the endpoints, the
       ETCD_CA_FILE: 'tls/ca.pem',
       ETCD_CERT_FILE: '/etc/quarry/client.pem',
       ETCD_KEY_FILE: '/etc/quarry/client-key.pem',
+      LEADER_LEASE_TTL_S: '5',
+      ADVERTISE_URL: 'https://quarry-1.example:8080/',
     },
     '/srv',
   );
@@ -36,14 +38,26 @@ test('store config: embedded is the default; STORE=etcd reads the endpoints, the
     caFile: '/srv/tls/ca.pem',
     certFile: '/etc/quarry/client.pem',
     keyFile: '/etc/quarry/client-key.pem',
+    leaderLeaseTtlS: 5,
+    advertiseUrl: 'https://quarry-1.example:8080',
   });
-  t.is(loadConfig({ STORE: 'etcd', ETCD_ENDPOINTS: 'http://127.0.0.1:2379' }).etcd?.prefix, 'quarry/');
+  t.like(loadConfig({ STORE: 'etcd', ETCD_ENDPOINTS: 'http://127.0.0.1:2379' }).etcd, {
+    prefix: 'quarry/',
+    leaderLeaseTtlS: 2,
+    advertiseUrl: null,
+  });
 });
 
 test('store config: bad settings are refused naming the variable and the fix', (t) => {
   const cases: [Record<string, string>, RegExp][] = [
     [{ STORE: 'postgres' }, /^STORE must be "embedded" or "etcd", got "postgres"$/],
     [{ STORE: 'etcd' }, /^STORE=etcd needs ETCD_ENDPOINTS/],
+    [{ STORE: 'etcd', ETCD_ENDPOINTS: 'http://127.0.0.1:2379', LEADER_LEASE_TTL_S: '1' }, /LEADER_LEASE_TTL_S/],
+    [
+      { STORE: 'etcd', ETCD_ENDPOINTS: 'http://127.0.0.1:2379', ADVERTISE_URL: 'ftp://x:1' },
+      /^ADVERTISE_URL must be an http\(s\):\/\/host:port URL/,
+    ],
+    [{ ADVERTISE_URL: 'http://x:1' }, /^ADVERTISE_URL is set but STORE is not "etcd"/],
     [{ ETCD_ENDPOINTS: 'http://127.0.0.1:2379' }, /^ETCD_ENDPOINTS is set but STORE is not "etcd": set STORE=etcd/],
     [{ STORE: 'etcd', ETCD_ENDPOINTS: '127.0.0.1:2379' }, /^ETCD_ENDPOINTS must list http\(s\):\/\/host:port URLs, got "127.0.0.1:2379"$/],
     [{ STORE: 'etcd', ETCD_ENDPOINTS: 'http://127.0.0.1' }, /must list http\(s\):\/\/host:port/],

@@ -57,6 +57,34 @@ for (const s of backendSubjects(test)) {
     t.is(await b.get('log/3'), undefined);
     t.deepEqual((await b.get('a/1'))?.value, { v: 2 });
   });
+
+  testFor(test, s)(
+    `${name} backend txn check writes nothing and holds the others to another key's revision (the leader's fence)`,
+    async (t) => {
+      const b = await open(t);
+      const fence = await b.put('~fence', { holder: 'a' });
+      const revs = await b.txn([
+        { op: 'put', key: 'k/1', value: 1 },
+        { op: 'check', key: '~fence', pre: { modRevision: fence } },
+      ]);
+      t.is(revs[1], 0, 'a check has no revision of its own');
+      t.is((await b.get('~fence'))?.modRevision, fence, 'the checked key is not written');
+      t.is((await b.get('k/1'))?.value, 1);
+      // The fence moves (another leader): the same write is refused whole, naming the fence.
+      await b.put('~fence', { holder: 'b' });
+      const r = b.revision();
+      await t.throwsAsync(
+        b.txn([
+          { op: 'put', key: 'k/1', value: 2 },
+          { op: 'del', key: 'k/1x', ifExists: true },
+          { op: 'check', key: '~fence', pre: { modRevision: fence } },
+        ]),
+        { instanceOf: ConflictError, message: /^~fence was modified concurrently/ },
+      );
+      t.is(b.revision(), r);
+      t.is((await b.get('k/1'))?.value, 1);
+    },
+  );
 }
 
 test('embedded backend txn is one fdatasync and survives a reopen whole', async (t) => {
