@@ -73,7 +73,7 @@ export interface HttpDeps {
   /** Told about every finished request (request metrics). */
   observer?: RequestObserver;
   /** Which controller leads (#18). Without it this one always does: nothing is forwarded. With
-   * it, a follower relays the `leader` routes to the leader. */
+   * it, a follower relays the `leader` routes to the leader, and GET /leaderz says which it is. */
   leader?: LeaderView;
 }
 
@@ -116,6 +116,7 @@ export const PUBLIC_ROUTES = [
   'GET /templates/rendered/{}',
   'GET /healthz',
   'GET /readyz',
+  'GET /leaderz',
   // The dashboard's page and files: no data in them, the page's API calls need a session.
   'GET /ui',
   'GET /ui/{}',
@@ -191,7 +192,7 @@ export async function createHttpApp(deps: HttpDeps): Promise<HttpApp> {
     ...userRoutes(auth),
     ...apiTokenRoutes(auth),
     ...openApiRoutes(() => routes, info),
-    ...healthRoutes(deps.ready ?? (() => true)),
+    ...healthRoutes(deps.ready ?? (() => true), deps.leader),
   );
   routes.push(...auditRoutes(deps.store));
   for (const a of deps.areas ?? []) routes.push(...(typeof a === 'function' ? a(area) : a));
