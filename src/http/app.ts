@@ -8,6 +8,7 @@ import { HttpMethodEnum, koaBody } from 'koa-body';
 import { NotFoundError } from '../errors.js';
 import { systemClock, uuid, type Clock, type IdGen } from '../model/clock.js';
 import type { Config } from '../config.js';
+import type { LeaderView } from '../model/leadership.js';
 import { withRequestIds, type Logger } from '../log.js';
 import type { Store } from '../store/types.js';
 import type { SecretBox } from '../store/secret-box.js';
@@ -15,6 +16,8 @@ import { Auth, type AgentVerifier, type AuthOptions } from './auth/index.js';
 import { pinBaseUrl } from './base-url.js';
 import { clientAddress, type TrustProxy } from './client-address.js';
 import { crossSiteGuard } from './csrf.js';
+import { ForwardMarker, fellowControllers } from './forward/marker.js';
+import { leaderFirst, leaderForwarding } from './forward/proxy.js';
 import { hostGuard } from './hosts.js';
 import type { ApiInfo } from './openapi.js';
 import { MethodNotAllowedError, clientErrorHandler, errorMiddleware } from './problem.js';
@@ -69,6 +72,9 @@ export interface HttpDeps {
   ready?: () => boolean;
   /** Told about every finished request (request metrics). */
   observer?: RequestObserver;
+  /** Which controller leads (#18). Without it this one always does: nothing is forwarded. With
+   * it, a follower relays the `leader` routes to the leader, and GET /leaderz says which it is. */
+  leader?: LeaderView;
 }
 
 export interface Listening {
@@ -110,6 +116,7 @@ export const PUBLIC_ROUTES = [
   'GET /templates/rendered/{}',
   'GET /healthz',
   'GET /readyz',
+  'GET /leaderz',
   // The dashboard's page and files: no data in them, the page's API calls need a session.
   'GET /ui',
   'GET /ui/{}',
@@ -185,14 +192,20 @@ export async function createHttpApp(deps: HttpDeps): Promise<HttpApp> {
     ...userRoutes(auth),
     ...apiTokenRoutes(auth),
     ...openApiRoutes(() => routes, info),
-    ...healthRoutes(deps.ready ?? (() => true)),
+    ...healthRoutes(deps.ready ?? (() => true), deps.leader),
   );
   routes.push(...auditRoutes(deps.store));
   for (const a of deps.areas ?? []) routes.push(...(typeof a === 'function' ? a(area) : a));
   checkTable(routes);
 
   const env: RouteEnv = { auth, validators: createValidators(), ...bodyParsers() };
-  const compiled = routes.map((r) => ({ path: toKoaPath(r.path), method: r.method, middleware: compileRoute(r, env) }));
+  // Every controller signs what it forwards and believes what a fellow one signed (marker.ts).
+  const marker = ForwardMarker.from(deps.secrets, clock);
+  const forward = deps.leader ? leaderForwarding({ leader: deps.leader, marker, logger }) : null;
+  const compiled = routes.map((r) => {
+    const own = compileRoute(r, env);
+    return { path: toKoaPath(r.path), method: r.method, middleware: r.leader && forward ? leaderFirst(r.path, forward, own) : own };
+  });
   // The whole table, for the fallback's 405 (which methods a path has) only: requests are
   // matched by the index. 'specificity': /images/downloaded wins over /images/{imageId}.
   const table = new Router({ exclusive: 'specificity' });
@@ -211,6 +224,7 @@ export async function createHttpApp(deps: HttpDeps): Promise<HttpApp> {
   });
   // Before anything reads ctx.ip or the cookies, and before any work: who calls, under which name.
   app.use(clientAddress(deps.trustProxy ?? deps.config.trustProxy ?? false));
+  app.use(fellowControllers(marker));
   app.use(
     hostGuard({
       allowedHosts: deps.config.allowedHosts ?? null,

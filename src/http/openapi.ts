@@ -60,7 +60,7 @@ const PROBLEM_NOTES: Record<number, string> = {
   500: 'INTERNAL: a server fault; the detail holds only a reference to the server log.',
   503:
     'What the request reads is not available yet, or a queue is full (TEMPLATE_BUSY, with Retry-After): CLUSTER_UNAVAILABLE (no monitor quorum, no monmap, no RADOS gateway running or answering), ' +
-    'REGISTRY_UNREACHABLE or REGISTRY_INVALID (the image catalog).',
+    'REGISTRY_UNREACHABLE or REGISTRY_INVALID (the image catalog); NOT_LEADER (with Retry-After) on an operation only the leading controller answers, while no controller leads or the leader cannot be reached.',
 };
 
 /** The schema of a body that is not JSON, by media type. */
@@ -121,6 +121,14 @@ function operationId(def: AnyRoute): string {
     .join('');
 }
 
+function description(def: AnyRoute): string | undefined {
+  const who = callers(def);
+  if (!def.leader) return who;
+  const where =
+    'Answered by the leading controller: another relays the request to it as it came (503 NOT_LEADER with Retry-After while none leads or it cannot be reached).';
+  return who ? `${who} ${where}` : where;
+}
+
 function callers(def: AnyRoute): string | undefined {
   if (def.s3)
     return "No session: an RGW user's key pair, in the headers X-S3-Access-Key and X-S3-Secret-Key or the query parameters accessKey and secretKey. Served by a running RADOS gateway, which checks the signature made with the pair: missing or wrong keys are 401, no gateway running is 503 CLUSTER_UNAVAILABLE.";
@@ -167,7 +175,7 @@ function operation(def: AnyRoute): Record<string, unknown> {
     summary: def.summary,
     ...(def.tags ? { tags: def.tags } : {}),
     security: security(def),
-    ...(callers(def) ? { description: callers(def) } : {}),
+    ...(description(def) ? { description: description(def) } : {}),
     ...(params.length ? { parameters: params } : {}),
     ...(body ? { requestBody: body } : {}),
     responses,

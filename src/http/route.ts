@@ -72,6 +72,11 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
    * `'also'`: users (admins only with `admin`) and agents, the handler deciding per node
    * (see mayReadNodeSecrets). A caller of the other sort gets 403. */
   agent?: true | 'also';
+  /** Only the leading controller can answer (#18): what the handler needs lives in the leader's
+   * memory or on its disk (the task-run engine, the agents' run queues and Fleet, the event bus,
+   * run logs and downloaded images, the NICs its dnsmasq serves). Another controller relays the
+   * request to the leader unread (forward/proxy.ts); with no leader, 503 NOT_LEADER. */
+  leader?: true;
   /** Schema of the body; a route without one accepts no body (or an empty JSON object). */
   body?: JsonSchema;
   /** Default json. text routes get the raw string (text/plain, 1 MiB). */
@@ -122,6 +127,7 @@ export function problemStatuses(def: AnyRoute): number[] {
   s.add(421);
   if (!def.public) s.add(401); // no session, a wrong signed link, no S3 key pair
   if (def.s3) s.add(503); // no gateway running, or none answering
+  if (def.leader) s.add(503); // NOT_LEADER: no controller leads, or the leader cannot be reached
   // A session route refuses a caller of the wrong sort (an agent on a user route, a non-admin on
   // an admin route), an S3 gateway may deny its user, and a state-changing request may be cross-site.
   if (!def.public && !def.signed) s.add(403);

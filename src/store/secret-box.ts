@@ -7,7 +7,7 @@
 // `v1` names the scheme, and the key id (a keyed hash of the key, never the key) says which
 // key sealed it: a store opened with another key is told so by name instead of failing on
 // authentication, and a later rotation can hold several keys and pick one by id.
-import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 
 export const KEY_BYTES = 32;
 const NONCE_BYTES = 12;
@@ -74,6 +74,14 @@ export class SecretBox {
         `the encrypted value of ${aad} failed authentication: it was altered, or copied from another object or field`,
       );
     }
+  }
+
+  /** A 32-byte key for one other purpose (`purpose` names it: "controller-forwarding"), derived
+   * with HKDF-SHA256: every process holding the same key derives the same one (the controllers
+   * sharing a store share SECRETS_KEY), and no derived key reveals the data key or another
+   * purpose's key, so a MAC made with it can never be mistaken for a sealed value. */
+  derive(purpose: string): Buffer {
+    return Buffer.from(hkdfSync('sha256', this.#key, Buffer.alloc(0), `quarry ${purpose}`, KEY_BYTES));
   }
 
   /** Never the key. */

@@ -31,6 +31,8 @@ import { ADMIN_PASSWORD, waitFor } from '../lab/harness.js';
 import { invalid, validish, NASTY_STRINGS, type Pools, type Schema } from './schema-arbitraries.js';
 
 // NOT_READY: GET /readyz once the loops are stopped (below), as they are while the fuzzer runs.
+// Not NOT_LEADER: the lab is one controller, which always leads (GET /leaderz is fuzzed as a
+// public route and must answer 200 `leader`); a leader-only operation answering it is a fault.
 const AVAILABILITY_CODES = new Set(['CLUSTER_UNAVAILABLE', 'REGISTRY_UNREACHABLE', 'REGISTRY_INVALID', 'NOT_READY']);
 const MAX_PROBLEM_BYTES = 16 * 1024;
 /** 2xx answers that are secrets by design: keyrings for admins and the node's agent, a rotated

@@ -56,7 +56,7 @@ test('routes every route of the table answers 401 without (valid) cookies, excep
   t.deepEqual(publicKeys.sort(), [...PUBLIC_ROUTES].sort());
   await assertPrivateRoutesRefuse(t, h.http.routes, h.base);
   t.is((await h.client().get('/boot/default')).status, 200, 'a public route needs no cookie');
-  for (const probe of ['/healthz', '/readyz']) t.is((await h.client().get(probe)).status, 200, `${probe} needs no cookie`);
+  for (const probe of ['/healthz', '/readyz', '/leaderz']) t.is((await h.client().get(probe)).status, 200, `${probe} needs no cookie`);
 });
 
 test('routes every user route with an API token: a read token is refused on writes, a write token passes, a revoked or expired one is 401', async (t) => {

@@ -1,6 +1,9 @@
 // The agent protocol: what a node's agent says to the master over HTTP once it has logged in
 // as `agent:<nodeId>`. Every operation acts on the caller's own node, which comes from its
 // session and never from the request, so no body or path can aim at another node.
+// Reports, claims, logs, outcomes and run states go to the leader (`leader`): the Fleet that
+// reports feed, the node run queues agents long-poll and the active runs live there. Rotating the
+// credential is a store write any controller makes.
 import { ForbiddenError } from '../../errors.js';
 import { agentUsername } from '../../fleet/credentials.js';
 import type { AgentGateway } from '../../fleet/gateway.js';
@@ -9,6 +12,7 @@ import { agentReportSchema } from '../../model/agent-report.js';
 import type { JsonSchema } from '../../model/schemas.js';
 import type { AgentResult, LogLine } from '../../tasks/types.js';
 import type { AgentPrincipal, Auth } from '../auth/index.js';
+import { observedPeer } from '../forward/marker.js';
 import { route, type AnyRoute } from '../route.js';
 import { object, statusSchema, uuidSchema } from '../schemas.js';
 
@@ -61,6 +65,7 @@ export function agentRoutes(gateway: AgentGateway, auth: Auth): AnyRoute[] {
     route<AgentReport>({
       method: 'POST',
       path: '/node/hardware',
+      leader: true,
       summary: "The agent's report (inventory and daemon states) for its node; also its heartbeat",
       tags,
       agent: true,
@@ -68,14 +73,16 @@ export function agentRoutes(gateway: AgentGateway, auth: Auth): AnyRoute[] {
       response: { description: 'recorded', schema: statusSchema('updated') },
       handler: async ({ agent, body, ctx }) => {
         // The socket's own source address is what the master observed (never a forwarded-for
-        // header an agent could write); the body's `ip` is only what the agent says.
-        await gateway.report(rotatedAgent(agent).nodeId, body, { address: ctx.socket.remoteAddress ?? null });
+        // header an agent could write), or, relayed by a follower, the one its signed marker
+        // states; the body's `ip` is only what the agent says.
+        await gateway.report(rotatedAgent(agent).nodeId, body, { address: observedPeer(ctx) });
         return { status: 'updated' };
       },
     }),
     route<{ waitMs?: number }>({
       method: 'POST',
       path: '/node/runs/claim',
+      leader: true,
       summary: "Long-poll: the node's oldest pending run, now running; 204 when none started within waitMs",
       tags,
       agent: true,
@@ -104,6 +111,7 @@ export function agentRoutes(gateway: AgentGateway, auth: Auth): AnyRoute[] {
     route<{ lines: LogLine[] }, unknown, RunParams>({
       method: 'POST',
       path: '/node/runs/{runId}/logs',
+      leader: true,
       summary: "Append log lines to one of the node's runs (the agent masks its own secrets)",
       tags,
       agent: true,
@@ -119,6 +127,7 @@ export function agentRoutes(gateway: AgentGateway, auth: Auth): AnyRoute[] {
     route<AgentResult, unknown, RunParams>({
       method: 'POST',
       path: '/node/runs/{runId}/finish',
+      leader: true,
       summary: "Report the outcome of one of the node's running runs",
       tags,
       agent: true,
@@ -134,6 +143,7 @@ export function agentRoutes(gateway: AgentGateway, auth: Auth): AnyRoute[] {
     route<unknown, unknown, RunParams>({
       method: 'GET',
       path: '/node/runs/{runId}',
+      leader: true,
       summary: "State of one of the node's runs: whether the agent should keep going",
       tags,
       agent: true,

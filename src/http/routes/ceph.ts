@@ -93,6 +93,8 @@ export function cephRoutes(config: CephConfig, inventory: Inventory): AnyRoute[]
     route<unknown, unknown, { nodeId: string }>({
       method: 'GET',
       path: '/ceph/nodes/{nodeId}/keyrings',
+      // Whether the node's monitor is scheduled comes from the leader's run index (CephConfig).
+      leader: true,
       summary: "The keyrings of a node's daemons: secrets, for admins and that node's own agent only",
       tags: ['ceph'],
       agent: 'also',

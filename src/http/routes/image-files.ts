@@ -1,5 +1,6 @@
 // The files of downloaded images, for machines that network-boot: the kernel and initrd iPXE
 // loads and what the installer fetches next. Reached through signed links from the boot script.
+// The image loop downloads them under the leader's STATE_DIR: a follower relays (`leader`).
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { NotFoundError } from '../../errors.js';
@@ -19,6 +20,7 @@ export function imageFileRoutes(links: SignedUrls, lookup: ImageFileLookup): Any
     route<unknown, { expires?: number; signature?: string }, { imageId: string; file: string }>({
       method: 'GET',
       path: '/images/{imageId}/files/{file}',
+      leader: true,
       summary: 'A file of a downloaded image, for a booting machine (signed link from its boot script)',
       tags: ['images', 'boot'],
       signed: true,

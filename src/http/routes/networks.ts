@@ -67,6 +67,9 @@ export function networkRoutes(networks: Networks): AnyRoute[] {
     route<NetworkInput>({
       method: 'POST',
       path: '/networks/create',
+      // The master's interfaces are the leader's: its network loop runs dnsmasq on them, and a
+      // network is checked against the interfaces it has.
+      leader: true,
       tags: ['networks'],
       admin: true,
       summary: `Declare a DHCP network on an interface of the master; the network loop serves it with dnsmasq (the same declaration again answers the same id)`,
@@ -78,6 +81,8 @@ export function networkRoutes(networks: Networks): AnyRoute[] {
     route({
       method: 'GET',
       path: '/networks/interfaces',
+      // The leader's interfaces, as for /networks/create.
+      leader: true,
       tags: ['networks'],
       summary: `The master's interfaces a network can bind to (Ethernet links; loopback excluded)`,
       response: { description: 'interfaces by name', schema: { type: 'array', items: nicView } },

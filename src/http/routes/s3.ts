@@ -1,5 +1,7 @@
 // The S3 operations (docs/api-conventions.md, "S3"): buckets and objects of the caller's RGW user, served by
 // a running RADOS gateway and signed with the key pair the caller sends instead of a session.
+// Where the gateways are is the address the leader's Fleet saw their agents report from (never an
+// agent's own word, services/s3.ts): a follower has none, so it relays them (`leader`).
 import { BUCKET_NAME_PATTERN, DEFAULT_MAX_KEYS, MAX_KEYS_LIMIT, type ListObjectsRequest, type S3Credentials } from '../../model/s3.js';
 import { route, type AnyRoute } from '../route.js';
 import type { S3Service } from '../../services/s3.js';
@@ -63,6 +65,7 @@ export function s3Routes(service: S3Service): AnyRoute[] {
     route({
       method: 'GET',
       path: '/s3/buckets',
+      leader: true,
       tags: ['s3'],
       s3: true,
       summary: "The buckets of the key pair's RGW user",
@@ -72,6 +75,7 @@ export function s3Routes(service: S3Service): AnyRoute[] {
     route<{ name: string }>({
       method: 'POST',
       path: '/s3/buckets',
+      leader: true,
       tags: ['s3'],
       s3: true,
       summary:
@@ -87,6 +91,7 @@ export function s3Routes(service: S3Service): AnyRoute[] {
     route<unknown, ListQuery, { bucket: string }>({
       method: 'GET',
       path: '/s3/buckets/{bucket}/objects',
+      leader: true,
       tags: ['s3'],
       s3: true,
       summary: 'One page of the objects of a bucket, in key order; an unknown bucket is 404',
@@ -109,6 +114,7 @@ export function s3Routes(service: S3Service): AnyRoute[] {
     route<{ key: string }, unknown, { bucket: string }>({
       method: 'POST',
       path: '/s3/buckets/{bucket}/objects/delete',
+      leader: true,
       tags: ['s3'],
       s3: true,
       summary: 'Delete an object. A key that is not there is deleted already (as in S3); an unknown bucket is 404',

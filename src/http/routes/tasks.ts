@@ -1,5 +1,8 @@
 // Task runs, their logs, cancel, and the questions that hold destructive runs. Reads are open
 // to every user; cancelling a run or answering a question changes the world, so admins only.
+// All of them are the leader's (`leader`): the run engine's active runs (fresher than the store
+// while a run lives), its run index, the question desk's waiting steps and the log files under
+// its STATE_DIR exist only in the controller that runs the tasks.
 import type { TaskService } from '../../tasks/service.js';
 import type { TaskRun } from '../../tasks/types.js';
 import { requestIdOf } from '../request-id.js';
@@ -61,6 +64,7 @@ export function taskRoutes(tasks: TaskService): AnyRoute[] {
     route<unknown, { limit?: number }>({
       method: 'GET',
       path: '/task/runs/recent',
+      leader: true,
       summary: 'The most recent task runs, newest first',
       tags: ['tasks'],
       query: object({ limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } }),
@@ -70,6 +74,7 @@ export function taskRoutes(tasks: TaskService): AnyRoute[] {
     route<unknown, unknown, RunParams>({
       method: 'GET',
       path: '/task/run/{runId}',
+      leader: true,
       summary: 'One task run',
       tags: ['tasks'],
       params: runParams,
@@ -80,6 +85,7 @@ export function taskRoutes(tasks: TaskService): AnyRoute[] {
     route<unknown, unknown, RunParams>({
       method: 'GET',
       path: '/task/run/{runId}/logs',
+      leader: true,
       summary: "A run's log lines, oldest first",
       tags: ['tasks'],
       params: runParams,
@@ -90,6 +96,7 @@ export function taskRoutes(tasks: TaskService): AnyRoute[] {
     route<unknown, unknown, RunParams>({
       method: 'POST',
       path: '/task/run/{runId}/cancel',
+      leader: true,
       summary: 'Cancel a pending or running run (a running command is aborted)',
       tags: ['tasks'],
       admin: true,
@@ -104,6 +111,7 @@ export function taskRoutes(tasks: TaskService): AnyRoute[] {
     route({
       method: 'GET',
       path: '/task/questions/pending',
+      leader: true,
       summary: 'Questions that hold runs until an operator answers',
       tags: ['tasks'],
       response: { description: 'open questions', schema: { type: 'array', items: questionSchema } },
@@ -112,6 +120,7 @@ export function taskRoutes(tasks: TaskService): AnyRoute[] {
     route<{ answer: string }, unknown, { questionId: string }>({
       method: 'POST',
       path: '/task/question/{questionId}/answer',
+      leader: true,
       summary: 'Answer a question with one of its options',
       tags: ['tasks'],
       admin: true,
