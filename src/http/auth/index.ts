@@ -11,7 +11,7 @@ import { ensureFirstAdmin } from './bootstrap.js';
 import { ACCESS_COOKIE, REFRESH_COOKIE, clearSessionCookies, readCookie, setSessionCookies } from './cookies.js';
 import { AGENT_LOGIN_LIMITS, DEFAULT_LOGIN_LIMITS, LoginLimiter, type LoginLimits } from './rate-limit.js';
 import { OWASP_SCRYPT, PasswordHasher, type ScryptParams } from './passwords.js';
-import { loadSigningKey } from './secret-files.js';
+import { sharedSigningKey } from './signing-key.js';
 import { ApiTokenRegistry, TOKEN_PREFIX, tokenOfSession, tokenSessionId } from './api-tokens.js';
 import { bearerToken } from './bearer.js';
 import { SessionRegistry } from './sessions.js';
@@ -57,7 +57,7 @@ export interface AuthDeps {
   options?: Partial<AuthOptions>;
   /** Node agents' credentials (src/fleet/credentials.ts); without it no agent can log in. */
   agents?: AgentVerifier;
-  /** Encrypts the signing key file at rest. */
+  /** Opens the signing key file an older Quarry sealed, to move it into the store (signing-key.ts). */
   secrets?: SecretBox;
 }
 
@@ -81,11 +81,11 @@ export class Auth {
     private readonly agents: AgentVerifier | null,
   ) {}
 
-  /** Loads (or makes) the signing key, loads sessions, and creates the first admin if needed. */
+  /** Reads (or makes) the store's signing key, loads sessions, and creates the first admin if needed. */
   static async open(deps: AuthDeps): Promise<Auth> {
     const o = { ...DEFAULT_AUTH, ...deps.options };
     const hasher = o.hasher ?? new PasswordHasher(o.scrypt, o.hashConcurrency, 64, o.hashWaitingPerSource);
-    const key = await loadSigningKey(deps.stateDir, deps.logger, deps.secrets);
+    const key = await sharedSigningKey(deps.store, { stateDir: deps.stateDir, logger: deps.logger, secrets: deps.secrets });
     const users = new UserDirectory(deps.store, hasher);
     const sessions = new SessionRegistry(deps.store, deps.clock, deps.logger, o.refreshSeconds);
     await sessions.load();
