@@ -323,6 +323,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
       await specs.stop();
       hub.close();
       await listening.close();
+      http.auth.close();
       unsubscribe();
       await manager.stop();
       await network.stop();

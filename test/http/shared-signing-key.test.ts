@@ -32,8 +32,8 @@ test('shared signing key: a session one controller issued is accepted by another
   const clock = new ManualClock(Date.now());
   const a = await controller(t, { store, clock });
   const onA = await a.admin();
-  // Sessions are read from the store when a controller starts (sessions.ts), so the second one
-  // starts after the login; the signature is what this test is about.
+  // The second starts after the login, so it knows the session from its first list (one started
+  // later reaches it by the watch: two-controllers.ts); the signature is what this test is about.
   const b = await controller(t, { store, clock });
   t.not(a.stateDir, b.stateDir);
   const onB = onA.clone(b.base);
