@@ -377,6 +377,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
       await specs.stop();
       hub.close();
       await listening.close();
+      http.auth.close();
       unsubscribe();
       await manager.stop();
       // Given up once the loops stopped: the next leader need not wait out the lease.

@@ -62,7 +62,7 @@ export interface HttpDeps {
   agents?: AgentVerifier;
   /** Where a generated first admin password is shown once; stdout by default. */
   print?: (line: string) => void;
-  /** Encrypts the token signing key at rest (secret-files.ts). */
+  /** Opens a token signing key file an older Quarry sealed, to move it into the store. */
   secrets?: SecretBox;
   /** Believe X-Forwarded-For/-Proto (client address for throttling, Secure cookies) from these
    * peers (`true`: any); overrides config.trustProxy. */

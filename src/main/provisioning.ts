@@ -5,7 +5,7 @@ import type { Logger } from '../log.js';
 import type { Clock } from '../model/clock.js';
 import type { SecretBox } from '../store/secret-box.js';
 import type { Store } from '../store/types.js';
-import { loadSigningKey } from '../http/auth/secret-files.js';
+import { sharedSigningKey } from '../http/auth/signing-key.js';
 import type { Images } from '../services/images.js';
 import { bootSources } from '../services/boot-sources.js';
 import { SignedUrls } from '../http/signed-urls.js';
@@ -27,7 +27,9 @@ export async function provisioning(deps: {
   secrets?: SecretBox;
 }): Promise<Provisioning> {
   const { images } = deps;
-  const links = new SignedUrls(await loadSigningKey(deps.config.stateDir, deps.log, deps.secrets), deps.clock);
+  // The store's key, as the sessions': a link one controller signs is good at every other.
+  const key = await sharedSigningKey(deps.store, { stateDir: deps.config.stateDir, logger: deps.log, secrets: deps.secrets });
+  const links = new SignedUrls(key, deps.clock);
   return {
     sources: {
       ...bootSources({ driver: deps.config.driver, store: deps.store, images }),

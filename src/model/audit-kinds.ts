@@ -5,6 +5,7 @@ import { CephKind } from './ceph-kinds.js';
 import { Kind } from './kinds.js';
 import { StorageKind } from './storage-kinds.js';
 import { TemplateKind } from './template-kinds.js';
+import { TokenKind } from './token-kinds.js';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -43,15 +44,16 @@ export interface AuditEntrySpec {
 
 /**
  * Kinds whose writes are bookkeeping, not desired state: logins, task runs (a loop's record of
- * its own work), agent credentials and cephx keys (Quarry's own), a template's version history
- * (its Template is audited), and the audit entries themselves. Every other kind is audited, so
- * a kind added later is audited unless it is named here.
+ * its own work), agent credentials, cephx keys and the token signing key (Quarry's own), a
+ * template's version history (its Template is audited), and the audit entries themselves.
+ * Every other kind is audited, so a kind added later is audited unless it is named here.
  */
 export const UNAUDITED_KINDS: ReadonlySet<string> = new Set([
   Kind.Session,
   Kind.TaskRun,
   Kind.AgentCredential,
   CephKind.Keyring,
+  TokenKind.SigningKey,
   StorageKind.RgwUserSecret,
   TemplateKind.TemplateVersion,
   AuditKind.AuditEntry,

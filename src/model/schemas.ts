@@ -9,7 +9,7 @@ import { DISK_HISTORY_EVENTS, DISK_HISTORY_MAX, Kind, OSD_PHASES, OsdRemoval } f
 import { StorageKind, filesystemSchemas, rgwUserSchemas, rgwUserSecretSchemas } from './storage-kinds.js';
 import { NetworkKind, networkSchemas } from './network-kinds.js';
 import { TemplateKind, templateSchemas, templateVersionSchemas } from './template-kinds.js';
-import { TokenKind, apiTokenSchemas } from './token-kinds.js';
+import { TokenKind, apiTokenSchemas, signingKeySchemas } from './token-kinds.js';
 import { AuditKind, auditEntrySchemas } from './audit-kinds.js';
 
 export type JsonSchema = Record<string, unknown>;
@@ -409,5 +409,6 @@ export const kindSchemas: Record<string, KindSchemas> = {
   [TemplateKind.Template]: templateSchemas,
   [TemplateKind.TemplateVersion]: templateVersionSchemas,
   [TokenKind.ApiToken]: apiTokenSchemas,
+  [TokenKind.SigningKey]: signingKeySchemas,
   [AuditKind.AuditEntry]: auditEntrySchemas,
 };

@@ -32,4 +32,6 @@ export const SECRET_FIELDS: Readonly<Record<string, readonly SecretField[]>> = O
   [StorageKind.RgwUserSecret]: [f('status', 'secretKey')],
   // An API token's SHA-256: sealed like the agents' secret hashes.
   [TokenKind.ApiToken]: [f('spec', 'secretHash')],
+  // The key every session token and signed link is signed with: whoever reads it forges both.
+  [TokenKind.SigningKey]: [f('spec', 'key')],
 });

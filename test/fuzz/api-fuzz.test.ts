@@ -20,10 +20,7 @@
 // The seed is FUZZ_SEED or a fresh one, printed; `FUZZ_SEED=<n> npx ava dist/test/fuzz/api-fuzz.test.js`
 // replays a run's requests (the lab's timing aside). FUZZ_REQUESTS sets the total (default 10,000).
 import test from 'ava';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import fc from 'fast-check';
-import { SIGNING_KEY_FILE } from '../../src/http/auth/secret-files.js';
 import type { StoreEvent } from '../../src/store/types.js';
 import { type Client, parseSetCookie } from '../http/client.js';
 import { cluster, login } from '../lab/ceph-cluster.js';
@@ -331,7 +328,7 @@ test('fuzz every route of /openapi.json: no 5xx, no leak, documented statuses, n
   };
 
   // Secrets, read from the store (and refreshed after writes that may make new ones).
-  const signingKey = (await readFile(join(q.config.stateDir, SIGNING_KEY_FILE), 'utf8').catch(() => '')).trim();
+  const signingKey = (await q.store.get<{ key: string }>('SigningKey', 'default'))?.spec.key ?? '';
   let secrets: string[] = [];
   const readSecrets = async (): Promise<void> => {
     const found = [ADMIN_PASSWORD, signingKey, agentSecret, rgw.secretKey, 'fuzz-user-password'];

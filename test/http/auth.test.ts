@@ -1,14 +1,9 @@
 import test from 'ava';
-import { mkdtemp, rm, stat, chmod } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { OWASP_SCRYPT, PasswordHasher } from '../../src/http/auth/passwords.js';
 import { LoginLimiter } from '../../src/http/auth/rate-limit.js';
-import { loadSigningKey } from '../../src/http/auth/secret-files.js';
 import { TokenService } from '../../src/http/auth/tokens.js';
 import { RateLimitedError } from '../../src/errors.js';
 import { ManualClock } from '../../src/model/clock.js';
-import { silentLogger } from '../../src/log.js';
 import { FAST_SCRYPT } from './harness.js';
 
 test('passwords default to OWASP scrypt (N=2^17, r=8, p=1) with salt and parameters in the hash', async (t) => {
@@ -85,15 +80,4 @@ test('tokens an access token is verified once, then served from a bounded cache 
   await t.throwsAsync(tokens.verifyAccess(a.token), { message: /expired/ });
   const refresh = await tokens.signRefresh('u', 's', 'jti-123456789012345');
   await t.throwsAsync(tokens.verifyAccess(refresh.token), undefined, 'a refresh token is no access token');
-});
-
-test('secret files the signing key is created owner-only, reused, and tightened when found loose', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'quarry-key-'));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
-  const first = await loadSigningKey(dir, silentLogger);
-  const file = join(dir, 'jwt-hs256.key');
-  t.is((await stat(file)).mode & 0o777, 0o600);
-  await chmod(file, 0o644);
-  t.deepEqual(await loadSigningKey(dir, silentLogger), first);
-  t.is((await stat(file)).mode & 0o777, 0o600);
 });

@@ -83,6 +83,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     },
     async close() {
       await listening.close();
+      http.auth.close();
       if (!opts.store) await store.close();
       if (!opts.keepStateDir) await rm(stateDir, { recursive: true, force: true });
     },

@@ -3,9 +3,6 @@
 // template that dumps its whole context shows none of them; the only secret a render may carry
 // is a node's own first agent secret while that node is being installed.
 import test from 'ava';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { SIGNING_KEY_FILE } from '../../src/http/auth/secret-files.js';
 import { kindSchemas } from '../../src/model/schemas.js';
 import { Kind, type AgentCredentialSpec } from '../../src/model/kinds.js';
 import { CephKind, type KeyringStatus } from '../../src/model/ceph-kinds.js';
@@ -25,7 +22,6 @@ async function storedSecrets(q: LabQuarry): Promise<Set<string>> {
     else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) walk(x, k);
   };
   for (const kind of Object.keys(kindSchemas)) for (const doc of await q.store.list(kind)) walk({ spec: doc.spec, status: doc.status }, '');
-  found.add((await readFile(join(q.config.stateDir, SIGNING_KEY_FILE), 'utf8')).trim());
   return found;
 }
 

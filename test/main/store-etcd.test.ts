@@ -1,7 +1,6 @@
 // STORE=etcd: the settings refused with a clear message, and Quarry started on a real etcd,
 // stopped and started again on the same state, which is in etcd and not under STATE_DIR.
 import test from 'ava';
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +10,7 @@ import { InputError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
 import { startQuarry } from '../../src/main.js';
 import { etcdEndpoints, etcdPrefix, useEtcd } from '../store/backends.js';
+import { etcdQuarryConfig } from './etcd-quarry.js';
 
 useEtcd(test);
 
@@ -79,18 +79,7 @@ test.serial('quarry runs on etcd: its documents are in etcd, secrets sealed, and
   const dir = await mkdtemp(join(tmpdir(), 'quarry-etcd-start-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   const prefix = etcdPrefix();
-  const config = loadConfig({
-    STATE_DIR: join(dir, 'state'),
-    SPECS_DIR: join(dir, 'specs'),
-    LAB_NODES: '0',
-    PORT: '0',
-    HOST: '127.0.0.1',
-    ADMIN_PASSWORD: 'etcd-admin-password',
-    SECRETS_KEY: randomBytes(32).toString('base64'),
-    STORE: 'etcd',
-    ETCD_ENDPOINTS: etcdEndpoints().join(','),
-    ETCD_PREFIX: prefix,
-  });
+  const config = etcdQuarryConfig(dir, prefix);
   const first = await startQuarry({ config, log: silentLogger, print: () => {} });
   const users = await first.store.list<{ username: string; passwordHash: string }>('User');
   await first.stop();

@@ -11,7 +11,7 @@ import { ensureFirstAdmin } from './bootstrap.js';
 import { ACCESS_COOKIE, REFRESH_COOKIE, clearSessionCookies, readCookie, setSessionCookies } from './cookies.js';
 import { AGENT_LOGIN_LIMITS, DEFAULT_LOGIN_LIMITS, LoginLimiter, type LoginLimits } from './rate-limit.js';
 import { OWASP_SCRYPT, PasswordHasher, type ScryptParams } from './passwords.js';
-import { loadSigningKey } from './secret-files.js';
+import { sharedSigningKey } from './signing-key.js';
 import { ApiTokenRegistry, TOKEN_PREFIX, tokenOfSession, tokenSessionId } from './api-tokens.js';
 import { bearerToken } from './bearer.js';
 import { SessionRegistry } from './sessions.js';
@@ -57,7 +57,7 @@ export interface AuthDeps {
   options?: Partial<AuthOptions>;
   /** Node agents' credentials (src/fleet/credentials.ts); without it no agent can log in. */
   agents?: AgentVerifier;
-  /** Encrypts the signing key file at rest. */
+  /** Opens the signing key file an older Quarry sealed, to move it into the store (signing-key.ts). */
   secrets?: SecretBox;
 }
 
@@ -81,18 +81,26 @@ export class Auth {
     private readonly agents: AgentVerifier | null,
   ) {}
 
-  /** Loads (or makes) the signing key, loads sessions, and creates the first admin if needed. */
+  /** Reads (or makes) the store's signing key, follows the store's sessions and API tokens, and
+   * creates the first admin if needed. */
   static async open(deps: AuthDeps): Promise<Auth> {
     const o = { ...DEFAULT_AUTH, ...deps.options };
     const hasher = o.hasher ?? new PasswordHasher(o.scrypt, o.hashConcurrency, 64, o.hashWaitingPerSource);
-    const key = await loadSigningKey(deps.stateDir, deps.logger, deps.secrets);
+    const key = await sharedSigningKey(deps.store, { stateDir: deps.stateDir, logger: deps.logger, secrets: deps.secrets });
     const users = new UserDirectory(deps.store, hasher);
     const sessions = new SessionRegistry(deps.store, deps.clock, deps.logger, o.refreshSeconds);
-    await sessions.load();
     const apiTokens = new ApiTokenRegistry(deps.store, deps.clock, deps.logger);
-    await apiTokens.load();
-    await ensureFirstAdmin(users, { stateDir: deps.stateDir, adminPassword: deps.adminPassword, logger: deps.logger, print: deps.print });
-    await hasher.warm();
+    try {
+      await sessions.load();
+      await apiTokens.load();
+      await ensureFirstAdmin(users, { stateDir: deps.stateDir, adminPassword: deps.adminPassword, logger: deps.logger, print: deps.print });
+      await hasher.warm();
+    } catch (err) {
+      // A start that fails leaves no watch behind on a store that stays open.
+      sessions.close();
+      apiTokens.close();
+      throw err;
+    }
     const tokens = new TokenService(
       key,
       deps.clock,
@@ -101,6 +109,12 @@ export class Auth {
     );
     const limiters = [new LoginLimiter(deps.clock, o.loginLimits), new LoginLimiter(deps.clock, o.agentLoginLimits)] as const;
     return new Auth(users, sessions, tokens, apiTokens, ...limiters, hasher, deps.clock, deps.logger, deps.agents ?? null);
+  }
+
+  /** Stops following the store (the sessions' and tokens' indexes). */
+  close(): void {
+    this.sessions.close();
+    this.apiTokens.close();
   }
 
   get accessSeconds(): number {
@@ -138,7 +152,9 @@ export class Auth {
     const token = bearer ?? readCookie(ctx, ACCESS_COOKIE);
     if (!token) throw new AuthError();
     const claims = await this.tokens.verifyAccess(token);
-    if (!this.sessions.isActive(claims.sessionId, claims.userId)) throw new AuthError('session ended');
+    // isActive first: the index answers nearly every request without an await.
+    if (!this.sessions.isActive(claims.sessionId, claims.userId) && !(await this.sessions.isOpen(claims.sessionId, claims.userId)))
+      throw new AuthError('session ended');
     const nodeId = agentNodeId(claims.userId);
     if (nodeId !== null) {
       const state = await this.agents?.state(nodeId);
