@@ -276,7 +276,14 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   // and GET /task/run/{id}/logs serves them.
   const hub = new SseHub({ subscribe: (h) => bus.subscribe((e) => e.type !== 'task.log' && h(e)), lastSeq: () => bus.lastSeq() });
   metrics.provide({ sseClients: () => hub.stats().clients });
+  // The election starts once the API listens (it advertises the URL); until then a controller
+  // on etcd neither leads nor knows who does.
+  let selfUrl: string | null = null;
+  const leader: LeaderView = opened.election
+    ? { isLeader: () => election?.isLeader() ?? false, leaderUrl: () => election?.leaderUrl() ?? null }
+    : soleLeader(() => selfUrl);
   const http = await createHttpApp({
+    leader,
     store,
     config,
     logger: log,
@@ -306,6 +313,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   });
   const listening: Listening = await http.listen(config.port, config.host);
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${listening.port}`;
+  selfUrl = url;
   await network.listening(listening.port);
   // Machines boot only once the master answers, as on a real network; their agents speak
   // HTTP to it (over loopback when it listens on every address).
@@ -368,7 +376,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
     specs,
     metrics,
     url,
-    leader: election ?? soleLeader(() => url),
+    leader,
     async stop() {
       stopping = true;
       clearInterval(sweeper);

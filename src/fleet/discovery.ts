@@ -44,12 +44,13 @@ export function tentativeNode(mac: string, nowIso: string): Doc<NodeSpec, NodeSt
   };
 }
 
-/** Creates the tentative node; a racing boot's node stands. */
+/** Creates the tentative node; a racing boot's node stands. Any other refusal fails the boot:
+ * its answer names the node, so it must exist. */
 export async function commitNode(store: Store, node: Pick<Doc<NodeSpec, unknown>, 'id' | 'name' | 'spec'>): Promise<void> {
   try {
     await store.create({ kind: Kind.Node, id: node.id, name: node.name, spec: node.spec });
   } catch (err) {
-    if (!(err instanceof ConflictError)) throw err;
+    if (!(err instanceof ConflictError) || !(await store.get(Kind.Node, node.id))) throw err;
   }
 }
 

@@ -10,6 +10,7 @@ import { isAgent, type Caller } from './auth/index.js';
 export const REQUEST_ID_HEADER = 'X-Request-Id';
 
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
+const PROBES = new Set(['/healthz', '/readyz', '/leaderz']);
 
 /** The request id of this request (set by requestIds before anything else runs). */
 export const requestIdOf = (ctx: Context): string | null => (ctx.state as { requestId?: string }).requestId ?? null;
@@ -17,8 +18,10 @@ export const requestIdOf = (ctx: Context): string | null => (ctx.state as { requ
 /** How loud a finished request is: a failure is a warning (refused) or an error (5xx); a change
  * a user made is news; reads, and the agents' steady calls, are detail. A 401 is routine (an
  * access token that expired: agents and browsers refresh and ask again), and so is a read of
- * something that is not there. */
-export function requestLogLevel(method: string, status: number, agent: boolean): Level {
+ * something that is not there. A probe's 503 (not ready, not the leader) is its answer, not a
+ * failure: load balancers ask every few seconds, and the controller logs its own state changes. */
+export function requestLogLevel(method: string, status: number, agent: boolean, path = ''): Level {
+  if (PROBES.has(path)) return 'debug';
   if (status >= 500) return 'error';
   if (status === 401 || (status === 404 && READS.has(method))) return 'info';
   if (status >= 400) return 'warn';
@@ -42,7 +45,7 @@ export function requestIds(logger: Logger): Middleware {
             : { user: caller.user.username, ...(caller.token ? { via: caller.token.name } : {}) }
           : {};
         const code = (ctx.state as { problemCode?: string }).problemCode;
-        logger(requestLogLevel(ctx.method, ctx.status, isAgent(caller)), 'request', {
+        logger(requestLogLevel(ctx.method, ctx.status, isAgent(caller), ctx.path), 'request', {
           requestId,
           method: ctx.method,
           // The path only: a query may hold S3 keys or a signed link's signature.

@@ -5,6 +5,7 @@
 // number, so the store's key order is their age; past `max`, the same transaction deletes the
 // oldest. Who acts comes from the async context (src/log.ts asActor): the HTTP route layer sets
 // the user or token, the specs folder the file, the loop manager the loop.
+import { ConflictError } from '../errors.js';
 import { currentActor, currentRequestId, type Actor } from '../log.js';
 import { AUDIT_MAX_FIELDS, AuditKind, changedPaths, isAudited, type AuditEntrySpec } from '../model/audit-kinds.js';
 import type { Clock } from '../model/clock.js';
@@ -73,6 +74,21 @@ export class AuditTrail {
       const last = this.ids[this.ids.length - 1];
       this.seq = Math.max(this.seq, last === undefined ? 0 : Number(last));
     }));
+  }
+
+  /** Whether a refused transaction was refused for its entry's number: another controller on the
+   * same store (etcd) took it first. Sequence numbers are each writer's own guess; the store's
+   * compare is what makes them unique. */
+  collided(err: unknown): boolean {
+    return err instanceof ConflictError && err.message.startsWith(PREFIX);
+  }
+
+  /** Learns the entries the other writers added, so the next number is past theirs. */
+  async resync(): Promise<void> {
+    const { items } = await this.backend.list(PREFIX);
+    this.ids = items.map((kv) => kv.key.slice(PREFIX.length));
+    const last = this.ids[this.ids.length - 1];
+    this.seq = Math.max(this.seq, last === undefined ? 0 : Number(last));
   }
 
   /** The writes that record `change`, to go in its transaction; synchronous, so concurrent

@@ -200,17 +200,25 @@ export class DocumentStore implements Store {
     const audited = this.audit.audited(kind) ? change(true) : null;
     if (!audited) return op.op === 'put' ? this.backend.put(op.key, op.value, op.pre) : this.backend.delete(op.key, op.pre);
     await this.audit.ready();
-    return this.audit.inOrder(async () => {
-      // Nothing awaited from here to the transaction's submission: the plan stays true.
-      const plan = this.audit.plan(audited);
+    for (let attempt = 1; ; attempt++) {
       try {
-        const [rev] = await this.backend.txn([op, ...plan.ops]);
-        return rev as number;
+        return await this.audit.inOrder(async () => {
+          // Nothing awaited from here to the transaction's submission: the plan stays true.
+          const plan = this.audit.plan(audited);
+          try {
+            const [rev] = await this.backend.txn([op, ...plan.ops]);
+            return rev as number;
+          } catch (err) {
+            plan.undo();
+            throw err;
+          }
+        });
       } catch (err) {
-        plan.undo();
-        throw err;
+        // Another controller numbered an entry the same: the change itself was not refused.
+        if (attempt >= this.maxAttempts || !this.audit.collided(err)) throw err;
+        await this.audit.resync();
       }
-    });
+    }
   }
 
   private async current(kind: string, id: string): Promise<KeyValue<StoredDoc>> {

@@ -108,5 +108,8 @@ test('request log level: failures warn or err, user changes inform, reads and ag
   t.is(requestLogLevel('GET', 400, false), 'warn');
   t.is(requestLogLevel('POST', 200, false), 'info');
   t.is(requestLogLevel('POST', 200, true), 'debug');
+  t.is(requestLogLevel('GET', 503, false, '/leaderz'), 'debug', "a follower's answer to a load balancer's probe");
+  t.is(requestLogLevel('GET', 503, false, '/readyz'), 'debug');
+  t.is(requestLogLevel('GET', 503, false, '/nodes'), 'error');
   t.is(requestLogLevel('GET', 200, false), 'debug');
 });

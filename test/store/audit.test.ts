@@ -132,6 +132,20 @@ test.serial('audit entries survive a reopen of an etcd store too', async (t) => 
   );
 });
 
+test.serial(
+  'audit of two controllers on one etcd: entries numbered the same by both are renumbered, every change is made and recorded',
+  async (t) => {
+    const prefix = etcdPrefix();
+    const a = new DocumentStore(await openEtcd<StoredDoc>(t, { prefix }), { ...testDeps(), auditMaxEntries: 1000 });
+    const b = new DocumentStore(await openEtcd<StoredDoc>(t, { prefix }), { ...testDeps(), auditMaxEntries: 1000 });
+    // Each store's trail numbers from what it loaded: their first entries collide.
+    const ids = Array.from({ length: 20 }, (_, i) => `n${i}`);
+    await Promise.all(ids.map((id, i) => (i % 2 ? a : b).create({ kind: 'Node', id, name: id, spec: nodeSpec() })));
+    t.is((await a.list('Node')).length, ids.length, 'no change refused for its entry');
+    t.deepEqual((await entries(a)).map((e) => e.objectId).sort(), [...ids].sort(), 'one entry per change');
+  },
+);
+
 test('audit entries survive a restart of the embedded store, and numbering and the bound carry on', async (t) => {
   const dir = await tempDir(t);
   const first = await openEmbeddedStore(dir, { ...testDeps(), auditMaxEntries: 3 });
