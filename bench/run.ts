@@ -12,6 +12,7 @@ const suites: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   s3: () => import('./s3.js'),
   specs: () => import('./specs.js'),
   retention: () => import('./retention.js'),
+  failover: () => import('./failover.js'),
   system: () => import('./system.js'),
 };
 

@@ -446,7 +446,13 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
-  quarry = await startQuarry({ config, log });
+  // A deposed leader exits non-zero once stopped: its supervisor starts it again, as a follower.
+  const deposed = (): void => {
+    if (stopping || !quarry) return;
+    stopping = 'deposed';
+    void quarry.stop().finally(() => process.exit(1));
+  };
+  quarry = await startQuarry({ config, log, onDeposed: deposed });
   // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- a signal handler sets it while startQuarry is awaited
   if (stopping) await stop(quarry);
 }

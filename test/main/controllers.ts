@@ -8,10 +8,15 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ExecutionContext } from 'ava';
 
 const MAIN = fileURLToPath(new URL('../../src/main.js', import.meta.url));
 export const CONTROLLER_ADMIN_PASSWORD = 'controllers-admin-password';
+
+/** What the group needs of its caller: an ava test's `t`, or a benchmark's own. */
+export interface Scope {
+  teardown(fn: () => Promise<void> | void): void;
+  log(...values: unknown[]): void;
+}
 
 export interface ControllerGroupOptions {
   endpoints: string[];
@@ -71,7 +76,7 @@ export class ControllerGroup {
   ) {}
 
   /** Starts n controllers one after the other; all are stopped (SIGKILL) when the test ends. */
-  static async start(t: ExecutionContext, n: number, opts: ControllerGroupOptions): Promise<ControllerGroup> {
+  static async start(t: Scope, n: number, opts: ControllerGroupOptions): Promise<ControllerGroup> {
     const g = new ControllerGroup(await mkdtemp(join(tmpdir(), 'quarry-controllers-')), opts);
     t.teardown(async () => {
       await Promise.all(g.controllers.map((c) => c.kill('SIGKILL')));
@@ -82,7 +87,7 @@ export class ControllerGroup {
   }
 
   /** One more controller, once it says it started (its URL known). */
-  async add(t: ExecutionContext): Promise<Controller> {
+  async add(t: Scope): Promise<Controller> {
     const name = `c${this.controllers.length + 1}`;
     const proc = spawn(process.execPath, [MAIN], {
       env: {
