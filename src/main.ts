@@ -330,7 +330,8 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   const unsubscribe = bus.subscribe((e) => {
     if (e.type !== 'task.log') log(eventLogLevel(e), e.type, eventLogFields(e));
   });
-  let stopping = false;
+  // Read by the election's callbacks, set by stop().
+  const life: { stopping: boolean; stopped?: Promise<void> } = { stopping: false };
   if (opened.election && config.etcd) {
     const me = { id: `${hostname()}-${process.pid}-${uuid().slice(0, 8)}`, url: config.etcd.advertiseUrl ?? url };
     election = opened.election({
@@ -344,19 +345,32 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
       onError: (err) => log('warn', 'leader election', { error: String(err) }),
       onLeader: (r) => log('info', 'leader', { controller: me.id, leader: r?.id ?? null, leaderUrl: r?.url ?? null }),
     });
-    void election.campaign().then(
-      async () => {
-        const t0 = performance.now();
+    const campaign = election;
+    void (async () => {
+      try {
+        await campaign.campaign();
+      } catch (err) {
+        if (!life.stopping) log('error', 'leader election failed', { error: String(err) });
+        return;
+      }
+      if (life.stopping) return;
+      const t0 = performance.now();
+      try {
         await lead();
         await network.listening(listening.port);
-        // The lab's machines are this controller's: they start with its leadership.
-        lab?.start();
-        log('info', 'elected: this controller leads', { controller: me.id, interruptedRuns, startMs: Math.round(performance.now() - t0) });
-      },
-      (err: unknown) => {
-        if (!stopping) log('error', 'leader election failed', { error: String(err) });
-      },
-    );
+      } catch (err) {
+        // Elected but unable to take over (etcd went away meanwhile): give the key back for
+        // another controller rather than lead without loops.
+        log('error', 'taking over the loops failed: resigning', { error: String(err) });
+        await manager.stop();
+        await campaign.stop().catch(() => undefined);
+        (opts.onDeposed ?? (() => void quarry.stop()))(String(err));
+        return;
+      }
+      // The lab's machines are this controller's: they start with its leadership.
+      lab?.start();
+      log('info', 'elected: this controller leads', { controller: me.id, interruptedRuns, startMs: Math.round(performance.now() - t0) });
+    })();
   } else lab?.start();
   log('info', 'quarry started', { url, driver: config.driver, labNodes: lab ? config.labNodes : 0, interruptedRuns, store: config.store });
   const quarry: Quarry = {
@@ -377,28 +391,31 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
     metrics,
     url,
     leader,
-    async stop() {
-      stopping = true;
-      clearInterval(sweeper);
-      await pruner?.stop();
-      lab?.stop();
-      await specs.stop();
-      hub.close();
-      await listening.close();
-      http.auth.close();
-      unsubscribe();
-      await manager.stop();
-      // Given up once the loops stopped: the next leader need not wait out the lease.
-      await election?.stop().catch((err: unknown) => log('warn', 'resigning the leadership failed', { error: String(err) }));
-      await network.stop();
-      await images.stop();
-      await s3.stop();
-      await closeCeph();
-      await templates.close();
-      await tasks.close();
-      await logs.close();
-      metrics.close();
-      await store.close();
+    // Once: a deposed leader stops itself, and its owner may stop it too.
+    stop() {
+      life.stopping = true;
+      return (life.stopped ??= (async () => {
+        clearInterval(sweeper);
+        await pruner?.stop();
+        lab?.stop();
+        await specs.stop();
+        hub.close();
+        await listening.close();
+        http.auth.close();
+        unsubscribe();
+        await manager.stop();
+        // Given up once the loops stopped: the next leader need not wait out the lease.
+        await election?.stop().catch((err: unknown) => log('warn', 'resigning the leadership failed', { error: String(err) }));
+        await network.stop();
+        await images.stop();
+        await s3.stop();
+        await closeCeph();
+        await templates.close();
+        await tasks.close();
+        await logs.close();
+        metrics.close();
+        await store.close();
+      })());
     },
   };
   return quarry;
