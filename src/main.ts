@@ -145,6 +145,8 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
     onError: (err, runId) => log('error', 'task run bookkeeping failed', { runId, error: String(err) }),
   });
   const fleet = new Fleet(clock, config.heartbeatTimeoutMs);
+  // When this controller began to lead (its start, on the embedded store); lead() sets it.
+  let leadingSince = clock.now();
   const manager = new Manager({
     store: loopStore,
     concurrency: config.reconcileConcurrency,
@@ -197,7 +199,8 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
       tasks,
       bus,
       clock,
-      startedAt: clock.now(),
+      // Agents are heard from the leadership on: until then a follower relayed them elsewhere.
+      startedAt: () => leadingSince,
       heartbeatTimeoutMs: config.heartbeatTimeoutMs,
       retryBaseMs: opts.retryBaseMs ?? 5_000,
       runTimeoutMs: opts.runTimeoutMs ?? 5 * 60_000,
@@ -252,6 +255,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   let pruner: RunPruning | null = null;
   let interruptedRuns = 0;
   const lead = async (): Promise<void> => {
+    leadingSince = clock.now();
     // Runs cut short by a crash (or left by a dead leader) are failed; their objects look again.
     const interrupted = await tasks.recover();
     interruptedRuns = interrupted.length;

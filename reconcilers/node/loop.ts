@@ -48,7 +48,9 @@ export interface NodeLoopDeps {
   };
   bus: Pick<EventBus, 'publish'>;
   clock: Clock;
-  startedAt: number;
+  /** Since when this controller hears the agents: its start, or (several controllers) its
+   * election — a follower's agents reported to the old leader, so its silence means nothing. */
+  startedAt: number | (() => number);
   heartbeatTimeoutMs: number;
   /** First retry delay of a failed restart/shutdown; doubles per attempt. */
   retryBaseMs: number;
@@ -168,7 +170,7 @@ async function observe(deps: NodeLoopDeps, memory: DisruptionMemory, id: string)
     configHashes: cluster ? configHashes(cluster.spec) : null,
     now: deps.clock.now(),
     nowIso: deps.clock.iso(),
-    startedAt: deps.startedAt,
+    startedAt: typeof deps.startedAt === 'function' ? deps.startedAt() : deps.startedAt,
     heartbeatTimeoutMs: deps.heartbeatTimeoutMs,
     retryBaseMs: deps.retryBaseMs,
     ...(deps.bootLoop ? { bootLoop: deps.bootLoop } : {}),

@@ -8,7 +8,12 @@ import { etcdEndpoints } from '../store/backends.js';
 export const ETCD_ADMIN_PASSWORD = 'etcd-admin-password';
 
 /** STORE=etcd under `prefix`; STATE_DIR and SPECS_DIR inside `dir`; no lab machines. */
-export function etcdQuarryConfig(dir: string, prefix: string, secretsKey = randomBytes(32).toString('base64')): Readonly<Config> {
+export function etcdQuarryConfig(
+  dir: string,
+  prefix: string,
+  secretsKey = randomBytes(32).toString('base64'),
+  extra: Record<string, string> = {},
+): Readonly<Config> {
   return loadConfig({
     STATE_DIR: join(dir, 'state'),
     SPECS_DIR: join(dir, 'specs'),
@@ -20,5 +25,6 @@ export function etcdQuarryConfig(dir: string, prefix: string, secretsKey = rando
     STORE: 'etcd',
     ETCD_ENDPOINTS: etcdEndpoints().join(','),
     ETCD_PREFIX: prefix,
+    ...extra,
   });
 }
