@@ -13,6 +13,7 @@ const suites: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   specs: () => import('./specs.js'),
   retention: () => import('./retention.js'),
   failover: () => import('./failover.js'),
+  heartbeats: () => import('./heartbeats.js'),
   system: () => import('./system.js'),
 };
 

@@ -1,0 +1,95 @@
+// The controller of the heartbeats benchmark, in its own process so that its CPU time is its
+// own: a whole Quarry (the lab driver with no lab machines, the embedded store, its loops
+// running) holding N approved nodes, each with 4 disks and an agent credential already rotated,
+// as a fleet that was installed earlier has them. The credentials are written to the store
+// directly (what AgentCredentials.rotate leaves: only the SHA-256 of the secret), which skips
+// the install boot of 10,000 machines but not a single step of the agent protocol measured:
+// the agents log in with `agent:<nodeId>` and their secret over HTTP, as a real agent does.
+// Messages (IPC): {cmd:'idle'} answers once every loop is idle.
+import { createHash } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../src/config.js';
+import { agentUsername } from '../src/fleet/credentials.js';
+import { newNodeSpec } from '../src/fleet/discovery.js';
+import { silentLogger } from '../src/log.js';
+import { startQuarry, type Quarry } from '../src/main.js';
+import { diskIdFor } from '../src/model/ids.js';
+import { Kind, type AgentCredentialSpec } from '../src/model/kinds.js';
+import { benchAgent, BENCH_ADMIN_PASSWORD, agentSecret } from './heartbeats-fleet.js';
+
+const n = Number(process.argv[2] ?? 10_000);
+
+async function populate(q: Quarry): Promise<void> {
+  const now = new Date().toISOString();
+  const CHUNK = 500;
+  for (let start = 1; start <= n; start += CHUNK) {
+    const writes: Promise<unknown>[] = [];
+    for (let i = start; i < Math.min(n + 1, start + CHUNK); i++) {
+      const a = benchAgent(i);
+      const r = a.report;
+      writes.push(
+        q.store.create({
+          kind: Kind.Node,
+          id: a.nodeId,
+          name: r.hostname,
+          spec: newNodeSpec(a.mac, r.hostname, true),
+          status: {},
+        }),
+      );
+      for (const d of r.disks) {
+        writes.push(
+          q.store.create({
+            kind: Kind.Disk,
+            id: diskIdFor(a.nodeId, d.serial),
+            name: `${r.hostname}/${d.serial}`,
+            spec: { nodeId: a.nodeId, serial: d.serial, osd: false, wipeGeneration: 0 },
+            status: {},
+          }),
+        );
+      }
+      const hash = createHash('sha256').update(agentSecret(i), 'utf8').digest('hex');
+      const spec: AgentCredentialSpec = {
+        nodeId: a.nodeId,
+        secretHash: hash,
+        initialSecret: null,
+        issuedAt: now,
+        firstUsedAt: now,
+        rotatedAt: now,
+        boundAddress: null,
+        expiresAt: null,
+        claimedBy: null,
+        installHash: null,
+        conflict: null,
+      };
+      writes.push(q.store.create<AgentCredentialSpec>({ kind: Kind.AgentCredential, id: a.nodeId, name: agentUsername(a.nodeId), spec }));
+    }
+    await Promise.all(writes);
+  }
+}
+
+const stateDir = await mkdtemp(join(tmpdir(), 'quarry-bench-hb-'));
+const config = loadConfig({
+  STATE_DIR: stateDir,
+  SPECS_DIR: join(stateDir, 'specs'),
+  SECRETS_KEY: Buffer.alloc(32, 3).toString('base64'),
+  LAB_NODES: '0',
+  PORT: '0',
+  HOST: '127.0.0.1',
+  ADMIN_PASSWORD: BENCH_ADMIN_PASSWORD,
+});
+const q = await startQuarry({ config, log: silentLogger, print: () => {}, auth: { scrypt: { N: 2 ** 14, r: 8, p: 1 } } });
+await populate(q);
+await q.manager.idle();
+process.on('message', (msg: { cmd?: string }) => {
+  if (msg.cmd === 'idle') void q.manager.idle().then(() => process.send?.({ kind: 'idle' }));
+});
+process.on('disconnect', () => {
+  // A clean exit, so that --cpu-prof writes its profile.
+  void q
+    .stop()
+    .then(() => rm(stateDir, { recursive: true, force: true }))
+    .finally(() => process.exit(0));
+});
+process.send?.({ kind: 'ready', url: q.url });
