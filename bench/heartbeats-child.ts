@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../src/config.js';
+import { benchConfig } from './quarry-fixture.js';
 import { agentUsername } from '../src/fleet/credentials.js';
 import { newNodeSpec } from '../src/fleet/discovery.js';
 import { silentLogger } from '../src/log.js';
@@ -70,15 +70,7 @@ async function populate(q: Quarry): Promise<void> {
 }
 
 const stateDir = await mkdtemp(join(tmpdir(), 'quarry-bench-hb-'));
-const config = loadConfig({
-  STATE_DIR: stateDir,
-  SPECS_DIR: join(stateDir, 'specs'),
-  SECRETS_KEY: Buffer.alloc(32, 3).toString('base64'),
-  LAB_NODES: '0',
-  PORT: '0',
-  HOST: '127.0.0.1',
-  ADMIN_PASSWORD: BENCH_ADMIN_PASSWORD,
-});
+const config = benchConfig(stateDir, BENCH_ADMIN_PASSWORD);
 const q = await startQuarry({ config, log: silentLogger, print: () => {}, auth: { scrypt: { N: 2 ** 14, r: 8, p: 1 } } });
 await populate(q);
 await q.manager.idle();

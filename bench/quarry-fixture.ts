@@ -81,18 +81,24 @@ async function populate(q: Quarry, n: number): Promise<string[]> {
   return ids;
 }
 
-export async function benchQuarry(n: number): Promise<BenchQuarry> {
-  const stateDir = await mkdtemp(join(tmpdir(), 'quarry-bench-q-'));
-  const config = loadConfig({
+/** A bench Quarry's settings: the lab driver without machines, on loopback, its state in
+ * stateDir; `extra` adds or overrides variables. */
+export function benchConfig(stateDir: string, adminPassword: string, extra: Record<string, string> = {}): ReturnType<typeof loadConfig> {
+  return loadConfig({
     STATE_DIR: stateDir,
     SPECS_DIR: join(stateDir, 'specs'),
     SECRETS_KEY: Buffer.alloc(32, 3).toString('base64'),
     LAB_NODES: '0',
     PORT: '0',
     HOST: '127.0.0.1',
-    ADMIN_PASSWORD: PASSWORD,
-    RESYNC_MS: '86400000',
+    ADMIN_PASSWORD: adminPassword,
+    ...extra,
   });
+}
+
+export async function benchQuarry(n: number): Promise<BenchQuarry> {
+  const stateDir = await mkdtemp(join(tmpdir(), 'quarry-bench-q-'));
+  const config = benchConfig(stateDir, PASSWORD, { RESYNC_MS: '86400000' });
   const q = await startQuarry({ config, log: silentLogger, print: () => {}, auth: { scrypt: { N: 2 ** 14, r: 8, p: 1 } } });
   // The loops are stopped first: these machines have no agents, and the loops would spend the
   // run marking 10,000 nodes offline and asking a missing cluster for 30,000 OSDs. What is
