@@ -3,6 +3,8 @@
 // reported running. Baseline: the simulated cluster creating and starting the same OSDs
 // directly, without Quarry, in the same process. Then day 2 in the same process (osd-day2.ts):
 // single creations on disks left out of the big declaration against single removals.
+// Arguments: nodes, then the store: "embedded" (the default), or "etcd" and the endpoints of a
+// running etcd (bench/osds.ts starts one), where Quarry campaigns and, alone, leads at once.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,16 +19,26 @@ import { SimCephCluster } from '../src/sim/ceph/cluster.js';
 import { day2 } from './osd-day2.js';
 
 const n = Number(process.argv[2] ?? 1000);
+const backend = process.argv[3] ?? 'embedded';
+const endpoints = process.argv[4] ?? '';
+if (backend !== 'embedded' && !(backend === 'etcd' && endpoints))
+  throw new Error(`store: "embedded", or "etcd" and endpoints; got ${backend}`);
 const PASSWORD = 'bench-admin-password';
-/** Single creations and removals timed after the big declaration (BENCH_DAY2=0: none). 30
+/** Single creations and removals timed after the big declaration (BENCH_DAY2=0, or etcd: none). 30
  * pairs: at 9, one pair slowed by the machine's other work (or the lab cluster loop's periodic
  * status over 3,655 OSDs) moved a run's median by itself (README, "osds day 2"). */
-const DAY2 = Number(process.env.BENCH_DAY2 ?? 30);
+const DAY2 = backend === 'etcd' ? 0 : Number(process.env.BENCH_DAY2 ?? 30);
+/** How much longer the waits may take on etcd, where every read of the loops is a request. */
+const SLACK = backend === 'etcd' ? 4 : 1;
+
+/** On etcd: why this Quarry lost its leadership (its lease not renewed in LEADER_LEASE_TTL_S), if it did. */
+let deposed: string | null = null;
 
 async function until(what: string, check: () => Promise<boolean>, boundMs: number): Promise<void> {
   process.stderr.write(`waiting for ${what}\n`);
   const end = Date.now() + boundMs;
   while (!(await check())) {
+    if (deposed) throw new Error(`bench: Quarry lost its leadership waiting for ${what} (${deposed})`);
     if (Date.now() > end) throw new Error(`bench gave up waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 200));
   }
@@ -66,6 +78,7 @@ try {
     HEARTBEAT_TIMEOUT_MS: '60000',
     RESYNC_MS: '3600000',
     RECONCILE_CONCURRENCY: '32',
+    ...(backend === 'etcd' ? { STORE: 'etcd', ETCD_ENDPOINTS: endpoints, ETCD_PREFIX: `bench-osds-${randomUUID()}/` } : {}),
   });
   const q = await startQuarry({
     config,
@@ -73,12 +86,13 @@ try {
     print: () => {},
     auth: { scrypt: { N: 2 ** 14, r: 8, p: 1 } },
     retryBaseMs: 200,
+    onDeposed: (why) => (deposed = `${why}, after ${(performance.now() / 1000).toFixed(0)} s`),
     lab: { link: 'inprocess', bootMs: 0, stepMs: 0, heartbeatMs: 5_000, claimWaitMs: 10_000, disksPerMachine: 4 },
     cephTiming: { pollMs: 500, queryTimeoutMs: 5_000, startGraceMs: 15_000, blockedRecheckMs: 500 },
   });
   const nodes = () => q.store.list<NodeSpec, NodeStatusFields>(Kind.Node);
   const tBoot = performance.now();
-  await until('every node active', async () => (await nodes()).filter((x) => x.status.phase === 'active').length === n, 300_000);
+  await until('every node active', async () => (await nodes()).filter((x) => x.status.phase === 'active').length === n, 300_000 * SLACK);
   const bootMs = performance.now() - tBoot;
   const login = await fetch(`${q.url}/user/login`, {
     method: 'POST',
@@ -100,7 +114,7 @@ try {
   await until(
     'quorum',
     async () => ((await q.store.get<unknown, ClusterStatus>(CephKind.Cluster, CLUSTER_ID))?.status.quorum?.length ?? 0) === 3,
-    120_000,
+    120_000 * SLACK,
   );
   const eligible = (await q.store.list<DiskSpec, DiskStatusFields>(Kind.Disk))
     .filter((d) => diskReasons(d, byNode.get(d.spec.nodeId)).length === 0)
@@ -127,7 +141,7 @@ try {
     async () =>
       (await q.store.list<DiskSpec, DiskStatusFields>(Kind.Disk)).filter((d) => wanted.has(d.id) && d.status.osd?.phase === 'running')
         .length === targets.length,
-    600_000,
+    600_000 * SLACK,
   );
   const ms = performance.now() - t0;
   const reconciles = q.manager.stats().reconciles - before;
@@ -141,7 +155,18 @@ try {
       : null;
   await q.stop();
   console.log(
-    JSON.stringify({ n, osds: targets.length, bootMs, declaredMs, ms, reconciles, rss, baselineMs: baseline(targets.length), day2: day }),
+    JSON.stringify({
+      n,
+      store: backend,
+      osds: targets.length,
+      bootMs,
+      declaredMs,
+      ms,
+      reconciles,
+      rss,
+      baselineMs: baseline(targets.length),
+      day2: day,
+    }),
   );
 } finally {
   await rm(stateDir, { recursive: true, force: true });

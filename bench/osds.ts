@@ -2,15 +2,22 @@
 // every eligible disk to every OSD reported running (target <= 30 s), with reconciles per
 // second; baseline: the simulated cluster creating the same OSDs directly. Then, in the same
 // process, day 2: one OSD removed (declare → removed) against one created (declare → running),
-// a few of each, one at a time (target: removal <= 2x creation).
+// a few of each, one at a time (target: removal <= 2x creation). The same convergence again
+// with Quarry on a real etcd (one local member, test/store/etcd-server.ts, started for the run;
+// no day 2 there), side by side with the embedded store's.
 import { execFile } from 'node:child_process';
 import { QUARRY_V8_FLAGS } from './node-flags.js';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { EtcdCluster, etcdMissing } from '../test/store/etcd-server.js';
 import type { Day2Result } from './osd-day2.js';
 
 const child = fileURLToPath(new URL('./osds-child.js', import.meta.url));
 const REMOVAL_TARGET = 2;
+
+type Convergence = Record<'n' | 'osds' | 'bootMs' | 'declaredMs' | 'ms' | 'reconciles' | 'rss' | 'baselineMs', number> & {
+  day2: Day2Result | null;
+};
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -18,21 +25,63 @@ function median(xs: number[]): number {
   return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
-export async function run(nodes = Number(process.env.BENCH_LAB_NODES ?? 1000)): Promise<void> {
-  const { stdout } = await promisify(execFile)(process.execPath, [...QUARRY_V8_FLAGS, child, String(nodes)], {
+async function converge(nodes: number, ...store: string[]): Promise<Convergence> {
+  const { stdout } = await promisify(execFile)(process.execPath, [...QUARRY_V8_FLAGS, child, String(nodes), ...store], {
     maxBuffer: 1 << 20,
-    timeout: 20 * 60_000,
+    // etcd's run waits up to 4x longer for each step (osds-child.ts).
+    timeout: (store.length ? 80 : 20) * 60_000,
   });
-  const r = JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as Record<string, number> & { day2: Day2Result | null };
-  const s = (x: number): string => (x / 1000).toFixed(1);
-  console.log(`lab: ${r.n} nodes booted to active in ${s(r.bootMs ?? 0)} s`);
-  console.log(`OSDs: ${r.osds} declared in ${s(r.declaredMs ?? 0)} s; all running after ${s(r.ms ?? 0)} s (target <= 30 s)`);
-  console.log(`reconciles: ${r.reconciles} in that time, ${((r.reconciles ?? 0) / ((r.ms ?? 1) / 1000)).toFixed(0)} per second`);
+  return JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as Convergence;
+}
+
+const s = (x: number): string => (x / 1000).toFixed(1);
+const perSecond = (r: Convergence): number => r.reconciles / (r.ms / 1000);
+
+function report(r: Convergence): void {
+  console.log(`lab: ${r.n} nodes booted to active in ${s(r.bootMs)} s`);
+  console.log(`OSDs: ${r.osds} declared in ${s(r.declaredMs)} s; all running after ${s(r.ms)} s (target <= 30 s)`);
+  console.log(`reconciles: ${r.reconciles} in that time, ${perSecond(r).toFixed(0)} per second`);
+  console.log(`baseline, the simulated cluster alone: ${(r.baselineMs / 1000).toFixed(2)} s; ratio ${(r.ms / r.baselineMs).toFixed(0)}x`);
+  console.log(`RSS at the end: ${(r.rss / 2 ** 20).toFixed(0)} MiB`);
+}
+
+/** The two convergences side by side, and etcd's over the embedded store's. */
+function sideBySide(e: Convergence, etcd: Convergence): void {
+  const ratio = (x: number, y: number): string => `${(x / y).toFixed(2)}×`;
+  console.log(`convergence by store: ${e.n} nodes booted, then OSDs declared → all running (embedded: less day 2's spare disks)`);
+  console.log('| store | booted to active | OSDs | all running | reconciles per second | × the simulated cluster | RSS MiB |');
+  console.log('|---|---|---|---|---|---|---|');
+  for (const [name, r] of [
+    ['embedded', e],
+    ['etcd (one local member)', etcd],
+  ] as const)
+    console.log(
+      `| ${name} | ${s(r.bootMs)} s | ${r.osds} | ${s(r.ms)} s | ${perSecond(r).toFixed(0)} | ${(r.ms / r.baselineMs).toFixed(0)}x (${(r.baselineMs / 1000).toFixed(2)} s) | ${(r.rss / 2 ** 20).toFixed(0)} |`,
+    );
   console.log(
-    `baseline, the simulated cluster alone: ${((r.baselineMs ?? 0) / 1000).toFixed(2)} s; ratio ${((r.ms ?? 0) / (r.baselineMs ?? 1)).toFixed(0)}x`,
+    `| etcd ÷ embedded | ${ratio(etcd.bootMs, e.bootMs)} | | ${ratio(etcd.ms, e.ms)} | ${ratio(perSecond(etcd), perSecond(e))} | | ${ratio(etcd.rss, e.rss)} |`,
   );
-  console.log(`RSS at the end: ${((r.rss ?? 0) / 2 ** 20).toFixed(0)} MiB`);
-  if (r.day2) day2(r.day2);
+}
+
+export async function run(nodes = Number(process.env.BENCH_LAB_NODES ?? 1000)): Promise<void> {
+  const embedded = await converge(nodes);
+  report(embedded);
+  if (embedded.day2) day2(embedded.day2);
+  const missing = etcdMissing();
+  if (missing) {
+    console.log(`on etcd: skipped (${missing})`);
+    return;
+  }
+  const cluster = await EtcdCluster.start(1);
+  let onEtcd: Convergence;
+  try {
+    onEtcd = await converge(nodes, 'etcd', cluster.endpoints().join(','));
+  } finally {
+    await cluster.stop();
+  }
+  console.log('on etcd (STORE=etcd, one local member, its own fsync; day 2 on the embedded store only):');
+  report(onEtcd);
+  sideBySide(embedded, onEtcd);
 }
 
 function day2(d: Day2Result): void {
