@@ -42,6 +42,7 @@ export class EtcdElection implements LeaderView {
   private watcher: Watcher | undefined;
   private stopped = false;
   private lastRenewed = 0;
+  private checking = false;
   private checkTimer: NodeJS.Timeout | undefined;
   private keyGone: (() => void) | undefined;
   /** Deletions of the key seen by the watch. */
@@ -69,6 +70,25 @@ export class EtcdElection implements LeaderView {
   /** The proof of leadership loop writes carry; null while this controller does not lead. */
   fence(): Fence | null {
     return this.held;
+  }
+
+  /** A busy process (a long GC, a loaded machine) may handle a renewal's answer late; only etcd
+   * knows whether the lease ran out, so a late renewal is confirmed before anyone is deposed. */
+  private async checkRenewal(lease: Lease): Promise<void> {
+    const ttlMs = this.opts.ttlSeconds * 1000;
+    if (this.checking || !this.held || Date.now() - this.lastRenewed <= ttlMs) return;
+    this.checking = true;
+    try {
+      const res = await lease.keepaliveOnce({ deadline: Date.now() + ttlMs / 2 });
+      if (Number(res.TTL) > 0) this.lastRenewed = Date.now();
+      else this.lose('the leadership lease expired');
+    } catch (err) {
+      this.lose(
+        `the leadership lease could not be renewed for ${this.opts.ttlSeconds} s (${err instanceof Error ? err.message : String(err)})`,
+      );
+    } finally {
+      this.checking = false;
+    }
   }
 
   /** Campaigns until elected (resolves with the fence) or stopped (rejects). */
@@ -130,14 +150,9 @@ export class EtcdElection implements LeaderView {
     lease.on('keepaliveSucceeded', () => (this.lastRenewed = Date.now()));
     lease.on('lost', (err) => this.lose(`the leadership lease was lost (${err.message})`));
     // etcd3 says "lost" only after twice the TTL without a renewal; by then another controller
-    // may have led for a whole TTL. A leader that has not renewed within the TTL stops itself.
-    this.checkTimer = setInterval(
-      () => {
-        if (Date.now() - this.lastRenewed > this.opts.ttlSeconds * 1000)
-          this.lose(`the leadership lease was not renewed for ${this.opts.ttlSeconds} s`);
-      },
-      (this.opts.ttlSeconds * 1000) / 4,
-    );
+    // may have led for a whole TTL. A leader that has not heard a renewal within the TTL asks
+    // etcd once more and stops itself unless etcd says the lease still runs.
+    this.checkTimer = setInterval(() => void this.checkRenewal(lease), (this.opts.ttlSeconds * 1000) / 4);
     this.checkTimer.unref();
     return this.held;
   }

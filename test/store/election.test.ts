@@ -105,7 +105,7 @@ it('a leader cut off from etcd deposes itself within its TTL, and another leads 
   await a.election.campaign();
   await cluster.kill(0);
   await until(() => a.lost.length > 0, 'a deposes itself');
-  t.regex(a.lost[0] ?? '', /not renewed for 2 s|lost/);
+  t.regex(a.lost[0] ?? '', /could not be renewed for 2 s|lost/);
   t.false(a.election.isLeader());
   await cluster.restart(0);
   const b = await candidate(t, prefix, 'b', 2, cluster.endpoints());
