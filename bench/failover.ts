@@ -6,7 +6,8 @@
 // out. Target: ≤ 5 s from the SIGKILL to reconciling (Kubernetes' controllers: a 15 s lease).
 import { EtcdCluster, etcdMissing } from '../test/store/etcd-server.js';
 import { Client } from '../test/http/client.js';
-import { CONTROLLER_ADMIN_PASSWORD, ControllerGroup, eventually, type Controller, type Scope } from '../test/main/controllers.js';
+import { CONTROLLER_ADMIN_PASSWORD, ControllerGroup, type Controller, type Scope } from '../test/main/controllers.js';
+import { waitFor } from '../test/helpers/wait.js';
 
 const ROUNDS = Number(process.env.FAILOVER_ROUNDS ?? 5);
 const env = { MAX_UNAPPROVED_NODES: '100000', DISCOVERY_BURST: '100000', DISCOVERY_PER_MINUTE: '100000' };
@@ -23,7 +24,7 @@ const nextMac = (): string => {
 };
 
 async function oneLeader(g: ControllerGroup): Promise<Controller> {
-  const [l] = await eventually('one leader', async () => {
+  const [l] = await waitFor('one leader', async () => {
     const ls = await g.leaders();
     return ls.length === 1 ? ls : undefined;
   });
@@ -41,7 +42,7 @@ async function round(g: ControllerGroup, scope: Scope, signal: NodeJS.Signals): 
   void leader.kill(signal);
   let leadMs = 0;
   let booted: string | null = null;
-  const reconcileMs = await eventually('reconciled after the handover', async () => {
+  const reconcileMs = await waitFor('reconciled after the handover', async () => {
     if (!leadMs && (await other.leads())) leadMs = performance.now() - t0;
     // Boots go on during the handover; the first answered after the kill is the one waited for.
     if (!booted) {

@@ -12,6 +12,8 @@ import { createMemoryStore } from '../../src/store/index.js';
 import { MemoryLogStore } from '../../src/tasks/logs.js';
 import { EventBus, type AnyBusEvent } from '../../src/tasks/bus.js';
 import { Client } from '../http/client.js';
+import { waitFor } from '../helpers/wait.js';
+export { waitFor };
 
 export const ADMIN_PASSWORD = 'lab-admin-password';
 /** The key of secrets at rest for every lab (32 bytes, base64): no key file per test. */
@@ -146,22 +148,6 @@ class Approver {
     } finally {
       this.running = false;
     }
-  }
-}
-
-/** Polls until the check passes; the bound is a safety net, never the thing asserted (40 s by
- * default: a loaded 2-core machine took longer than 15 s to bring four lab nodes up). */
-export async function waitFor<T>(
-  what: string,
-  check: () => Promise<T | undefined | false> | T | undefined | false,
-  boundMs = 40_000,
-): Promise<T> {
-  const until = Date.now() + boundMs;
-  for (;;) {
-    const v = await check();
-    if (v) return v;
-    if (Date.now() > until) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
   }
 }
 

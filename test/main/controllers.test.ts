@@ -6,7 +6,8 @@
 import test from 'ava';
 import { Client } from '../http/client.js';
 import { EtcdCluster, etcdMissing } from '../store/etcd-server.js';
-import { CONTROLLER_ADMIN_PASSWORD, ControllerGroup, eventually, type Controller } from './controllers.js';
+import { CONTROLLER_ADMIN_PASSWORD, ControllerGroup, type Controller } from './controllers.js';
+import { waitFor } from '../helpers/wait.js';
 
 const it = etcdMissing() ? test.skip : test.serial;
 // Discovery limits out of the way: every boot of the traffic is a new machine.
@@ -71,7 +72,7 @@ it('three controllers on three etcd members: the leader SIGKILLed mid-traffic, b
   const etcd = await EtcdCluster.start(3);
   t.teardown(() => etcd.stop());
   const g = await ControllerGroup.start(t, 3, { endpoints: etcd.endpoints(), prefix: 'quarry-ha/', env });
-  const [first] = await eventually('one leader', async () => {
+  const [first] = await waitFor('one leader', async () => {
     const l = await g.leaders();
     return l.length === 1 ? l : undefined;
   });
@@ -84,11 +85,11 @@ it('three controllers on three etcd members: the leader SIGKILLed mid-traffic, b
   t.is((await api.post('/user/login', { username: 'admin', password: CONTROLLER_ADMIN_PASSWORD })).status, 200);
   const boots = new BootTraffic(() => followers);
   t.teardown(() => boots.stop());
-  await eventually('boots before the kill', async () => boots.count >= 20 || undefined);
+  await waitFor('boots before the kill', async () => boots.count >= 20 || undefined);
   const killedAt = Date.now();
   await leader.kill('SIGKILL');
   const bootsAtKill = boots.count;
-  const [next] = await eventually('a new leader', async () => {
+  const [next] = await waitFor('a new leader', async () => {
     const l = await g.leaders();
     return l.length === 1 ? l : undefined;
   });
@@ -96,7 +97,7 @@ it('three controllers on three etcd members: the leader SIGKILLed mid-traffic, b
   t.true(followers.includes(next!));
   // Reconciling: a machine that first booted after the kill gets its node's conditions from the
   // new leader's loop.
-  const afterKill = await eventually('a node booted after the kill, reconciled', async () => {
+  const afterKill = await waitFor('a node booted after the kill, reconciled', async () => {
     const done = await reconciled(api);
     return [...boots.acknowledged].find(([id, b]) => b.at > killedAt && done.has(id));
   });
@@ -104,19 +105,19 @@ it('three controllers on three etcd members: the leader SIGKILLed mid-traffic, b
     `failover: leading ${electedAt - killedAt} ms after the SIGKILL; a node booted after it reconciled ${Date.now() - killedAt} ms after`,
   );
   t.log(`boots: ${bootsAtKill} before the kill, ${boots.count} by now; a node first seen via ${afterKill[1].via}`);
-  await eventually('the new leader says it leads', async () => next!.logged('elected: this controller leads').length === 1);
+  await waitFor('the new leader says it leads', async () => next!.logged('elected: this controller leads').length === 1);
 
   // An etcd member dies under the controllers; boots and the loops go on on the other two.
   await etcd.kill(0);
   const beforeMemberKill = boots.count;
-  await eventually('boots with a member down', async () => boots.count >= beforeMemberKill + 20 || undefined);
+  await waitFor('boots with a member down', async () => boots.count >= beforeMemberKill + 20 || undefined);
   await etcd.restart(0);
   await boots.stop();
 
   t.deepEqual(boots.failures, [], 'every boot was answered');
   // Nothing acknowledged is lost, and every node converges under the new leader.
   let missing: string[] = [];
-  const all = await eventually('every acknowledged node reconciled', async () => {
+  const all = await waitFor('every acknowledged node reconciled', async () => {
     const done = await reconciled(api);
     missing = [...boots.acknowledged.keys()].filter((id) => !done.has(id));
     return missing.length === 0 ? done : undefined;
@@ -144,15 +145,15 @@ it('two controllers: a leader stopped with SIGTERM resigns, and the other leads 
     prefix: 'quarry-ha/',
     env: { ...env, LEADER_LEASE_TTL_S: '30' },
   });
-  const [leader] = await eventually('one leader', async () => {
+  const [leader] = await waitFor('one leader', async () => {
     const l = await g.leaders();
     return l.length === 1 ? l : undefined;
   });
   const other = g.controllers.find((c) => c !== leader)!;
   const stoppedAt = Date.now();
   t.is(await leader!.kill('SIGTERM'), 0, 'a clean stop');
-  await eventually('the other leads', async () => (await other.leads()) || undefined, 25_000);
+  await waitFor('the other leads', async () => (await other.leads()) || undefined, 25_000);
   t.log(`handover after SIGTERM: ${Date.now() - stoppedAt} ms`);
-  await eventually('it says it leads', async () => other.logged('elected: this controller leads').length === 1);
+  await waitFor('it says it leads', async () => other.logged('elected: this controller leads').length === 1);
   t.pass();
 });

@@ -140,14 +140,3 @@ export class ControllerGroup {
     return alive.filter((_, i) => leads[i]);
   }
 }
-
-/** Polls until the check passes (a safety bound, never the thing asserted). */
-export async function eventually<T>(what: string, check: () => Promise<T | undefined | false>, boundMs = 60_000): Promise<T> {
-  const until = Date.now() + boundMs;
-  for (;;) {
-    const v = await check();
-    if (v) return v;
-    if (Date.now() > until) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}

@@ -15,7 +15,7 @@ import { etcdEndpoints, etcdPrefix, useEtcd } from '../store/backends.js';
 import { etcdMissing } from '../store/etcd-server.js';
 import { until } from '../store/helpers.js';
 import { etcdQuarryConfig } from './etcd-quarry.js';
-import { eventually } from './controllers.js';
+import { waitFor } from '../helpers/wait.js';
 import { report } from '../builders.js';
 import { newNodeSpec } from '../../src/fleet/discovery.js';
 import { nodeIdForMac } from '../../src/model/ids.js';
@@ -53,7 +53,7 @@ it('leadership in startQuarry: one leads and runs the loops, the other follows r
   let reportTo = first;
   const heartbeat = setInterval(() => reportTo.fleet.report(node.id, report('boot-1')), 200);
   t.teardown(() => clearInterval(heartbeat));
-  await eventually('the node active', async () => (await phase(first)) === 'active');
+  await waitFor('the node active', async () => (await phase(first)) === 'active');
   const second = await start();
   const secondStarted = Date.now();
   await until(() => second.leader.leaderUrl() === first.url, "the second knows the leader's URL");
