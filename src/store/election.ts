@@ -35,6 +35,17 @@ export interface ElectionOptions {
   onLeader?: (leader: LeaderRecord | null) => void;
 }
 
+/** How long a stop waits for etcd to confirm each of its last two requests. */
+const STOP_BOUND_MS = 2_000;
+
+/** Settles when `p` does or after ms, whichever is first; never rejects. */
+async function bounded(p: Promise<unknown> | undefined, ms: number): Promise<void> {
+  if (!p) return;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([p.catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}
+
 export class EtcdElection implements LeaderView {
   private leader: LeaderRecord | null = null;
   private held: Fence | null = null;
@@ -125,8 +136,11 @@ export class EtcdElection implements LeaderView {
     const held = this.held;
     this.held = null;
     if (held) await this.client.if(this.keys.full, 'Mod', '==', held.modRevision).then(this.client.delete().key(this.keys.full)).commit();
-    await this.lease?.revoke().catch(() => undefined);
-    await this.watcher?.cancel().catch(() => undefined);
+    // Bounded: etcd3's watch cancel waits for etcd's answer on the stream, and a stream torn down
+    // meanwhile never gives one — a stop that hung there held a whole test process (and would
+    // hold a controller's shutdown). The lease ends with its TTL anyway.
+    await bounded(this.lease?.revoke(), STOP_BOUND_MS);
+    await bounded(this.watcher?.cancel(), STOP_BOUND_MS);
   }
 
   private async tryOnce(): Promise<Fence | null> {
