@@ -74,10 +74,6 @@ export class EtcdElection implements LeaderView {
     return this.leader?.url ?? null;
   }
 
-  current(): LeaderRecord | null {
-    return this.leader;
-  }
-
   /** The proof of leadership loop writes carry; null while this controller does not lead. */
   fence(): Fence | null {
     return this.held;
