@@ -9,7 +9,7 @@ import type { SecretBox } from './store/secret-box.js';
 import { prepareStateDir } from './store/state-dir.js';
 import { loadSecretBox } from './store/secrets-key.js';
 import type { Store } from './store/types.js';
-import { EventBus } from './tasks/bus.js';
+import { EventBus, type AnyBusEvent } from './tasks/bus.js';
 import { FileLogStore } from './tasks/file-logs.js';
 import type { LogStore } from './tasks/logs.js';
 import { TaskService } from './tasks/service.js';
@@ -36,7 +36,8 @@ import { provisioning } from './main/provisioning.js';
 import { startImages, type ImageParts, type ImageTiming } from './main/images.js';
 import { createHttpApp, type HttpApp, type Listening } from './http/app.js';
 import type { AuthOptions } from './http/auth/index.js';
-import { SseHub } from './http/sse/hub.js';
+import { SSE_DEFAULTS, SseHub } from './http/sse/hub.js';
+import { sharedEvents } from './main/event-feed.js';
 import { templatesPart } from './main/templates.js';
 import { s3Part, type S3Part } from './main/s3.js';
 import { apiStore, startSpecs, type SpecsPart } from './main/gitops.js';
@@ -121,7 +122,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   const secrets = opts.secrets ?? (await loadSecretBox(config, log));
   const metrics = new QuarryMetrics();
   const opened = opts.store
-    ? { store: opts.store, loopStore: opts.store, election: null }
+    ? { store: opts.store, loopStore: opts.store, election: null, events: null }
     : await openControllerStores(config, secrets, log);
   // Every write timed (the store write latency series), and closing it makes /readyz say no.
   const owner = observeWrites(opened.store, metrics.storeWrites);
@@ -132,6 +133,18 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   await ensureCluster(store);
   const bus = opts.bus ?? new EventBus();
   metrics.followBus(bus);
+  // Log lines stay out of /events: they would crowd state changes out of the replay buffer,
+  // and GET /task/run/{id}/logs serves them.
+  const streamed = (e: AnyBusEvent): boolean => e.type !== 'task.log';
+  // With several controllers, /events streams the store's shared feed (src/main/event-feed.ts).
+  const sharedFeed = opened.events
+    ? await sharedEvents(
+        opened.events({ onError: (err) => log('warn', 'events feed', { error: String(err) }) }),
+        bus,
+        SSE_DEFAULTS.bufferSize,
+        streamed,
+      )
+    : null;
   metrics.provide({ store });
   const logs = opts.logs ?? new FileLogStore({ dir: join(config.stateDir, 'runs') });
   const tasks = new TaskService({
@@ -256,6 +269,8 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   let interruptedRuns = 0;
   const lead = async (): Promise<void> => {
     leadingSince = clock.now();
+    // First: the failed runs recover() reports are news for every controller's clients.
+    await sharedFeed?.lead();
     // Runs cut short by a crash (or left by a dead leader) are failed; their objects look again.
     const interrupted = await tasks.recover();
     interruptedRuns = interrupted.length;
@@ -276,9 +291,9 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
     ...opts.specs,
   });
   const s3 = s3Part({ store, lab: labParts?.s3Gateways() ?? null, fleet });
-  // Log lines stay out of /events: they would crowd state changes out of the replay buffer,
-  // and GET /task/run/{id}/logs serves them.
-  const hub = new SseHub({ subscribe: (h) => bus.subscribe((e) => e.type !== 'task.log' && h(e)), lastSeq: () => bus.lastSeq() });
+  const hub = new SseHub(
+    sharedFeed?.source ?? { subscribe: (h) => bus.subscribe((e) => streamed(e) && h(e)), lastSeq: () => bus.lastSeq() },
+  );
   metrics.provide({ sseClients: () => hub.stats().clients });
   // The election starts once the API listens (it advertises the URL); until then a controller
   // on etcd neither leads nor knows who does.
@@ -404,6 +419,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
         lab?.stop();
         await specs.stop();
         hub.close();
+        await sharedFeed?.close();
         await listening.close();
         http.auth.close();
         unsubscribe();

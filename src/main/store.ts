@@ -5,7 +5,14 @@ import { join } from 'node:path';
 import type { Config, EtcdConfig } from '../config.js';
 import { InputError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { openEmbeddedStore, openEtcdStores, type ElectionOptions, type EtcdElection } from '../store/index.js';
+import {
+  openEmbeddedStore,
+  openEtcdStores,
+  type ElectionOptions,
+  type EtcdElection,
+  type EtcdEventFeed,
+  type EventFeedOptions,
+} from '../store/index.js';
 import type { SecretBox } from '../store/secret-box.js';
 import type { Store } from '../store/types.js';
 
@@ -15,12 +22,14 @@ export interface ControllerStores {
   store: Store;
   loopStore: Store;
   election: ((opts: ElectionOptions) => EtcdElection) | null;
+  /** The controllers' shared /events feed (etcd only). */
+  events: ((opts?: EventFeedOptions) => EtcdEventFeed) | null;
 }
 
 export async function openControllerStores(config: Config, secrets: SecretBox, log: Logger): Promise<ControllerStores> {
   if (config.store === 'embedded' || !config.etcd) {
     const store = await openEmbeddedStore(join(config.stateDir, 'store'), { secrets, auditMaxEntries: config.auditMaxEntries });
-    return { store, loopStore: store, election: null };
+    return { store, loopStore: store, election: null, events: null };
   }
   const etcd = config.etcd;
   const tls = await tlsFiles(etcd);
@@ -33,7 +42,7 @@ export async function openControllerStores(config: Config, secrets: SecretBox, l
     onWatchError: (err) => log('error', 'store watch handler failed', { error: String(err) }),
   });
   log('info', 'store: etcd', { endpoints: etcd.endpoints, prefix: etcd.prefix, tls: tls !== null, revision: stores.store.revision() });
-  return { store: stores.store, loopStore: stores.fenced, election: stores.election };
+  return { store: stores.store, loopStore: stores.fenced, election: stores.election, events: stores.events };
 }
 
 async function tlsFiles(etcd: EtcdConfig): Promise<{ ca: Buffer; cert?: Buffer; key?: Buffer } | null> {

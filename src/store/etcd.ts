@@ -25,6 +25,8 @@ import { noRetry, ourEarlierAttempt, RETRIES } from './etcd-retry.js';
 import { EtcdValues, mapEtcdError } from './etcd-values.js';
 import { EtcdWatch } from './etcd-watch.js';
 import { EtcdElection, LEADER_KEY, type ElectionOptions } from './election.js';
+import { EtcdEventFeed, EVENTS_KEY, type EventFeedOptions } from './etcd-event-feed.js';
+import type { Fence } from './fenced.js';
 
 export interface EtcdBackendOptions<V> {
   /** etcd's client URLs, e.g. https://10.0.0.1:2379. */
@@ -224,6 +226,15 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
   /** A candidate in the controllers' leader election, on this store's etcd and prefix. */
   election(opts: ElectionOptions): EtcdElection {
     return new EtcdElection(this.writable(), { full: this.values.key(LEADER_KEY), store: LEADER_KEY }, opts);
+  }
+
+  /** The controllers' shared /events feed under this prefix, written only under `fence`. */
+  eventFeed(fence: () => Fence | null, opts?: EventFeedOptions): EtcdEventFeed {
+    const full = (): { key: string; modRevision: number } | null => {
+      const f = fence();
+      return f && { key: this.values.key(f.key), modRevision: f.modRevision };
+    };
+    return new EtcdEventFeed(this.writable(), this.values.key(EVENTS_KEY), full, opts);
   }
 
   /** Compacts etcd's history up to `revision` (tests: a watcher from before it gets relist). */

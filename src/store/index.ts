@@ -7,6 +7,7 @@ import { DocumentStore } from './document-store.js';
 import { EmbeddedBackend } from './embedded.js';
 import { EtcdBackend } from './etcd.js';
 import type { ElectionOptions, EtcdElection } from './election.js';
+import type { EtcdEventFeed, EventFeedOptions } from './etcd-event-feed.js';
 import { FencedBackend } from './fenced.js';
 import { MemoryBackend } from './memory.js';
 import type { SecretBox } from './secret-box.js';
@@ -72,6 +73,8 @@ export interface EtcdStores {
   store: Store;
   fenced: Store;
   election: (opts: ElectionOptions) => EtcdElection;
+  /** The shared /events feed, written while the election says this controller leads. */
+  events: (opts?: EventFeedOptions) => EtcdEventFeed;
 }
 
 export async function openEtcdStores(opts: EtcdStoreOptions): Promise<EtcdStores> {
@@ -93,6 +96,7 @@ export async function openEtcdStores(opts: EtcdStoreOptions): Promise<EtcdStores
       if (election) throw new Error('one election per store');
       return (election = backend.election(o));
     },
+    events: (o) => backend.eventFeed(() => election?.fence() ?? null, o),
   };
 }
 
@@ -102,6 +106,7 @@ export { EmbeddedBackend, type EmbeddedOptions, type RecoveryReport } from './em
 export { EtcdBackend, type EtcdBackendOptions } from './etcd.js';
 export { DocumentStore, type DocumentStoreOptions } from './document-store.js';
 export { FencedBackend, FencedError, type Fence } from './fenced.js';
+export { EtcdEventFeed, EVENTS_KEY, type EventFeedOptions, type FeedEvent } from './etcd-event-feed.js';
 export { EtcdElection, LEADER_KEY, type ElectionOptions, type LeaderRecord } from './election.js';
 export { MemoryBackend } from './memory.js';
 export { KvCore, checkPrecondition, type Mutation } from './core.js';

@@ -59,6 +59,12 @@ export class EventBus {
     };
   }
 
+  /** Numbers the next events after `seq` (never backwards): a new leader goes on from the
+   * newest event the controllers share, so ids keep growing across a failover. */
+  continueFrom(seq: number): void {
+    if (seq > this.seq) this.seq = seq;
+  }
+
   /** The seq of the newest event (0 before the first). */
   lastSeq(): number {
     return this.seq;

@@ -52,9 +52,11 @@ export class Probes {
     for (const r of this.release.splice(0)) r(value);
   }
 
-  /** An area: /events needs the app's sessions (AreaContext.auth). */
+  /** An area: /events needs the app's sessions (AreaContext.auth). Marked leader-only here, as
+   * a stand-in for any endless stream a follower relays (/events itself is served by every
+   * controller from the store's feed). */
   routes(): RouteArea {
-    return (area) => [...this.probes(), ...eventRoutes(this.hub)(area)];
+    return (area) => [...this.probes(), ...eventRoutes(this.hub)(area).map((r) => ({ ...r, leader: true as const }))];
   }
 
   private probes(): AnyRoute[] {

@@ -26,8 +26,6 @@ const LEADER_ROUTES = [
   'POST /task/run/{runId}/cancel',
   'GET /task/questions/pending',
   'POST /task/question/{questionId}/answer',
-  // The bus.
-  'GET /events',
   // Whether a monitor is scheduled: the run index.
   'GET /ceph/nodes/{nodeId}/keyrings',
   // Gateway addresses: the Fleet's observations.

@@ -8,6 +8,7 @@ import { Client } from '../http/client.js';
 import { EtcdCluster, etcdMissing } from '../store/etcd-server.js';
 import { CONTROLLER_ADMIN_PASSWORD, ControllerGroup, type Controller } from './controllers.js';
 import { waitFor } from '../helpers/wait.js';
+import { increasing, openEventStream } from './event-stream.js';
 
 const it = etcdMissing() ? test.skip : test.serial;
 // Discovery limits out of the way: every boot of the traffic is a new machine.
@@ -83,6 +84,9 @@ it('three controllers on three etcd members: the leader SIGKILLed mid-traffic, b
   // session store).
   const api = new Client(followers[0]!.url);
   t.is((await api.post('/user/login', { username: 'admin', password: CONTROLLER_ADMIN_PASSWORD })).status, 200);
+  // An operator watching /events on the other follower: it streams the store's feed, so the
+  // leader's death neither ends nor repeats it.
+  const watching = await openEventStream(t, followers[1]!.url, CONTROLLER_ADMIN_PASSWORD);
   const boots = new BootTraffic(() => followers);
   t.teardown(() => boots.stop());
   await waitFor('boots before the kill', async () => boots.count >= 20 || undefined);
@@ -106,6 +110,13 @@ it('three controllers on three etcd members: the leader SIGKILLed mid-traffic, b
   );
   t.log(`boots: ${bootsAtKill} before the kill, ${boots.count} by now; a node first seen via ${afterKill[1].via}`);
   await waitFor('the new leader says it leads', async () => next!.logged('elected: this controller leads').length === 1);
+  await waitFor('events of the new leader on the stream', async () => watching.seen.some((e) => e.at > electedAt) || undefined);
+  t.true(
+    watching.seen.some((e) => e.at < killedAt),
+    'events of the old leader came first',
+  );
+  t.true(increasing(watching.seen), 'the stream went on with growing ids, none repeated');
+  t.deepEqual(watching.errors, [], 'the stream was never cut');
 
   // An etcd member dies under the controllers; boots and the loops go on on the other two.
   await etcd.kill(0);

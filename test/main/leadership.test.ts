@@ -7,11 +7,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Etcd3 } from 'etcd3';
 import { silentLogger } from '../../src/log.js';
 import { startQuarry, type Quarry } from '../../src/main.js';
-import { LEADER_KEY } from '../../src/store/index.js';
-import { etcdEndpoints, etcdPrefix, useEtcd } from '../store/backends.js';
+import { deleteLeaderKey, etcdPrefix, useEtcd } from '../store/backends.js';
 import { etcdMissing } from '../store/etcd-server.js';
 import { until } from '../store/helpers.js';
 import { etcdQuarryConfig } from './etcd-quarry.js';
@@ -73,12 +71,7 @@ it('leadership in startQuarry: one leads and runs the loops, the other follows r
   });
   t.teardown(unwatch);
   // The first's key deleted behind its back (what the end of its lease does).
-  const raw = new Etcd3({ hosts: etcdEndpoints() });
-  t.teardown(() => raw.close());
-  await raw
-    .delete()
-    .key(prefix + LEADER_KEY)
-    .exec();
+  await deleteLeaderKey(t, prefix);
   await until(() => deposed.length === 1, 'the first is told it was deposed');
   t.regex(deposed[0] ?? '', /deleted/);
   await until(() => !first.manager.running(), 'its loops stop');

@@ -1,7 +1,8 @@
 // The backends the store's contract tests run on, so they cannot drift: memory, embedded, and
 // etcd (a real one, one per test file, each test under a prefix of its own).
 import type { ExecutionContext, TestFn } from 'ava';
-import { EmbeddedBackend, EtcdBackend, MemoryBackend, type Backend, type ValueCodec } from '../../src/store/index.js';
+import { Etcd3 } from 'etcd3';
+import { EmbeddedBackend, EtcdBackend, LEADER_KEY, MemoryBackend, type Backend, type ValueCodec } from '../../src/store/index.js';
 import { EtcdCluster } from './etcd-server.js';
 import { tempDir } from './helpers.js';
 
@@ -50,6 +51,16 @@ export async function openEtcd<V>(
   await b.open();
   t.teardown(() => b.close());
   return b;
+}
+
+/** Deletes the election key behind its holder's back: what the end of its lease does. */
+export async function deleteLeaderKey(t: ExecutionContext, prefix: string): Promise<void> {
+  const raw = new Etcd3({ hosts: etcdEndpoints() });
+  t.teardown(() => raw.close());
+  await raw
+    .delete()
+    .key(prefix + LEADER_KEY)
+    .exec();
 }
 
 /** Registers the hooks that start the file's etcd before its tests and stop it after them. */

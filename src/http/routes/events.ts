@@ -1,7 +1,7 @@
 // GET /events: the live stream of what the loops and tasks do. It only relays the bus through
 // the hub; the session check happens in the route layer like every other private route, and
-// the stream ends when that session does (sse/streams.ts). The bus is the leader's: the loops and
-// task runs that publish on it run there, so a follower relays the stream (`leader`).
+// the stream ends when that session does (sse/streams.ts). With several controllers every one
+// serves it: its hub streams the leader's events from the store (src/main/event-feed.ts).
 import type { SseHub } from '../sse/hub.js';
 import { openStream } from '../sse/handler.js';
 import { SessionStreams, SSE_STREAMS_PER_USER, type SessionSource } from '../sse/streams.js';
@@ -22,7 +22,6 @@ export function eventRoutes(hub: SseHub): (area: EventArea) => AnyRoute[] {
       route<unknown, { lastEventId?: string }>({
         method: 'GET',
         path: '/events',
-        leader: true,
         summary:
           'Server-sent events: `id: <n>` and one `data:` line of {type, payload}; resume with Last-Event-ID. ' +
           `The stream ends when its session or API token does (logout, refresh-token reuse, revocation, expiry); a user may hold ${streams.maxPerUser} at once, more are 429.`,
