@@ -290,6 +290,8 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
     poolDf: async () => (await ceph.df({ timeoutMs: OSD_DF_TIMEOUT_MS })).pools,
     ...opts.specs,
   });
+  // The folder is the leader's: with several controllers it is watched once elected.
+  if (!opened.election) specs.watch();
   const s3 = s3Part({ store, lab: labParts?.s3Gateways() ?? null, fleet });
   const hub = new SseHub(
     sharedFeed?.source ?? { subscribe: (h) => bus.subscribe((e) => streamed(e) && h(e)), lastSeq: () => bus.lastSeq() },
@@ -376,6 +378,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
       const t0 = performance.now();
       try {
         await lead();
+        specs.watch();
         await network.listening(listening.port);
       } catch (err) {
         // Elected but unable to take over (etcd went away meanwhile): give the key back for

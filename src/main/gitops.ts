@@ -1,7 +1,9 @@
 // The composition root's specs-folder part: chokidar over SPECS_DIR feeding the folder, which
 // applies files through the unguarded store (everyone else gets the store guarded by ownership),
 // publishes specs.applied / specs.failed / specs.recovered / specs.pending(.cleared) on the bus,
-// and serves /specs/status and /specs/plan.
+// and serves /specs/status and /specs/plan. With several controllers only the leader watches its
+// folder (one applier; its events are the ones /events streams), so the folder routes are the
+// leader's too.
 import { mkdir } from 'node:fs/promises';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
@@ -20,8 +22,10 @@ import { Convergence } from '../services/convergence.js';
 export interface SpecsPart {
   folder: SpecsFolder;
   routes: AnyRoute[];
-  /** Resolves once the first scan of the folder is applied. */
+  /** Resolves once the first scan of the folder is applied (after watch()). */
   ready: Promise<void>;
+  /** Starts watching the folder: the leader's job, as one applier (#18). */
+  watch(): void;
   stop(): Promise<void>;
 }
 
@@ -54,24 +58,28 @@ export async function startSpecs(deps: {
   const failed = (err: unknown) => log('error', 'specs folder', { error: String(err) });
   let ready!: () => void;
   const scanned = new Promise<void>((r) => (ready = r));
-  const watcher = watchSpecs({
-    dir: config.specsDir,
-    limits: DEFAULT_LIMITS,
-    ...(deps.stableMs ? { stableMs: deps.stableMs } : {}),
-    onFile: (file, text) => void folder.fileChanged(file, text).catch(failed),
-    onReady: () =>
-      void folder
-        .ready()
-        .then(() => folder.start(), failed)
-        .finally(ready),
-    onError: failed,
-  });
+  let watcher: ReturnType<typeof watchSpecs> | null = null;
+  const watch = () => {
+    watcher ??= watchSpecs({
+      dir: config.specsDir,
+      limits: DEFAULT_LIMITS,
+      ...(deps.stableMs ? { stableMs: deps.stableMs } : {}),
+      onFile: (file, text) => void folder.fileChanged(file, text).catch(failed),
+      onReady: () =>
+        void folder
+          .ready()
+          .then(() => folder.start(), failed)
+          .finally(ready),
+      onError: failed,
+    });
+  };
   return {
     folder,
     routes: specRoutes(folder, new Convergence(deps.store), new SpecFiles(config.specsDir, folder)),
     ready: scanned,
+    watch,
     async stop() {
-      await watcher.close();
+      await watcher?.close();
       await folder.stop();
     },
   };

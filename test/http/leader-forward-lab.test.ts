@@ -26,6 +26,14 @@ const LEADER_ROUTES = [
   'POST /task/run/{runId}/cancel',
   'GET /task/questions/pending',
   'POST /task/question/{questionId}/answer',
+  // The specs folder is watched by the leader alone; /status shows its pending entries.
+  'GET /specs/files',
+  'GET /specs/files/{name}',
+  'PUT /specs/files/{name}',
+  'DELETE /specs/files/{name}',
+  'GET /specs/status',
+  'POST /specs/plan',
+  'GET /status',
   // Whether a monitor is scheduled: the run index.
   'GET /ceph/nodes/{nodeId}/keyrings',
   // Gateway addresses: the Fleet's observations.

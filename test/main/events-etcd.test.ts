@@ -5,16 +5,12 @@
 // what came after.
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { silentLogger } from '../../src/log.js';
-import { startQuarry, type Quarry } from '../../src/main.js';
+import type { Quarry } from '../../src/main.js';
 import { deleteLeaderKey, etcdPrefix, useEtcd } from '../store/backends.js';
 import { etcdMissing } from '../store/etcd-server.js';
 import { waitFor } from '../helpers/wait.js';
 import { increasing, openEventStream, type Seen } from './event-stream.js';
-import { ETCD_ADMIN_PASSWORD, etcdQuarryConfig } from './etcd-quarry.js';
+import { ETCD_ADMIN_PASSWORD, startEtcdQuarry } from './etcd-quarry.js';
 
 useEtcd(test);
 const it = etcdMissing() ? test.skip : test.serial;
@@ -24,19 +20,7 @@ const nodes = (seen: Seen[]): string[] => seen.filter((e) => e.type === 'node.st
 it("/events on two controllers: the follower streams the leader's events from the store, and goes on with growing ids after a failover", async (t) => {
   const prefix = etcdPrefix();
   const secretsKey = randomBytes(32).toString('base64');
-  const start = async (): Promise<Quarry> => {
-    const dir = await mkdtemp(join(tmpdir(), 'quarry-events-'));
-    t.teardown(() => rm(dir, { recursive: true, force: true }));
-    const q = await startQuarry({
-      config: etcdQuarryConfig(dir, prefix, secretsKey, { LEADER_LEASE_TTL_S: '30' }),
-      log: silentLogger,
-      print: () => {},
-      auth: { scrypt: { N: 2 ** 10, r: 8, p: 1 } },
-      onDeposed: () => {},
-    });
-    t.teardown(() => q.stop());
-    return q;
-  };
+  const start = (): Promise<Quarry> => startEtcdQuarry(t, prefix, secretsKey);
   const first = await start();
   await waitFor('the first leads', () => first.leader.isLeader() && first.manager.running());
   const second = await start();

@@ -1,4 +1,5 @@
-// The watched specs folder: every file's state with its last error, and dry runs of a file.
+// The watched specs folder: every file's state with its last error, and dry runs of a file. With
+// several controllers the folder is the leader's (src/main/gitops.ts), so these are relayed there.
 import type { SpecsFolder } from '../../gitops/folder.js';
 import { SPEC_API_VERSION, envelopeSchema, specInputSchemas } from '../../model/spec-inputs.js';
 import { route, type AnyRoute } from '../route.js';
@@ -201,6 +202,7 @@ function fileRoutes(files: SpecFiles): AnyRoute[] {
     route({
       method: 'GET',
       path: '/specs/files',
+      leader: true,
       tags: ['specs'],
       summary: "The specs folder's files: size, when the folder last applied each, its state and its last error (line and column)",
       response: { description: 'files by name', schema: object({ files: { type: 'array', items: fileEntryView } }, ['files']) },
@@ -209,6 +211,7 @@ function fileRoutes(files: SpecFiles): AnyRoute[] {
     route<unknown, unknown, { name: string }>({
       method: 'GET',
       path: '/specs/files/{name}',
+      leader: true,
       tags: ['specs'],
       admin: true,
       summary: "A specs file's YAML text, as it is in the folder (admins: a file may hold a BMC's password)",
@@ -219,6 +222,7 @@ function fileRoutes(files: SpecFiles): AnyRoute[] {
     route<string, unknown, { name: string }>({
       method: 'PUT',
       path: '/specs/files/{name}',
+      leader: true,
       tags: ['specs'],
       admin: true,
       summary:
@@ -244,6 +248,7 @@ function fileRoutes(files: SpecFiles): AnyRoute[] {
     route<unknown, unknown, { name: string }>({
       method: 'DELETE',
       path: '/specs/files/{name}',
+      leader: true,
       tags: ['specs'],
       admin: true,
       summary:
@@ -289,6 +294,7 @@ export function specRoutes(folder: SpecsFolder, convergence?: Convergence, files
     route({
       method: 'GET',
       path: '/specs/status',
+      leader: true,
       tags: ['specs'],
       summary:
         'Every file of the watched specs folder: its state, last error (file, line, column, field), the objects it owns and those it left orphaned, and whether all it declares is Ready (converged) or what blocks it',
@@ -298,6 +304,7 @@ export function specRoutes(folder: SpecsFolder, convergence?: Convergence, files
     route<string, { file?: string }>({
       method: 'POST',
       path: '/specs/plan',
+      leader: true,
       tags: ['specs'],
       readOnly: true,
       summary:

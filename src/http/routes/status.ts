@@ -65,6 +65,8 @@ export function statusRoutes(convergence: Convergence): AnyRoute[] {
     route({
       method: 'GET',
       path: '/status',
+      // Ceph's health as the leader reads it, and its specs folder's pending entries.
+      leader: true,
       tags: ['status'],
       summary:
         "Is it done, is it healthy: Ceph's health, how many objects of each kind are Ready, the objects that are not with why, and Ceph's health checks attached to the nodes, disks, daemons and filesystems they name",
