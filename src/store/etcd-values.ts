@@ -6,6 +6,9 @@ import { ServiceUnavailableError } from '../errors.js';
 import type { KeyValue } from './backend.js';
 import type { ValueCodec } from './codec.js';
 
+/** A store key of Quarry's bookkeeping (the election's `~leader`), not a document's. */
+export const reservedKey = (key: string): boolean => key.startsWith('~');
+
 export class EtcdValues<V> {
   constructor(
     private readonly prefix: string,
