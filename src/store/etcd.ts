@@ -79,8 +79,14 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
     this.client = new Etcd3({
       hosts: this.opts.endpoints,
       ...(tls ? { credentials: { rootCertificate: tls.ca, privateKey: tls.key, certChain: tls.cert } } : {}),
-      defaultCallOptions: () => ({ deadline: Date.now() + timeout }),
+      // Requests only: a deadline on the watch stream (and the lease's keep-alive) broke it every
+      // `timeout`, and each break made the read cache list everything again.
+      defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + timeout }),
       ...this.opts.client,
+      // With no deadline on the streams, pings tell a member gone silent (a partition, not a
+      // closed connection) from a quiet one: the watch then breaks and reconnects elsewhere.
+      // etcd accepts a ping every 5 s (--grpc-keepalive-min-time).
+      grpcOptions: { 'grpc.keepalive_time_ms': 10_000, 'grpc.keepalive_timeout_ms': 5_000, ...this.opts.client?.grpcOptions },
       faultHandling: { global: noRetry, ...this.opts.client?.faultHandling },
     });
     try {
