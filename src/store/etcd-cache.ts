@@ -12,12 +12,17 @@
 //
 // When the cache is not synced, reads go to etcd, as they all did before the cache:
 // - at start-up the backend's open() waits for the first list instead: nothing is served yet;
-// - after etcd compacted the history the watch needed, or the watch's stream broke (a member
-//   restarted), the cache lists everything again. That takes a list of the whole prefix (a few
-//   hundred ms at thousands of documents) and may wait as long as etcd is away; a direct read is
-//   correct meanwhile, and fails with STORE_UNAVAILABLE exactly when etcd is away. After a break
-//   the resumed watch would lose nothing, but only a fresh list says when the cache has caught up
-//   (etcd 3.4 tells a watcher its position only with an event under the prefix).
+// - while the watch's stream is broken (a member went away; the client also renews the stream
+//   at each request deadline): its lag is then unbounded, and a direct read is correct, and
+//   fails with STORE_UNAVAILABLE exactly when etcd is away. The watch resumes at the revision
+//   after the last one it delivered (etcd-watch.ts), so nothing is lost, but the cache serves
+//   again only once it has caught up: it writes a marker key (`~sync`, no document) after the
+//   stream is back and waits for the watch to deliver it (etcd 3.4 tells a watcher its
+//   position only with an event; any event past the marker's revision means every change
+//   before it was delivered);
+// - after etcd compacted the history the watch needed to resume (a long break), when what
+//   changed is unknown: the cache lists everything again (a few hundred ms at thousands of
+//   documents, as long as etcd is away), and serves again once the list is in.
 import type { KeyValue, RelistSignal, WatchEvent } from './backend.js';
 import { EtcdWatch, type EtcdWatchDeps } from './etcd-watch.js';
 import { KeyTable } from './key-table.js';
@@ -25,6 +30,8 @@ import { KeyTable } from './key-table.js';
 export interface EtcdCacheOptions<V> {
   /** The watch's dependencies (the client, the prefix, the values). */
   watch: EtcdWatchDeps<V>;
+  /** Writes the marker key; resolves with its revision. */
+  mark(): Promise<number>;
   /** Every document under the prefix, read from etcd at one revision; `bad`: the keys whose
    * value does not decode. */
   listAll(): Promise<{ items: KeyValue<V>[]; bad: string[]; revision: number }>;
@@ -69,11 +76,18 @@ export class EtcdCache<V> {
   private rev = 0;
   /** What reads must see: see the header. */
   private floor = 0;
-  private synced = false;
+  /** The table holds a list and the events after it (false while a list is being taken). */
+  private listed = false;
+  /** The watch's stream is up and caught up (at start: being set up, from the list's revision). */
+  private connected = true;
+  /** After a break: the marker's revision the watch must deliver before the cache serves. */
+  private catchUp = 0;
+  /** Moves at every break, so a marker written before one is not waited for after it. */
+  private breaks = 0;
+  private broken = false;
   private stopped = false;
-  /** Moves at every break and relist, so a list begun before one is not used after it. */
+  /** Moves at every relist, so a list begun before one is not used after it. */
   private epoch = 0;
-  private resyncOnConnect = false;
   /** Events delivered while a list is being taken; applied over it. */
   private buffer: (WatchEvent<V> | Undecodable)[] | null = null;
   /** The watch's position: every event up to it has been handed over. */
@@ -88,26 +102,25 @@ export class EtcdCache<V> {
   async start(): Promise<void> {
     this.replace(await this.opts.listAll());
     const revision = this.rev;
-    this.synced = true;
+    this.listed = true;
     const deps: EtcdWatchDeps<V> = {
       ...this.opts.watch,
       keysOnly: true,
       advanced: (r) => this.advanced(r),
-      disconnected: () => this.broken(),
-      connected: () => {
-        if (this.resyncOnConnect) this.resync();
-      },
+      disconnected: () => this.setConnected(false),
+      connected: () => this.setConnected(true),
       undecodable: (key, r) => this.onEvent({ type: 'bad', key, revision: r }),
     };
     this.watch = new EtcdWatch<V>(deps, revision, (e) => this.onEvent(e));
     this.watch.start();
   }
 
-  stop(): void {
+  /** Resolves once etcd confirmed the watch's cancel (EtcdWatch.stop). */
+  stop(): Promise<void> {
     this.stopped = true;
-    this.synced = false;
-    this.watch?.stop();
+    this.listed = false;
     this.wake();
+    return this.watch?.stop() ?? Promise.resolve();
   }
 
   /** The newest revision a read is guaranteed to see. */
@@ -131,8 +144,8 @@ export class EtcdCache<V> {
    * waiting for it at most waitMs. Counts the read as a hit or a miss. */
   async fresh(atLeast = 0): Promise<boolean> {
     const need = Math.max(this.floor, atLeast);
-    let ok = this.synced && this.rev >= need;
-    if (!ok && this.synced) {
+    let ok = this.synced() && this.rev >= need;
+    if (!ok && this.synced()) {
       this.counts.waits++;
       ok = await new Promise<boolean>((resolve) => {
         const w: Waiter = {
@@ -171,7 +184,7 @@ export class EtcdCache<V> {
   }
 
   stats(): CacheStats {
-    return { synced: this.synced, revision: this.rev, keys: this.table.size, ...this.counts };
+    return { synced: this.synced(), revision: this.rev, keys: this.table.size, ...this.counts };
   }
 
   private onEvent(e: WatchEvent<V> | Undecodable | RelistSignal): void {
@@ -190,31 +203,59 @@ export class EtcdCache<V> {
     else this.table.delete(e.key);
   }
 
+  private synced(): boolean {
+    return this.listed && this.connected;
+  }
+
   private advanced(revision: number): void {
     this.watchPos = Math.max(this.watchPos, revision);
-    if (this.buffer || !this.synced) return;
+    if (this.catchUp > 0 && this.watchPos >= this.catchUp) {
+      this.catchUp = 0;
+      this.connected = true;
+    }
+    // While a list is being taken the events wait in the buffer: the table is not there yet.
+    if (!this.listed) return;
     this.rev = Math.max(this.rev, revision);
     this.wake();
   }
 
-  private broken(): void {
-    this.resyncOnConnect = true;
-    this.unsync();
+  private setConnected(up: boolean): void {
+    if (!up) {
+      this.breaks++;
+      this.broken = true;
+      this.catchUp = 0;
+      this.connected = false;
+      this.wake();
+    } else if (this.broken) {
+      this.broken = false;
+      void this.markAndCatchUp(this.breaks);
+    }
   }
 
-  private unsync(): void {
+  /** After a break: the marker, then the watch delivering it (advanced) syncs the cache. */
+  private async markAndCatchUp(breaks: number): Promise<void> {
+    for (let delay = this.opts.retryMs ?? 100; ; delay = Math.min(delay * 2, 5_000)) {
+      try {
+        const revision = await this.opts.mark();
+        if (this.stopped || breaks !== this.breaks) return;
+        this.catchUp = revision;
+        this.advanced(this.watchPos);
+        return;
+      } catch (err) {
+        if (this.stopped || breaks !== this.breaks) return;
+        this.opts.watch.onWatchError(err);
+        await new Promise((resolve) => setTimeout(resolve, delay).unref());
+      }
+    }
+  }
+
+  /** Lists everything again (until it succeeds, or a newer relist supersedes it). */
+  private resync(): void {
     this.epoch++;
-    this.synced = false;
+    this.listed = false;
     this.buffer ??= [];
     this.wake();
-  }
-
-  /** Lists everything again (until it succeeds, or a newer break or relist supersedes it). */
-  private resync(): void {
-    this.resyncOnConnect = false;
-    this.unsync();
-    const epoch = this.epoch;
-    void this.relist(epoch);
+    void this.relist(this.epoch);
   }
 
   private async relist(epoch: number): Promise<void> {
@@ -231,17 +272,19 @@ export class EtcdCache<V> {
         for (const e of buffered) this.apply(e);
         this.rev = Math.max(this.rev, this.watchPos);
         this.counts.resyncs++;
-        this.synced = true;
+        this.listed = true;
         this.wake();
         return;
       } catch (err) {
+        // A list cut short by close() is no failure to report.
+        if (this.superseded(epoch)) return;
         this.opts.watch.onWatchError(err);
         await new Promise((resolve) => setTimeout(resolve, delay).unref());
       }
     }
   }
 
-  /** After an await: stopped, or a newer break or relist started another list. */
+  /** After an await: stopped, or a newer relist started another list. */
   private superseded(epoch: number): boolean {
     return this.stopped || epoch !== this.epoch;
   }
@@ -257,11 +300,12 @@ export class EtcdCache<V> {
   /** Settles the reads waiting for the cache: fresh once it holds their floor, or not at all
    * once it is no longer synced (they ask etcd). */
   private wake(): void {
+    const synced = this.synced();
     for (const w of this.waiters) {
-      if (this.synced && this.rev < w.need) continue;
+      if (synced && this.rev < w.need) continue;
       clearTimeout(w.timer);
       this.waiters.delete(w);
-      w.resolve(this.synced);
+      w.resolve(synced);
     }
   }
 }

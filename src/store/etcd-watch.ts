@@ -86,22 +86,23 @@ export class EtcdWatch<V> {
     w.on('error', () => {
       if (this.watcher !== w || this.stopped) return;
       // etcd already dropped this watch: no cancel to send.
-      this.drop(w, false);
+      void this.drop(w, false);
       void this.relist();
     });
   }
 
-  stop(): void {
+  /** Resolves once etcd confirmed the cancel (it may never: bound the wait). */
+  stop(): Promise<void> {
     this.stopped = true;
-    if (this.watcher) this.drop(this.watcher);
+    return this.watcher ? this.drop(this.watcher) : Promise.resolve();
   }
 
-  private drop(w: Watcher, cancel = true): void {
+  private drop(w: Watcher, cancel = true): Promise<void> {
     this.watcher = undefined;
     w.removeAllListeners();
     // An error listener stays: a late error of a dropped watcher must not crash the process.
     w.on('error', () => undefined);
-    if (cancel) w.cancel().catch(() => undefined);
+    return cancel ? w.cancel().catch(() => undefined) : Promise.resolve();
   }
 
   private onData(res: IWatchResponse): void {

@@ -27,7 +27,7 @@ import type { ValueCodec } from './codec.js';
 import { checkTxn } from './core.js';
 import { noRetry, ourEarlierAttempt, RETRIES } from './etcd-retry.js';
 import { EtcdCache, type CacheStats } from './etcd-cache.js';
-import { EtcdValues, mapEtcdError, reservedKey } from './etcd-values.js';
+import { EtcdValues, mapEtcdError, reservedKey, SYNC_KEY } from './etcd-values.js';
 import { EtcdWatch, type EtcdWatchDeps } from './etcd-watch.js';
 import { EtcdElection, LEADER_KEY, type ElectionOptions } from './election.js';
 
@@ -79,14 +79,8 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
     this.client = new Etcd3({
       hosts: this.opts.endpoints,
       ...(tls ? { credentials: { rootCertificate: tls.ca, privateKey: tls.key, certChain: tls.cert } } : {}),
-      // Requests only: a deadline on the watch stream (and the lease's keep-alive) broke it every
-      // `timeout`, and each break made the read cache list everything again.
-      defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + timeout }),
+      defaultCallOptions: () => ({ deadline: Date.now() + timeout }),
       ...this.opts.client,
-      // With no deadline on the streams, pings tell a member gone silent (a partition, not a
-      // closed connection) from a quiet one: the watch then breaks and reconnects elsewhere.
-      // etcd accepts a ping every 5 s (--grpc-keepalive-min-time).
-      grpcOptions: { 'grpc.keepalive_time_ms': 10_000, 'grpc.keepalive_timeout_ms': 5_000, ...this.opts.client?.grpcOptions },
       faultHandling: { global: noRetry, ...this.opts.client?.faultHandling },
     });
     try {
@@ -100,6 +94,11 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
     const cache = new EtcdCache<V>({
       watch: this.watchDeps(this.client),
       listAll: () => this.listAll(),
+      mark: async () => {
+        const client = this.writable();
+        const res = await this.call('write the cache marker', () => client.put(this.values.key(SYNC_KEY)).value('').exec());
+        return Number(res.header.revision);
+      },
       waitMs: this.opts.cacheWaitMs ?? 500,
     });
     try {
@@ -114,9 +113,13 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
   async close(): Promise<void> {
     if (this.state !== 'open') return;
     this.state = 'closed';
-    this.cache?.stop();
-    for (const w of this.watches) w.stop();
+    const cancels: Promise<void>[] = [this.cache?.stop() ?? Promise.resolve(), ...[...this.watches].map((w) => w.stop())];
     this.watches.clear();
+    // The watches' stream must end before the client closes, or it outlives it and holds the
+    // process; etcd's confirmations may never come on a stream torn down meanwhile: bounded.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all(cancels), new Promise((resolve) => (timer = setTimeout(resolve, 2_000)))]);
+    clearTimeout(timer);
     this.client?.close();
   }
 
@@ -302,7 +305,7 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
     });
     return () => {
       this.watches.delete(w);
-      w.stop();
+      void w.stop();
     };
   }
 
