@@ -17,6 +17,7 @@ import { diskReasons } from '../src/model/operations.js';
 import { CLUSTER_ID, CephKind, type ClusterStatus } from '../src/model/ceph-kinds.js';
 import { SimCephCluster } from '../src/sim/ceph/cluster.js';
 import { day2 } from './osd-day2.js';
+import { cacheHeap } from './cache-heap.js';
 
 const n = Number(process.argv[2] ?? 1000);
 const backend = process.argv[3] ?? 'embedded';
@@ -66,11 +67,13 @@ function baseline(count: number): number {
   return performance.now() - t0;
 }
 
+const SECRETS_KEY = Buffer.alloc(32, 3);
+const prefix = `bench-osds-${randomUUID()}/`;
 const stateDir = await mkdtemp(join(tmpdir(), 'quarry-bench-osds-'));
 try {
   const config = loadConfig({
     STATE_DIR: stateDir,
-    SECRETS_KEY: Buffer.alloc(32, 3).toString('base64'),
+    SECRETS_KEY: SECRETS_KEY.toString('base64'),
     LAB_NODES: String(n),
     PORT: '0',
     HOST: '127.0.0.1',
@@ -78,7 +81,7 @@ try {
     HEARTBEAT_TIMEOUT_MS: '60000',
     RESYNC_MS: '3600000',
     RECONCILE_CONCURRENCY: '32',
-    ...(backend === 'etcd' ? { STORE: 'etcd', ETCD_ENDPOINTS: endpoints, ETCD_PREFIX: `bench-osds-${randomUUID()}/` } : {}),
+    ...(backend === 'etcd' ? { STORE: 'etcd', ETCD_ENDPOINTS: endpoints, ETCD_PREFIX: prefix } : {}),
   });
   const q = await startQuarry({
     config,
@@ -146,6 +149,8 @@ try {
   const ms = performance.now() - t0;
   const reconciles = q.manager.stats().reconciles - before;
   const rss = process.memoryUsage().rss;
+  // What the etcd read cache of this converged datacenter costs (bench/cache-heap.ts).
+  const cache = backend === 'etcd' ? await cacheHeap(endpoints.split(','), prefix, SECRETS_KEY) : null;
   // Day 2's removals: one OSD disk of each of the nodes in the middle (no monitor, no spare).
   const middle = new Set(all.filter((x) => !monNodes.has(x.id) && !spareNodes.includes(x)).map((x) => x.id));
   const candidates = targets.filter((id) => middle.delete(diskNode.get(id) ?? ''));
@@ -164,6 +169,7 @@ try {
       ms,
       reconciles,
       rss,
+      cache,
       baselineMs: baseline(targets.length),
       day2: day,
     }),

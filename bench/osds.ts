@@ -2,21 +2,27 @@
 // every eligible disk to every OSD reported running (target <= 30 s), with reconciles per
 // second; baseline: the simulated cluster creating the same OSDs directly. Then, in the same
 // process, day 2: one OSD removed (declare → removed) against one created (declare → running),
-// a few of each, one at a time (target: removal <= 2x creation). The same convergence again
-// with Quarry on a real etcd (one local member, test/store/etcd-server.ts, started for the run;
-// no day 2 there), side by side with the embedded store's.
+// a few of each, one at a time (target: removal <= 2x creation). Then, on a real etcd (one local
+// member, test/store/etcd-server.ts, started for the run), the store's durable update and change
+// → watcher against the embedded store's (bench/store.ts), and the same convergence with Quarry
+// on etcd (no day 2 there), side by side with the embedded store's, with the etcd read cache's
+// heap at that size: every number of the etcd comparison in one run.
 import { execFile } from 'node:child_process';
 import { QUARRY_V8_FLAGS } from './node-flags.js';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { EtcdCluster, etcdMissing } from '../test/store/etcd-server.js';
 import type { Day2Result } from './osd-day2.js';
+import type { CacheHeap } from './cache-heap.js';
+import { latencyTable } from './store.js';
 
 const child = fileURLToPath(new URL('./osds-child.js', import.meta.url));
 const REMOVAL_TARGET = 2;
 
 type Convergence = Record<'n' | 'osds' | 'bootMs' | 'declaredMs' | 'ms' | 'reconciles' | 'rss' | 'baselineMs', number> & {
   day2: Day2Result | null;
+  /** On etcd: the read cache's heap (bench/cache-heap.ts). */
+  cache: CacheHeap | null;
 };
 
 function median(xs: number[]): number {
@@ -26,7 +32,9 @@ function median(xs: number[]): number {
 }
 
 async function converge(nodes: number, ...store: string[]): Promise<Convergence> {
-  const { stdout } = await promisify(execFile)(process.execPath, [...QUARRY_V8_FLAGS, child, String(nodes), ...store], {
+  // --expose-gc: the etcd run measures its read cache's heap after full collections.
+  const flags = store.length ? [...QUARRY_V8_FLAGS, '--expose-gc'] : QUARRY_V8_FLAGS;
+  const { stdout } = await promisify(execFile)(process.execPath, [...flags, child, String(nodes), ...store], {
     maxBuffer: 1 << 20,
     // etcd's run waits up to 4x longer for each step (osds-child.ts).
     timeout: (store.length ? 80 : 20) * 60_000,
@@ -75,12 +83,18 @@ export async function run(nodes = Number(process.env.BENCH_LAB_NODES ?? 1000)): 
   const cluster = await EtcdCluster.start(1);
   let onEtcd: Convergence;
   try {
+    console.log(await latencyTable(cluster.endpoints()));
     onEtcd = await converge(nodes, 'etcd', cluster.endpoints().join(','));
   } finally {
     await cluster.stop();
   }
-  console.log('on etcd (STORE=etcd, one local member, its own fsync; day 2 on the embedded store only):');
+  console.log('on etcd (STORE=etcd, one local member, its own fsync; reads from the read cache; day 2 on the embedded store only):');
   report(onEtcd);
+  if (onEtcd.cache)
+    console.log(
+      `etcd read cache: ${onEtcd.cache.keys.toLocaleString('en')} documents, ${(onEtcd.cache.bytes / 2 ** 20).toFixed(1)} MiB of heap ` +
+        `(${(onEtcd.cache.bytes / Math.max(1, onEtcd.cache.keys) / 1024).toFixed(1)} KiB each)`,
+    );
   sideBySide(embedded, onEtcd);
 }
 

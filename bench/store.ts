@@ -101,11 +101,22 @@ const ETCD_OBJECTS = 1_000;
 async function etcdAgainstEmbedded(): Promise<string> {
   const missing = etcdMissing();
   if (missing) return `store etcd: skipped (${missing})`;
-  const dir = await mkdtemp(join(tmpdir(), 'quarry-bench-store-'));
   const etcd = await EtcdCluster.start(1);
   try {
+    return await latencyTable(etcd.endpoints());
+  } finally {
+    await etcd.stop();
+  }
+}
+
+/** A durable update and change → watcher on the embedded store (a temporary directory) and on
+ * the etcd at `endpoints`, one after the other, as a table with etcd/embedded ratios. Also run by
+ * the osds suite on its etcd, so one run gives every number of the comparison. */
+export async function latencyTable(endpoints: string[]): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'quarry-bench-store-'));
+  try {
     const embedded = await measure<BackendLatency>('latency', 'embedded', String(ETCD_OBJECTS), dir);
-    const onEtcd = await measure<BackendLatency>('latency', 'etcd', String(ETCD_OBJECTS), etcd.endpoints().join(','));
+    const onEtcd = await measure<BackendLatency>('latency', 'etcd', String(ETCD_OBJECTS), endpoints.join(','));
     const head = ['backend', 'update median ms', 'p99 ms', 'change → watcher median ms', 'p99 ms'];
     const row = (name: string, r: BackendLatency) => [
       name,
@@ -135,7 +146,6 @@ async function etcdAgainstEmbedded(): Promise<string> {
       ...body.map(line),
     ].join('\n');
   } finally {
-    await etcd.stop();
     await rm(dir, { recursive: true, force: true });
   }
 }

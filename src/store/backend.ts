@@ -61,7 +61,10 @@ export interface Backend<V = unknown> {
   close(): Promise<void>;
   /** The newest revision known (0 for an empty embedded store); etcd's: the newest seen. */
   revision(): number;
-  get(key: string): Promise<KeyValue<V> | undefined>;
+  /** `minRevision`: a revision the answer must reflect at least (a resourceVersion the caller
+   * holds, perhaps from another controller); a backend that answers from a lagging cache (etcd)
+   * waits for it or asks etcd. The others are always current and ignore it. */
+  get(key: string, minRevision?: number): Promise<KeyValue<V> | undefined>;
   /** Every key starting with prefix, in key order, with the revision the list was taken at. */
   list(prefix: string): Promise<{ items: KeyValue<V>[]; revision: number }>;
   /** Resolves once the write is durable, with the new revision; a failed precondition rejects

@@ -5,7 +5,7 @@ import { ConflictError, NotFoundError } from '../errors.js';
 import type { KeyValue, Precondition, RelistSignal, TxnOp, WatchEvent, WatchHandler } from './backend.js';
 import { outsideRequest } from '../log.js';
 import { History } from './history.js';
-import { KeyIndex } from './key-index.js';
+import { KeyTable } from './key-table.js';
 
 /** One write, as journaled and as applied. */
 export interface Mutation<V = unknown> {
@@ -58,9 +58,7 @@ export function checkTxn<V>(ops: TxnOp<V>[], current: (key: string) => KeyValue<
 }
 
 export class KvCore<V = unknown> {
-  private readonly items = new Map<string, KeyValue<V>>();
-  /** Keys per kind in order: list("Disk/") at 40k disks must not scan and sort 50k keys. */
-  private readonly index = new KeyIndex();
+  private readonly items = new KeyTable<V>();
   private readonly history: History<WatchEvent<V>>;
   private readonly watchers = new Set<Watcher<V>>();
   private readonly onWatchError: (err: unknown) => void;
@@ -86,17 +84,12 @@ export class KvCore<V = unknown> {
   }
 
   list(prefix: string): KeyValue<V>[] {
-    const keys = this.index.withPrefix(prefix);
-    if (keys) return keys.map((k) => this.items.get(k) as KeyValue<V>);
-    const out: KeyValue<V>[] = [];
-    for (const [key, kv] of this.items) if (key.startsWith(prefix)) out.push(kv);
-    return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    return this.items.list(prefix);
   }
 
   /** Loads a snapshot entry; only before any mutation is applied. */
   load(kv: KeyValue<V>, revision: number): void {
-    if (!this.items.has(kv.key)) this.index.add(kv.key);
-    this.items.set(kv.key, kv);
+    this.items.set(kv);
     this.rev = Math.max(this.rev, revision);
   }
 
@@ -116,13 +109,11 @@ export class KvCore<V = unknown> {
     let event: WatchEvent<V>;
     if (m.op === 'put') {
       const createRevision = m.createRevision ?? prev?.createRevision ?? m.rev;
-      if (!prev) this.index.add(m.key);
-      this.items.set(m.key, { key: m.key, value: m.value as V, createRevision, modRevision: m.rev });
+      this.items.set({ key: m.key, value: m.value as V, createRevision, modRevision: m.rev });
       event = { type: 'put', key: m.key, value: m.value as V, revision: m.rev, createRevision };
     } else {
       if (!prev) throw new Error(`revision ${m.rev} deletes ${m.key}, which does not exist`);
       this.items.delete(m.key);
-      this.index.remove(m.key);
       event = { type: 'delete', key: m.key, value: prev.value, revision: m.rev, createRevision: prev.createRevision };
     }
     this.rev = m.rev;

@@ -113,7 +113,7 @@ export class DocumentStore implements Store {
     const name = opts.name === undefined ? undefined : validName(opts.name);
     const labels = opts.labels === undefined ? undefined : validLabels(opts.labels);
     const source = opts.source === undefined ? undefined : clean(opts.source, '/metadata/source');
-    const cur = await this.current(kind, id);
+    const cur = await this.current(kind, id, opts.resourceVersion);
     if (cur.modRevision !== opts.resourceVersion) throw stale(kind, id, opts.resourceVersion, cur.modRevision);
     const old = cur.value;
     const next: StoredDoc = {
@@ -157,7 +157,7 @@ export class DocumentStore implements Store {
   async updateStatus(kind: string, id: string, statusIn: unknown, opts: StatusWriteOptions = {}): Promise<AnyDoc> {
     const status = this.checked(kind, 'status', statusIn);
     for (let attempt = 1; ; attempt++) {
-      const cur = await this.current(kind, id);
+      const cur = await this.current(kind, id, opts.resourceVersion);
       // Equality first: an unchanged status must never wake a watcher, even from a stale caller.
       if (isDeepStrictEqual(status, cur.value.status)) return storedToDoc(cur.value, cur.modRevision);
       const expected = opts.resourceVersion ?? cur.modRevision;
@@ -175,8 +175,8 @@ export class DocumentStore implements Store {
   }
 
   async delete(kind: string, id: string, opts: { resourceVersion?: number } = {}): Promise<void> {
-    const cur = await this.current(kind, id);
     const rv = opts.resourceVersion;
+    const cur = await this.current(kind, id, rv);
     if (rv !== undefined && cur.modRevision !== rv) throw stale(kind, id, rv, cur.modRevision);
     await this.write({ op: 'del', key: docKey(kind, id), ...(rv === undefined ? {} : { pre: { modRevision: rv } }) }, (audited) =>
       audited ? { action: 'delete', before: cur.value, after: undefined } : null,
@@ -221,8 +221,9 @@ export class DocumentStore implements Store {
     }
   }
 
-  private async current(kind: string, id: string): Promise<KeyValue<StoredDoc>> {
-    const kv = await this.backend.get(docKey(kind, id));
+  /** `atLeast`: the caller's resourceVersion, which the read must reflect (backend.get). */
+  private async current(kind: string, id: string, atLeast?: number): Promise<KeyValue<StoredDoc>> {
+    const kv = await this.backend.get(docKey(kind, id), atLeast);
     if (!kv) throw new NotFoundError(`${kind} ${id} not found`);
     return kv;
   }

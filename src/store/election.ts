@@ -182,6 +182,12 @@ export class EtcdElection implements LeaderView {
   private async watchKey(): Promise<void> {
     if (this.watcher) return;
     const w = await this.client.watch().key(this.keys.full).withPreviousKV().create();
+    // A stop() while the watch was being created found none to cancel: this one would outlive
+    // the client (etcd3 keeps re-creating a registered watch) and hold the process.
+    if (this.stopped) {
+      await bounded(w.cancel(), STOP_BOUND_MS);
+      return;
+    }
     this.watcher = w;
     w.on('put', (kv) => {
       this.see(kv);

@@ -6,6 +6,12 @@ import { ServiceUnavailableError } from '../errors.js';
 import type { KeyValue } from './backend.js';
 import type { ValueCodec } from './codec.js';
 
+/** A store key of Quarry's bookkeeping (the election's `~leader`), not a document's. */
+export const reservedKey = (key: string): boolean => key.startsWith('~');
+
+/** The read cache's marker, written after its watch reconnects (etcd-cache.ts). */
+export const SYNC_KEY = '~sync';
+
 export class EtcdValues<V> {
   constructor(
     private readonly prefix: string,

@@ -24,8 +24,20 @@ export interface EtcdWatchDeps<V> {
   /** Every response's header revision: keeps the backend's revision() fresh. */
   seen(revision: number): void;
   onWatchError(err: unknown): void;
+  /** Without the previous values (prevValue, a deleted key's value): the read cache, which
+   * needs neither, saves etcd sending them and us decoding them. */
+  keysOnly?: boolean;
   /** How long to wait before asking again after a failed relist; doubles up to 5 s. */
   retryMs?: number;
+  /** After each response: every event up to this revision has been handed over (the read
+   * cache's position; it moves for the bookkeeping keys too, which no handler sees). */
+  advanced?(revision: number): void;
+  /** The watch's stream broke (a member went away): events stop until it is connected again. */
+  disconnected?(): void;
+  /** The watch is (again) registered with etcd. */
+  connected?(): void;
+  /** A put whose value does not decode: reported to onWatchError and left out of the events. */
+  undecodable?(key: string, revision: number): void;
 }
 
 export class EtcdWatch<V> {
@@ -43,12 +55,11 @@ export class EtcdWatch<V> {
   }
 
   start(): void {
-    const w = this.deps.client
+    const b = this.deps.client
       .watch()
       .prefix(this.deps.prefix)
-      .startRevision(String(this.last + 1))
-      .withPreviousKV()
-      .watcher();
+      .startRevision(String(this.last + 1));
+    const w = (this.deps.keysOnly ? b : b.withPreviousKV()).watcher();
     this.watcher = w;
     const resumeHere = (): void => {
       w.request.start_revision = String(this.last + 1);
@@ -57,36 +68,41 @@ export class EtcdWatch<V> {
     w.on('connected', (res: IWatchResponse) => {
       this.deps.seen(Number(res.header.revision));
       resumeHere();
+      if (this.watcher === w) this.deps.connected?.();
+    });
+    w.on('disconnected', () => {
+      if (this.watcher === w) this.deps.disconnected?.();
     });
     w.on('data', (res: IWatchResponse) => {
       try {
         if (this.watcher === w) this.onData(res);
       } catch (err) {
-        // A value that does not decode (not JSON, sealed with another key): reported, not thrown
-        // into the client, which would rethrow it where nothing catches it.
+        // Reported, not thrown into the client, which would rethrow it where nothing catches it.
         this.deps.onWatchError(err);
       }
       resumeHere();
+      if (this.watcher === w && !this.stopped) this.deps.advanced?.(this.last);
     });
     w.on('error', () => {
       if (this.watcher !== w || this.stopped) return;
       // etcd already dropped this watch: no cancel to send.
-      this.drop(w, false);
+      void this.drop(w, false);
       void this.relist();
     });
   }
 
-  stop(): void {
+  /** Resolves once etcd confirmed the cancel (it may never: bound the wait). */
+  stop(): Promise<void> {
     this.stopped = true;
-    if (this.watcher) this.drop(this.watcher);
+    return this.watcher ? this.drop(this.watcher) : Promise.resolve();
   }
 
-  private drop(w: Watcher, cancel = true): void {
+  private drop(w: Watcher, cancel = true): Promise<void> {
     this.watcher = undefined;
     w.removeAllListeners();
     // An error listener stays: a late error of a dropped watcher must not crash the process.
     w.on('error', () => undefined);
-    if (cancel) w.cancel().catch(() => undefined);
+    return cancel ? w.cancel().catch(() => undefined) : Promise.resolve();
   }
 
   private onData(res: IWatchResponse): void {
@@ -103,7 +119,16 @@ export class EtcdWatch<V> {
       if (revision <= this.last) continue;
       newest = Math.max(newest, revision);
       if (this.deps.values.reserved(ev.kv.key)) continue;
-      const event = this.toEvent(ev.type, ev.kv, ev.prev_kv, revision);
+      let event: WatchEvent<V> | undefined;
+      try {
+        event = this.toEvent(ev.type, ev.kv, ev.prev_kv, revision);
+      } catch (err) {
+        // A value that does not decode (not JSON, sealed with another key): reported and left
+        // out, the other events of the response still delivered.
+        this.deps.onWatchError(err);
+        this.deps.undecodable?.(this.deps.values.unkey(ev.kv.key), revision);
+        continue;
+      }
       if (!event) {
         // A delete whose previous value etcd no longer has: what went is unknown.
         this.last = Number(res.header.revision);
@@ -125,6 +150,8 @@ export class EtcdWatch<V> {
     const { values } = this.deps;
     const key = values.unkey(kv.key);
     if (type === 'Delete') {
+      // The cache only needs the key; a watcher of the store, what went.
+      if (this.deps.keysOnly) return { type: 'delete', key, value: undefined as V, revision, createRevision: 0 };
       if (!prev) return undefined;
       return { type: 'delete', key, value: values.decode(key, prev.value), revision, createRevision: Number(prev.create_revision) };
     }
@@ -181,7 +208,9 @@ export class EtcdWatch<V> {
     this.last = revision;
     this.deliver([{ type: 'relist', revision }]);
     // The handler may have stopped the watch.
-    if (this.watching()) this.start();
+    if (!this.watching()) return;
+    this.deps.advanced?.(revision);
+    this.start();
   }
 
   private watching(): boolean {

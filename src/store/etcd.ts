@@ -5,8 +5,12 @@
 //
 // Revisions are etcd's: one global counter that also moves for keys outside the prefix (so never
 // dense), and one revision for all the writes of a transaction (so "one revision, or
-// consecutive ones": backend.ts). revision() is synchronous: it is the newest revision seen in
-// any response or watch event, read from etcd at open.
+// consecutive ones": backend.ts).
+//
+// Reads are answered by a cache of the prefix fed by a watch (etcd-cache.ts: what a read is
+// guaranteed to see, and when it asks etcd instead); revision() is the cache's, raised by this
+// process's writes. Without the cache (`cache: false`) every read is a request and revision()
+// the newest revision seen in any response or watch event.
 import {
   Etcd3,
   isRecoverableError,
@@ -22,8 +26,9 @@ import { deleteByTxn, putByTxn, type Backend, type KeyValue, type Precondition, 
 import type { ValueCodec } from './codec.js';
 import { checkTxn } from './core.js';
 import { noRetry, ourEarlierAttempt, RETRIES } from './etcd-retry.js';
-import { EtcdValues, mapEtcdError } from './etcd-values.js';
-import { EtcdWatch } from './etcd-watch.js';
+import { EtcdCache, type CacheStats } from './etcd-cache.js';
+import { EtcdValues, mapEtcdError, reservedKey, SYNC_KEY } from './etcd-values.js';
+import { EtcdWatch, type EtcdWatchDeps } from './etcd-watch.js';
 import { EtcdElection, LEADER_KEY, type ElectionOptions } from './election.js';
 import { EtcdEventFeed, EVENTS_KEY, type EventFeedOptions } from './etcd-event-feed.js';
 import type { Fence } from './fenced.js';
@@ -43,6 +48,12 @@ export interface EtcdBackendOptions<V> {
   requestTimeoutMs?: number;
   /** Extra etcd3 client options (tests: a faster watch backoff). */
   client?: Partial<IOptions>;
+  /** Reads from a cache fed by a watch (etcd-cache.ts). Default true. */
+  cache?: boolean;
+  /** How long a read waits for the cache to hold what it must see before asking etcd. Default
+   * 500 ms: the watch brings a change within a few ms; a cache lagging longer than this is
+   * slower than a request would be. */
+  cacheWaitMs?: number;
 }
 
 /** Keys a list reads per request: etcd answers in one gRPC message, which has a size limit. */
@@ -55,6 +66,7 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
   private rev = 0;
   private state: 'new' | 'open' | 'closed' = 'new';
   private readonly watches = new Set<EtcdWatch<V>>();
+  private cache: EtcdCache<V> | undefined;
 
   constructor(private readonly opts: EtcdBackendOptions<V>) {
     if (opts.endpoints.length === 0) throw new Error('the etcd backend needs at least one endpoint');
@@ -80,39 +92,103 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
       throw mapEtcdError(err, `connecting to ${this.opts.endpoints.join(', ')}`);
     }
     this.state = 'open';
+    if (this.opts.cache === false) return;
+    const cache = new EtcdCache<V>({
+      watch: this.watchDeps(this.client),
+      listAll: () => this.listAll(),
+      mark: async () => {
+        const client = this.writable();
+        const res = await this.call('write the cache marker', () => client.put(this.values.key(SYNC_KEY)).value('').exec());
+        return Number(res.header.revision);
+      },
+      waitMs: this.opts.cacheWaitMs ?? 500,
+    });
+    try {
+      await cache.start();
+    } catch (err) {
+      await this.close();
+      throw mapEtcdError(err, 'reading the documents into the cache');
+    }
+    this.cache = cache;
   }
 
   async close(): Promise<void> {
     if (this.state !== 'open') return;
     this.state = 'closed';
-    for (const w of this.watches) w.stop();
+    const cancels: Promise<void>[] = [this.cache?.stop() ?? Promise.resolve(), ...[...this.watches].map((w) => w.stop())];
     this.watches.clear();
+    // The watches' stream must end before the client closes, or it outlives it and holds the
+    // process; etcd's confirmations may never come on a stream torn down meanwhile: bounded.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all(cancels), new Promise((resolve) => (timer = setTimeout(resolve, 2_000)))]);
+    clearTimeout(timer);
     this.client?.close();
   }
 
   revision(): number {
-    return this.rev;
+    return this.cache ? this.cache.revision() : this.rev;
   }
 
-  async get(key: string): Promise<KeyValue<V> | undefined> {
+  /** The read cache's counters, when there is one. */
+  cacheStats(): CacheStats | undefined {
+    return this.cache?.stats();
+  }
+
+  /** From the cache once it holds `minRevision` (and all this process must see), else from
+   * etcd. The bookkeeping keys (the election's) are always read from etcd: the fence is judged
+   * on them. */
+  async get(key: string, minRevision?: number): Promise<KeyValue<V> | undefined> {
+    const cache = this.cache;
+    if (cache && !reservedKey(key) && !cache.undecodable(key) && (await cache.fresh(minRevision))) return cache.get(key);
     const res = await this.call(`get ${key}`, (c) => c.get(this.values.key(key)).exec());
     const raw = res.kvs[0];
-    return raw && this.values.kv(raw);
+    const kv = raw && this.values.kv(raw);
+    if (kv) cache?.raise(kv.modRevision);
+    return kv;
+  }
+
+  /** From the cache when it is fresh (see get), else from etcd. */
+  async list(prefix: string): Promise<{ items: KeyValue<V>[]; revision: number }> {
+    const cache = this.cache;
+    if (cache && !cache.undecodable(prefix) && (await cache.fresh())) return cache.list(prefix);
+    const listed = await this.listDirect(prefix);
+    if (cache) for (const kv of listed.items) cache.raise(kv.modRevision);
+    return listed;
   }
 
   /** In pages, all read at the revision of the first, so the list is one consistent state. A
    * compaction past that revision before the last page starts the list over. */
-  async list(prefix: string): Promise<{ items: KeyValue<V>[]; revision: number }> {
+  private async listDirect(
+    prefix: string,
+    undecodable?: (key: string, err: unknown) => void,
+  ): Promise<{ items: KeyValue<V>[]; revision: number }> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.listPages(prefix);
+        return await this.listPages(prefix, undecodable);
       } catch (err) {
         if (attempt >= 3 || !(err instanceof Error) || !/compacted/.test(err.message)) throw err;
       }
     }
   }
 
-  private async listPages(prefix: string): Promise<{ items: KeyValue<V>[]; revision: number }> {
+  /** The cache's list: every document, the keys whose value does not decode set apart. */
+  private async listAll(): Promise<{ items: KeyValue<V>[]; bad: string[]; revision: number }> {
+    let bad: string[] = [];
+    const listed = await this.listDirect('', (key, err) => {
+      bad.push(key);
+      this.onWatchError(err);
+    });
+    // A list started over after a compaction reports its keys again: the last one's count.
+    bad = [...new Set(bad)];
+    return { ...listed, bad };
+  }
+
+  /** The bookkeeping keys are not documents: no list shows them, as no document watch does. A
+   * value that does not decode fails the list, or goes to `undecodable` when given. */
+  private async listPages(
+    prefix: string,
+    undecodable?: (key: string, err: unknown) => void,
+  ): Promise<{ items: KeyValue<V>[]; revision: number }> {
     const full = this.values.key(prefix);
     const end = Range.prefix(full).end;
     const items: KeyValue<V>[] = [];
@@ -125,7 +201,15 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
         return (at === undefined ? b : b.revision(at)).exec();
       });
       revision ??= Number(res.header.revision);
-      for (const raw of res.kvs) items.push(this.values.kv(raw));
+      for (const raw of res.kvs) {
+        if (this.values.reserved(raw.key)) continue;
+        try {
+          items.push(this.values.kv(raw));
+        } catch (err) {
+          if (!undecodable) throw err;
+          undecodable(this.values.unkey(raw.key), err);
+        }
+      }
       const last = res.kvs[res.kvs.length - 1];
       if (!res.more || !last) break;
       start = Buffer.concat([last.key, Buffer.from([0])]);
@@ -183,34 +267,38 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
     if (!res.succeeded) {
       const current = ops.map((_, i) => res.responses[i]?.response_range.kvs[0]);
       const landed = attempts.retried ? ourEarlierAttempt(ops, sent, current) : undefined;
-      if (landed !== undefined) return ops.map((o) => (o.op === 'put' ? landed : 0));
+      if (landed !== undefined) {
+        this.cache?.raise(landed);
+        return ops.map((o) => (o.op === 'put' ? landed : 0));
+      }
       const found = new Map(ops.map((o, i) => [o.key, this.values.revisions(current[i])]));
+      // The retry that follows a conflict must read what refused it.
+      for (const kv of found.values()) if (kv) this.cache?.raise(kv.modRevision);
       checkTxn(ops, (key) => found.get(key));
       throw new ConflictError(`${what} was refused by etcd's compare (the keys moved meanwhile)`);
     }
     // The responses are the writes', in order; a check has none and answers 0.
     let w = 0;
-    return ops.map((o) => {
+    const revs = ops.map((o) => {
       if (o.op === 'check') return 0;
       const r = res.responses[w++];
       return o.op === 'del' && Number(r?.response_delete_range.deleted ?? 0) === 0 ? 0 : rev;
     });
+    // Read-your-writes: this process's reads see the write from now on.
+    this.cache?.raise(Math.max(...revs));
+    return revs;
   }
 
+  /** A watch of its own for each watcher (etcd serves them all on one stream). A handler reads
+   * at least the change it was handed: the cache's floor is raised to it first. */
   watch(fromRevision: number, handler: WatchHandler<V>): () => void {
     const client = this.writable();
-    const w = new EtcdWatch<V>(
-      {
-        client,
-        prefix: this.opts.prefix,
-        values: this.values,
-        current: () => this.current(),
-        seen: (r) => this.seen(r),
-        onWatchError: this.opts.onWatchError ?? ((err) => process.emitWarning(`store watch handler threw: ${String(err)}`)),
-      },
-      fromRevision,
-      handler,
-    );
+    const cache = this.cache;
+    const w = new EtcdWatch<V>(this.watchDeps(client), fromRevision, (e) => {
+      if (e.type === 'relist') cache?.relisted(e.revision);
+      else cache?.raise(e.revision);
+      handler(e);
+    });
     this.watches.add(w);
     // Started after watch() returns, like the other backends: a handler never runs before the
     // caller holds its stop function.
@@ -219,7 +307,23 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
     });
     return () => {
       this.watches.delete(w);
-      w.stop();
+      void w.stop();
+    };
+  }
+
+  private onWatchError(err: unknown): void {
+    if (this.opts.onWatchError) this.opts.onWatchError(err);
+    else process.emitWarning(`store watch handler threw: ${String(err)}`);
+  }
+
+  private watchDeps(client: Etcd3): EtcdWatchDeps<V> {
+    return {
+      client,
+      prefix: this.opts.prefix,
+      values: this.values,
+      current: () => this.current(),
+      seen: (r) => this.seen(r),
+      onWatchError: (err) => this.onWatchError(err),
     };
   }
 

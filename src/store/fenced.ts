@@ -44,8 +44,8 @@ export class FencedBackend<V> implements Backend<V> {
     return this.inner.revision();
   }
 
-  get(key: string): Promise<KeyValue<V> | undefined> {
-    return this.inner.get(key);
+  get(key: string, minRevision?: number): Promise<KeyValue<V> | undefined> {
+    return this.inner.get(key, minRevision);
   }
 
   list(prefix: string): Promise<{ items: KeyValue<V>[]; revision: number }> {

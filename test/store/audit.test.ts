@@ -7,6 +7,7 @@ import { AuditKind, changedPaths, type AuditEntrySpec } from '../../src/model/au
 import { createMemoryStore, DocumentStore, openEmbeddedStore, type Store, type StoredDoc } from '../../src/store/index.js';
 import { etcdPrefix, openEtcd, useEtcd } from './backends.js';
 import { nodeSpec, tempDir, testDeps } from './helpers.js';
+import { waitFor } from '../helpers/wait.js';
 
 useEtcd(test);
 
@@ -140,8 +141,11 @@ test.serial(
     const b = new DocumentStore(await openEtcd<StoredDoc>(t, { prefix }), { ...testDeps(), auditMaxEntries: 1000 });
     // Each store's trail numbers from what it loaded: their first entries collide.
     const ids = Array.from({ length: 20 }, (_, i) => `n${i}`);
+    // Every create resolved: no change was refused for its entry.
     await Promise.all(ids.map((id, i) => (i % 2 ? a : b).create({ kind: 'Node', id, name: id, spec: nodeSpec() })));
-    t.is((await a.list('Node')).length, ids.length, 'no change refused for its entry');
+    // b's writes reach a's read cache by its watch.
+    await waitFor('every change in a', async () => (await a.list('Node')).length === ids.length);
+    await waitFor('every entry in a', async () => (await entries(a)).length === ids.length);
     t.deepEqual((await entries(a)).map((e) => e.objectId).sort(), [...ids].sort(), 'one entry per change');
   },
 );

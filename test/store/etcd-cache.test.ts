@@ -1,0 +1,112 @@
+// The etcd backend's read cache (src/store/etcd-cache.ts) on one real etcd member: a process
+// reads its own writes at once, another client's writes appear by the watch, a resourceVersion
+// from elsewhere is waited for, and a watcher told to list again makes the cache list too.
+import test from 'ava';
+import { Etcd3 } from 'etcd3';
+import { DocumentStore, type StoredDoc } from '../../src/store/index.js';
+import { waitFor } from '../helpers/wait.js';
+import { etcdEndpoints, etcdPrefix, openEtcd, useEtcd } from './backends.js';
+import { nodeSpec, testDeps } from './helpers.js';
+
+useEtcd(test);
+
+test.serial('etcd cache: every read right after a write sees it, from the cache', async (t) => {
+  const b = await openEtcd<{ n: number }>(t);
+  const hitsBefore = b.cacheStats()?.hits ?? 0;
+  for (let n = 1; n <= 100; n++) {
+    const rev = await b.put('k', { n });
+    const kv = await b.get('k');
+    t.is(kv?.value.n, n);
+    t.is(kv?.modRevision, rev);
+    t.deepEqual(
+      (await b.list('')).items.map((x) => x.value.n),
+      [n],
+    );
+    t.true(b.revision() >= rev, 'revision() covers the write');
+  }
+  await b.delete('k');
+  t.is(await b.get('k'), undefined, 'a delete too');
+  t.true((b.cacheStats()?.hits ?? 0) > hitsBefore, 'answered by the cache');
+});
+
+test.serial('etcd cache: a document store reads its own writes (create, spec, status, delete)', async (t) => {
+  const store = new DocumentStore(await openEtcd<StoredDoc>(t), testDeps());
+  for (let i = 0; i < 20; i++) {
+    const doc = await store.create({ kind: 'Node', id: `n${i}`, name: `n${i}`, spec: nodeSpec() });
+    t.is((await store.mustGet('Node', `n${i}`)).metadata.resourceVersion, doc.metadata.resourceVersion);
+    const next = await store.updateSpec('Node', `n${i}`, nodeSpec({ restartGeneration: 1 }), {
+      resourceVersion: doc.metadata.resourceVersion,
+    });
+    t.is((await store.mustGet('Node', `n${i}`)).metadata.generation, 2);
+    const status = await store.updateStatus('Node', `n${i}`, { phase: 'active' }, { resourceVersion: next.metadata.resourceVersion });
+    t.is((await store.list('Node')).find((d) => d.id === `n${i}`)?.metadata.resourceVersion, status.metadata.resourceVersion);
+  }
+  await store.delete('Node', 'n0');
+  t.is(await store.get('Node', 'n0'), undefined);
+  t.is((await store.list('Node')).length, 19);
+});
+
+test.serial("etcd cache: another client's writes and deletes become visible through the watch", async (t) => {
+  const prefix = etcdPrefix();
+  const reader = await openEtcd<{ n: number }>(t, { prefix });
+  const writer = await openEtcd<{ n: number }>(t, { prefix });
+  await writer.put('a', { n: 1 });
+  await writer.put('b', { n: 1 });
+  await waitFor('both keys in the reader', async () => (await reader.list('')).items.length === 2);
+  await writer.put('a', { n: 2 });
+  await writer.delete('b');
+  await waitFor('the change and the delete', async () => {
+    const { items } = await reader.list('');
+    return items.length === 1 && items[0]?.value.n === 2;
+  });
+  t.is((await reader.get('a'))?.value.n, 2);
+  t.is(await reader.get('b'), undefined);
+});
+
+test.serial('etcd cache: a resourceVersion written by another controller is waited for, not refused as stale', async (t) => {
+  const prefix = etcdPrefix();
+  const a = new DocumentStore(await openEtcd<StoredDoc>(t, { prefix }), testDeps());
+  const b = new DocumentStore(await openEtcd<StoredDoc>(t, { prefix }), testDeps());
+  for (let i = 0; i < 10; i++) {
+    const doc = await a.create({ kind: 'Node', id: `n${i}`, name: `n${i}`, spec: nodeSpec() });
+    // At once, through the other store: its read must reflect the version the caller holds.
+    const next = await b.updateSpec('Node', `n${i}`, nodeSpec({ restartGeneration: 1 }), {
+      resourceVersion: doc.metadata.resourceVersion,
+    });
+    t.is(next.metadata.generation, 2);
+    // And a conflict refused by etcd makes the retry read what refused it.
+    const moved = await a.mutateSpec<ReturnType<typeof nodeSpec>>('Node', `n${i}`, (d) => ({ ...d.spec, restartGeneration: 2 }));
+    t.is(moved.metadata.generation, 3);
+  }
+});
+
+test.serial('etcd cache: a watcher told to list again (its revision compacted) lists what is current', async (t) => {
+  const prefix = etcdPrefix();
+  const b = await openEtcd<{ n: number }>(t, { prefix });
+  const raw = new Etcd3({ hosts: etcdEndpoints() });
+  t.teardown(() => raw.close());
+  const old = b.revision();
+  await b.put('k', { n: 1 });
+  // Another client's writes, compacted away before the watcher below starts.
+  await raw.put(`${prefix}k`).value(JSON.stringify({ n: 2 }));
+  await raw.put(`${prefix}gone`).value(JSON.stringify({ n: 0 }));
+  await raw.delete().key(`${prefix}gone`);
+  const now = Number((await raw.get(`${prefix}k`).exec()).header.revision);
+  await b.compact(now);
+  const resyncs = b.cacheStats()?.resyncs ?? 0;
+  const relists: number[] = [];
+  b.watch(old, (e) => e.type === 'relist' && relists.push(e.revision));
+  await waitFor('the relist', () => relists.length > 0);
+  // What a watcher that lists again reads: at least its relist's revision.
+  const { items, revision } = await b.list('');
+  t.true(revision >= (relists[0] ?? Infinity));
+  t.deepEqual(
+    items.map((kv) => [kv.key, kv.value.n]),
+    [['k', 2]],
+  );
+  // The cache lists again only if it had not reached that revision by its own watch.
+  await waitFor('the cache synced', () => b.cacheStats()?.synced);
+  t.true((b.cacheStats()?.resyncs ?? 0) <= resyncs + 1);
+  t.is((await b.get('k'))?.value.n, 2);
+  t.is(await b.get('gone'), undefined);
+});
