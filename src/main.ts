@@ -172,8 +172,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   sweeper.unref();
   // The lab's pieces, loaded only with DRIVER=lab: a real start never loads src/sim.
   const labParts: LabDriver | null =
-    config.driver === 'lab' ? (await import('./main/lab-driver.js')).labDriver(opts.lab?.seed ?? 42, opts.lab?.ceph, config.labUrl)
-      : null;
+    config.driver === 'lab' ? (await import('./main/lab-driver.js')).labDriver(opts.lab?.seed ?? 42, opts.lab?.ceph, config.labUrl) : null;
   const images = await startImages({
     config,
     store,

@@ -81,7 +81,10 @@ function remoteLab(url: string): LabDriver {
     cluster: null,
     ceph(store) {
       const runner = new RemoteCephRunner(url, keyFrom(store));
-      return { ceph: new CephClient({ runner, conf: CONF, name: 'client.admin' }), rgw: new RgwAdmin({ runner, conf: CONF, name: 'client.admin' }) };
+      return {
+        ceph: new CephClient({ runner, conf: CONF, name: 'client.admin' }),
+        rgw: new RgwAdmin({ runner, conf: CONF, name: 'client.admin' }),
+      };
     },
     // The master's own machine (its NICs, its DHCP) is each controller's.
     master: (dir, now) => new SimMaster(dir, now),

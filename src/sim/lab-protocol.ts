@@ -80,7 +80,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 const isStringMap = (v: unknown): v is Record<string, string> => isObject(v) && Object.values(v).every((x) => typeof x === 'string');
 
 /** A loopback http(s) URL without credentials: the only place a lab is reached at, or reaches. */
-export function isLoopbackUrl(value: unknown): value is string {
+export function isLoopbackUrl(value: unknown): boolean {
   if (typeof value !== 'string') return false;
   try {
     const u = new URL(value);
@@ -97,7 +97,8 @@ export function cephRunProblem(b: unknown): string | null {
   if (b.cmd !== 'ceph' && b.cmd !== 'radosgw-admin') return 'cmd must be ceph or radosgw-admin';
   const args = b.args;
   if (!Array.isArray(args) || args.length > 256) return 'args must be an array of at most 256';
-  const argOk = (a: unknown): boolean => typeof a === 'string' || (isObject(a) && typeof a.secret === 'string' && Object.keys(a).length === 1);
+  const argOk = (a: unknown): boolean =>
+    typeof a === 'string' || (isObject(a) && typeof a.secret === 'string' && Object.keys(a).length === 1);
   if (!args.every(argOk)) return 'each argument must be a string or { secret }';
   if (typeof b.timeoutMs !== 'number' || !Number.isInteger(b.timeoutMs) || b.timeoutMs < 1 || b.timeoutMs > 3_600_000)
     return 'timeoutMs must be an integer from 1 to 3600000';
@@ -111,7 +112,7 @@ export function cephRunProblem(b: unknown): string | null {
 export function bmcProblem(b: unknown): string | null {
   if (!isObject(b)) return 'the body must be an object';
   for (const f of ['address', 'username', 'password'] as const) {
-    if (typeof b[f] !== 'string' || (b[f] as string).length > 256) return `${f} must be a string of at most 256`;
+    if (typeof b[f] !== 'string' || b[f].length > 256) return `${f} must be a string of at most 256`;
   }
   if (typeof b.port !== 'number' || !Number.isInteger(b.port) || b.port < 1 || b.port > 65535) return 'port must be 1–65535';
   return null;

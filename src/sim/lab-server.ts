@@ -148,7 +148,7 @@ export class LabServer {
     const files: Record<string, string> = {};
     const runner = new SimCephRunner(this.cluster, {
       keyOf: () => Promise.resolve(r.key),
-      readFile: (p) => (r.keyrings?.[p] === undefined ? Promise.reject(new Error(`${p}: no such file`)) : Promise.resolve(r.keyrings[p]!)),
+      readFile: (p) => (r.keyrings?.[p] === undefined ? Promise.reject(new Error(`${p}: no such file`)) : Promise.resolve(r.keyrings[p])),
       writeFile: (p, d) => Promise.resolve(void (files[p] = Buffer.from(d).toString('base64'))),
     });
     try {

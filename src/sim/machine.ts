@@ -239,7 +239,8 @@ export class SimMachine {
   private async deliver(send: () => Promise<void>): Promise<void> {
     for (let tries = 0; tries * this.timing.heartbeatMs < 60_000; tries++) {
       try {
-        return await send();
+        await send();
+        return;
       } catch (err) {
         // Over HTTP the refusal is an AgentHttpError; in-process, the master's own error.
         const status = err instanceof AgentHttpError || err instanceof QuarryError ? err.status : 0;

@@ -30,7 +30,7 @@ async function post<T>(base: string, path: string, body: unknown, problem: (a: u
     body: JSON.stringify(body),
     signal,
   });
-  const answer = (await res.json()) as unknown;
+  const answer = await res.json();
   if (res.status !== 200) throw new Error(`the lab refused ${path}: ${JSON.stringify(answer).slice(0, 300)}`);
   const why = problem(answer);
   if (why) throw new Error(`the lab's answer to ${path} is malformed: ${why}`);

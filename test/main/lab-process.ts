@@ -15,14 +15,17 @@ export class LabProcess {
 
   /** Starts the lab with these LAB_* variables; answers once it listens. */
   static async start(t: Scope, env: Record<string, string>): Promise<LabProcess> {
-    const proc = spawn(process.execPath, [SERVE], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const proc = spawn(process.execPath, [SERVE], {
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     const lab = new LabProcess(proc);
     t.teardown(() => {
       if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
     });
     await new Promise<void>((resolve, reject) => {
       let rest = '';
-      proc.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+      proc.stderr.setEncoding('utf8').on('data', (chunk: string) => {
         const parts = (rest + chunk).split('\n');
         rest = parts.pop() ?? '';
         for (const line of parts) {

@@ -92,7 +92,8 @@ export function agentRoutes(gateway: AgentGateway, auth: Auth): AnyRoute[] {
           type: 'array',
           maxItems: 64,
           items: { type: 'string', format: 'uuid' },
-          description: 'the runs the agent is carrying out now: a run a previous leader handed out that is not among them is failed as interrupted',
+          description:
+            'the runs the agent is carrying out now: a run a previous leader handed out that is not among them is failed as interrupted',
         },
       }),
       response: {
