@@ -81,10 +81,8 @@ function remoteLab(url: string): LabDriver {
     cluster: null,
     ceph(store) {
       const runner = new RemoteCephRunner(url, keyFrom(store));
-      return {
-        ceph: new CephClient({ runner, conf: CONF, name: 'client.admin' }),
-        rgw: new RgwAdmin({ runner, conf: CONF, name: 'client.admin' }),
-      };
+      const opts = { runner, conf: CONF, name: 'client.admin' };
+      return { ceph: bound(new CephClient(opts)), rgw: bound(new RgwAdmin(opts)) };
     },
     // The master's own machine (its NICs, its DHCP) is each controller's.
     master: (dir, now) => new SimMaster(dir, now),
@@ -92,4 +90,15 @@ function remoteLab(url: string): LabDriver {
     s3Gateways: () => ({ local: null, endpoints: new RemoteS3Gateways(url) }),
     lab: () => null,
   };
+}
+
+/** The client with its methods bound, as the API seams are used: loops pass a method on
+ * unbound (`ceph.osdSetGroup`), and some of the clients' methods read `this`. */
+function bound<T extends object>(client: T): T {
+  const proto = Object.getPrototypeOf(client) as Record<string, unknown>;
+  for (const name of Object.getOwnPropertyNames(proto)) {
+    const fn = proto[name];
+    if (name !== 'constructor' && typeof fn === 'function') Object.defineProperty(client, name, { value: fn.bind(client) });
+  }
+  return client;
 }

@@ -13,6 +13,10 @@ import { readAgentConfig, readBootScript } from './installer.js';
 import type { MachineDisk } from './disk.js';
 import { FailoverFetch } from './failover-fetch.js';
 
+/** How long a step waits for its keys through a controller failover, and how often it asks. */
+const KEYRING_PATIENCE_MS = 30_000;
+const KEYRING_RETRY_MS = 250;
+
 /** The most lines one POST /node/runs/{runId}/logs takes. */
 const LINES_PER_CALL = 1000;
 
@@ -79,8 +83,19 @@ export class HttpAgentLink implements MasterLink {
     await this.session.call('POST', `/node/runs/${encodeURIComponent(runId)}/finish`, result);
   }
 
+  /** Asked again while no controller leads (503), the leader is unreachable through a follower
+   * (502) or the master is: a step in the middle of a failover waits for the next leader
+   * rather than failing, and being started again, for want of its key. */
   async keyrings(nodeId: string): Promise<Array<{ entity: string; keyring: string }>> {
-    const answer = await this.session.call('GET', `/ceph/nodes/${encodeURIComponent(nodeId)}/keyrings`);
-    return (answer.json as { keyrings: Array<{ entity: string; keyring: string }> }).keyrings;
+    for (let waited = 0; ; waited += KEYRING_RETRY_MS) {
+      try {
+        const answer = await this.session.call('GET', `/ceph/nodes/${encodeURIComponent(nodeId)}/keyrings`);
+        return (answer.json as { keyrings: Array<{ entity: string; keyring: string }> }).keyrings;
+      } catch (err) {
+        const passing = !(err instanceof AgentHttpError) || err.status === 502 || err.status === 503;
+        if (!passing || waited >= KEYRING_PATIENCE_MS) throw err;
+        await new Promise((r) => setTimeout(r, KEYRING_RETRY_MS));
+      }
+    }
   }
 }

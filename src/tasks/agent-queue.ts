@@ -111,7 +111,7 @@ export class AgentQueue {
     const doc = held?.doc ?? (await this.engine.find(runId));
     if (!doc) throw new NotFoundError(`task run ${runId} not found`);
     if (doc.spec.nodeId !== nodeId) throw new ConflictError(`task run ${runId} does not belong to node ${nodeId}`);
-    return held ?? doc;
+    return held ?? this.engine.holdRunning(doc) ?? doc;
   }
 
   private running(run: ActiveRun | TaskRun, runId: string): ActiveRun {

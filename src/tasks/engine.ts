@@ -87,11 +87,25 @@ export class RunEngine {
     if (!this.loaded) return this.ensureLoaded();
     for (const run of [...this.active.values()]) {
       if (!run.fromStore) continue;
+      // A run held as adopted stays held (an agent's result may be on its way to it) unless
+      // the store says it ended meanwhile; a pending one is queued again from the store.
+      const stored = run.adopted ? await this.deps.store.get<TaskRunSpec, TaskRunStatus>(Kind.TaskRun, run.doc.id) : undefined;
+      if (stored?.status.state === 'running') continue;
       run.deadline?.clear();
       if (run.doc.spec.nodeId !== null) this.queues.remove(run.doc.spec.nodeId, run.doc.id);
       this.active.delete(run.doc.id);
     }
     await this.load();
+  }
+
+  /** The held run, adopting a node-level one the store says is running that this process does
+   * not hold yet: its agent's result may arrive before this leader has loaded its runs. */
+  holdRunning(doc: TaskRun): ActiveRun | undefined {
+    const held = this.active.get(doc.id);
+    if (held) return held;
+    if (doc.status.state !== 'running' || doc.spec.nodeId === null || this.closed) return undefined;
+    this.adopt(doc);
+    return this.active.get(doc.id);
   }
 
   private async load(): Promise<void> {

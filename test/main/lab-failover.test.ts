@@ -138,7 +138,8 @@ it('the leader SIGKILLed during a burst of OSD creations: another leads, every O
       acknowledged.push(d.id);
     }
   };
-  const restarted = [nodes[3]!, nodes[2]!];
+  // Two monitor nodes: each runs Ceph daemons, so each restart needs a lease of the budget.
+  const restarted = [nodes[2]!, nodes[1]!];
   await ok('restart', api.post('/invoke/node', { operation: 'node.restart', nodeIds: restarted.map((n) => n.id) }));
   // In the background: the kill may come while it still asks.
   const creating = create(before);
@@ -162,7 +163,7 @@ it('the leader SIGKILLed during a burst of OSD creations: another leads, every O
       const now = `${made} of ${before.length} OSDs, ${running} running, leases ${JSON.stringify(budget.json.leases)}, waiting ${waiting?.hostname}`;
       if (now !== seen) t.log(now);
       seen = now;
-      return made > 0 && made < before.length && running > 0 && lease && waiting ? { made, lease, running } : undefined;
+      return made < before.length && lease && waiting ? { made, lease, running } : undefined;
     },
     60_000,
   ).catch((err: unknown) => {
@@ -195,9 +196,13 @@ it('the leader SIGKILLed during a burst of OSD creations: another leads, every O
     },
     90_000,
   ).catch(async (err: unknown) => {
-    const disks = (await api.get<DiskView[]>('/disks')).json.filter((d) => wanted.has(d.id) && d.osdState !== 'running');
+    const disks = (await api.get<Array<DiskView & { reason: string | null; message: string }>>('/disks')).json
+      .filter((d) => wanted.has(d.id) && d.osdState !== 'running')
+      .map((d) => `${d.nodeId.slice(0, 8)} ${d.devicePath} ${d.osdState} ${d.reason}: ${d.message}`);
     const budget = (await api.get<Budget>('/ceph/cluster/disruption-budget')).json;
-    throw new Error(`${String(err)}: not running ${JSON.stringify(disks.slice(0, 3))}; leases ${JSON.stringify(budget.leases)}`);
+    const runs = (await api.get<Array<RunView & { nodeHostname: string | null; error: string | null }>>('/task/runs/recent?limit=40')).json;
+    const recent = runs.map((r) => `${r.taskName} ${r.nodeHostname ?? ''} ${r.state} ${r.error ?? ''}`);
+    throw new Error(`${String(err)}: not running ${disks.join('; ')}; leases ${JSON.stringify(budget.leases)}; runs ${recent.join('; ')}`);
   });
   t.log(`converged ${Date.now() - killedAt} ms after the kill; ${final.steps.length} steps, ${final.osds.length} OSDs`);
 
@@ -215,9 +220,13 @@ it('the leader SIGKILLed during a burst of OSD creations: another leads, every O
   // No run carried out twice, no step twice for one node and object.
   const twice = stepsOnce(final);
   if (twice.byObject.length) {
-    const runs = (await api.get<Array<RunView & { error: string | null; createdAt?: string }>>('/task/runs/recent?limit=1000')).json;
-    t.log(JSON.stringify(final.steps.map((s) => ({ ...s, at: s.at - killedAt })).filter((s) => s.taskName.includes('mgr'))));
-    t.log(JSON.stringify(runs.filter((r) => r.taskName.includes('mgr'))));
+    // What to look at when a step was carried out twice: its entries and its runs' fates.
+    const runs = (await api.get<Array<RunView & { error: string | null; targetId: string }>>('/task/runs/recent?limit=1000')).json;
+    const doubled = final.steps.filter((s) =>
+      twice.byObject.some((k) => k.startsWith(`${s.hostname} ${s.taskName} ${JSON.stringify(s.args)}`)),
+    );
+    t.log(JSON.stringify(doubled.map((s) => ({ runId: s.runId, sinceKill: s.at - killedAt, electedAfter: electedAt - killedAt }))));
+    t.log(JSON.stringify(runs.filter((r) => doubled.some((s) => s.runId === r.id))));
   }
   t.deepEqual(twice.byRun, []);
   t.deepEqual(twice.byObject, []);
@@ -229,19 +238,31 @@ it('the leader SIGKILLed during a burst of OSD creations: another leads, every O
   t.log(
     `restarts: ${first} at ${restartAt(first!) - killedAt} ms, back at ${firstBack!.at - killedAt} ms; ${second} at ${restartAt(second!) - killedAt} ms (from the kill)`,
   );
-  // Logged, not asserted yet: runs showed the second node's restart step carried out while the
-  // first held the lease (its run handed out before the kill without a lease of its own); see
-  // the branch's report. What the new leader did itself is asserted: it restarted no node while
-  // another's restart step had not been followed by that node's new boot.
   const overlap = restartAt(second!) < firstBack!.at;
-  t.log(`lease at the kill: ${atKill.lease.nodes.join(',')}; restarts overlapped: ${overlap}`);
-  const afterElection = final.steps.filter((s) => s.taskName === 'node.restart' && s.at > electedAt);
-  for (const s of afterElection) {
-    const other = final.steps.find((o) => o.taskName === 'node.restart' && o.nodeId !== s.nodeId && o.at < s.at);
-    const back = other && final.boots.find((b) => b.nodeId === other.nodeId && b.at > other.at);
-    t.true(!other || (back !== undefined && back.at <= s.at), 'a restart by the new leader waited for the other node to be back');
+  if (overlap) {
+    // What to look at: the restarts' runs and the leases as the leaders announced them.
+    const said = (c: Controller) =>
+      c.lines
+        .filter((l) => l.includes('disruption.lease') || (l.includes('node.restart') && l.includes('task.state.changed')))
+        .map((l) => {
+          const e = JSON.parse(l) as { time: string; message: string; state?: string; target?: { name?: string }; what?: string };
+          return `${c.name} ${Date.parse(e.time) - killedAt} ms: ${e.message} ${e.what ?? e.target?.name ?? ''} ${e.state ?? ''}`;
+        });
+    t.log([...said(leader), ...said(next)].join('\n'));
   }
-  // Errors but the master-level runs the dead leader left running, failed as interrupted.
-  const errors = next.lines.filter((l) => l.includes('"level":"error"') && !l.includes('"error":"interrupted: '));
-  t.deepEqual(errors, []);
+  t.false(overlap, 'the second restart began only once the first node was back');
+  t.true(
+    restarted.some((n) => atKill.lease.nodes.includes(n.id)),
+    'a restart held the lease at the kill',
+  );
+  // No run failed under the new leader, but the master-level ones the dead leader left running
+  // (their code died with it), failed as interrupted and started again.
+  const failed = next.lines
+    .filter((l) => l.includes('"message":"task.state.changed"') && l.includes('"state":"failed"'))
+    .map((l) => JSON.parse(l) as { taskName: string; error?: string; node: unknown })
+    .filter((e) => !(e.node === null && e.error?.startsWith('interrupted: ')));
+  t.deepEqual(
+    failed.map((e) => `${e.taskName}: ${e.error ?? ''}`),
+    [],
+  );
 });
