@@ -5,7 +5,8 @@
 // LAB_CONTROLLERS, or in POST /lab/start when the controllers start after the lab.
 //
 // Variables: LAB_PORT (0: any), LAB_NODES (6), LAB_SEED (42), LAB_DISKS_PER_MACHINE, LAB_BOOT_MS,
-// LAB_STEP_MS, LAB_HEARTBEAT_MS, LAB_CLAIM_WAIT_MS, LAB_DISK_DIR, LAB_CONTROLLERS. It listens on
+// LAB_STEP_MS, LAB_HEARTBEAT_MS, LAB_CLAIM_WAIT_MS, LAB_DISK_DIR, LAB_CONTROLLERS, and
+// LAB_EXIT_WITH_STDIN=1 (stop when stdin closes: a parent's child). It listens on
 // 127.0.0.1 only and says `{"message":"lab started","url":...}` on stderr.
 import { pathToFileURL } from 'node:url';
 import { LabServer, type LabServerOptions } from './lab-server.js';
@@ -53,6 +54,9 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  // A test's lab goes with the test process, however that ends (a timeout skips teardowns):
+  // its stdin is a pipe from the parent, closed when the parent dies.
+  if (process.env.LAB_EXIT_WITH_STDIN === '1') process.stdin.once('end', () => stop('stdin closed')).resume();
   if (controllers.length) server.start({ controllers });
   say('lab started', { url, nodes: options.nodes, controllers });
 }

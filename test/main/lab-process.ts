@@ -15,9 +15,10 @@ export class LabProcess {
 
   /** Starts the lab with these LAB_* variables; answers once it listens. */
   static async start(t: Scope, env: Record<string, string>): Promise<LabProcess> {
+    // stdin a pipe: the lab stops when this process dies, teardown or not.
     const proc = spawn(process.execPath, [SERVE], {
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
-      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LAB_EXIT_WITH_STDIN: '1', ...env },
+      stdio: ['pipe', 'ignore', 'pipe'],
     });
     const lab = new LabProcess(proc);
     t.teardown(() => {
