@@ -11,6 +11,8 @@ export interface Config {
   adminPassword: string | null;
   driver: 'lab' | 'real';
   labNodes: number;
+  /** LAB_URL: a lab in its own process (src/sim/serve.ts) on loopback, shared by controllers. */
+  labUrl: string | null;
   imageRegistry: string | null;
   /** IMAGE_REGISTRY_INSECURE_HTTP: a plain-http registry on another host is accepted. */
   imageRegistryInsecureHttp: boolean;
@@ -134,6 +136,23 @@ function netns(raw: string | undefined): string | null {
     ]);
   }
   return raw;
+}
+
+/** LAB_URL: where the lab process listens. Loopback only: the lab's Ceph CLI and BMCs are
+ * reached over plain HTTP, with the client.admin key and the BMC passwords in the requests. */
+function labUrl(raw: string | undefined, driver: string): string | null {
+  if (raw === undefined || raw === '') return null;
+  const problem = (why: string) => new InputError(`LAB_URL ${why}, got "${raw}"`, [{ path: '/env/LAB_URL', message: why }]);
+  if (driver !== 'lab') throw problem('needs DRIVER=lab');
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw problem('must be a URL');
+  }
+  const loopback = /^127(\.\d{1,3}){3}$/.test(u.hostname) || u.hostname === 'localhost' || u.hostname === '[::1]';
+  if (u.protocol !== 'http:' || !loopback || u.username || u.password) throw problem('must be an http URL on loopback');
+  return u.origin;
 }
 
 const list = (raw: string | undefined): string[] =>
@@ -343,6 +362,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Readonl
     adminPassword: env.ADMIN_PASSWORD || null,
     driver,
     labNodes: envInt(env, 'LAB_NODES', 6, 0, 100_000),
+    labUrl: labUrl(env.LAB_URL, driver),
     imageRegistry: env.IMAGE_REGISTRY || null,
     imageRegistryInsecureHttp: flag(env, 'IMAGE_REGISTRY_INSECURE_HTTP'),
     imageRegistrySha256: sha256Pin(env.IMAGE_REGISTRY_SHA256),

@@ -185,7 +185,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   sweeper.unref();
   // The lab's pieces, loaded only with DRIVER=lab: a real start never loads src/sim.
   const labParts: LabDriver | null =
-    config.driver === 'lab' ? (await import('./main/lab-driver.js')).labDriver(opts.lab?.seed ?? 42, opts.lab?.ceph) : null;
+    config.driver === 'lab' ? (await import('./main/lab-driver.js')).labDriver(opts.lab?.seed ?? 42, opts.lab?.ceph, config.labUrl) : null;
   const images = await startImages({
     config,
     store,
@@ -347,7 +347,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
     dhcp: network.sim,
     ...opts.lab,
   };
-  const lab = labParts ? labParts.lab(gateway, labOptions) : null;
+  const lab = labParts?.lab(gateway, labOptions) ?? null;
   const unsubscribe = bus.subscribe((e) => {
     if (e.type !== 'task.log') log(eventLogLevel(e), e.type, eventLogFields(e));
   });

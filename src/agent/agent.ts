@@ -6,7 +6,7 @@
 // so only once its run is reported completed: the run is never lost with the boot, and the
 // master learns of the reboot from the new boot id of the next report.
 import { isStepName, step as stepEntry } from '../catalogue/index.js';
-import { failureFields, type AgentSession } from '../fleet/agent-session.js';
+import { AgentHttpError, failureFields, type AgentSession } from '../fleet/agent-session.js';
 import type { AgentReport, DaemonReport, DiskReport, NicReport } from '../fleet/types.js';
 import type { ClaimedRun } from '../fleet/protocol.js';
 import { displayCommand, type Runner } from '../exec/runner.js';
@@ -44,12 +44,18 @@ const MAX_ERROR = 4096;
 const LOG_FLUSH_MS = 500;
 /** `systemctl reboot` returns once the job is queued; a command still running after this hung. */
 const POWER_COMMAND_TIMEOUT_MS = 60_000;
+/** How long a run's result is offered to a master that is away (a controller failover takes
+ * seconds); given up, the master's deadline fails the run. */
+const RESULT_PATIENCE_MS = 120_000;
 
 export class Agent {
   private stopping = new AbortController();
   private loops: Promise<void>[] = [];
   /** stop() was called: nothing starts the loops again. */
   private halted = false;
+  /** The runs being carried out now: each claim says so, and a run a dead leader handed out
+   * that is not among them (lost on the way, or with an earlier boot) is failed by the next. */
+  private readonly carrying = new Set<string>();
 
   constructor(private readonly d: AgentDeps) {}
 
@@ -97,9 +103,16 @@ export class Agent {
 
   /** Claims and carries out one run; false when none came within the wait. */
   async claimOnce(): Promise<boolean> {
-    const answer = await this.d.session.call('POST', '/node/runs/claim', { waitMs: this.d.claimWaitMs }, this.stopping.signal);
+    const body = { waitMs: this.d.claimWaitMs, carrying: [...this.carrying] };
+    const answer = await this.d.session.call('POST', '/node/runs/claim', body, this.stopping.signal);
     if (answer.status === 204) return false;
-    await this.execute(answer.json as ClaimedRun);
+    const run = answer.json as ClaimedRun;
+    this.carrying.add(run.id);
+    try {
+      await this.execute(run);
+    } finally {
+      this.carrying.delete(run.id);
+    }
     return true;
   }
 
@@ -158,8 +171,10 @@ export class Agent {
       timers.forEach(clearInterval);
       stopSignal.removeEventListener('abort', onStop);
     }
-    await flush();
-    await this.d.session.call('POST', `/node/runs/${encodeURIComponent(run.id)}/finish`, result);
+    // Offered until taken: a result lost in a controller failover would have the run failed
+    // and its step carried out again.
+    await this.offer(flush);
+    await this.offer(() => this.d.session.call('POST', `/node/runs/${encodeURIComponent(run.id)}/finish`, result));
     const power = result.ok && isStepName(run.taskName) ? stepEntry(run.taskName).power : undefined;
     if (power) {
       await this.powerDown(power, run.id);
@@ -188,6 +203,22 @@ export class Agent {
       if (this.stopping === stopping && !this.halted) {
         this.stopping = new AbortController();
         this.start();
+      }
+    }
+  }
+
+  /** Sends until the master answers: through no leader (503), a follower that cannot reach
+   * the leader (502) or a master away, for RESULT_PATIENCE_MS; any other refusal is final. */
+  private async offer(send: () => Promise<unknown>): Promise<void> {
+    for (let waited = 0; ; waited += 1_000) {
+      try {
+        await send();
+        return;
+      } catch (err) {
+        const passing = !(err instanceof AgentHttpError) || err.status === 502 || err.status === 503;
+        if (!passing || waited >= RESULT_PATIENCE_MS || this.halted) throw err;
+        this.d.log('warn', 'the master did not take a run result; trying again', failureFields(err));
+        await new Promise((r) => setTimeout(r, 1_000));
       }
     }
   }

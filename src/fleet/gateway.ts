@@ -38,7 +38,7 @@ export function observedAddress(raw: string | null | undefined): string | null {
 
 /** The node-level run queue as agents see it (TaskService provides it). */
 export interface AgentRuns {
-  claim(nodeId: string, waitMs: number, signal?: AbortSignal): Promise<TaskRun | null>;
+  claim(nodeId: string, waitMs: number, signal?: AbortSignal, carrying?: readonly string[]): Promise<TaskRun | null>;
   appendLogs(nodeId: string, runId: string, lines: LogLine[]): Promise<void>;
   finish(nodeId: string, runId: string, result: AgentResult): Promise<void>;
   /** NotFoundError for another node's run as for a missing one. */
@@ -83,8 +83,8 @@ export class AgentGateway implements MasterLink {
     this.fleet.report(nodeId, report, observedAddress(seen.address));
   }
 
-  async claim(nodeId: string, waitMs: number, signal: AbortSignal): Promise<ClaimedRun | null> {
-    const run = await this.runs.claim(nodeId, waitMs, signal);
+  async claim(nodeId: string, waitMs: number, signal: AbortSignal, carrying?: readonly string[]): Promise<ClaimedRun | null> {
+    const run = await this.runs.claim(nodeId, waitMs, signal, carrying);
     return run ? { id: run.id, taskName: run.spec.taskName, args: run.spec.args } : null;
   }
 

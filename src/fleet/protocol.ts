@@ -31,8 +31,9 @@ export interface MasterLink {
   pxeBoot(mac: string): Promise<BootAnswer>;
   fetchImage(nodeId: string): Promise<void>;
   report(nodeId: string, report: AgentReport): Promise<void>;
-  /** Long-poll: the oldest pending run for the node, or null after waitMs. */
-  claim(nodeId: string, waitMs: number, signal: AbortSignal): Promise<ClaimedRun | null>;
+  /** Long-poll: the oldest pending run for the node, or null after waitMs. `carrying`: the
+   * runs the agent is carrying out as it claims (AgentQueue.claim says what it is for). */
+  claim(nodeId: string, waitMs: number, signal: AbortSignal, carrying?: readonly string[]): Promise<ClaimedRun | null>;
   log(nodeId: string, runId: string, lines: LogLine[]): Promise<void>;
   finish(nodeId: string, runId: string, result: AgentResult): Promise<void>;
   /** The node's keyrings, as its agent fetches them for a Ceph step (the HTTP link only). */

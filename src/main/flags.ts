@@ -21,6 +21,7 @@ export const SETTINGS: ReadonlyArray<readonly [name: string, dflt: string, meani
   ['ADMIN_PASSWORD', 'generated', 'password of the first admin, used only when no user exists'],
   ['DRIVER', 'lab', 'lab: the simulated datacenter; real: real commands on real nodes'],
   ['LAB_NODES', '6', 'size of the simulated datacenter'],
+  ['LAB_URL', 'none', 'DRIVER=lab: a lab process on loopback (dist/src/sim/serve.js) shared by several controllers'],
   ['LOG_LEVEL', 'info', 'lowest level logged: debug, info, warn or error'],
   ['IMAGE_REGISTRY', 'built-in lab catalog', 'URL of the image catalog'],
   ['IMAGE_REGISTRY_SHA256', '-', "pins the catalog: its bytes' SHA-256"],

@@ -17,8 +17,15 @@ export interface S3Part {
   stop(): Promise<void>;
 }
 
-export function s3Part(deps: { store: Store; lab: LabS3Gateways | null; fleet?: Fleet }): S3Part {
-  const { lab } = deps;
+/** The lab's gateways: in this process (`local`, which tests look into), or only their
+ * addresses, asked of a lab process (LAB_URL). */
+export interface LabGateways {
+  local: LabS3Gateways | null;
+  endpoints: Pick<LabS3Gateways, 'url' | 'stop'>;
+}
+
+export function s3Part(deps: { store: Store; lab: LabGateways | null; fleet?: Fleet }): S3Part {
+  const lab = deps.lab?.endpoints ?? null;
   const service = new S3Service({
     store: deps.store,
     connect: connectS3(),
@@ -26,5 +33,5 @@ export function s3Part(deps: { store: Store; lab: LabS3Gateways | null; fleet?: 
     ...(deps.fleet ? { addressOf: (nodeId: string) => deps.fleet!.observe(nodeId).address ?? null } : {}),
     endpointOf: lab ? (gw) => lab.url(gw.hostname) : gatewayUrl,
   });
-  return { routes: s3Routes(service), service, lab, stop: () => lab?.stop() ?? Promise.resolve() };
+  return { routes: s3Routes(service), service, lab: deps.lab?.local ?? null, stop: () => lab?.stop() ?? Promise.resolve() };
 }

@@ -11,6 +11,11 @@ import { AgentHttpError, AgentSession } from '../fleet/agent-session.js';
 import { boundFetch, type FetchLike } from '../fleet/bound-fetch.js';
 import { readAgentConfig, readBootScript } from './installer.js';
 import type { MachineDisk } from './disk.js';
+import { FailoverFetch } from './failover-fetch.js';
+
+/** How long a step waits for its keys through a controller failover, and how often it asks. */
+const KEYRING_PATIENCE_MS = 30_000;
+const KEYRING_RETRY_MS = 250;
 
 /** The most lines one POST /node/runs/{runId}/logs takes. */
 const LINES_PER_CALL = 1000;
@@ -18,18 +23,22 @@ const LINES_PER_CALL = 1000;
 export class HttpAgentLink implements MasterLink {
   private readonly session: AgentSession;
   private readonly fetchFn: FetchLike;
+  private readonly base: string;
 
   /** `address`: the machine's own (loopback) address its requests leave from, as its DHCP lease
-   * (`dhcp`) records it; null: the host's default (127.0.0.1). */
+   * (`dhcp`) records it; null: the host's default (127.0.0.1). `bases`: the master, or several
+   * controllers, tried in turn when one refuses connections (failover-fetch.ts). */
   constructor(
     private readonly boot: Pick<MasterLink, 'fetchImage'>,
-    private readonly base: string,
+    bases: string | readonly string[],
     private readonly disk: MachineDisk,
     private readonly address: string | null = null,
     private readonly dhcp: ((mac: string, address: string) => void) | null = null,
   ) {
-    this.fetchFn = address ? boundFetch(address) : fetch;
-    this.session = new AgentSession(base, disk, this.fetchFn);
+    const to = new FailoverFetch(typeof bases === 'string' ? [bases] : bases, address ? boundFetch(address) : fetch);
+    this.base = to.base;
+    this.fetchFn = to.fetch;
+    this.session = new AgentSession(this.base, disk, this.fetchFn);
   }
 
   async pxeBoot(mac: string): Promise<BootAnswer> {
@@ -59,8 +68,8 @@ export class HttpAgentLink implements MasterLink {
     await this.session.call('POST', '/node/hardware', report);
   }
 
-  async claim(_nodeId: string, waitMs: number, signal: AbortSignal): Promise<ClaimedRun | null> {
-    const answer = await this.session.call('POST', '/node/runs/claim', { waitMs }, signal);
+  async claim(_nodeId: string, waitMs: number, signal: AbortSignal, carrying?: readonly string[]): Promise<ClaimedRun | null> {
+    const answer = await this.session.call('POST', '/node/runs/claim', { waitMs, ...(carrying ? { carrying } : {}) }, signal);
     return answer.status === 204 ? null : (answer.json as ClaimedRun);
   }
 
@@ -74,8 +83,19 @@ export class HttpAgentLink implements MasterLink {
     await this.session.call('POST', `/node/runs/${encodeURIComponent(runId)}/finish`, result);
   }
 
+  /** Asked again while no controller leads (503), the leader is unreachable through a follower
+   * (502) or the master is: a step in the middle of a failover waits for the next leader
+   * rather than failing, and being started again, for want of its key. */
   async keyrings(nodeId: string): Promise<Array<{ entity: string; keyring: string }>> {
-    const answer = await this.session.call('GET', `/ceph/nodes/${encodeURIComponent(nodeId)}/keyrings`);
-    return (answer.json as { keyrings: Array<{ entity: string; keyring: string }> }).keyrings;
+    for (let waited = 0; ; waited += KEYRING_RETRY_MS) {
+      try {
+        const answer = await this.session.call('GET', `/ceph/nodes/${encodeURIComponent(nodeId)}/keyrings`);
+        return (answer.json as { keyrings: Array<{ entity: string; keyring: string }> }).keyrings;
+      } catch (err) {
+        const passing = !(err instanceof AgentHttpError) || err.status === 502 || err.status === 503;
+        if (!passing || waited >= KEYRING_PATIENCE_MS) throw err;
+        await new Promise((r) => setTimeout(r, KEYRING_RETRY_MS));
+      }
+    }
   }
 }

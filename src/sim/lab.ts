@@ -12,6 +12,7 @@ import { SimCephCluster } from './ceph/cluster.js';
 import { cephSteps } from './ceph/steps.js';
 import { SimBmcs, labBmcTarget } from './bmc.js';
 import type { BmcTarget } from '../clients/bmc.js';
+import type { BootLogEntry, StepLogEntry } from './lab-protocol.js';
 
 export interface LabOptions extends Partial<Timing> {
   nodes: number;
@@ -24,6 +25,9 @@ export interface LabOptions extends Partial<Timing> {
   link?: 'http' | 'inprocess';
   /** The master's base URL, for the http link. */
   masterUrl?: string;
+  /** Several controllers instead (the lab in its own process, src/sim/serve.ts): each machine
+   * speaks to the first and moves on to the next when one refuses connections. */
+  masterUrls?: readonly string[];
   /** Where the machines' disks are kept between runs of the lab; in memory when absent. */
   diskDir?: string | null;
   /** The simulated cluster, when the master's loops must reach it before the lab exists. */
@@ -69,6 +73,10 @@ export class Lab {
   readonly ceph: SimCephCluster;
   /** Each machine's BMC (IPMI over LAN, simulated): power follows the machine. */
   readonly bmcs: SimBmcs;
+  /** Every node-level step a machine carried out, in order: a step done twice shows here. */
+  readonly stepLog: StepLogEntry[] = [];
+  /** Every boot that reached its agent, in order: when each machine was back. */
+  readonly bootLog: BootLogEntry[] = [];
   private readonly stopper = new AbortController();
   private readonly steps = builtinSteps();
   private inserted = 0;
@@ -80,14 +88,18 @@ export class Lab {
     const timing: Timing = { ...defaultTiming, ...definedOnly(opts) };
     const random = seeded((opts.seed ?? 42) + 1);
     const http = (opts.link ?? 'http') === 'http';
-    if (http && !opts.masterUrl) throw new Error("the lab's http link needs the master's URL (masterUrl)");
-    const ownAddresses = http && (opts.machineAddresses ?? (process.platform === 'linux' && onLoopback(opts.masterUrl ?? '')));
+    const urls = opts.masterUrls ?? (opts.masterUrl ? [opts.masterUrl] : []);
+    if (http && urls.length === 0) throw new Error("the lab's http link needs the master's URL (masterUrl)");
+    const ownAddresses = http && (opts.machineAddresses ?? (process.platform === 'linux' && urls.every(onLoopback)));
     this.machines = buildMachines(opts.nodes, opts.seed ?? 42, opts.disksPerMachine).map((spec) => {
       const disk = new MachineDisk(spec.mac, opts.diskDir ?? null);
       const address = ownAddresses ? labMachineAddress(spec.index) : null;
       const dhcp = opts.dhcp ? (mac: string, a: string) => opts.dhcp?.dhcpRequest(mac, a) : null;
-      const link = http ? new HttpAgentLink(master, opts.masterUrl ?? '', disk, address, dhcp) : master;
-      return new SimMachine(spec, link, this.steps, timing, random, this.stopper.signal, disk);
+      const link = http ? new HttpAgentLink(master, urls, disk, address, dhcp) : master;
+      const m = new SimMachine(spec, link, this.steps, timing, random, this.stopper.signal, disk);
+      m.stepLog = this.stepLog;
+      m.bootLog = this.bootLog;
+      return m;
     });
     for (const m of this.machines) m.faults.failRate = opts.failRate ?? 0;
     this.ceph = opts.ceph ?? new SimCephCluster({ random: seeded((opts.seed ?? 42) + 2) });

@@ -10,6 +10,9 @@ import type { MachineSpec } from './machines.js';
 import type { ClaimedRun, MasterLink } from '../fleet/protocol.js';
 import type { Step } from './steps.js';
 import { MachineDisk } from './disk.js';
+import { AgentHttpError } from '../fleet/agent-session.js';
+import { QuarryError } from '../errors.js';
+import type { BootLogEntry, StepLogEntry } from './lab-protocol.js';
 
 export interface Timing {
   bootMs: number;
@@ -49,6 +52,10 @@ export class SimMachine {
   /** The simulated cluster's view of this host, when the lab simulates Ceph: what runs here
    * comes from it, and a boot or power cut starts or stops the host's daemons in it. */
   host: HostHooks | null = null;
+  /** Where the steps this machine carries out are recorded (the lab's step log). */
+  stepLog: StepLogEntry[] | null = null;
+  /** Where each boot's agent start is recorded (the lab's boot log): when a node was back. */
+  bootLog: BootLogEntry[] | null = null;
   private boot: AbortController | null = null;
   private looping = false;
   private endBoot: ((a: AfterBoot) => void) | null = null;
@@ -119,6 +126,7 @@ export class SimMachine {
     }
     if (!this.powered) return 'poweroff';
     this.bootId = randomUUID();
+    this.bootLog?.push({ index: this.spec.index, nodeId: answer.nodeId, bootId: this.bootId, at: Date.now() });
     this.host?.up(this.hostname);
     try {
       return await this.runAgent(answer.nodeId);
@@ -157,7 +165,9 @@ export class SimMachine {
         if (!(await this.pause(this.timing.heartbeatMs, signal))) return;
         continue;
       }
-      const run = await this.link.claim(nodeId, this.timing.claimWaitMs, signal).catch(() => undefined);
+      // One run at a time: claiming, the agent carries none (a run a dead leader handed out
+      // that never got here is failed by the new one at this claim, and can start again).
+      const run = await this.link.claim(nodeId, this.timing.claimWaitMs, signal, []).catch(() => undefined);
       // Partitioned while the long-poll was open: the answer never reached the machine, and
       // the claimed run is left to time out, as on a real network.
       // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- a partition may begin while the claim is awaited; TS keeps the narrowing from above
@@ -185,8 +195,10 @@ export class SimMachine {
     // the time the master may see the run completed.
     if (next.after) this.boot?.abort();
     if (next.after === 'poweroff') this.powered = false;
-    await this.link.log(nodeId, run.id, lines).catch(() => {});
-    await this.link.finish(nodeId, run.id, result).catch(() => {});
+    // Delivered whatever happens to the controllers meanwhile: a result lost here would have
+    // the run failed and its step carried out again.
+    await this.deliver(() => this.link.log(nodeId, run.id, lines));
+    await this.deliver(() => this.link.finish(nodeId, run.id, result));
     if (next.after) {
       this.endBoot?.(next.after);
       return;
@@ -205,6 +217,8 @@ export class SimMachine {
     }
     const step = this.steps.get(run.taskName);
     if (!step) return { ok: false, error: `the agent has no step named ${run.taskName}` };
+    const entry = { runId: run.id, taskName: run.taskName, nodeId: this.nodeId, hostname: this.hostname, args: run.args, at: Date.now() };
+    this.stepLog?.push(entry);
     try {
       const link = this.link;
       const keyrings = link.keyrings && this.nodeId ? { keyrings: () => link.keyrings!(this.nodeId!) } : {};
@@ -215,6 +229,24 @@ export class SimMachine {
       const error = err instanceof Error ? err.message : String(err);
       log('error', error);
       return { ok: false, error };
+    }
+  }
+
+  /** Tries until the master takes it, or refuses it for good (a 4xx: the run is not this
+   * node's, or no longer running), or the lab stops. Master unreachable, no leader (503), a
+   * follower that cannot reach the leader (502): tried again a heartbeat later, at most a
+   * minute's worth, as a real agent keeps a result until the master is back. */
+  private async deliver(send: () => Promise<void>): Promise<void> {
+    for (let tries = 0; tries * this.timing.heartbeatMs < 60_000; tries++) {
+      try {
+        await send();
+        return;
+      } catch (err) {
+        // Over HTTP the refusal is an AgentHttpError; in-process, the master's own error.
+        const status = err instanceof AgentHttpError || err instanceof QuarryError ? err.status : 0;
+        if (status >= 400 && status < 500) return;
+        if (!(await this.pause(Math.max(this.timing.heartbeatMs, 50), this.lab))) return;
+      }
     }
   }
 

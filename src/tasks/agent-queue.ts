@@ -6,6 +6,9 @@ import type { QuestionDesk } from './questions.js';
 import type { AgentResult, LogLine, TaskRun } from './types.js';
 import { jsonResult } from './results.js';
 
+/** A run adopted from a previous leader that its agent, claiming, says it does not carry. */
+const INTERRUPTED_LOST = 'interrupted: its agent does not carry it (lost with a leader or a boot)';
+
 export class AgentQueue {
   constructor(
     private readonly engine: RunEngine,
@@ -13,11 +16,16 @@ export class AgentQueue {
   ) {}
 
   /** The node's oldest pending run, now running; or, when there is none, the first one
-   * started within waitMs; else null. An abort of `signal` answers null at once. */
-  async claim(nodeId: string, waitMs: number, signal?: AbortSignal): Promise<TaskRun | null> {
+   * started within waitMs; else null. An abort of `signal` answers null at once. `carrying`:
+   * the runs the agent is carrying out as it claims (an agent that says it is done with
+   * everything else); a run left running by a previous leader that it does not carry is failed
+   * as interrupted, so its loop may start it again. Without it such runs wait for their
+   * deadline. */
+  async claim(nodeId: string, waitMs: number, signal?: AbortSignal, carrying?: readonly string[]): Promise<TaskRun | null> {
     if (!Number.isFinite(waitMs) || waitMs < 0)
       throw new InputError('waitMs must be a number ≥ 0', [{ path: '/waitMs', message: 'must be ≥ 0' }]);
     await this.engine.ensureLoaded();
+    if (carrying) this.engine.releaseAdopted(nodeId, new Set(carrying), INTERRUPTED_LOST);
     // Not AbortSignal.timeout: its timer is unref'd, and a lone long-poll must keep the process up.
     const expiry = new AbortController();
     const timer = setTimeout(() => expiry.abort(), waitMs);
@@ -49,12 +57,16 @@ export class AgentQueue {
 
   /** Lines from the agent, which masks its own secrets. Late lines of a finished run are kept. */
   async appendLogs(nodeId: string, runId: string, lines: LogLine[]): Promise<void> {
+    // Loaded first: a run left running by a dead leader is adopted, so its lines are taken.
+    await this.engine.ensureLoaded();
     await this.owned(nodeId, runId);
     for (const line of lines) this.engine.log(runId, line.level, line.message, line.timestamp);
   }
 
   /** Resolves once the final status is stored. */
   async finish(nodeId: string, runId: string, result: AgentResult): Promise<void> {
+    // Loaded first: a run left running by a dead leader is adopted, so its result is taken.
+    await this.engine.ensureLoaded();
     const run = this.running(await this.owned(nodeId, runId), runId);
     const ended = result.ok
       ? this.engine.end(run, 'completed', { result: jsonResult(result.result) })
@@ -99,7 +111,7 @@ export class AgentQueue {
     const doc = held?.doc ?? (await this.engine.find(runId));
     if (!doc) throw new NotFoundError(`task run ${runId} not found`);
     if (doc.spec.nodeId !== nodeId) throw new ConflictError(`task run ${runId} does not belong to node ${nodeId}`);
-    return held ?? doc;
+    return held ?? this.engine.holdRunning(doc) ?? doc;
   }
 
   private running(run: ActiveRun | TaskRun, runId: string): ActiveRun {

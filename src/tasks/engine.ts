@@ -48,6 +48,10 @@ export interface ActiveRun {
   writes: Promise<unknown>;
   done: Promise<TaskRun>;
   settle(doc: TaskRun): void;
+  /** Begun by another process (a dead leader, or before a restart), held here (load). */
+  adopted?: boolean;
+  /** Registered from the store by load(), not started by this process. */
+  fromStore?: boolean;
 }
 
 const PRUNE_SLICE = 256;
@@ -76,21 +80,73 @@ export class RunEngine {
     return this.loading;
   }
 
+  /** Loads again, for a controller that has just been elected: what it loaded as a follower
+   * (pending runs, runs held) is as old as that, and the dead leader went on without telling it.
+   * Runs this process started itself stay as they are. */
+  async reload(): Promise<void> {
+    if (!this.loaded) return this.ensureLoaded();
+    for (const run of [...this.active.values()]) {
+      if (!run.fromStore) continue;
+      // A run held as adopted stays held (an agent's result may be on its way to it) unless
+      // the store says it ended meanwhile; a pending one is queued again from the store.
+      const stored = run.adopted ? await this.deps.store.get<TaskRunSpec, TaskRunStatus>(Kind.TaskRun, run.doc.id) : undefined;
+      if (stored?.status.state === 'running') continue;
+      run.deadline?.clear();
+      if (run.doc.spec.nodeId !== null) this.queues.remove(run.doc.spec.nodeId, run.doc.id);
+      this.active.delete(run.doc.id);
+    }
+    await this.load();
+  }
+
+  /** The held run, adopting a node-level one the store says is running that this process does
+   * not hold yet: its agent's result may arrive before this leader has loaded its runs. */
+  holdRunning(doc: TaskRun): ActiveRun | undefined {
+    const held = this.active.get(doc.id);
+    if (held) return held;
+    if (doc.status.state !== 'running' || doc.spec.nodeId === null || this.closed) return undefined;
+    this.adopt(doc);
+    return this.active.get(doc.id);
+  }
+
   private async load(): Promise<void> {
     const runs = byCreation(await this.deps.store.list<TaskRunSpec, TaskRunStatus>(Kind.TaskRun));
     for (const run of runs) {
       this.index.add(run);
+      if (run.spec.nodeId === null || this.active.has(run.id)) continue;
       // A node-level run waiting for its agent survives a restart: the agent still can claim it.
-      if (run.status.state === 'pending' && run.spec.nodeId !== null && !this.active.has(run.id)) {
-        this.queueForNode(this.register(run));
-      }
+      if (run.status.state === 'pending') this.queueForNode(this.register(run, true));
+      // One its agent claimed from the previous leader (or before a restart) may still be under
+      // way on the node: failing it here and starting it again would carry the step out twice.
+      // It is adopted, under what is left of its deadline, for the agent's result to reach;
+      // the agent's next claim without it says it was lost (releaseAdopted).
+      if (run.status.state === 'running') this.adopt(run);
     }
   }
 
-  register(doc: TaskRun): ActiveRun {
+  /** Holds a run left running by another process until its agent reports or its deadline. */
+  private adopt(doc: TaskRun): void {
+    const run = this.register(doc, true);
+    run.adopted = true;
+    const started = doc.status.startedAt ? Date.parse(doc.status.startedAt) : this.deps.clock.now();
+    const left = Math.max(0, started + doc.spec.timeoutMs - this.deps.clock.now());
+    run.deadline = new Deadline(left, () => void this.expire(run, `timed out after ${doc.spec.timeoutMs} ms`));
+    this.log(doc.id, 'info', 'held by a new leader or a restarted Quarry: waiting for its agent to report');
+  }
+
+  /** The node's agent claims while carrying only `carrying`: adopted runs of that node it does
+   * not carry never reached it, or died with its boot, and are failed now as interrupted. */
+  releaseAdopted(nodeId: string, carrying: ReadonlySet<string>, why: string): void {
+    for (const run of this.active.values()) {
+      if (!run.adopted || run.doc.spec.nodeId !== nodeId || carrying.has(run.doc.id)) continue;
+      void this.end(run, 'failed', { error: why })?.catch(() => undefined);
+    }
+  }
+
+  register(doc: TaskRun, fromStore = false): ActiveRun {
     let settle: (d: TaskRun) => void = () => undefined;
     const done = new Promise<TaskRun>((resolve) => (settle = resolve));
     const run: ActiveRun = { doc, ac: new AbortController(), deadline: null, question: null, writes: Promise.resolve(), done, settle };
+    if (fromStore) run.fromStore = true;
     this.active.set(doc.id, run);
     this.index.add(doc);
     return run;

@@ -120,11 +120,13 @@ export class TaskService {
     return run ? run.done : this.get(id);
   }
 
-  /** At start-up: runs left running by the previous process fail as interrupted, and so do
-   * master-level runs left pending (their code is gone). Node-level pending runs stay for
-   * their agents. Answers the distinct targets, for the caller to requeue. */
+  /** At start-up: master-level runs left running or pending by the previous process fail as
+   * interrupted (their code is gone). Node-level runs stay: pending ones for their agents to
+   * claim, running ones (adopted when loaded) for their agents to report, failed as
+   * interrupted once their agent claims without them, or at their deadline. Answers the
+   * distinct targets, for the caller to requeue. */
   async recover(): Promise<RunTarget[]> {
-    await this.engine.ensureLoaded();
+    await this.engine.reload();
     const runs = await this.deps.store.list<TaskRunSpec, TaskRunStatus>(Kind.TaskRun);
     const targets = new Map<string, RunTarget>();
     for (const run of runs) {
@@ -204,7 +206,7 @@ export class TaskService {
 }
 
 function interruption(run: TaskRun): string | null {
-  if (run.status.state === 'running') return INTERRUPTED_RUNNING;
+  if (run.status.state === 'running' && run.spec.nodeId === null) return INTERRUPTED_RUNNING;
   if (run.status.state === 'pending' && run.spec.nodeId === null) return INTERRUPTED_PENDING;
   return null;
 }

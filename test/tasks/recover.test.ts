@@ -53,14 +53,15 @@ test('TaskService recover fails interrupted runs and returns their targets once 
   const h = await harness(t, { store, ids: idGen('e') });
   const targets = await h.service.recover();
   t.deepEqual(targets.map((x) => x.id).sort(), ['dddddddd-0000-4000-8000-000000000001', 'dddddddd-0000-4000-8000-000000000002']);
+  // (…0002 for its master-level pending run, sameTarget.)
   t.true(targets.every((x) => x.kind === 'Disk'));
 
   const state = async (id: string) => (await h.service.get(id)).status;
-  for (const id of [ids.running, ids.runningNode]) {
-    t.is((await state(id)).state, 'failed');
-    t.is((await state(id)).error, 'interrupted: Quarry restarted while this run was running');
-    t.deepEqual(h.states(id), ['failed']);
-  }
+  t.is((await state(ids.running)).state, 'failed');
+  t.is((await state(ids.running)).error, 'interrupted: Quarry restarted while this run was running');
+  t.deepEqual(h.states(ids.running), ['failed']);
+  // A node-level run may still be under way on its node: it waits for its agent.
+  t.is((await state(ids.runningNode)).state, 'running');
   t.is((await state(ids.sameTarget)).error, 'interrupted: Quarry restarted before this run started');
   t.is((await state(ids.pendingNode)).state, 'pending');
   t.is((await state(ids.completed)).state, 'completed');
@@ -97,3 +98,25 @@ test('TaskService indexes runs of an earlier process for recent and latestFor', 
   t.is((await h.service.latestFor('Disk', 'dddddddd-0000-4000-8000-000000000004'))?.id, ids.completed);
   t.is((await h.service.latestFor('Disk', 'dddddddd-0000-4000-8000-000000000002', 'disk.wipe'))?.id, ids.runningNode);
 });
+
+test('TaskService recover adopts a node-level run left running: its agent finishes it once, and a claim without it fails it as lost', async (t) => {
+  const { store, ids } = await leftovers();
+  const h = await harness(t, { store, ids: idGen('e') });
+  await h.service.recover();
+  // The agent was still carrying it: its result is taken, not refused, and nothing runs again.
+  await h.service.agents.finish(NODE_A.id, ids.runningNode, { ok: true });
+  t.is((await h.service.get(ids.runningNode)).status.state, 'completed');
+
+  const again = await leftovers();
+  const h2 = await harness(t, { store: again.store, ids: idGen('f') });
+  await h2.service.recover();
+  // The agent claims carrying nothing: the run never reached it (or died with its boot).
+  const claimed = await h2.service.agents.claim(NODE_A.id, 0, undefined, []);
+  t.is(claimed?.id, again.ids.pendingNode);
+  await waitFor(async () => (await h2.service.get(again.ids.runningNode)).status.state === 'failed');
+  t.regex((await h2.service.get(again.ids.runningNode)).status.error ?? '', /^interrupted: its agent does not carry it/);
+});
+
+async function waitFor(check: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 500 && !(await check()); i++) await new Promise((r) => setTimeout(r, 5));
+}

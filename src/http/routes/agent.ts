@@ -79,14 +79,23 @@ export function agentRoutes(gateway: AgentGateway, auth: Auth): AnyRoute[] {
         return { status: 'updated' };
       },
     }),
-    route<{ waitMs?: number }>({
+    route<{ waitMs?: number; carrying?: string[] }>({
       method: 'POST',
       path: '/node/runs/claim',
       leader: true,
       summary: "Long-poll: the node's oldest pending run, now running; 204 when none started within waitMs",
       tags,
       agent: true,
-      body: object({ waitMs: { type: 'integer', minimum: 0, maximum: 30_000, default: 0 } }),
+      body: object({
+        waitMs: { type: 'integer', minimum: 0, maximum: 30_000, default: 0 },
+        carrying: {
+          type: 'array',
+          maxItems: 64,
+          items: { type: 'string', format: 'uuid' },
+          description:
+            'the runs the agent is carrying out now: a run a previous leader handed out that is not among them is failed as interrupted',
+        },
+      }),
       response: {
         description: 'the claimed run',
         schema: claimedSchema,
@@ -99,7 +108,7 @@ export function agentRoutes(gateway: AgentGateway, auth: Auth): AnyRoute[] {
         const onClose = (): void => hangup.abort();
         ctx.res.once('close', onClose);
         try {
-          const run = await gateway.claim(nodeId, body.waitMs ?? 0, hangup.signal);
+          const run = await gateway.claim(nodeId, body.waitMs ?? 0, hangup.signal, body.carrying);
           if (run) return run;
           ctx.status = 204;
           return undefined;
