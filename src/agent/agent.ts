@@ -6,7 +6,8 @@
 // so only once its run is reported completed: the run is never lost with the boot, and the
 // master learns of the reboot from the new boot id of the next report.
 import { isStepName, step as stepEntry } from '../catalogue/index.js';
-import { AgentHttpError, failureFields, type AgentSession } from '../fleet/agent-session.js';
+import { failureFields, type AgentSession } from '../fleet/agent-session.js';
+import { throughLeaderGap } from '../fleet/leader-gap.js';
 import type { AgentReport, DaemonReport, DiskReport, NicReport } from '../fleet/types.js';
 import type { ClaimedRun } from '../fleet/protocol.js';
 import { displayCommand, type Runner } from '../exec/runner.js';
@@ -210,17 +211,12 @@ export class Agent {
   /** Sends until the master answers: through no leader (503), a follower that cannot reach
    * the leader (502) or a master away, for RESULT_PATIENCE_MS; any other refusal is final. */
   private async offer(send: () => Promise<unknown>): Promise<void> {
-    for (let waited = 0; ; waited += 1_000) {
-      try {
-        await send();
-        return;
-      } catch (err) {
-        const passing = !(err instanceof AgentHttpError) || err.status === 502 || err.status === 503;
-        if (!passing || waited >= RESULT_PATIENCE_MS || this.halted) throw err;
-        this.d.log('warn', 'the master did not take a run result; trying again', failureFields(err));
-        await new Promise((r) => setTimeout(r, 1_000));
-      }
-    }
+    await throughLeaderGap(send, {
+      patienceMs: RESULT_PATIENCE_MS,
+      retryMs: 1_000,
+      halted: () => this.halted,
+      onRetry: (err) => this.d.log('warn', 'the master did not take a run result; trying again', failureFields(err)),
+    });
   }
 
   private watchCancel(runId: string, abort: AbortController): void {

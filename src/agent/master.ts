@@ -1,6 +1,11 @@
 // What node-level Ceph steps fetch from the master: the cluster's ceph.conf, this node's
 // keyrings (secrets: kept in files of mode 0600, never logged) and the current monmap.
 import type { AgentSession } from '../fleet/agent-session.js';
+import { throughLeaderGap } from '../fleet/leader-gap.js';
+
+/** A Ceph step waits this long for a leader to hand it its keys (a failover takes ~2 s). */
+const KEYRING_PATIENCE_MS = 30_000;
+const KEYRING_RETRY_MS = 250;
 
 export interface Keyring {
   entity: string;
@@ -34,9 +39,15 @@ export class HttpMasterFiles implements MasterFiles {
     return (json as { hash: string }).hash;
   }
 
+  /** The leader's (it knows which monitors are scheduled): asked again through a failover. */
   async keyrings(): Promise<Keyring[]> {
-    const { json } = await this.session.call('GET', `/ceph/nodes/${encodeURIComponent(this.nodeId)}/keyrings`);
-    return (json as { keyrings: Keyring[] }).keyrings;
+    return throughLeaderGap(
+      async () => {
+        const { json } = await this.session.call('GET', `/ceph/nodes/${encodeURIComponent(this.nodeId)}/keyrings`);
+        return (json as { keyrings: Keyring[] }).keyrings;
+      },
+      { patienceMs: KEYRING_PATIENCE_MS, retryMs: KEYRING_RETRY_MS },
+    );
   }
 
   async monmap(): Promise<Buffer> {

@@ -8,6 +8,7 @@ import type { AgentResult, LogLine } from '../tasks/types.js';
 import type { AgentReport } from '../fleet/types.js';
 import type { BootAnswer, ClaimedRun, MasterLink } from '../fleet/protocol.js';
 import { AgentHttpError, AgentSession } from '../fleet/agent-session.js';
+import { throughLeaderGap } from '../fleet/leader-gap.js';
 import { boundFetch, type FetchLike } from '../fleet/bound-fetch.js';
 import { readAgentConfig, readBootScript } from './installer.js';
 import type { MachineDisk } from './disk.js';
@@ -87,15 +88,12 @@ export class HttpAgentLink implements MasterLink {
    * (502) or the master is: a step in the middle of a failover waits for the next leader
    * rather than failing, and being started again, for want of its key. */
   async keyrings(nodeId: string): Promise<Array<{ entity: string; keyring: string }>> {
-    for (let waited = 0; ; waited += KEYRING_RETRY_MS) {
-      try {
+    return throughLeaderGap(
+      async () => {
         const answer = await this.session.call('GET', `/ceph/nodes/${encodeURIComponent(nodeId)}/keyrings`);
         return (answer.json as { keyrings: Array<{ entity: string; keyring: string }> }).keyrings;
-      } catch (err) {
-        const passing = !(err instanceof AgentHttpError) || err.status === 502 || err.status === 503;
-        if (!passing || waited >= KEYRING_PATIENCE_MS) throw err;
-        await new Promise((r) => setTimeout(r, KEYRING_RETRY_MS));
-      }
-    }
+      },
+      { patienceMs: KEYRING_PATIENCE_MS, retryMs: KEYRING_RETRY_MS },
+    );
   }
 }
