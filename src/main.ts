@@ -253,9 +253,12 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   // What only the leader runs: the loops and the task runs. One controller (embedded store)
   // leads from the start; with etcd, once elected (after it listens: followers serve the API).
   let pruner: RunPruning | null = null;
+  let stopSweeping: (() => void) | null = null;
   let interruptedRuns = 0;
   const lead = async (): Promise<void> => {
     leadingSince = clock.now();
+    // Nodes whose reports go stale wake the node loop (it keeps no staleness timers itself).
+    stopSweeping = fleet.startSweeping();
     // Runs cut short by a crash (or left by a dead leader) are failed; their objects look again.
     const interrupted = await tasks.recover();
     interruptedRuns = interrupted.length;
@@ -400,6 +403,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
       life.stopping = true;
       return (life.stopped ??= (async () => {
         clearInterval(sweeper);
+        stopSweeping?.();
         await pruner?.stop();
         lab?.stop();
         await specs.stop();
