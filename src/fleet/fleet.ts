@@ -18,11 +18,20 @@ export function staleSweepEveryMs(heartbeatTimeoutMs: number): number {
   return Math.min(1_000, Math.max(50, Math.floor(heartbeatTimeoutMs * STALE_SWEEP_FRACTION)));
 }
 
+/** Told of every report and of every node forgotten: the heartbeat records (heartbeat-records.ts)
+ * keep the store up to date from it. */
+export interface FleetListener {
+  /** `changed`: the report differs from the last one kept. */
+  reported(nodeId: string, o: Observation, changed: boolean): void;
+  forget(nodeId: string): void;
+}
+
 export class Fleet {
   private readonly obs = new Map<string, Observation>();
   /** The nodes whose last report the sweep found stale (told to the loop once per silence). */
   private readonly stale = new Set<string>();
   private wake: (nodeId: string) => void = () => {};
+  private listener: FleetListener | null = null;
 
   constructor(
     private readonly clock: Clock,
@@ -32,6 +41,22 @@ export class Fleet {
   /** Called with a node id whenever its observation changed in a way a loop must see. */
   onChange(fn: (nodeId: string) => void): void {
     this.wake = fn;
+  }
+
+  listen(l: FleetListener): void {
+    this.listener = l;
+  }
+
+  /** What a previous leader heard (its heartbeat record and inventory in the store), loaded at the
+   * election before the loops start; ignored when this Fleet has heard the node since. Wakes
+   * nothing: the loops look at every node when they start. Answers whether it was taken. */
+  restore(nodeId: string, heard: { lastReportAt: number; report: AgentReport | null; address: string | null }): boolean {
+    const o = this.entry(nodeId);
+    if (o.lastReportAt !== null && o.lastReportAt >= heard.lastReportAt) return false;
+    o.lastReportAt = heard.lastReportAt;
+    if (heard.report) o.report = heard.report;
+    o.address = heard.address;
+    return true;
   }
 
   observe(nodeId: string): Observation {
@@ -80,11 +105,13 @@ export class Fleet {
     this.stale.delete(nodeId);
     if (changed) o.report = report;
     if (changed || wasStale) this.wake(nodeId);
+    this.listener?.reported(nodeId, o, changed);
   }
 
   forget(nodeId: string): void {
     this.obs.delete(nodeId);
     this.stale.delete(nodeId);
+    this.listener?.forget(nodeId);
   }
 
   /** Wakes the loop for each node whose last report went stale since the last sweep; answers
