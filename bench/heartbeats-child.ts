@@ -8,7 +8,7 @@
 // Messages (IPC): {cmd:'idle'} answers once every loop is idle; {cmd:'profile-start'} and
 // {cmd:'profile-stop', file} take a V8 CPU profile of the controller between them (the load
 // window only, not the population of the store).
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -24,6 +24,8 @@ import { Kind, type AgentCredentialSpec } from '../src/model/kinds.js';
 import { benchAgent, BENCH_ADMIN_PASSWORD, agentSecret } from './heartbeats-fleet.js';
 
 const n = Number(process.argv[2] ?? 10_000);
+/** The etcd endpoints when the run is on etcd (heartbeats.ts starts one), else the embedded store. */
+const etcdEndpoints = process.argv[3] ?? '';
 
 async function populate(q: Quarry): Promise<void> {
   const now = new Date().toISOString();
@@ -74,8 +76,14 @@ async function populate(q: Quarry): Promise<void> {
 }
 
 const stateDir = await mkdtemp(join(tmpdir(), 'quarry-bench-hb-'));
-const config = benchConfig(stateDir, BENCH_ADMIN_PASSWORD);
+const config = benchConfig(
+  stateDir,
+  BENCH_ADMIN_PASSWORD,
+  etcdEndpoints ? { STORE: 'etcd', ETCD_ENDPOINTS: etcdEndpoints, ETCD_PREFIX: `bench-hb-${randomUUID()}/` } : {},
+);
 const q = await startQuarry({ config, log: silentLogger, print: () => {}, auth: { scrypt: { N: 2 ** 14, r: 8, p: 1 } } });
+// Alone on its etcd, it leads as soon as it campaigned.
+while (!q.manager.running()) await new Promise((r) => setTimeout(r, 50));
 await populate(q);
 await q.manager.idle();
 let profiler: Session | null = null;

@@ -9,13 +9,16 @@
 // Targets: under half a core, API p99 ≤ 100 ms. On a 2-core machine the load generator
 // competes with the controller for the cores, which the achieved rate shows.
 // BENCH_HB_AGENTS (10000), BENCH_HB_SECONDS (20, the window), BENCH_HB_PROFILE=file.cpuprofile
-// (a CPU profile of the controller over the load window only).
+// (a CPU profile of the controller over the load window only), BENCH_HB_STORE=etcd (the
+// controller on a local one-member etcd, test/store/etcd-server.ts, instead of the embedded
+// store; etcd's own CPU is not the controller's and is not counted).
 import { fork, execFileSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { QUARRY_V8_FLAGS } from './node-flags.js';
 import { BENCH_ADMIN_PASSWORD, CONNECTIONS } from './heartbeats-fleet.js';
+import { EtcdCluster, etcdMissing } from '../test/store/etcd-server.js';
 
 const N = Number(process.env.BENCH_HB_AGENTS ?? 10_000);
 const WINDOW_MS = Number(process.env.BENCH_HB_SECONDS ?? 20) * 1000;
@@ -95,8 +98,24 @@ async function window(url: string, cookie: string, pid: number): Promise<Window>
 }
 
 export async function run(): Promise<void> {
+  if (process.env.BENCH_HB_STORE !== 'etcd') return measure([]);
+  const missing = etcdMissing();
+  if (missing) {
+    console.log(`on etcd: skipped (${missing})`);
+    return;
+  }
+  const cluster = await EtcdCluster.start(1);
+  try {
+    console.log('on etcd (STORE=etcd, one local member)');
+    await measure([cluster.endpoints().join(',')]);
+  } finally {
+    await cluster.stop();
+  }
+}
+
+async function measure(childArgs: string[]): Promise<void> {
   const profile = process.env.BENCH_HB_PROFILE;
-  const controller = fork(here('./heartbeats-child.js'), [String(N)], {
+  const controller = fork(here('./heartbeats-child.js'), [String(N), ...childArgs], {
     execArgv: QUARRY_V8_FLAGS,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

@@ -5,12 +5,8 @@
 // node is not taken for one awaiting its agent's report.
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { newNodeSpec } from '../../src/fleet/discovery.js';
-import { silentLogger } from '../../src/log.js';
-import { startQuarry, type Quarry } from '../../src/main.js';
+import type { Quarry } from '../../src/main.js';
 import { FleetKind, type NodeHeartbeatStatus, type NodeInventoryStatus } from '../../src/model/fleet-kinds.js';
 import { nodeIdForMac } from '../../src/model/ids.js';
 import { Kind, type NodeSpec, type NodeStatusFields } from '../../src/model/kinds.js';
@@ -18,7 +14,7 @@ import { report } from '../builders.js';
 import { waitFor } from '../helpers/wait.js';
 import { etcdPrefix, useEtcd } from '../store/backends.js';
 import { etcdMissing } from '../store/etcd-server.js';
-import { etcdQuarryConfig } from './etcd-quarry.js';
+import { startEtcdQuarry } from './etcd-quarry.js';
 
 useEtcd(test);
 // Long enough that a record renewed every half of it is still fresh at the second's election
@@ -31,19 +27,8 @@ const it = etcdMissing() ? test.skip : test.serial;
 it('heartbeat records on etcd: a new leader loads which nodes are alive and their inventory at its election', async (t) => {
   const prefix = etcdPrefix();
   const secretsKey = randomBytes(32).toString('base64');
-  const start = async (): Promise<Quarry> => {
-    const dir = await mkdtemp(join(tmpdir(), 'quarry-hb-records-'));
-    t.teardown(() => rm(dir, { recursive: true, force: true }));
-    const q = await startQuarry({
-      config: etcdQuarryConfig(dir, prefix, secretsKey, { HEARTBEAT_TIMEOUT_MS: String(HEARTBEAT_TIMEOUT_MS) }),
-      log: silentLogger,
-      print: () => {},
-      auth: { scrypt: { N: 2 ** 10, r: 8, p: 1 } },
-      onDeposed: () => {},
-    });
-    t.teardown(() => q.stop());
-    return q;
-  };
+  const start = (): Promise<Quarry> =>
+    startEtcdQuarry(t, prefix, secretsKey, { HEARTBEAT_TIMEOUT_MS: String(HEARTBEAT_TIMEOUT_MS) }, () => {});
   const first = await start();
   await waitFor('the first leads with its loops', () => first.leader.isLeader() && first.manager.running());
   await first.store.create<NodeSpec>({ kind: Kind.Node, id: NODE, name: 'n1', spec: { ...newNodeSpec(MAC), approved: true } });
