@@ -79,9 +79,20 @@ const stateDir = await mkdtemp(join(tmpdir(), 'quarry-bench-hb-'));
 const config = benchConfig(
   stateDir,
   BENCH_ADMIN_PASSWORD,
-  etcdEndpoints ? { STORE: 'etcd', ETCD_ENDPOINTS: etcdEndpoints, ETCD_PREFIX: `bench-hb-${randomUUID()}/` } : {},
+  // A longer leader lease than the 2 s default: on a 2-core machine this loaded, a renewal late by
+  // 2 s would depose the only controller mid-run (and the run would measure nothing).
+  etcdEndpoints ? { STORE: 'etcd', ETCD_ENDPOINTS: etcdEndpoints, ETCD_PREFIX: `bench-hb-${randomUUID()}/`, LEADER_LEASE_TTL_S: '15' } : {},
 );
-const q = await startQuarry({ config, log: silentLogger, print: () => {}, auth: { scrypt: { N: 2 ** 14, r: 8, p: 1 } } });
+const q = await startQuarry({
+  config,
+  log: silentLogger,
+  print: () => {},
+  auth: { scrypt: { N: 2 ** 14, r: 8, p: 1 } },
+  onDeposed: (why) => {
+    process.stderr.write(`heartbeats bench: the controller lost its leadership (${why}); the run measures nothing\n`);
+    process.exit(1);
+  },
+});
 // Alone on its etcd, it leads as soon as it campaigned.
 while (!q.manager.running()) await new Promise((r) => setTimeout(r, 50));
 await populate(q);
