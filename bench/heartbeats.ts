@@ -186,6 +186,9 @@ async function measure(childArgs: string[]): Promise<void> {
       max: number;
       lateP99: number;
       elu: number;
+      slow: number;
+      slowFrom: number | null;
+      slowTo: number | null;
     };
     const target = N / (PERIOD_MS / 1000);
     const f = (ms: number): string => ms.toFixed(1);
@@ -205,6 +208,10 @@ async function measure(childArgs: string[]): Promise<void> {
     console.log(
       `reports from their due time p99: ${f(hb.lateP99)} ms; the load generator's event loop busy ${(hb.elu * 100).toFixed(0)} %; the controller's longest event-loop delay ${f(maxMs)} ms`,
     );
+    if (hb.slow)
+      console.log(
+        `${hb.slow} reports took over a second, sent between ${((hb.slowFrom ?? 0) / 1000).toFixed(2)} and ${((hb.slowTo ?? 0) / 1000).toFixed(2)} s into the window`,
+      );
     const perSecond = (w: Window): string => [...w.counts].map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ') || 'none';
     console.log(`per second, baseline: ${perSecond(base)}; under load: ${perSecond(load)}`);
     // Reports due while the agent's last was unanswered were skipped, as a real agent's loop
