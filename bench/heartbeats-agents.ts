@@ -73,6 +73,8 @@ process.send?.({ kind: 'ready', loginMs: performance.now() - t0, loginErrors });
 // What one window saw.
 let latencies: number[] = [];
 let late: number[] = [];
+/** When (ms into the window) the reports slower than a second were sent: one stall, or many. */
+let slowAt: number[] = [];
 let sent = 0;
 let ok = 0;
 let errors = 0;
@@ -107,6 +109,7 @@ async function beat(a: AgentState, dueAt: number): Promise<void> {
       ok++;
       latencies.push(end - start);
       late.push(end - dueAt);
+      if (end - start > 1_000) slowAt.push(start - windowStart);
     } else errors++;
   } catch {
     errors++;
@@ -146,6 +149,7 @@ process.on('message', (msg: { cmd?: string }) => {
   } else if (msg.cmd === 'mark') {
     latencies = [];
     late = [];
+    slowAt = [];
     sent = ok = errors = relogins = skipped = 0;
     windowStart = performance.now();
     elu = performance.eventLoopUtilization();
@@ -165,6 +169,9 @@ process.on('message', (msg: { cmd?: string }) => {
       max: pct(latencies, 1),
       lateP99: pct(late, 0.99),
       elu: performance.eventLoopUtilization(elu).utilization,
+      slow: slowAt.length,
+      slowFrom: slowAt.length ? Math.min(...slowAt) : null,
+      slowTo: slowAt.length ? Math.max(...slowAt) : null,
     });
   } else if (msg.cmd === 'stop') running = false;
 });

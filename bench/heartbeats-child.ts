@@ -5,9 +5,13 @@
 // directly (what AgentCredentials.rotate leaves: only the SHA-256 of the secret), which skips
 // the install boot of 10,000 machines but not a single step of the agent protocol measured:
 // the agents log in with `agent:<nodeId>` and their secret over HTTP, as a real agent does.
-// Messages (IPC): {cmd:'idle'} answers once every loop is idle.
-import { createHash } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+// Messages (IPC): {cmd:'idle'} answers once every loop is idle; {cmd:'profile-start'} and
+// {cmd:'profile-stop', file} take a V8 CPU profile of the controller between them (the load
+// window only, not the population of the store).
+import { createHash, randomUUID } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { benchConfig } from './quarry-fixture.js';
@@ -20,6 +24,8 @@ import { Kind, type AgentCredentialSpec } from '../src/model/kinds.js';
 import { benchAgent, BENCH_ADMIN_PASSWORD, agentSecret } from './heartbeats-fleet.js';
 
 const n = Number(process.argv[2] ?? 10_000);
+/** The etcd endpoints when the run is on etcd (heartbeats.ts starts one), else the embedded store. */
+const etcdEndpoints = process.argv[3] ?? '';
 
 async function populate(q: Quarry): Promise<void> {
   const now = new Date().toISOString();
@@ -70,12 +76,52 @@ async function populate(q: Quarry): Promise<void> {
 }
 
 const stateDir = await mkdtemp(join(tmpdir(), 'quarry-bench-hb-'));
-const config = benchConfig(stateDir, BENCH_ADMIN_PASSWORD);
-const q = await startQuarry({ config, log: silentLogger, print: () => {}, auth: { scrypt: { N: 2 ** 14, r: 8, p: 1 } } });
+const config = benchConfig(
+  stateDir,
+  BENCH_ADMIN_PASSWORD,
+  // A longer leader lease than the 2 s default: on a 2-core machine this loaded, a renewal late by
+  // 2 s would depose the only controller mid-run (and the run would measure nothing).
+  etcdEndpoints ? { STORE: 'etcd', ETCD_ENDPOINTS: etcdEndpoints, ETCD_PREFIX: `bench-hb-${randomUUID()}/`, LEADER_LEASE_TTL_S: '15' } : {},
+);
+const q = await startQuarry({
+  config,
+  log: silentLogger,
+  print: () => {},
+  auth: { scrypt: { N: 2 ** 14, r: 8, p: 1 } },
+  onDeposed: (why) => {
+    process.stderr.write(`heartbeats bench: the controller lost its leadership (${why}); the run measures nothing\n`);
+    process.exit(1);
+  },
+});
+// Alone on its etcd, it leads as soon as it campaigned.
+while (!q.manager.running()) await new Promise((r) => setTimeout(r, 50));
 await populate(q);
 await q.manager.idle();
-process.on('message', (msg: { cmd?: string }) => {
+let profiler: Session | null = null;
+const delay = monitorEventLoopDelay({ resolution: 10 });
+delay.enable();
+process.on('message', (msg: { cmd?: string; file?: string }) => {
+  if (msg.cmd === 'mark') delay.reset();
+  if (msg.cmd === 'delay') process.send?.({ kind: 'delay', maxMs: delay.max / 1e6 });
   if (msg.cmd === 'idle') void q.manager.idle().then(() => process.send?.({ kind: 'idle' }));
+  if (msg.cmd === 'profile-start') {
+    profiler = new Session();
+    profiler.connect();
+    void profiler
+      .post('Profiler.enable')
+      .then(() => profiler?.post('Profiler.start'))
+      .then(() => process.send?.({ kind: 'profiling' }));
+  }
+  if (msg.cmd === 'profile-stop' && profiler && msg.file) {
+    const [session, file] = [profiler, msg.file];
+    void session
+      .post('Profiler.stop')
+      .then(({ profile }) => writeFile(file, JSON.stringify(profile)))
+      .finally(() => {
+        session.disconnect();
+        process.send?.({ kind: 'profiled' });
+      });
+  }
 });
 process.on('disconnect', () => {
   // A clean exit, so that --cpu-prof writes its profile.

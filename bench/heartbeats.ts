@@ -8,14 +8,17 @@
 // operator's p99 — against the same window with no heartbeat load, in the same run.
 // Targets: under half a core, API p99 ≤ 100 ms. On a 2-core machine the load generator
 // competes with the controller for the cores, which the achieved rate shows.
-// BENCH_HB_AGENTS (10000), BENCH_HB_SECONDS (20, the window), BENCH_HB_PROFILE=dir (a CPU
-// profile of the controller, written when it exits).
+// BENCH_HB_AGENTS (10000), BENCH_HB_SECONDS (20, the window), BENCH_HB_PROFILE=file.cpuprofile
+// (a CPU profile of the controller over the load window only), BENCH_HB_STORE=etcd (the
+// controller on a local one-member etcd, test/store/etcd-server.ts, instead of the embedded
+// store; etcd's own CPU is not the controller's and is not counted).
 import { fork, execFileSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { QUARRY_V8_FLAGS } from './node-flags.js';
 import { BENCH_ADMIN_PASSWORD, CONNECTIONS } from './heartbeats-fleet.js';
+import { EtcdCluster, etcdMissing } from '../test/store/etcd-server.js';
 
 const N = Number(process.env.BENCH_HB_AGENTS ?? 10_000);
 const WINDOW_MS = Number(process.env.BENCH_HB_SECONDS ?? 20) * 1000;
@@ -51,13 +54,29 @@ interface Window {
   cpuShare: number;
   api: number[];
   apiErrors: number;
+  /** Reconciles per loop and store writes per operation over the window (GET /metrics). */
+  counts: Map<string, number>;
 }
+
+/** The reconcile and store-write counters of GET /metrics, by series. */
+async function counters(url: string, cookie: string): Promise<Map<string, number>> {
+  const res = await fetch(`${url}/metrics`, { headers: { cookie } });
+  const text = await res.text();
+  const out = new Map<string, number>();
+  for (const m of text.matchAll(/^quarry_(reconcile|store_write)_duration_seconds_count\{(loop|op)="([^"]+)"\} (\d+)/gm))
+    out.set(`${m[1] === 'reconcile' ? 'reconciles' : 'store writes'} ${m[3]}`, Number(m[4]));
+  return out;
+}
+
+const delta = (a: Map<string, number>, b: Map<string, number>): Map<string, number> =>
+  new Map([...b].map(([k, v]) => [k, v - (a.get(k) ?? 0)] as const).filter(([, v]) => v > 0));
 
 /** The operator's GETs, one at a time every OPERATOR_EVERY_MS, and the controller's CPU, over
  * WINDOW_MS. */
 async function window(url: string, cookie: string, pid: number): Promise<Window> {
   const api: number[] = [];
   let apiErrors = 0;
+  const n0 = await counters(url, cookie);
   const c0 = cpuMs(pid);
   const t0 = performance.now();
   while (performance.now() - t0 < WINDOW_MS) {
@@ -72,13 +91,32 @@ async function window(url: string, cookie: string, pid: number): Promise<Window>
     }
     await sleep(s + OPERATOR_EVERY_MS - performance.now());
   }
-  return { cpuShare: (cpuMs(pid) - c0) / (performance.now() - t0), api, apiErrors };
+  const cpuShare = (cpuMs(pid) - c0) / (performance.now() - t0);
+  const seconds = (performance.now() - t0) / 1000;
+  const counts = new Map([...delta(n0, await counters(url, cookie))].map(([k, v]) => [k, v / seconds] as const));
+  return { cpuShare, api, apiErrors, counts };
 }
 
 export async function run(): Promise<void> {
+  if (process.env.BENCH_HB_STORE !== 'etcd') return measure([]);
+  const missing = etcdMissing();
+  if (missing) {
+    console.log(`on etcd: skipped (${missing})`);
+    return;
+  }
+  const cluster = await EtcdCluster.start(1);
+  try {
+    console.log('on etcd (STORE=etcd, one local member)');
+    await measure([cluster.endpoints().join(',')]);
+  } finally {
+    await cluster.stop();
+  }
+}
+
+async function measure(childArgs: string[]): Promise<void> {
   const profile = process.env.BENCH_HB_PROFILE;
-  const controller = fork(here('./heartbeats-child.js'), [String(N)], {
-    execArgv: [...QUARRY_V8_FLAGS, ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [])],
+  const controller = fork(here('./heartbeats-child.js'), [String(N), ...childArgs], {
+    execArgv: QUARRY_V8_FLAGS,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   let agents: ChildProcess | null = null;
@@ -121,8 +159,19 @@ export async function run(): Promise<void> {
       `warm-up: ${(WARMUP_MS / 1000).toFixed(0)} s, then the loops idle after ${((performance.now() - w0) / 1000).toFixed(1)} s more`,
     );
 
+    if (profile) {
+      controller.send({ cmd: 'profile-start' });
+      await reply(controller, 'profiling');
+    }
     agents.send({ cmd: 'mark' });
+    controller.send({ cmd: 'mark' });
     const load = await window(url, cookie, pid);
+    controller.send({ cmd: 'delay' });
+    const { maxMs } = (await reply(controller, 'delay')) as { maxMs: number };
+    if (profile) {
+      controller.send({ cmd: 'profile-stop', file: profile });
+      await reply(controller, 'profiled');
+    }
     agents.send({ cmd: 'report' });
     const hb = (await reply(agents, 'report')) as unknown as {
       seconds: number;
@@ -137,6 +186,9 @@ export async function run(): Promise<void> {
       max: number;
       lateP99: number;
       elu: number;
+      slow: number;
+      slowFrom: number | null;
+      slowTo: number | null;
     };
     const target = N / (PERIOD_MS / 1000);
     const f = (ms: number): string => ms.toFixed(1);
@@ -154,8 +206,14 @@ export async function run(): Promise<void> {
       `| ${N.toLocaleString('en')} agents every ${PERIOD_MS / 1000} s | ${(load.cpuShare * 100).toFixed(1)} % | ${apiCell(load)} | ${hb.rate.toFixed(0)} (${target.toFixed(0)}) | ${f(hb.p50)} / ${f(hb.p99)} / ${f(hb.max)} | ${hb.errors}, ${hb.relogins}, ${hb.skipped} |`,
     );
     console.log(
-      `reports from their due time p99: ${f(hb.lateP99)} ms; the load generator's event loop busy ${(hb.elu * 100).toFixed(0)} %`,
+      `reports from their due time p99: ${f(hb.lateP99)} ms; the load generator's event loop busy ${(hb.elu * 100).toFixed(0)} %; the controller's longest event-loop delay ${f(maxMs)} ms`,
     );
+    if (hb.slow)
+      console.log(
+        `${hb.slow} reports took over a second, sent between ${((hb.slowFrom ?? 0) / 1000).toFixed(2)} and ${((hb.slowTo ?? 0) / 1000).toFixed(2)} s into the window`,
+      );
+    const perSecond = (w: Window): string => [...w.counts].map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ') || 'none';
+    console.log(`per second, baseline: ${perSecond(base)}; under load: ${perSecond(load)}`);
     // Reports due while the agent's last was unanswered were skipped, as a real agent's loop
     // would be late: the rate is sustained only when (nearly) none were.
     const due = hb.sent + hb.skipped;

@@ -16,6 +16,7 @@ import { TaskService } from './tasks/service.js';
 import { ZxRunner } from './exec/zx-runner.js';
 import { Fleet } from './fleet/fleet.js';
 import { AgentGateway } from './fleet/gateway.js';
+import { HeartbeatRecords } from './fleet/heartbeat-records.js';
 import { AgentCredentials } from './fleet/credentials.js';
 import { DiscoveryGuard } from './fleet/discovery-limits.js';
 import type { EnrollmentOptions } from './services/boot.js';
@@ -95,6 +96,8 @@ export interface Quarry {
   bus: EventBus;
   tasks: TaskService;
   fleet: Fleet;
+  /** The agents' heartbeat records and inventories in the store (written while leading). */
+  records: HeartbeatRecords;
   gateway: AgentGateway;
   manager: Manager;
   lab: Lab | null;
@@ -158,6 +161,15 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
     onError: (err, runId) => log('error', 'task run bookkeeping failed', { runId, error: String(err) }),
   });
   const fleet = new Fleet(clock, config.heartbeatTimeoutMs);
+  // What the agents say, kept in the store (by the leader, batched) for the next leader.
+  const records = new HeartbeatRecords({
+    store: loopStore,
+    fleet,
+    clock,
+    heartbeatTimeoutMs: config.heartbeatTimeoutMs,
+    onError: (err) => log('warn', 'writing the heartbeat records failed (tried again)', { error: String(err) }),
+  });
+  fleet.listen(records);
   // When this controller began to lead (its start, on the embedded store); lead() sets it.
   let leadingSince = clock.now();
   const manager = new Manager({
@@ -266,11 +278,17 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
   // What only the leader runs: the loops and the task runs. One controller (embedded store)
   // leads from the start; with etcd, once elected (after it listens: followers serve the API).
   let pruner: RunPruning | null = null;
+  let stopSweeping: (() => void) | null = null;
+  let heardNodes = 0;
   let interruptedRuns = 0;
   const lead = async (): Promise<void> => {
     leadingSince = clock.now();
     // First: the failed runs recover() reports are news for every controller's clients.
     await sharedFeed?.lead();
+    // What the previous leader (or this one's last run) heard, before the loops look at a node.
+    heardNodes = await records.start();
+    // Nodes whose reports go stale wake the node loop (it keeps no staleness timers itself).
+    stopSweeping = fleet.startSweeping();
     // Runs cut short by a crash (or left by a dead leader) are failed; their objects look again.
     const interrupted = await tasks.recover();
     interruptedRuns = interrupted.length;
@@ -360,6 +378,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
       ttlSeconds: config.etcd.leaderLeaseTtlS,
       onLost: (why) => {
         log('error', 'leadership lost: this controller stops its loops', { why });
+        void records.stop();
         void manager.stop();
         (opts.onDeposed ?? (() => void quarry.stop()))(why);
       },
@@ -384,6 +403,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
         // Elected but unable to take over (etcd went away meanwhile): give the key back for
         // another controller rather than lead without loops.
         log('error', 'taking over the loops failed: resigning', { error: String(err) });
+        await records.stop();
         await manager.stop();
         await campaign.stop().catch(() => undefined);
         (opts.onDeposed ?? (() => void quarry.stop()))(String(err));
@@ -391,7 +411,12 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
       }
       // The lab's machines are this controller's: they start with its leadership.
       lab?.start();
-      log('info', 'elected: this controller leads', { controller: me.id, interruptedRuns, startMs: Math.round(performance.now() - t0) });
+      log('info', 'elected: this controller leads', {
+        controller: me.id,
+        interruptedRuns,
+        heardNodes,
+        startMs: Math.round(performance.now() - t0),
+      });
     })();
   } else lab?.start();
   log('info', 'quarry started', { url, driver: config.driver, labNodes: lab ? config.labNodes : 0, interruptedRuns, store: config.store });
@@ -401,6 +426,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
     bus,
     tasks,
     fleet,
+    records,
     gateway,
     manager,
     lab,
@@ -418,6 +444,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
       life.stopping = true;
       return (life.stopped ??= (async () => {
         clearInterval(sweeper);
+        stopSweeping?.();
         await pruner?.stop();
         lab?.stop();
         await specs.stop();
@@ -426,6 +453,8 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
         await listening.close();
         http.auth.close();
         unsubscribe();
+        // What fell due is written while this controller still leads (the writes are fenced).
+        await records.stop(true);
         await manager.stop();
         // Given up once the loops stopped: the next leader need not wait out the lease.
         await election?.stop().catch((err: unknown) => log('warn', 'resigning the leadership failed', { error: String(err) }));

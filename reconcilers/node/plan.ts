@@ -45,8 +45,9 @@ export type NodeTask = (typeof NodeTask)[keyof typeof NodeTask];
 
 export const MAX_ATTEMPTS = 3;
 
-/** The staleness recheck is pushed back by up to this fraction of the heartbeat timeout, so
- * nodes that share a deadline (every node after a master restart) are not looked at in one burst. */
+/** The recheck at the end of the restart grace is pushed back by up to this fraction of the
+ * heartbeat timeout, so nodes that share that deadline (every node after a master restart or an
+ * election) are not looked at in one burst. */
 export const STALE_JITTER = 0.2;
 
 /** The latest run of one node task, reduced to what the plan needs. */
@@ -79,12 +80,13 @@ export interface NodeObserved {
   } & MaintenanceRuns;
   now: number;
   nowIso: string;
-  /** When this Quarry process started: agents get one heartbeat timeout to report again
-   * before their nodes are called offline, so a master restart does not flap the fleet. */
+  /** When this Quarry began to lead (its start, or its election): agents get one heartbeat
+   * timeout to report again before their nodes are called offline, so a master restart or a
+   * failover does not flap the fleet. */
   startedAt: number;
   heartbeatTimeoutMs: number;
   retryBaseMs: number;
-  /** A random draw in [0, 1) taken by observe: spreads the staleness recheck (STALE_JITTER). */
+  /** A random draw in [0, 1) taken by observe: spreads the end-of-grace recheck (STALE_JITTER). */
   staleJitter?: number;
   /** The disruption budget as it concerns this node (the lease it holds, those of others, Ceph's
    * ok-to-stop for the set); read by observe, absent when the node neither holds nor wants one. */
@@ -195,7 +197,7 @@ export function planNode(o: NodeObserved): NodePlan {
     disks: planDisks(o.node.id, o.node.status.diskIds ?? [], o.obs.report, o.disks),
     step: d.run ?? null,
     requeueAfterMs:
-      d.requeueAfterMs ?? untilStale(o) ?? (isNodeApproved(o.node) || o.unapprovedTtlMs === undefined ? null : o.unapprovedTtlMs),
+      d.requeueAfterMs ?? untilGraceEnds(o) ?? (isNodeApproved(o.node) || o.unapprovedTtlMs === undefined ? null : o.unapprovedTtlMs),
     gate: d.blocked ?? null,
     forget,
     announce: !forget && !wasWaiting && !isNodeApproved(o.node) && !o.credentialConflict,
@@ -309,7 +311,9 @@ function withFence(o: NodeObserved, d: Decision): Decision {
       powerOnRequest(spec, status) !== null,
     approved: isNodeApproved(o.node),
     fresh: isFresh(o),
-    silentSince: o.obs.lastReportAt ?? (status.phase ? o.startedAt : null),
+    // Silence counts from this leadership's start at the earliest: a report loaded from the
+    // store says when the node last spoke, not that anyone listened since.
+    silentSince: !heardOnlyBefore(o) ? o.obs.lastReportAt : status.phase ? o.startedAt : null,
     now: o.now,
     fenceAfterMs: o.fenceAfterMs ?? DEFAULT_FENCE_AFTER_MS,
     bootWaitMs: o.powerOnBootMs ?? DEFAULT_POWER_ON_BOOT_MS,
@@ -445,14 +449,22 @@ function leaseFacts(o: NodeObserved, d: Decision) {
   };
 }
 
-/** When the node would turn stale if no report came: the loop must look again then, or a
- * little later (never earlier: before the deadline there is nothing new to see). */
-function untilStale(o: NodeObserved): number | null {
-  const last = o.obs.lastReportAt ?? (o.node.status.phase ? o.startedAt : null);
-  if (last === null) return null;
-  const left = last + o.heartbeatTimeoutMs - o.now;
+/** When the restart grace of a node not heard from since this controller began to lead ends:
+ * the loop must look again then, or a little later (never earlier: before it there is nothing
+ * new to see). A node heard from since needs no timer: the Fleet's staleness sweep wakes it
+ * when its last report goes stale (src/fleet/fleet.ts). */
+function untilGraceEnds(o: NodeObserved): number | null {
+  if (!o.node.status.phase || !heardOnlyBefore(o) || isFresh(o)) return null;
+  const left = o.startedAt + o.heartbeatTimeoutMs - o.now;
   const jitter = Math.floor(Math.min(Math.max(o.staleJitter ?? 0, 0), 1) * STALE_JITTER * o.heartbeatTimeoutMs);
   return left >= 0 ? left + 1 + jitter : null;
+}
+
+/** No report since this controller leads: none at all, or only the one a previous leader
+ * recorded in the store (its heartbeat record, loaded at the election). Its silence since may
+ * be nobody's having listened, so it gets the restart grace. */
+function heardOnlyBefore(o: Pick<NodeObserved, 'obs' | 'startedAt'>): boolean {
+  return o.obs.lastReportAt === null || o.obs.lastReportAt < o.startedAt;
 }
 
 export function isFresh(o: Pick<NodeObserved, 'obs' | 'now' | 'heartbeatTimeoutMs'>): boolean {
@@ -506,7 +518,7 @@ function steady(o: NodeObserved): Decision {
   if (poweredOff(o)) return { phase: 'offline', reason: 'PoweredOff', message: 'shut down on request' };
   if (isFresh(o)) return { phase: 'active', reason: 'AgentReporting', message: 'the agent reports' };
   const cur = o.node.status.phase;
-  if (o.obs.lastReportAt === null && cur && cur !== 'discovered' && o.now - o.startedAt <= o.heartbeatTimeoutMs) {
+  if (heardOnlyBefore(o) && cur && cur !== 'discovered' && o.now - o.startedAt <= o.heartbeatTimeoutMs) {
     return { phase: cur, reason: 'AwaitingReport', message: 'Quarry restarted; waiting for the agent to report again' };
   }
   if (o.obs.lastReportAt === null && (o.node.status.phase === undefined || o.node.status.phase === 'discovered')) {

@@ -29,6 +29,9 @@ export interface AgentConfig extends CephPaths {
 
 type Env = Record<string, string | undefined>;
 
+/** How often an agent reports by default; the master keeps its connection open longer (KEEP_ALIVE_TIMEOUT_MS). */
+export const DEFAULT_HEARTBEAT_MS = 5_000;
+
 export function loadAgentConfig(env: Env): Readonly<AgentConfig> {
   const masterUrl = env.MASTER_URL ?? '';
   if (!/^https?:\/\/[^/]+/.test(masterUrl)) throw new InputError(`MASTER_URL must be the master's http(s) address, got "${masterUrl}"`);
@@ -51,7 +54,7 @@ export function loadAgentConfig(env: Env): Readonly<AgentConfig> {
           .map((d) => d.trim())
           .filter(Boolean)
       : null,
-    heartbeatMs: int(env, 'HEARTBEAT_MS', 5_000, 10, 600_000),
+    heartbeatMs: int(env, 'HEARTBEAT_MS', DEFAULT_HEARTBEAT_MS, 10, 600_000),
     claimWaitMs: int(env, 'CLAIM_WAIT_MS', 25_000, 0, 30_000),
     parallelSteps: int(env, 'PARALLEL_STEPS', 4, 1, 16),
     rebootCommand: argv(env, 'AGENT_REBOOT_COMMAND', ['systemctl', 'reboot']),

@@ -46,6 +46,8 @@ export function guardOwnership(store: Store): Store {
     list: (kind) => store.list(kind),
     create: (input) => store.create(input),
     updateStatus: (kind, id, status, opts) => store.updateStatus(kind, id, status, opts),
+    // Statuses only: no file owns them.
+    writeStatuses: (writes) => store.writeStatuses(writes),
     watch: (from, handler) => store.watch(from, handler),
     async updateSpec(kind, id, spec, opts) {
       await check(kind, id, spec);

@@ -240,10 +240,19 @@ export async function createHttpApp(deps: HttpDeps): Promise<HttpApp> {
   return { app, routes, auth, listen: (port, host) => listen(app, port, host) };
 }
 
+/** Three default heartbeat periods (the agent's HEARTBEAT_MS, 5 s) and some. */
+export const KEEP_ALIVE_TIMEOUT_MS = 16_000;
+
 async function listen(app: Koa, port: number, host: string): Promise<Listening> {
   const handle = app.callback();
   // Koa's handler settles its own errors (ctx.onerror): its promise is not the server's concern.
   const server = createServer((req, res) => void handle(req, res));
+  // Node closes a keep-alive connection idle for 5 s by default: exactly the agents' default
+  // heartbeat period, so an agent's connection was often closed just before its next report and
+  // each report could pay a new TCP connection (and the master a new socket). Idle connections
+  // are kept past a few periods; the time to send a request's headers stays bounded by
+  // headersTimeout (60 s) and requestTimeout as before.
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.on('clientError', clientErrorHandler);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -2,6 +2,7 @@
 // the same journal batch as the change itself (src/store/audit.ts), at most AUDIT_MAX_ENTRIES
 // of them, the oldest dropped first. Read through GET /audit (admins).
 import { CephKind } from './ceph-kinds.js';
+import { FleetKind } from './fleet-kinds.js';
 import { Kind } from './kinds.js';
 import { StorageKind } from './storage-kinds.js';
 import { TemplateKind } from './template-kinds.js';
@@ -45,7 +46,8 @@ export interface AuditEntrySpec {
 /**
  * Kinds whose writes are bookkeeping, not desired state: logins, task runs (a loop's record of
  * its own work), agent credentials, cephx keys and the token signing key (Quarry's own), a
- * template's version history (its Template is audited), and the audit entries themselves.
+ * template's version history (its Template is audited), the audit entries themselves, and what
+ * the agents reported (heartbeat records and inventories: the leader's memory, kept in the store).
  * Every other kind is audited, so a kind added later is audited unless it is named here.
  */
 export const UNAUDITED_KINDS: ReadonlySet<string> = new Set([
@@ -57,6 +59,8 @@ export const UNAUDITED_KINDS: ReadonlySet<string> = new Set([
   StorageKind.RgwUserSecret,
   TemplateKind.TemplateVersion,
   AuditKind.AuditEntry,
+  FleetKind.NodeHeartbeat,
+  FleetKind.NodeInventory,
 ]);
 
 export const isAudited = (kind: string): boolean => !UNAUDITED_KINDS.has(kind);

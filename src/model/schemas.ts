@@ -11,6 +11,7 @@ import { NetworkKind, networkSchemas } from './network-kinds.js';
 import { TemplateKind, templateSchemas, templateVersionSchemas } from './template-kinds.js';
 import { TokenKind, apiTokenSchemas, signingKeySchemas } from './token-kinds.js';
 import { AuditKind, auditEntrySchemas } from './audit-kinds.js';
+import { FleetKind, nodeHeartbeatSchemas, nodeInventorySchemas } from './fleet-kinds.js';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -411,4 +412,6 @@ export const kindSchemas: Record<string, KindSchemas> = {
   [TokenKind.ApiToken]: apiTokenSchemas,
   [TokenKind.SigningKey]: signingKeySchemas,
   [AuditKind.AuditEntry]: auditEntrySchemas,
+  [FleetKind.NodeHeartbeat]: nodeHeartbeatSchemas,
+  [FleetKind.NodeInventory]: nodeInventorySchemas,
 };

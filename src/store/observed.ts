@@ -3,7 +3,7 @@
 // metrics library, and a test's memory store is timed the same way as the embedded one.
 import type { Store } from './types.js';
 
-export type StoreWrite = 'create' | 'spec' | 'status' | 'delete';
+export type StoreWrite = 'create' | 'spec' | 'status' | 'delete' | 'status-batch';
 
 export interface StoreWriteObserver {
   /** A write settled (acknowledged or refused) after `seconds`. */
@@ -45,5 +45,6 @@ export function observeWrites(store: Store, observer: StoreWriteObserver): Obser
     mutateSpec: (kind, id, mutate) => timed('spec', () => store.mutateSpec(kind, id, mutate)),
     updateStatus: (kind, id, status, opts) => timed('status', () => store.updateStatus(kind, id, status, opts)),
     delete: (kind, id, opts) => timed('delete', () => store.delete(kind, id, opts)),
+    writeStatuses: (writes) => timed('status-batch', () => store.writeStatuses(writes)),
   };
 }

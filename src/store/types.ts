@@ -25,6 +25,14 @@ export interface StatusWriteOptions {
   resourceVersion?: number;
 }
 
+/** One write of Store.writeStatuses: a document created (it must not exist yet), or the status of
+ * `base` replaced (CAS on its resourceVersion; its spec, name and labels stay). */
+export type StatusBatchWrite = { create: CreateInput<unknown> } | { base: AnyDoc; status: unknown };
+
+/** etcd refuses a transaction of more operations than its --max-txn-ops (128 by default); the
+ * leader's fence adds one. */
+export const STATUS_BATCH_MAX = 120;
+
 export type StoreEvent =
   /** specChanged is false only when the spec is known to be unchanged: an event replayed from
    * the history to a resuming watcher does not know, and says true. */
@@ -47,6 +55,11 @@ export interface Store {
   /** A status equal to the stored one writes nothing and wakes no watcher. */
   updateStatus(kind: string, id: string, status: unknown, opts?: StatusWriteOptions): Promise<AnyDoc>;
   delete(kind: string, id: string, opts?: { resourceVersion?: number }): Promise<void>;
+  /** Up to STATUS_BATCH_MAX writes of unaudited kinds as ONE backend transaction, with no read:
+   * for a writer that keeps what it wrote (the nodes' heartbeat records: thousands a minute, a
+   * few transactions a second). All or nothing: a conflict rejects the batch (ConflictError)
+   * and writes none. Resolves with the documents as written, in order. */
+  writeStatuses(writes: StatusBatchWrite[]): Promise<AnyDoc[]>;
   /** Every change after fromRevision, in order; `relist` when that history is gone. */
   watch(fromRevision: number, handler: (event: StoreEvent) => void): () => void;
 }

@@ -4,15 +4,11 @@
 // over, without taking the agents it never heard (they reported to the old leader) for dead.
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { silentLogger } from '../../src/log.js';
-import { startQuarry, type Quarry } from '../../src/main.js';
+import type { Quarry } from '../../src/main.js';
 import { deleteLeaderKey, etcdPrefix, useEtcd } from '../store/backends.js';
 import { etcdMissing } from '../store/etcd-server.js';
 import { until } from '../store/helpers.js';
-import { etcdQuarryConfig } from './etcd-quarry.js';
+import { startEtcdQuarry } from './etcd-quarry.js';
 import { waitFor } from '../helpers/wait.js';
 import { report } from '../builders.js';
 import { newNodeSpec } from '../../src/fleet/discovery.js';
@@ -31,19 +27,11 @@ it('leadership in startQuarry: one leads and runs the loops, the other follows r
   const prefix = etcdPrefix();
   const secretsKey = randomBytes(32).toString('base64');
   const deposed: string[] = [];
-  const start = async (): Promise<Quarry> => {
-    const dir = await mkdtemp(join(tmpdir(), 'quarry-leadership-'));
-    t.teardown(() => rm(dir, { recursive: true, force: true }));
-    const q = await startQuarry({
-      config: etcdQuarryConfig(dir, prefix, secretsKey, { HEARTBEAT_TIMEOUT_MS: String(HEARTBEAT_TIMEOUT_MS) }),
-      log: silentLogger,
-      print: () => {},
-      auth: { scrypt: { N: 2 ** 10, r: 8, p: 1 } },
+  const start = (): Promise<Quarry> =>
+    startEtcdQuarry(t, prefix, secretsKey, {
+      env: { HEARTBEAT_TIMEOUT_MS: String(HEARTBEAT_TIMEOUT_MS), LEADER_LEASE_TTL_S: '2' },
       onDeposed: (why) => deposed.push(why),
     });
-    t.teardown(() => q.stop());
-    return q;
-  };
   const first = await start();
   await until(() => first.leader.isLeader() && first.manager.running(), 'the first leads with its loops');
   // A node whose agent reports to the leader, as agents do (a follower relays them there).

@@ -240,15 +240,30 @@ test('node plan: an unchanged world plans an identical status', (t) => {
   t.deepEqual(second.status, first.status);
 });
 
-test('node plan: an active node is looked at again when its heartbeat would go stale', (t) => {
+test('node plan: a reporting node sets no staleness timer (the fleet sweep wakes it when its report goes stale)', (t) => {
   const plan = planNode(observed({ node: node('active').build(), obs: fresh() }));
-  t.is(plan.requeueAfterMs, HB - 1_000 + 1);
+  t.is(plan.status.phase, 'active');
+  t.is(plan.requeueAfterMs, null);
 });
 
-test('node plan: the staleness recheck is pushed back by the observed jitter, never brought forward', (t) => {
-  const at = (staleJitter: number) => planNode(observed({ node: node('active').build(), obs: fresh(), staleJitter })).requeueAfterMs;
+test('node plan: a node unheard since the start is looked at when the grace ends, pushed back by the jitter, never brought forward', (t) => {
+  const at = (staleJitter: number) =>
+    planNode(observed({ node: node('active').build(), startedAt: now - 1_000, staleJitter })).requeueAfterMs;
   t.is(at(0), HB - 1_000 + 1);
   t.is(at(0.5), HB - 1_000 + 1 + 0.5 * STALE_JITTER * HB);
   t.is(at(-3), HB - 1_000 + 1);
   t.is(at(7), HB - 1_000 + 1 + STALE_JITTER * HB);
+});
+
+test('node plan: a report loaded from the store (before the election) keeps the node active while fresh, then waits out the grace', (t) => {
+  const loaded = (age: number) => observation({ lastReportAt: now - age, report: report() });
+  const freshLoaded = planNode(observed({ node: node('active').build(), startedAt: now - 1_000, obs: loaded(3_000) }));
+  t.is(freshLoaded.status.phase, 'active');
+  t.is(freshLoaded.requeueAfterMs, null);
+  const staleLoaded = planNode(observed({ node: node('active').build(), startedAt: now - 1_000, obs: loaded(HB + 1) }));
+  t.is(staleLoaded.status.phase, 'active');
+  t.is(staleLoaded.status.conditions?.find((c) => c.type === 'Ready')?.reason, 'AwaitingReport');
+  t.is(staleLoaded.requeueAfterMs, HB - 1_000 + 1);
+  const afterGrace = planNode(observed({ node: node('active').build(), startedAt: now - HB - 1, obs: loaded(HB + 2) }));
+  t.is(afterGrace.status.phase, 'offline');
 });
