@@ -263,6 +263,21 @@ export function runRequest(o: NodeObserved, run: StartRun) {
  * budget (held, or taken as the run starts), or not at all. */
 function gateDisruption(o: NodeObserved, d: Decision): Decision {
   const prev = (o.node.status.conditions ?? []).find((c) => c.type === 'Blocked' && c.status === 'True');
+  // What a restart, shutdown or maintenance stops is what the agent reports running. A report
+  // from before this controller led (loaded from the store at its election) may predate a daemon
+  // the old leader started just before it died, and a node that seems to run nothing goes
+  // without a lease: so they wait for the agent's next report (seconds) rather than stop two
+  // monitors at once.
+  if ((d.wantsLease || (d.run && reportStops(d.run))) && heardOnlyBefore(o)) {
+    return {
+      ...steady(o),
+      blocked: {
+        reason: 'AwaitingReport',
+        message: 'waiting for a report of its agent since this controller leads: the daemons it would stop are not known yet',
+      },
+      requeueAfterMs: o.heartbeatTimeoutMs,
+    };
+  }
   if (d.wantsLease) {
     const g = gateMaintenance(o.disruption, d.wantsLease, prev ? { reason: prev.reason, message: prev.message } : null);
     if (g.go) return { ...d, take: g.take, notes: g.take?.notes ?? (g.note ? [g.note] : []) };
@@ -293,6 +308,9 @@ function gateDisruption(o: NodeObserved, d: Decision): Decision {
     requeueAfterMs: g.retryInMs ?? o.disruptionRecheckMs ?? o.heartbeatTimeoutMs,
   };
 }
+
+/** Runs whose lease request is the daemons of the agent's report (runRequest). */
+const reportStops = (run: { taskName: string }): boolean => run.taskName === NodeTask.restart || run.taskName === NodeTask.shutdown;
 
 /** Fencing (fencing.ts) acts on a hung node with `fencing: bmc` when nothing else is asked of it. */
 function withFence(o: NodeObserved, d: Decision): Decision {

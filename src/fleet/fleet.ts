@@ -30,6 +30,8 @@ export class Fleet {
   private readonly obs = new Map<string, Observation>();
   /** The nodes whose last report the sweep found stale (told to the loop once per silence). */
   private readonly stale = new Set<string>();
+  /** Nodes known only from the store (restore) since: no report heard live yet. */
+  private readonly restoredOnly = new Set<string>();
   private wake: (nodeId: string) => void = () => {};
   private listener: FleetListener | null = null;
 
@@ -56,6 +58,7 @@ export class Fleet {
     o.lastReportAt = heard.lastReportAt;
     if (heard.report) o.report = heard.report;
     o.address = heard.address;
+    this.restoredOnly.add(nodeId);
     return true;
   }
 
@@ -103,13 +106,17 @@ export class Fleet {
     const changed = !isDeepStrictEqual(o.report, report);
     o.lastReportAt = now;
     this.stale.delete(nodeId);
+    // The first report heard live after a restore wakes the loop even if it says nothing new:
+    // what waited for a report since the election (a restart's lease) goes on now.
+    const firstLive = this.restoredOnly.delete(nodeId);
     if (changed) o.report = report;
-    if (changed || wasStale) this.wake(nodeId);
+    if (changed || wasStale || firstLive) this.wake(nodeId);
     this.listener?.reported(nodeId, o, changed);
   }
 
   forget(nodeId: string): void {
     this.obs.delete(nodeId);
+    this.restoredOnly.delete(nodeId);
     this.stale.delete(nodeId);
     this.listener?.forget(nodeId);
   }

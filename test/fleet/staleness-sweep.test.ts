@@ -50,3 +50,16 @@ test('fleet sweep runs every 5 % of the heartbeat timeout, between 50 ms and 1 s
   t.is(staleSweepEveryMs(600_000), 1_000);
   t.is(staleSweepEveryMs(500), 50);
 });
+
+test('fleet: the first report heard live after a restore wakes the node even when it says nothing new; the next does not', (t) => {
+  const { f, clock, woken } = fleet();
+  const r = report();
+  f.restore('a', { lastReportAt: clock.now(), report: r, address: null });
+  t.deepEqual(woken, [], 'a restore wakes nothing: the loops look at every node as they start');
+  clock.advance(1_000);
+  f.report('a', r);
+  t.deepEqual(woken, ['a'], 'what waited for a report since the election goes on now');
+  clock.advance(1_000);
+  f.report('a', r);
+  t.deepEqual(woken, ['a']);
+});

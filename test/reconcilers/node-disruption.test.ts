@@ -142,3 +142,19 @@ test('node disruption: a node stops its OSDs, and its monitor and MDS by its hos
 function okMon(mons: string[]) {
   return { ok: true, mons, remaining: [], message: `quorum should be preserved after stopping [${mons.join(',')}]` };
 }
+
+test('node disruption: a report from before this controller led (loaded at its election) stops nothing — the restart waits for the next report', (t) => {
+  // The stored report says the node runs nothing: the daemon the old leader started just
+  // before it died is not in it. Taken at its word, the restart would go without a lease.
+  const o = restarting({}, [], false);
+  o.startedAt = NOW - 50;
+  o.obs.lastReportAt = NOW - 100;
+  const waiting = planNode(o);
+  t.is(waiting.step, null, 'nothing is stopped on a report from before the election');
+  t.is(waiting.lease.take, null);
+  t.like(waiting.status.conditions?.find((c) => c.type === 'Blocked'), { status: 'True', reason: 'AwaitingReport' });
+  // The agent's first report since: what it says goes.
+  o.obs.lastReportAt = NOW - 10;
+  const going = planNode(o);
+  t.is(going.step?.taskName, 'node.restart');
+});
