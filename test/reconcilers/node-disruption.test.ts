@@ -152,7 +152,10 @@ test('node disruption: a report from before this controller led (loaded at its e
   const waiting = planNode(o);
   t.is(waiting.step, null, 'nothing is stopped on a report from before the election');
   t.is(waiting.lease.take, null);
-  t.like(waiting.status.conditions?.find((c) => c.type === 'Blocked'), { status: 'True', reason: 'AwaitingReport' });
+  t.like(
+    waiting.status.conditions?.find((c) => c.type === 'Blocked'),
+    { status: 'True', reason: 'AwaitingReport' },
+  );
   // The agent's first report since: what it says goes.
   o.obs.lastReportAt = NOW - 10;
   const going = planNode(o);
