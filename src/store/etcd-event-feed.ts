@@ -4,9 +4,10 @@
 // connected to, and resumes with Last-Event-ID on another one after a failover.
 //
 // Writes: batched (one Txn per burst, at most MAX_OPS_PER_TXN events) and fenced by the election
-// key like the loops' writes, so a deposed leader adds nothing after its successor's first
-// event. Keys carry a lease that is granted but never renewed, so etcd deletes them by itself
-// after the retention; a new lease every sixth of it bounds how long any key outlives it.
+// key like the loops' writes, so a deposed leader adds nothing once another controller has
+// been elected. Keys carry a lease that is granted but never renewed, so etcd deletes them by itself
+// when its lease ends; a new lease every sixth of the retention keeps each event between five
+// sixths of the retention and the whole of it.
 //
 // Reads: the watch is only a doorbell. Each ring reads the keys after the last seq delivered,
 // in key (= seq) order; a reconnect rings it too. So an event is never delivered twice or out
@@ -168,7 +169,8 @@ export class EtcdEventFeed {
     }
   }
 
-  /** A lease granted at most a sixth of the retention ago: no key outlives its retention by more. */
+  /** A lease granted at most a sixth of the retention ago: an event goes no earlier than five
+   * sixths of the retention after it was written, and no later than the retention. */
   private async currentLease(): Promise<string> {
     const now = Date.now();
     if (this.lease && now - this.lease.at < this.retentionMs / 6) return this.lease.id;
