@@ -22,14 +22,17 @@ export async function sharedEvents(
   backlog: number,
   shared: (e: AnyBusEvent) => boolean,
 ): Promise<SharedEvents> {
-  // Kept until the hub subscribes (and after, bounded): it is created after this returns.
-  const kept: FeedEvent[] = await feed.recent(backlog);
+  // Kept only until the hub subscribes (it is created after this returns), then the hub's own
+  // ring keeps the replay: one subscriber, the hub.
+  let kept: FeedEvent[] = await feed.recent(backlog);
   let newest = kept.at(-1)?.seq ?? (await feed.latest());
   const handlers = new Set<(e: SseSourceEvent) => void>();
   const stopFollowing = await feed.follow(newest, (e) => {
     newest = e.seq;
-    kept.push(e);
-    if (kept.length > backlog) kept.splice(0, kept.length - backlog);
+    if (handlers.size === 0) {
+      kept.push(e);
+      if (kept.length > backlog) kept.shift();
+    }
     for (const h of handlers) h(e);
   });
   let unsubscribe = (): void => {};
@@ -38,6 +41,7 @@ export async function sharedEvents(
       lastSeq: () => (kept[0] ? kept[0].seq - 1 : newest),
       subscribe(handler) {
         for (const e of kept) handler(e);
+        kept = [];
         handlers.add(handler);
         return () => handlers.delete(handler);
       },
