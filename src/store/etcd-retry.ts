@@ -1,10 +1,36 @@
 // Retrying etcd calls: ours rather than the etcd3 client's, so a write knows when it was sent
 // twice and can tell its own earlier, committed attempt from another writer's conflict.
-import type { IKeyValue, IOptions } from 'etcd3';
+import { isRecoverableError, type IKeyValue, type IOptions } from 'etcd3';
 import type { TxnOp } from './backend.js';
 
-/** Attempts of a call that fails as unavailable: waits 100, 200, 400, 800 ms between them. */
-export const RETRIES = 5;
+/** How long a call that fails as unavailable is tried again, from its first attempt. Longer than
+ * an etcd election: killing the member Raft leads left a 3-member cluster answering nothing
+ * for 2.1–2.3 s (etcd's default timing), and a request should wait that out, not fail. */
+export const RETRY_FOR_MS = 4_000;
+
+/** The pause before attempt n+1: 100, 200, 400 ms, then every 500 ms. */
+export const retryPause = (attempt: number): number => Math.min(50 * 2 ** attempt, 500);
+
+/** A failure worth another attempt, on this or another member: a member gone or electing, a
+ * deadline passed. */
+export const transient = (err: Error): boolean =>
+  isRecoverableError(err) ||
+  'isBrokenCircuitError' in err ||
+  /BrokenCircuit|DeadlineExceeded|Unavailable|WatchStreamEnded/.test(err.constructor.name) ||
+  /no leader|timed out|leader changed|too many requests|UNAVAILABLE|DEADLINE_EXCEEDED/i.test(err.message);
+
+/**
+ * Per member, no circuit breaker: each attempt goes to a member drawn at random, and a member
+ * that refuses the connection is left at once for another draw (call()). etcd3's default breaker
+ * (three failures, then five seconds skipped) opened on every member once an etcd election had
+ * failed a few calls on each, and then failed every call at once for five seconds — longer than
+ * the election. A breaker of one failure and one second did the same in a shorter way: its
+ * half-open member lets one call through and turns the others away.
+ */
+export const noMemberBreaker = (): NonNullable<NonNullable<IOptions['faultHandling']>['host']> => () => noRetry;
+
+/** The member refused the connection (it is down): try another at once. */
+export const refused = (err: Error): boolean => /No connection established|ECONNREFUSED/.test(err.message);
 
 /** The client's own retry policy, turned off: call() retries, knowing what it sent. */
 export const noRetry = {

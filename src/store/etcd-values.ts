@@ -1,8 +1,9 @@
 // What crosses the wire to etcd and back: values as JSON of their encoded (secrets sealed) form,
 // etcd's key-values in the Backend's shape, and etcd's failures as Quarry's errors. Messages
 // name the operation and the key, never a value: a value may hold a secret.
-import { isRecoverableError, type IKeyValue } from 'etcd3';
+import type { IKeyValue } from 'etcd3';
 import { ServiceUnavailableError } from '../errors.js';
+import { transient } from './etcd-retry.js';
 import type { KeyValue } from './backend.js';
 import type { ValueCodec } from './codec.js';
 
@@ -74,11 +75,7 @@ export class EtcdValues<V> {
  * misconfiguration and go up as they are. */
 export function mapEtcdError(err: unknown, what: string): unknown {
   if (!(err instanceof Error)) return err;
-  const transient =
-    isRecoverableError(err) ||
-    /BrokenCircuit|DeadlineExceeded|Unavailable|WatchStreamEnded/.test(err.constructor.name) ||
-    /no leader|timed out|leader changed|too many requests|UNAVAILABLE|DEADLINE_EXCEEDED/i.test(err.message);
-  if (!transient) return err;
+  if (!transient(err)) return err;
   const mapped = new ServiceUnavailableError(`the store (etcd) is unavailable: ${what} failed (${err.message})`, 'STORE_UNAVAILABLE');
   return Object.assign(mapped, { cause: err, retryable: true });
 }

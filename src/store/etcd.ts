@@ -11,21 +11,12 @@
 // guaranteed to see, and when it asks etcd instead); revision() is the cache's, raised by this
 // process's writes. Without the cache (`cache: false`) every read is a request and revision()
 // the newest revision seen in any response or watch event.
-import {
-  Etcd3,
-  isRecoverableError,
-  Range,
-  type ComparatorBuilder,
-  type DeleteBuilder,
-  type IOptions,
-  type IRangeResponse,
-  type PutBuilder,
-} from 'etcd3';
+import { Etcd3, Range, type ComparatorBuilder, type DeleteBuilder, type IOptions, type IRangeResponse, type PutBuilder } from 'etcd3';
 import { ConflictError } from '../errors.js';
 import { deleteByTxn, putByTxn, type Backend, type KeyValue, type Precondition, type TxnOp, type WatchHandler } from './backend.js';
 import type { ValueCodec } from './codec.js';
 import { checkTxn } from './core.js';
-import { noRetry, ourEarlierAttempt, RETRIES } from './etcd-retry.js';
+import { noMemberBreaker, noRetry, ourEarlierAttempt, refused, RETRY_FOR_MS, retryPause, transient } from './etcd-retry.js';
 import { EtcdCache, type CacheStats } from './etcd-cache.js';
 import { EtcdValues, mapEtcdError, reservedKey, SYNC_KEY } from './etcd-values.js';
 import { EtcdWatch, type EtcdWatchDeps } from './etcd-watch.js';
@@ -83,7 +74,7 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
       ...(tls ? { credentials: { rootCertificate: tls.ca, privateKey: tls.key, certChain: tls.cert } } : {}),
       defaultCallOptions: () => ({ deadline: Date.now() + timeout }),
       ...this.opts.client,
-      faultHandling: { global: noRetry, ...this.opts.client?.faultHandling },
+      faultHandling: { global: noRetry, host: noMemberBreaker(), ...this.opts.client?.faultHandling },
     });
     try {
       await this.current();
@@ -361,24 +352,34 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
   }
 
   /** Tries a call again, on whichever member answers, while it fails as unavailable (a member
-   * gone, a leader election), a few times within a second; then it fails as STORE_UNAVAILABLE.
-   * Our loop rather than the client's so a write knows it was sent twice (ourEarlierAttempt). */
+   * gone, an etcd election) while its attempts start within RETRY_FOR_MS; then it fails as STORE_UNAVAILABLE. Our loop
+   * rather than the client's so a write knows it was sent twice (ourEarlierAttempt). */
   private async call<T extends { header: { revision: string } }>(
     what: string,
     fn: (c: Etcd3) => Promise<T>,
     onRetry?: () => void,
   ): Promise<T> {
     const client = this.writable();
+    const t0 = Date.now();
+    let refusedInRow = 0;
     for (let attempt = 1; ; attempt++) {
+      const startedAt = Date.now();
       try {
         const res = await fn(client);
         this.seen(Number(res.header.revision));
         return res;
       } catch (err) {
-        if (!(err instanceof Error) || !isRecoverableError(err) || attempt >= RETRIES || this.state !== 'open')
-          throw mapEtcdError(err, what);
+        if (!(err instanceof Error) || !transient(err) || this.state !== 'open') throw mapEtcdError(err, what);
+        // A member that refuses the connection is down: the next draw likely finds another, at
+        // once and even past the window; when three in a row refuse (etcd down), the window
+        // decides. Otherwise every attempt started within the window earns another: etcd
+        // answers a proposal lost with its leader only after its own request timeout (7 s
+        // measured), past the window, when the next attempt would succeed.
+        refusedInRow = refused(err) ? refusedInRow + 1 : 0;
+        const redraw = refusedInRow > 0 && refusedInRow <= 3;
+        if (!redraw && startedAt > t0 + RETRY_FOR_MS) throw mapEtcdError(err, `${what} (${attempt} attempts over ${Date.now() - t0} ms)`);
         onRetry?.();
-        await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
+        if (!redraw) await new Promise((resolve) => setTimeout(resolve, retryPause(attempt)));
       }
     }
   }

@@ -66,7 +66,10 @@ export class FencedBackend<V> implements Backend<V> {
 
   async txn(ops: TxnOp<V>[]): Promise<number[]> {
     const fence = this.fence();
-    if (!fence) throw new FencedError('this controller does not lead: its loops may not write');
+    if (!fence)
+      throw new FencedError(
+        'this controller does not lead, or has not had its lease confirmed within its TTL: its loops may not write now',
+      );
     try {
       const revs = await this.inner.txn([...ops, { op: 'check', key: fence.key, pre: { modRevision: fence.modRevision } }]);
       return revs.slice(0, ops.length);

@@ -96,7 +96,7 @@ export async function openEtcdStores(opts: EtcdStoreOptions): Promise<EtcdStores
       if (election) throw new Error('one election per store');
       return (election = backend.election(o));
     },
-    events: (o) => backend.eventFeed(() => election?.fence() ?? null, o),
+    events: (o) => backend.eventFeed(() => election?.claim() ?? null, o),
   };
 }
 

@@ -65,6 +65,26 @@ export class EtcdCluster {
     return this.members.map((m) => `http://127.0.0.1:${m.clientPort}`);
   }
 
+  /** The index of the member Raft elected leader, from the members' own status; undefined
+   * while none says it leads (an election under way). */
+  async raftLeader(): Promise<number | undefined> {
+    for (const [i, m] of this.members.entries()) {
+      if (!m.proc) continue;
+      try {
+        const res = await fetch(`http://127.0.0.1:${m.clientPort}/v3/maintenance/status`, {
+          method: 'POST',
+          body: '{}',
+          signal: AbortSignal.timeout(2_000),
+        });
+        const s = (await res.json()) as { leader?: string; header?: { member_id?: string } };
+        if (s.leader !== undefined && s.leader === s.header?.member_id) return i;
+      } catch {
+        // not answering: not the leader we can talk to
+      }
+    }
+    return undefined;
+  }
+
   /** Kills one member (SIGKILL: as a crash) and waits until it is gone. */
   async kill(i: number): Promise<void> {
     const m = this.member(i);
