@@ -108,27 +108,36 @@ export class EtcdElection implements LeaderView {
 
   /** Renews the lease while `held` is ours (see the file's header). */
   private async renew(lease: Lease, held: Fence): Promise<void> {
-    let failing: unknown;
-    while (this.held === held && !this.stopped) {
+    let stalled = false;
+    while (this.holds(held)) {
       const sent = Date.now();
       try {
         await lease.keepaliveOnce({ deadline: sent + this.ttlMs / 3 });
         this.validUntil = Math.max(this.validUntil, sent + this.ttlMs);
-        failing = undefined;
+        stalled = false;
         await this.pause(this.ttlMs / 4);
       } catch (err) {
-        if (this.held !== held || this.stopped) return;
-        if (err instanceof EtcdLeaseInvalidError) return this.lose('the leadership lease expired');
+        if (!this.holds(held)) return;
+        if (err instanceof EtcdLeaseInvalidError) {
+          this.lose('the leadership lease expired');
+          return;
+        }
         // Told once per stall: a dead member is retried around every 100 ms.
-        if (failing === undefined) this.opts.onError?.(new Error(`renewing the leadership lease: ${String(err)}`));
-        failing = err;
-        if (Date.now() >= this.validUntil + this.ttlMs)
-          return this.lose(
-            `the leadership lease could not be renewed for ${2 * this.opts.ttlSeconds} s (${err instanceof Error ? err.message : String(err)})`,
-          );
+        if (!stalled) this.opts.onError?.(new Error(`renewing the leadership lease: ${String(err)}`));
+        stalled = true;
+        if (Date.now() >= this.validUntil + this.ttlMs) {
+          const why = err instanceof Error ? err.message : String(err);
+          this.lose(`the leadership lease could not be renewed for ${2 * this.opts.ttlSeconds} s (${why})`);
+          return;
+        }
         await this.pause(100);
       }
     }
+  }
+
+  /** Whether `held` is still this controller's leadership (read again after every await). */
+  private holds(held: Fence): boolean {
+    return this.held === held && !this.stopped;
   }
 
   /** Campaigns until elected (resolves with the fence) or stopped (rejects). */
