@@ -17,6 +17,7 @@ import { ZxRunner } from './exec/zx-runner.js';
 import { Fleet } from './fleet/fleet.js';
 import { AgentGateway } from './fleet/gateway.js';
 import { HeartbeatRecords } from './fleet/heartbeat-records.js';
+import { BootRecords } from './fleet/boot-records.js';
 import { AgentCredentials } from './fleet/credentials.js';
 import { DiscoveryGuard } from './fleet/discovery-limits.js';
 import type { EnrollmentOptions } from './services/boot.js';
@@ -170,6 +171,19 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
     onError: (err) => log('warn', 'writing the heartbeat records failed (tried again)', { error: String(err) }),
   });
   fleet.listen(records);
+  // Boots any controller answers reach the leader's Fleet through the store. One controller
+  // (embedded store) answers every boot itself: they stay in its memory alone, as they always
+  // did, with no journal write per boot request.
+  const boots = opened.election
+    ? new BootRecords({
+        store,
+        leaderStore: loopStore,
+        fleet,
+        unapprovedTtlMs: config.unapprovedNodeTtlMs,
+        warn: (message, fields) => log('warn', message, fields),
+      })
+    : null;
+  if (boots) fleet.listenBoots(boots);
   // When this controller began to lead (its start, on the embedded store); lead() sets it.
   let leadingSince = clock.now();
   const manager = new Manager({
@@ -287,6 +301,8 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
     await sharedFeed?.lead();
     // What the previous leader (or this one's last run) heard, before the loops look at a node.
     heardNodes = await records.start();
+    // After the heartbeats: whether a boot counts depends on when the agent last reported.
+    await boots?.lead();
     // Nodes whose reports go stale wake the node loop (it keeps no staleness timers itself).
     stopSweeping = fleet.startSweeping();
     // Runs cut short by a crash (or left by a dead leader) are failed; their objects look again.
@@ -379,6 +395,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
       onLost: (why) => {
         log('error', 'leadership lost: this controller stops its loops', { why });
         void records.stop();
+        boots?.stopLeading();
         void manager.stop();
         (opts.onDeposed ?? (() => void quarry.stop()))(why);
       },
@@ -404,6 +421,7 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
         // another controller rather than lead without loops.
         log('error', 'taking over the loops failed: resigning', { error: String(err) });
         await records.stop();
+        boots?.stopLeading();
         await manager.stop();
         await campaign.stop().catch(() => undefined);
         (opts.onDeposed ?? (() => void quarry.stop()))(String(err));
@@ -455,6 +473,8 @@ export async function startQuarry(opts: QuarryOptions): Promise<Quarry> {
         unsubscribe();
         // What fell due is written while this controller still leads (the writes are fenced).
         await records.stop(true);
+        // The boots answered until the API closed, written before the store closes.
+        await boots?.stop();
         await manager.stop();
         // Given up once the loops stopped: the next leader need not wait out the lease.
         await election?.stop().catch((err: unknown) => log('warn', 'resigning the leadership failed', { error: String(err) }));

@@ -3,12 +3,13 @@
 // something changed, and when a node's last report goes stale: a sweep over this memory finds
 // the few nodes that crossed the heartbeat timeout since the last sweep. (The loop used to set a
 // timer per node for its staleness instead: at 10,000 nodes reporting every 5 s, that woke it
-// ~600 times a second to find each node still fresh.)
+// ~600 times a second to find each node still fresh.) With several controllers, the leader's
+// memory also takes the boots the others answered, from the store (boot-records.ts).
 import { isDeepStrictEqual } from 'node:util';
 import type { Clock } from '../model/clock.js';
+import { MAX_BOOTS_KEPT } from '../model/boot-kinds.js';
+import type { HeardBoot, HeardBoots } from './boot-record.js';
 import type { AgentReport, BootStage, Observation } from './types.js';
-
-const MAX_BOOTS_KEPT = 32;
 
 /** How often the staleness sweep runs, as a fraction of the heartbeat timeout (at most once a
  * second, at least every 50 ms): a node is found stale this much after its deadline at worst. */
@@ -26,6 +27,12 @@ export interface FleetListener {
   forget(nodeId: string): void;
 }
 
+/** Told of every boot request this controller answered, counted or not: the boot records
+ * (boot-records.ts) carry them to the leader through the store. */
+export interface BootListener {
+  heard(nodeId: string, boot: HeardBoot): void;
+}
+
 export class Fleet {
   private readonly obs = new Map<string, Observation>();
   /** The nodes whose last report the sweep found stale (told to the loop once per silence). */
@@ -34,6 +41,7 @@ export class Fleet {
   private readonly restoredOnly = new Set<string>();
   private wake: (nodeId: string) => void = () => {};
   private listener: FleetListener | null = null;
+  private bootListener: BootListener | null = null;
 
   constructor(
     private readonly clock: Clock,
@@ -47,6 +55,10 @@ export class Fleet {
 
   listen(l: FleetListener): void {
     this.listener = l;
+  }
+
+  listenBoots(l: BootListener): void {
+    this.bootListener = l;
   }
 
   /** What a previous leader heard (its heartbeat record and inventory in the store), loaded at the
@@ -74,24 +86,56 @@ export class Fleet {
     const o = this.entry(nodeId);
     const now = this.clock.now();
     o.seenAt = now;
-    if (address !== undefined) this.noteAddress(nodeId, o, address);
-    if (stage === 'pxe' && o.lastReportAt !== null && now - o.lastReportAt <= this.heartbeatTimeoutMs) return false;
-    o.boots.push({ at: this.clock.now(), stage });
+    if (address !== undefined) this.noteAddress(nodeId, o, address, now);
+    // Every request, counted here or not: the leader's memory judges it again on hearing it.
+    this.bootListener?.heard(nodeId, { at: now, stage, ...(address !== undefined ? { address } : {}) });
+    const boot = { at: now, stage };
+    if (!this.counts(o, boot)) return false;
+    o.boots.push(boot);
     if (o.boots.length > MAX_BOOTS_KEPT) o.boots.splice(0, o.boots.length - MAX_BOOTS_KEPT);
     this.wake(nodeId);
     return true;
+  }
+
+  /** Boots another controller answered, or a previous leader's (the node's boot record): taken
+   * as if heard here, each boot judged by recordBoot's rule at its own time; what memory holds
+   * already is not taken twice. `wake: false` at the election, as restore. */
+  heardBoots(nodeId: string, heard: HeardBoots, wake = true): void {
+    const o = this.entry(nodeId);
+    const known = new Set(o.boots.map((b) => `${b.at}/${b.stage}`));
+    const fresh = heard.boots.filter((b) => !known.has(`${b.at}/${b.stage}`) && this.counts(o, b));
+    if (fresh.length > 0) {
+      o.boots = [...o.boots, ...fresh].sort((a, b) => a.at - b.at).slice(-MAX_BOOTS_KEPT);
+    }
+    o.seenAt = Math.max(o.seenAt ?? heard.seenAt, heard.seenAt);
+    const a = heard.bootAddress;
+    let moved = false;
+    if (a !== undefined && a.at > (o.bootAddressAt ?? Number.NEGATIVE_INFINITY)) {
+      moved = a.address !== o.bootAddress;
+      o.bootAddress = a.address;
+      o.bootAddressAt = a.at;
+    }
+    if (wake && (fresh.length > 0 || moved)) this.wake(nodeId);
+  }
+
+  /** recordBoot's rule, at the boot's own time. */
+  private counts(o: Observation, b: BootStage): boolean {
+    return !(b.stage === 'pxe' && o.lastReportAt !== null && b.at - o.lastReportAt <= this.heartbeatTimeoutMs);
   }
 
   /** A machine asked for its boot script without it counting as a boot (an unapproved node
    * polling): the node loop forgets unapproved nodes not seen for long. */
   seen(nodeId: string, address?: string): void {
     const o = this.entry(nodeId);
-    o.seenAt = this.clock.now();
-    if (address !== undefined) this.noteAddress(nodeId, o, address);
+    const now = this.clock.now();
+    o.seenAt = now;
+    if (address !== undefined) this.noteAddress(nodeId, o, address, now);
+    this.bootListener?.heard(nodeId, { at: now, ...(address !== undefined ? { address } : {}) });
   }
 
   /** The address its boot requests come from, for the admin who decides on approval. */
-  private noteAddress(nodeId: string, o: Observation, address: string): void {
+  private noteAddress(nodeId: string, o: Observation, address: string, at: number): void {
+    o.bootAddressAt = at;
     if (o.bootAddress === address) return;
     o.bootAddress = address;
     this.wake(nodeId);

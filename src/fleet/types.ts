@@ -54,8 +54,10 @@ export interface Observation {
   boots: BootStage[];
   /** Epoch ms of the last boot request of the machine, counted or not. */
   seenAt?: number;
-  /** The source address of its last boot request. */
+  /** The source address of its last boot request that was noted, and when (the latest of
+   * several controllers' wins). */
   bootAddress?: string;
+  bootAddressAt?: number;
 }
 
 /** `pxe`: the machine asked for its iPXE script; `image`: it fetched its OS image or

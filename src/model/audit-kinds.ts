@@ -3,6 +3,7 @@
 // of them, the oldest dropped first. Read through GET /audit (admins).
 import { CephKind } from './ceph-kinds.js';
 import { FleetKind } from './fleet-kinds.js';
+import { BootKind } from './boot-kinds.js';
 import { Kind } from './kinds.js';
 import { StorageKind } from './storage-kinds.js';
 import { TemplateKind } from './template-kinds.js';
@@ -47,7 +48,8 @@ export interface AuditEntrySpec {
  * Kinds whose writes are bookkeeping, not desired state: logins, task runs (a loop's record of
  * its own work), agent credentials, cephx keys and the token signing key (Quarry's own), a
  * template's version history (its Template is audited), the audit entries themselves, and what
- * the agents reported (heartbeat records and inventories: the leader's memory, kept in the store).
+ * the agents reported and the boots the controllers answered (heartbeat records, inventories and
+ * boot records: the leader's memory, kept in the store).
  * Every other kind is audited, so a kind added later is audited unless it is named here.
  */
 export const UNAUDITED_KINDS: ReadonlySet<string> = new Set([
@@ -61,6 +63,7 @@ export const UNAUDITED_KINDS: ReadonlySet<string> = new Set([
   AuditKind.AuditEntry,
   FleetKind.NodeHeartbeat,
   FleetKind.NodeInventory,
+  BootKind.NodeBoots,
 ]);
 
 export const isAudited = (kind: string): boolean => !UNAUDITED_KINDS.has(kind);

@@ -30,7 +30,8 @@ export interface NodeInventoryStatus {
 }
 
 const timestamp = { type: 'string', format: 'date-time' } as const;
-const spec: JsonSchema = {
+/** The spec of every record of a node's observations (boot-kinds.ts's too). */
+export const fleetRecordSpecSchema: JsonSchema = {
   type: 'object',
   required: ['nodeId'],
   additionalProperties: false,
@@ -38,12 +39,12 @@ const spec: JsonSchema = {
 };
 
 export const nodeHeartbeatSchemas: { spec: JsonSchema; status: JsonSchema } = {
-  spec,
+  spec: fleetRecordSpecSchema,
   status: { type: 'object', additionalProperties: false, properties: { renewTime: timestamp } },
 };
 
 export const nodeInventorySchemas: { spec: JsonSchema; status: JsonSchema } = {
-  spec,
+  spec: fleetRecordSpecSchema,
   status: {
     type: 'object',
     additionalProperties: false,

@@ -12,6 +12,7 @@ import { TemplateKind, templateSchemas, templateVersionSchemas } from './templat
 import { TokenKind, apiTokenSchemas, signingKeySchemas } from './token-kinds.js';
 import { AuditKind, auditEntrySchemas } from './audit-kinds.js';
 import { FleetKind, nodeHeartbeatSchemas, nodeInventorySchemas } from './fleet-kinds.js';
+import { BootKind, nodeBootsSchemas } from './boot-kinds.js';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -414,4 +415,5 @@ export const kindSchemas: Record<string, KindSchemas> = {
   [AuditKind.AuditEntry]: auditEntrySchemas,
   [FleetKind.NodeHeartbeat]: nodeHeartbeatSchemas,
   [FleetKind.NodeInventory]: nodeInventorySchemas,
+  [BootKind.NodeBoots]: nodeBootsSchemas,
 };
