@@ -6,6 +6,7 @@ import { disksByNode, nodeDetail } from '../../src/services/views.js';
 import { createMemoryStore, type Store } from '../../src/store/index.js';
 import { seeded } from '../../src/sim/random.js';
 import { nodeSpec, testDeps } from '../store/helpers.js';
+import { waitFor } from '../helpers/wait.js';
 
 /** A node as the details list serializes it. */
 type Detail = ReturnType<typeof nodeDetail>;
@@ -131,4 +132,24 @@ test('node details: random changes between reads keep it equal to a fresh build'
     if (random() < 0.3) t.is(await details.serialized(), await fresh(store), `step ${step}`);
   }
   t.is(await details.serialized(), await fresh(store));
+});
+
+test('node details: changed nodes are serialized in the background, so the next read only assembles; a change after that is not missed', async (t) => {
+  const store = await createMemoryStore(testDeps());
+  const id = (i: number) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
+  // More than one slice of the background's work.
+  const count = 600;
+  for (let i = 1; i <= count; i++)
+    await store.create({ kind: Kind.Node, id: id(i), name: id(i), spec: nodeSpec({ hostname: `h${i}` }), status: { phase: 'active' } });
+  const details = new NodeDetails(store);
+  t.is(await details.serialized(), await fresh(store));
+  t.is(details.pending(), 0);
+  for (let i = 1; i <= count; i++) await store.updateStatus(Kind.Node, id(i), { phase: 'offline', ip: `192.0.2.${i % 250}` });
+  // Nobody reads: the background serializes every changed node by itself.
+  await waitFor('the background to serialize the changed nodes', () => details.pending() === 0 || undefined);
+  // A change after the background's pass is taken too, background or not.
+  await store.updateStatus(Kind.Node, id(7), { phase: 'rebooting' });
+  await store.delete(Kind.Node, id(9));
+  t.is(await details.serialized(), await fresh(store));
+  t.is((JSON.parse(await details.serialized()) as Detail[]).filter((d) => d.status === 'offline').length, count - 2);
 });
