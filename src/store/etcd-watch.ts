@@ -91,6 +91,11 @@ export class EtcdWatch<V> {
     });
   }
 
+  /** Every event up to this revision has been handed over. */
+  position(): number {
+    return this.last;
+  }
+
   /** Resolves once etcd confirmed the cancel (it may never: bound the wait). */
   stop(): Promise<void> {
     this.stopped = true;

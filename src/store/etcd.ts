@@ -13,13 +13,24 @@
 // the newest revision seen in any response or watch event.
 import { Etcd3, Range, type ComparatorBuilder, type DeleteBuilder, type IOptions, type IRangeResponse, type PutBuilder } from 'etcd3';
 import { ConflictError } from '../errors.js';
-import { deleteByTxn, putByTxn, type Backend, type KeyValue, type Precondition, type TxnOp, type WatchHandler } from './backend.js';
+import {
+  deleteByTxn,
+  putByTxn,
+  type Backend,
+  type KeyValue,
+  type Precondition,
+  type RelistSignal,
+  type TxnOp,
+  type WatchEvent,
+  type WatchHandler,
+} from './backend.js';
 import type { ValueCodec } from './codec.js';
 import { checkTxn } from './core.js';
 import { noMemberBreaker, noRetry, ourEarlierAttempt, refused, RETRY_FOR_MS, retryPause, transient } from './etcd-retry.js';
 import { EtcdCache, type CacheStats } from './etcd-cache.js';
 import { EtcdValues, mapEtcdError, reservedKey, SYNC_KEY } from './etcd-values.js';
 import { EtcdWatch, type EtcdWatchDeps } from './etcd-watch.js';
+import { EtcdWatchHub } from './etcd-watch-hub.js';
 import { EtcdElection, LEADER_KEY, type ElectionOptions } from './election.js';
 import { EtcdEventFeed, EVENTS_KEY, type EventFeedOptions } from './etcd-event-feed.js';
 import type { Fence } from './fenced.js';
@@ -58,6 +69,7 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
   private state: 'new' | 'open' | 'closed' = 'new';
   private readonly watches = new Set<EtcdWatch<V>>();
   private cache: EtcdCache<V> | undefined;
+  private hub: EtcdWatchHub<V> | undefined;
 
   constructor(private readonly opts: EtcdBackendOptions<V>) {
     if (opts.endpoints.length === 0) throw new Error('the etcd backend needs at least one endpoint');
@@ -106,7 +118,11 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
   async close(): Promise<void> {
     if (this.state !== 'open') return;
     this.state = 'closed';
-    const cancels: Promise<void>[] = [this.cache?.stop() ?? Promise.resolve(), ...[...this.watches].map((w) => w.stop())];
+    const cancels: Promise<void>[] = [
+      this.cache?.stop() ?? Promise.resolve(),
+      this.hub?.stop() ?? Promise.resolve(),
+      ...[...this.watches].map((w) => w.stop()),
+    ];
     this.watches.clear();
     // The watches' stream must end before the client closes, or it outlives it and holds the
     // process; etcd's confirmations may never come on a stream torn down meanwhile: bounded.
@@ -118,6 +134,12 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
 
   revision(): number {
     return this.cache ? this.cache.revision() : this.rev;
+  }
+
+  /** Store watchers served by the shared watch, and by one of their own (from an older
+   * revision). */
+  watchStats(): { shared: number; own: number } {
+    return { shared: this.hub?.size() ?? 0, own: this.watches.size };
   }
 
   /** The read cache's counters, when there is one. */
@@ -280,14 +302,21 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
     return revs;
   }
 
-  /** A watch of its own for each watcher (etcd serves them all on one stream). A handler reads
-   * at least the change it was handed: the cache's floor is raised to it first. */
+  /** One shared etcd watch for the watchers that start where it stands (etcd-watch-hub.ts), a
+   * watch of its own for one that starts before. A handler reads at least the change it was
+   * handed: the cache's floor is raised to it first. */
   watch(fromRevision: number, handler: WatchHandler<V>): () => void {
     const client = this.writable();
     const cache = this.cache;
-    const w = new EtcdWatch<V>(this.watchDeps(client), fromRevision, (e) => {
+    const floor = (e: WatchEvent<V> | RelistSignal): void => {
       if (e.type === 'relist') cache?.relisted(e.revision);
       else cache?.raise(e.revision);
+    };
+    this.hub ??= new EtcdWatchHub<V>(this.watchDeps(client), floor, () => this.revision());
+    const shared = this.hub.subscribe(fromRevision, handler);
+    if (shared) return shared;
+    const w = new EtcdWatch<V>(this.watchDeps(client), fromRevision, (e) => {
+      floor(e);
       handler(e);
     });
     this.watches.add(w);

@@ -165,3 +165,29 @@ test.serial('etcd backend: a value that is not JSON is reported without quoting 
   t.is(errors.length, 3, 'the bad value (the cache, the watcher), then the bad previous value of the good event');
   t.true(errors.every((e) => !String(e).includes('secret-not')));
 });
+
+test.serial(
+  'etcd backend: watchers from where the store stands share one etcd watch (each event decoded once); one from before gets its own',
+  async (t) => {
+    const b = await openEtcd<number>(t);
+    await b.put('k0', 0);
+    const r = b.revision();
+    const seen = Array.from({ length: 8 }, () => [] as string[]);
+    const stops = seen.map((s) => b.watch(b.revision(), (e) => s.push(summary(e, r))));
+    t.deepEqual(b.watchStats(), { shared: 8, own: 0 });
+    const older: string[] = [];
+    b.watch(r - 1, (e) => older.push(summary(e, r)));
+    t.deepEqual(b.watchStats(), { shared: 8, own: 1 });
+    await b.put('k1', 1);
+    await b.put('k2', 2);
+    await until(() => seen.every((s) => s.length >= 2) && older.length >= 3, 'every watcher to see both writes');
+    for (const s of seen) t.deepEqual(s, ['put k1@1', 'put k2@2']);
+    t.deepEqual(older, ['put k0@0', 'put k1@1', 'put k2@2']);
+    // A stopped watcher hears nothing more; the others go on.
+    stops[0]?.();
+    t.is(b.watchStats().shared, 7);
+    await b.put('k3', 3);
+    await until(() => (seen[1]?.length ?? 0) >= 3, 'the write after a stop');
+    t.deepEqual(seen[0], ['put k1@1', 'put k2@2']);
+  },
+);
