@@ -10,9 +10,9 @@
 // competes with the controller for the cores, which the achieved rate shows.
 // BENCH_HB_AGENTS (10000), BENCH_HB_SECONDS (40, the window: 160 GETs, so the p99 is not the
 // single slowest), BENCH_HB_PROFILE=file.cpuprofile (a CPU profile of the controller over the
-// load window only), BENCH_HB_STORE=etcd (the controller on a local one-member etcd,
-// test/store/etcd-server.ts, instead of the embedded store; etcd's own CPU is not the
-// controller's and is not counted), BENCH_HB_TRACE=1 (the controller's GCs and every slow GET
+// load window only), BENCH_HB_STORE=embedded or etcd (one backend; both by default, etcd as a
+// local one-member cluster, test/store/etcd-server.ts; etcd's own CPU is not the controller's
+// and is not counted), BENCH_HB_TRACE=1 (the controller's GCs and every slow GET
 // printed).
 import { fork, execFileSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -106,8 +106,15 @@ async function window(url: string, cookie: string, pid: number): Promise<Window>
   return { cpuShare, api, apiErrors, counts };
 }
 
+/** Both backends in one run, as the other store benches do; BENCH_HB_STORE=embedded or etcd
+ * for one of them. */
 export async function run(): Promise<void> {
-  if (process.env.BENCH_HB_STORE !== 'etcd') return measure([]);
+  const only = process.env.BENCH_HB_STORE;
+  if (only !== 'etcd') {
+    console.log('on the embedded store');
+    await measure([]);
+  }
+  if (only === 'embedded') return;
   const missing = etcdMissing();
   if (missing) {
     console.log(`on etcd: skipped (${missing})`);
