@@ -3,12 +3,15 @@
 // etcd each (a Kubernetes informer's cache). Writes still go to etcd, and compare-and-swap is
 // still etcd's, on the object's revision: a read that lags costs at most a conflict and a retry.
 //
-// What a read is guaranteed to see (`floor`): every write this process had acknowledged, every
-// event a watcher of this backend had been handed (a loop woken by a change reads at least that
-// change) and every version a direct read had returned (reads do not go back in time). A read
-// waits for the cache to reach the floor, at most `waitMs`, and then asks etcd: every one of
-// those revisions is an event under the prefix, which the cache's watch delivers. Changes by
-// other controllers appear as fast as etcd's watch brings them.
+// What a read of a key is guaranteed to see (its floor): every write of it this process had
+// acknowledged, every event of it a watcher of this backend had been handed (a loop woken by a
+// change reads at least that change, and every earlier change of any key: events come in
+// revision order) and every version of it a direct read had returned (reads do not go back in
+// time); a list, the same for every key under its prefix; and for every read, the revision a
+// relist or the caller (a resourceVersion) names. A read waits for the cache to reach the
+// floor, at most `waitMs`, and then asks etcd: every one of those revisions is an event under
+// the prefix, which the cache's watch delivers. Changes by other controllers appear as fast as
+// etcd's watch brings them.
 //
 // When the cache is not synced, reads go to etcd, as they all did before the cache:
 // - at start-up the backend's open() waits for the first list instead: nothing is served yet;
@@ -74,8 +77,16 @@ export class EtcdCache<V> {
   private bad = new Set<string>();
   /** Every event up to this revision is in the table (while synced). */
   private rev = 0;
-  /** What reads must see: see the header. */
+  /** What every read must see: see the header. */
   private floor = 0;
+  /** What reads of one key must see, above the cache's revision: this process's writes of it,
+   * the events of it handed to watchers. Kept per key because a floor for all would make every
+   * read wait for the cache after each write anywhere — 1,000 heartbeat records a second at
+   * 10,000 agents held every agent's report until the cache had caught up. Pruned as the
+   * cache reaches them. */
+  private readonly keyFloors = new Map<string, number>();
+  /** The highest of those, for revision(). */
+  private keyTop = 0;
   /** The table holds a list and the events after it (false while a list is being taken). */
   private listed = false;
   /** The watch's stream is up and caught up (at start: being set up, from the list's revision). */
@@ -125,12 +136,21 @@ export class EtcdCache<V> {
 
   /** The newest revision a read is guaranteed to see. */
   revision(): number {
-    return Math.max(this.rev, this.floor);
+    return Math.max(this.rev, this.floor, this.keyTop);
   }
 
-  /** A revision reads must see from now on (an acknowledged write, a delivered event). */
-  raise(revision: number): void {
-    if (revision > this.floor) this.floor = revision;
+  /** A revision reads of `key` must see from now on (an acknowledged write of it, an event of
+   * it delivered, a version of it read from etcd); without a key, every read. A read of one key
+   * still sees every change of it up to an event delivered to its caller: the watchers are
+   * handed events in revision order, each key's floor raised before its handler runs. */
+  raise(revision: number, key?: string): void {
+    if (key === undefined) {
+      if (revision > this.floor) this.floor = revision;
+      return;
+    }
+    if (revision <= this.rev) return;
+    if (revision > (this.keyFloors.get(key) ?? 0)) this.keyFloors.set(key, revision);
+    if (revision > this.keyTop) this.keyTop = revision;
   }
 
   /** A watcher of the backend was told to list again at `revision`: its next lists must see at
@@ -140,10 +160,11 @@ export class EtcdCache<V> {
     if (this.rev < revision) this.resync();
   }
 
-  /** Whether a read may be answered from the cache: synced and at the floor (or `atLeast`),
-   * waiting for it at most waitMs. Counts the read as a hit or a miss. */
-  async fresh(atLeast = 0): Promise<boolean> {
-    const need = Math.max(this.floor, atLeast);
+  /** Whether a read of `scope` (a key, or the keys under a prefix) may be answered from the
+   * cache: synced and at the floor (or `atLeast`), waiting for it at most waitMs. Counts the
+   * read as a hit or a miss. */
+  async fresh(atLeast = 0, scope: { key: string } | { prefix: string } = { prefix: '' }): Promise<boolean> {
+    const need = Math.max(this.floor, atLeast, this.keyNeed(scope));
     let ok = this.synced() && this.rev >= need;
     if (!ok && this.synced()) {
       this.counts.waits++;
@@ -168,6 +189,13 @@ export class EtcdCache<V> {
 
   get(key: string): KeyValue<V> | undefined {
     return this.table.get(key);
+  }
+
+  private keyNeed(scope: { key: string } | { prefix: string }): number {
+    if ('key' in scope) return this.keyFloors.get(scope.key) ?? 0;
+    let need = 0;
+    for (const [key, r] of this.keyFloors) if (r > need && key.startsWith(scope.prefix)) need = r;
+    return need;
   }
 
   /** Whether a read of `key`, or a list of `prefix`, must go to etcd: a value there does not
@@ -300,6 +328,7 @@ export class EtcdCache<V> {
   /** Settles the reads waiting for the cache: fresh once it holds their floor, or not at all
    * once it is no longer synced (they ask etcd). */
   private wake(): void {
+    for (const [key, r] of this.keyFloors) if (r <= this.rev) this.keyFloors.delete(key);
     const synced = this.synced();
     for (const w of this.waiters) {
       if (synced && this.rev < w.need) continue;

@@ -152,20 +152,20 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
    * on them. */
   async get(key: string, minRevision?: number): Promise<KeyValue<V> | undefined> {
     const cache = this.cache;
-    if (cache && !reservedKey(key) && !cache.undecodable(key) && (await cache.fresh(minRevision))) return cache.get(key);
+    if (cache && !reservedKey(key) && !cache.undecodable(key) && (await cache.fresh(minRevision, { key }))) return cache.get(key);
     const res = await this.call(`get ${key}`, (c) => c.get(this.values.key(key)).exec());
     const raw = res.kvs[0];
     const kv = raw && this.values.kv(raw);
-    if (kv) cache?.raise(kv.modRevision);
+    if (kv) cache?.raise(kv.modRevision, key);
     return kv;
   }
 
   /** From the cache when it is fresh (see get), else from etcd. */
   async list(prefix: string): Promise<{ items: KeyValue<V>[]; revision: number }> {
     const cache = this.cache;
-    if (cache && !cache.undecodable(prefix) && (await cache.fresh())) return cache.list(prefix);
+    if (cache && !cache.undecodable(prefix) && (await cache.fresh(undefined, { prefix }))) return cache.list(prefix);
     const listed = await this.listDirect(prefix);
-    if (cache) for (const kv of listed.items) cache.raise(kv.modRevision);
+    if (cache) for (const kv of listed.items) cache.raise(kv.modRevision, kv.key);
     return listed;
   }
 
@@ -281,12 +281,12 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
       const current = ops.map((_, i) => res.responses[i]?.response_range.kvs[0]);
       const landed = attempts.retried ? ourEarlierAttempt(ops, sent, current) : undefined;
       if (landed !== undefined) {
-        this.cache?.raise(landed);
+        for (const o of ops) if (o.op !== 'check') this.cache?.raise(landed, o.key);
         return ops.map((o) => (o.op === 'put' ? landed : 0));
       }
       const found = new Map(ops.map((o, i) => [o.key, this.values.revisions(current[i])]));
       // The retry that follows a conflict must read what refused it.
-      for (const kv of found.values()) if (kv) this.cache?.raise(kv.modRevision);
+      for (const [key, kv] of found) if (kv) this.cache?.raise(kv.modRevision, key);
       checkTxn(ops, (key) => found.get(key));
       throw new ConflictError(`${what} was refused by etcd's compare (the keys moved meanwhile)`);
     }
@@ -298,7 +298,10 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
       return o.op === 'del' && Number(r?.response_delete_range.deleted ?? 0) === 0 ? 0 : rev;
     });
     // Read-your-writes: this process's reads see the write from now on.
-    this.cache?.raise(Math.max(...revs));
+    // (A delete that found nothing made no event to wait for: revision 0, nothing raised.)
+    ops.forEach((o, i) => {
+      if (revs[i]) this.cache?.raise(revs[i], o.key);
+    });
     return revs;
   }
 
@@ -310,7 +313,7 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
     const cache = this.cache;
     const floor = (e: WatchEvent<V> | RelistSignal): void => {
       if (e.type === 'relist') cache?.relisted(e.revision);
-      else cache?.raise(e.revision);
+      else cache?.raise(e.revision, e.key);
     };
     this.hub ??= new EtcdWatchHub<V>(this.watchDeps(client), floor, () => this.revision());
     const shared = this.hub.subscribe(fromRevision, handler);
