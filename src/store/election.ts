@@ -44,6 +44,9 @@ export interface ElectionOptions {
   onLeader?: (leader: LeaderRecord | null) => void;
 }
 
+/** How often a candidate looks at the key while someone else holds it. */
+const KEY_POLL_MS = 1_000;
+
 /** How long a stop waits for etcd to confirm each of its last two requests. */
 const STOP_BOUND_MS = 2_000;
 
@@ -67,6 +70,8 @@ export class EtcdElection implements LeaderView {
   private keyGone: (() => void) | undefined;
   /** Deletions of the key seen by the watch. */
   private deletions = 0;
+  /** The newest revision at which this candidate learned the key's state. */
+  private known = 0;
 
   constructor(
     private readonly client: Etcd3,
@@ -119,7 +124,7 @@ export class EtcdElection implements LeaderView {
       } catch (err) {
         if (!this.holds(held)) return;
         if (err instanceof EtcdLeaseInvalidError) {
-          this.lose('the leadership lease expired');
+          this.lose('the leadership lease was lost: etcd says it ended');
           return;
         }
         // Told once per stall: a dead member is retried around every 100 ms.
@@ -156,10 +161,25 @@ export class EtcdElection implements LeaderView {
         continue;
       }
       if (this.deletions !== goneBefore) continue;
-      // Someone leads: wait for the key to go (the watch), or a TTL as a safety net.
+      // Someone leads: wait for the key to go. The watch says so at once; a look every second
+      // covers a delete it missed — the etcd3 client resumes a reconnected watch from the
+      // newest header revision it saw, which can be past an event not yet delivered
+      // (etcd-watch.ts), and the 10 s call deadline reconnects it every 10 s. Waiting out the
+      // TTL instead left a follower 30 s behind a resigned leader in CI.
       await new Promise<void>((resolve) => {
-        this.keyGone = resolve;
-        setTimeout(resolve, this.opts.ttlSeconds * 1000).unref();
+        const gone = (): void => {
+          clearInterval(poll);
+          resolve();
+        };
+        const poll = setInterval(() => {
+          this.client
+            .get(this.keys.full)
+            .exec()
+            .then((r) => r.kvs.length === 0 && gone())
+            .catch(() => undefined);
+        }, KEY_POLL_MS);
+        poll.unref();
+        this.keyGone = gone;
       });
       this.keyGone = undefined;
     }
@@ -192,9 +212,10 @@ export class EtcdElection implements LeaderView {
       .commit();
     if (!res.succeeded) {
       await lease.revoke().catch(() => undefined);
-      this.see(res.responses[0]?.response_range.kvs[0]);
+      if (this.newer(Number(res.header.revision))) this.see(res.responses[0]?.response_range.kvs[0]);
       return null;
     }
+    this.newer(Number(res.header.revision));
     this.lease = lease;
     const held: Fence = { key: this.keys.store, modRevision: Number(res.header.revision) };
     this.held = held;
@@ -227,19 +248,34 @@ export class EtcdElection implements LeaderView {
       return;
     }
     this.watcher = w;
+    // An event older than what this candidate knows (its own win, a read) is history: a
+    // resigned leader's delete delivered after the next one won must neither depose it nor
+    // make it forget who leads.
     w.on('put', (kv) => {
+      if (!this.newer(Number(kv.mod_revision))) return;
       this.see(kv);
       // Our key rewritten by someone else: we no longer lead (not expected, but fenced anyway).
       if (this.held && Number(kv.mod_revision) !== this.held.modRevision) this.lose('the election key was taken by another controller');
     });
-    w.on('delete', () => {
+    w.on('delete', (kv) => {
       this.deletions++;
-      this.setLeader(null);
-      if (this.held) this.lose('the election key was deleted');
+      if (this.newer(Number(kv.mod_revision))) {
+        this.setLeader(null);
+        if (this.held) this.lose('the election key was deleted');
+      }
       this.keyGone?.();
     });
     w.on('error', (err) => this.opts.onError?.(err));
-    this.see((await this.client.get(this.keys.full).exec()).kvs[0]);
+    const res = await this.client.get(this.keys.full).exec();
+    if (this.newer(Number(res.header.revision))) this.see(res.kvs[0]);
+  }
+
+  /** Whether news of the key at `revision` is newer than what this candidate knows; if so it is
+   * what it knows from now on. */
+  private newer(revision: number): boolean {
+    if (revision <= this.known) return false;
+    this.known = revision;
+    return true;
   }
 
   private see(kv: IKeyValue | undefined): void {

@@ -35,7 +35,8 @@ const bootLoopOf = async (q: Quarry, id: string) => (await node(q, id))?.status.
 it("boot records on etcd: a follower's boots count on the leader, and on the next one", async (t) => {
   const prefix = etcdPrefix();
   const secretsKey = randomBytes(32).toString('base64');
-  const start = (): Promise<Quarry> => startEtcdQuarry(t, prefix, secretsKey, { env: { BOOT_LOOP_MAX_BOOTS: '3' } });
+  const problems: string[] = [];
+  const start = (): Promise<Quarry> => startEtcdQuarry(t, prefix, secretsKey, { env: { BOOT_LOOP_MAX_BOOTS: '3' }, problems });
   const first = await start();
   await waitFor('the first leads with its loops', () => first.leader.isLeader() && first.manager.running());
   const follower = await start();
@@ -69,7 +70,9 @@ it("boot records on etcd: a follower's boots count on the leader, and on the nex
   t.deepEqual(next.fleet.observe(LOOPING).boots, [], 'a follower applies no record');
   const heard = { looping: first.fleet.observe(LOOPING), unapproved: first.fleet.observe(NEW) };
   await first.stop();
-  await waitFor('the next leads with its loops', () => next.leader.isLeader() && next.manager.running());
+  await waitFor('the next leads with its loops', () => next.leader.isLeader() && next.manager.running()).catch((err: unknown) => {
+    throw new Error(`${String(err)}; the controllers said:\n${problems.join('\n')}`);
+  });
   t.deepEqual(next.fleet.observe(LOOPING).boots, heard.looping.boots);
   t.is(next.fleet.observe(NEW).seenAt, heard.unapproved.seenAt);
   t.is(next.fleet.observe(NEW).bootAddress, '127.0.0.1');

@@ -41,7 +41,13 @@ export async function startEtcdQuarry(
   t: ExecutionContext,
   prefix: string,
   secretsKey: string,
-  opts: { env?: Record<string, string>; specs?: Record<string, string>; onDeposed?: (why: string) => void } = {},
+  opts: {
+    env?: Record<string, string>;
+    specs?: Record<string, string>;
+    onDeposed?: (why: string) => void;
+    /** Collects its warnings and errors (a failing test says what the controller said). */
+    problems?: string[];
+  } = {},
 ): Promise<Quarry> {
   const dir = await mkdtemp(join(tmpdir(), 'quarry-etcd-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
@@ -49,7 +55,11 @@ export async function startEtcdQuarry(
   for (const [name, text] of Object.entries(opts.specs ?? {})) await writeFile(join(dir, 'specs', name), text);
   const q = await startQuarry({
     config: etcdQuarryConfig(dir, prefix, secretsKey, { LEADER_LEASE_TTL_S: '30', ...opts.env }),
-    log: silentLogger,
+    log: opts.problems
+      ? (level, message, fields) => {
+          if (level === 'warn' || level === 'error') opts.problems?.push(`${level} ${message} ${JSON.stringify(fields ?? {})}`);
+        }
+      : silentLogger,
     print: () => {},
     auth: { scrypt: { N: 2 ** 10, r: 8, p: 1 } },
     onDeposed: opts.onDeposed ?? (() => {}),
