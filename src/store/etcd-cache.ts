@@ -85,7 +85,11 @@ export class EtcdCache<V> {
    * 10,000 agents held every agent's report until the cache had caught up. Pruned as the
    * cache reaches them. */
   private readonly keyFloors = new Map<string, number>();
-  /** The highest of those, for revision(). */
+  /** The same, in the order raised (nearly revision order): pruned from the front as the cache
+   * advances, so a cache lagging behind a burst of writes does not scan them all at each step. */
+  private readonly raisedOrder: { key: string; revision: number }[] = [];
+  private raisedHead = 0;
+  /** The highest of those, for revision() and for lists. */
   private keyTop = 0;
   /** The table holds a list and the events after it (false while a list is being taken). */
   private listed = false;
@@ -148,8 +152,9 @@ export class EtcdCache<V> {
       if (revision > this.floor) this.floor = revision;
       return;
     }
-    if (revision <= this.rev) return;
-    if (revision > (this.keyFloors.get(key) ?? 0)) this.keyFloors.set(key, revision);
+    if (revision <= this.rev || revision <= (this.keyFloors.get(key) ?? 0)) return;
+    this.keyFloors.set(key, revision);
+    this.raisedOrder.push({ key, revision });
     if (revision > this.keyTop) this.keyTop = revision;
   }
 
@@ -191,11 +196,25 @@ export class EtcdCache<V> {
     return this.table.get(key);
   }
 
+  /** A key's floor; a list's, the highest of any key's still ahead of the cache (a list waits
+   * as long as it did under one floor for all, while any write is in flight). */
   private keyNeed(scope: { key: string } | { prefix: string }): number {
     if ('key' in scope) return this.keyFloors.get(scope.key) ?? 0;
-    let need = 0;
-    for (const [key, r] of this.keyFloors) if (r > need && key.startsWith(scope.prefix)) need = r;
-    return need;
+    return this.keyFloors.size > 0 ? this.keyTop : 0;
+  }
+
+  /** Drops the floors the cache has reached, from the front of the order they were raised in.
+   * One raised out of order stays until the front passes it: harmless, it is below the cache. */
+  private prune(): void {
+    const order = this.raisedOrder;
+    while (this.raisedHead < order.length && (order[this.raisedHead]?.revision ?? 0) <= this.rev) {
+      const { key, revision } = order[this.raisedHead++]!;
+      if (this.keyFloors.get(key) === revision) this.keyFloors.delete(key);
+    }
+    if (this.raisedHead > 1024 && this.raisedHead * 2 > order.length) {
+      order.splice(0, this.raisedHead);
+      this.raisedHead = 0;
+    }
   }
 
   /** Whether a read of `key`, or a list of `prefix`, must go to etcd: a value there does not
@@ -328,7 +347,7 @@ export class EtcdCache<V> {
   /** Settles the reads waiting for the cache: fresh once it holds their floor, or not at all
    * once it is no longer synced (they ask etcd). */
   private wake(): void {
-    for (const [key, r] of this.keyFloors) if (r <= this.rev) this.keyFloors.delete(key);
+    this.prune();
     const synced = this.synced();
     for (const w of this.waiters) {
       if (synced && this.rev < w.need) continue;
