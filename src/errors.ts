@@ -74,6 +74,12 @@ export class ServiceUnavailableError extends QuarryError {
   }
 }
 
+/** The code of the store away for a moment (etcd electing, a member gone): retried by whoever
+ * hit it, so logged as a warning, not an error. */
+export const STORE_UNAVAILABLE = 'STORE_UNAVAILABLE';
+
+export const storeUnavailable = (err: unknown): boolean => err instanceof ServiceUnavailableError && err.code === STORE_UNAVAILABLE;
+
 /** A reconcile or task failure that retrying cannot fix; the loop stops backing off. */
 export class TerminalError extends QuarryError {
   constructor(message: string, options?: ErrorOptions) {

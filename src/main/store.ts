@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Config, EtcdConfig } from '../config.js';
-import { InputError, ServiceUnavailableError } from '../errors.js';
+import { InputError, storeUnavailable } from '../errors.js';
 import type { Logger } from '../log.js';
 import {
   openEmbeddedStore,
@@ -41,13 +41,11 @@ export async function openControllerStores(config: Config, secrets: SecretBox, l
     auditMaxEntries: config.auditMaxEntries,
     // etcd away for a moment (an election, a member gone) is retried by whoever hit it: a
     // warning; anything else (a value that does not decode, a handler's bug) is an error.
-    onWatchError: (err) => log(unavailable(err) ? 'warn' : 'error', 'store watch handler failed', { error: String(err) }),
+    onWatchError: (err) => log(storeUnavailable(err) ? 'warn' : 'error', 'store watch handler failed', { error: String(err) }),
   });
   log('info', 'store: etcd', { endpoints: etcd.endpoints, prefix: etcd.prefix, tls: tls !== null, revision: stores.store.revision() });
   return { store: stores.store, loopStore: stores.fenced, election: stores.election, events: stores.events };
 }
-
-const unavailable = (err: unknown): boolean => err instanceof ServiceUnavailableError && err.code === 'STORE_UNAVAILABLE';
 
 async function tlsFiles(etcd: EtcdConfig): Promise<{ ca: Buffer; cert?: Buffer; key?: Buffer } | null> {
   if (!etcd.caFile) return null;

@@ -2,7 +2,7 @@
 // and drive observe → plan → apply for each key, translating results into requeues.
 // Level-triggered: a key says "look at this object again", never what changed.
 import { setMaxListeners } from 'node:events';
-import { ConflictError, ServiceUnavailableError, TerminalError } from '../errors.js';
+import { ConflictError, storeUnavailable, TerminalError } from '../errors.js';
 import { systemClock, type Clock } from '../model/clock.js';
 import { asActor } from '../store/audit.js';
 import type { Store, StoreEvent } from '../store/types.js';
@@ -283,7 +283,7 @@ export class Manager {
     const failures = this.queue.numRequeues(key) + 1;
     // The store away for a moment (an etcd election) is the weather, not a fault of this object:
     // a warning, still counted and backed off like any failure.
-    const level = err instanceof ServiceUnavailableError && err.code === 'STORE_UNAVAILABLE' ? 'warn' : 'error';
+    const level = storeUnavailable(err) ? 'warn' : 'error';
     this.opts.log(level, 'reconcile failed; backing off', { key, failures, error: message(err) });
     this.queue.addRateLimited(key);
     return 'error';

@@ -2,7 +2,7 @@
 // etcd's key-values in the Backend's shape, and etcd's failures as Quarry's errors. Messages
 // name the operation and the key, never a value: a value may hold a secret.
 import type { IKeyValue } from 'etcd3';
-import { ServiceUnavailableError } from '../errors.js';
+import { ServiceUnavailableError, STORE_UNAVAILABLE } from '../errors.js';
 import { transient } from './etcd-retry.js';
 import type { KeyValue } from './backend.js';
 import type { ValueCodec } from './codec.js';
@@ -76,6 +76,6 @@ export class EtcdValues<V> {
 export function mapEtcdError(err: unknown, what: string): unknown {
   if (!(err instanceof Error)) return err;
   if (!transient(err)) return err;
-  const mapped = new ServiceUnavailableError(`the store (etcd) is unavailable: ${what} failed (${err.message})`, 'STORE_UNAVAILABLE');
+  const mapped = new ServiceUnavailableError(`the store (etcd) is unavailable: ${what} failed (${err.message})`, STORE_UNAVAILABLE);
   return Object.assign(mapped, { cause: err, retryable: true });
 }
