@@ -85,7 +85,14 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
       hosts: this.opts.endpoints,
       ...(tls ? { credentials: { rootCertificate: tls.ca, privateKey: tls.key, certChain: tls.cert } } : {}),
       defaultCallOptions: () => ({ deadline: Date.now() + timeout }),
+      // grpc-js refuses messages over 4 MiB by default, and etcd's are larger than that in a
+      // catch-up: a watch behind by a few thousand revisions gets them batched into one response
+      // (10,000 agents' heartbeat records made 8 MB ones), and a page of a list holds 500 values.
+      // Refused, the stream ends and resumes at the same revision, to be refused again, for
+      // ever: the cache never caught up and every read went to etcd. etcd's own client takes
+      // any size (MaxCallRecvMsgSize is math.MaxInt32); so do we.
       ...this.opts.client,
+      grpcOptions: { 'grpc.max_receive_message_length': -1, ...this.opts.client?.grpcOptions },
       faultHandling: { global: noRetry, host: noMemberBreaker(), ...this.opts.client?.faultHandling },
     });
     try {

@@ -79,6 +79,29 @@ test.serial('etcd backend: a list longer than one etcd response comes whole, in 
   t.deepEqual(items[n - 1]?.value, { key: keys[n - 1] });
 });
 
+test.serial('etcd backend: etcd answers over 4 MiB (a watch catching up, a page of big values) are taken', async (t) => {
+  // gRPC's default limit is 4 MiB; a refused watch response ended the stream, which resumed at
+  // the same revision to be refused again, for ever (the heartbeat bench's cache never caught up).
+  const prefix = etcdPrefix();
+  const errors: string[] = [];
+  const b = await openEtcd(t, { prefix, onWatchError: (err) => errors.push(String(err)) });
+  const from = b.revision();
+  const n = 1200;
+  const big = 'x'.repeat(9_000);
+  // 12 revisions of 900 kB each, under etcd's 1.5 MiB request limit; 10.8 MB to catch up on.
+  const keys = Array.from({ length: n }, (_, i) => `big/${String(i).padStart(5, '0')}`);
+  for (let i = 0; i < n; i += 100) await b.txn(keys.slice(i, i + 100).map((key) => ({ op: 'put' as const, key, value: { big } })));
+  const caughtUp: string[] = [];
+  b.watch(from, (e) => e.type === 'put' && caughtUp.push(e.key));
+  await until(() => caughtUp.length >= n, 'a watcher from before the writes to get them all').catch((err: Error) => {
+    throw new Error(`${err.message}: ${caughtUp.length} of ${n}; watch errors: ${errors.slice(0, 3).join('; ')}`);
+  });
+  t.deepEqual(caughtUp, keys);
+  const another = await openEtcd(t, { prefix, onWatchError: (err) => errors.push(String(err)) });
+  t.is(another.cacheStats()?.keys, n, 'the cache listed pages of 500 values (4.5 MB each)');
+  t.deepEqual(errors, []);
+});
+
 test.serial('etcd backend: secret fields are sealed in etcd and read back in the clear', async (t) => {
   const prefix = etcdPrefix();
   const box = new SecretBox(randomBytes(32), 'SECRETS_KEY');
