@@ -93,8 +93,8 @@ test.serial('etcd backend: etcd answers over 4 MiB (a watch catching up, a page 
   for (let i = 0; i < n; i += 100) await b.txn(keys.slice(i, i + 100).map((key) => ({ op: 'put' as const, key, value: { big } })));
   const caughtUp: string[] = [];
   b.watch(from, (e) => e.type === 'put' && caughtUp.push(e.key));
-  await until(() => caughtUp.length >= n, 'a watcher from before the writes to get them all').catch((err: Error) => {
-    throw new Error(`${err.message}: ${caughtUp.length} of ${n}; watch errors: ${errors.slice(0, 3).join('; ')}`);
+  await until(() => caughtUp.length >= n, 'a watcher from before the writes to get them all').catch((err: unknown) => {
+    throw new Error(`${String(err)}: ${caughtUp.length} of ${n}; watch errors: ${errors.slice(0, 3).join('; ')}`);
   });
   t.deepEqual(caughtUp, keys);
   const another = await openEtcd(t, { prefix, onWatchError: (err) => errors.push(String(err)) });
