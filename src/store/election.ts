@@ -164,8 +164,8 @@ export class EtcdElection implements LeaderView {
       // Someone leads: wait for the key to go. The watch says so at once; a look every second
       // covers a delete it missed — the etcd3 client resumes a reconnected watch from the
       // newest header revision it saw, which can be past an event not yet delivered
-      // (etcd-watch.ts), and the 10 s call deadline reconnects it every 10 s. Waiting out the
-      // TTL instead left a follower 30 s behind a resigned leader in CI.
+      // (etcd-watch.ts), and a member lost or without a leader ends the stream. Waiting out
+      // the TTL instead left a follower 30 s behind a resigned leader in CI.
       await new Promise<void>((resolve) => {
         const gone = (): void => {
           clearInterval(poll);

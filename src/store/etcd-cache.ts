@@ -15,9 +15,9 @@
 //
 // When the cache is not synced, reads go to etcd, as they all did before the cache:
 // - at start-up the backend's open() waits for the first list instead: nothing is served yet;
-// - while the watch's stream is broken (a member went away; and every 10 s, as the request
-//   deadline etcd.ts gives every call also ends the stream, which reconnects): its lag is then unbounded, and a direct read is correct, and
-//   fails with STORE_UNAVAILABLE exactly when etcd is away. The watch resumes at the revision
+// - while the watch's stream is broken (a member went away, or lost its leader:
+//   etcd-channel.ts): its lag is then unbounded, and a direct read is correct, and fails with
+//   STORE_UNAVAILABLE exactly when etcd is away. The watch resumes at the revision
 //   after the last one it delivered (etcd-watch.ts), so nothing is lost, but the cache serves
 //   again only once it has caught up: it writes a marker key (`~sync`, no document) after the
 //   stream is back and waits for the watch to deliver it (etcd 3.4 tells a watcher its

@@ -28,6 +28,7 @@ import type { ValueCodec } from './codec.js';
 import { checkTxn } from './core.js';
 import { noMemberBreaker, noRetry, ourEarlierAttempt, refused, RETRY_FOR_MS, retryPause, transient } from './etcd-retry.js';
 import { EtcdCache, type CacheStats } from './etcd-cache.js';
+import { etcdCallOptions, etcdChannelOptions } from './etcd-channel.js';
 import { EtcdValues, mapEtcdError, reservedKey, SYNC_KEY } from './etcd-values.js';
 import { EtcdWatch, type EtcdWatchDeps } from './etcd-watch.js';
 import { EtcdWatchHub } from './etcd-watch-hub.js';
@@ -84,15 +85,9 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
     this.client = new Etcd3({
       hosts: this.opts.endpoints,
       ...(tls ? { credentials: { rootCertificate: tls.ca, privateKey: tls.key, certChain: tls.cert } } : {}),
-      defaultCallOptions: () => ({ deadline: Date.now() + timeout }),
-      // grpc-js refuses messages over 4 MiB by default, and etcd's are larger than that in a
-      // catch-up: a watch behind by a few thousand revisions gets them batched into one response
-      // (10,000 agents' heartbeat records made 8 MB ones), and a page of a list holds 500 values.
-      // Refused, the stream ends and resumes at the same revision, to be refused again, for
-      // ever: the cache never caught up and every read went to etcd. etcd's own client takes
-      // any size (MaxCallRecvMsgSize is math.MaxInt32); so do we.
+      defaultCallOptions: etcdCallOptions(timeout),
       ...this.opts.client,
-      grpcOptions: { 'grpc.max_receive_message_length': -1, ...this.opts.client?.grpcOptions },
+      grpcOptions: { ...etcdChannelOptions(), ...this.opts.client?.grpcOptions },
       faultHandling: { global: noRetry, host: noMemberBreaker(), ...this.opts.client?.faultHandling },
     });
     try {

@@ -2,7 +2,8 @@
 // cache watches through is killed, another client writes, deletes and compacts meanwhile, and
 // the member comes back. While the watch is down the cache serves nothing (a read goes to etcd,
 // here unreachable, and fails as retryable); once the member is back the cache has listed again
-// and holds every change made while it was away, lost by no watch.
+// and holds every change made while it was away, lost by no watch. A member cut off from the
+// others stops the cache serving too: its watch would deliver nothing new.
 import test from 'ava';
 import { ServiceUnavailableError } from '../../src/errors.js';
 import { EtcdBackend } from '../../src/store/index.js';
@@ -25,7 +26,7 @@ async function open(endpoints: string[], prefix: string): Promise<EtcdBackend<{ 
   return b;
 }
 
-test('etcd cache: a broken watch serves nothing stale, and the cache lists again with every change made meanwhile', async (t) => {
+test.serial('etcd cache: a broken watch serves nothing stale, and the cache lists again with every change made meanwhile', async (t) => {
   const etcd = cluster as EtcdCluster;
   const [m0, m1, m2] = etcd.endpoints() as [string, string, string];
   const prefix = 'cache-break/';
@@ -67,3 +68,33 @@ test('etcd cache: a broken watch serves nothing stale, and the cache lists again
   await writer.put('changed', { n: 4 });
   await waitFor('the next change', async () => (await reader.get('changed'))?.value.n === 4);
 });
+
+test.serial(
+  'etcd cache: a member that lost its leader ends the watch, so the cache serves nothing stale; it serves again once a leader is back',
+  async (t) => {
+    const etcd = cluster as EtcdCluster;
+    const [m0] = etcd.endpoints() as [string, string, string];
+    const prefix = 'cache-no-leader/';
+    const reader = await open([m0], prefix);
+    t.teardown(() => reader.close());
+    await reader.put('k', { n: 1 });
+    t.true(reader.cacheStats()?.synced);
+    // Members 1 and 2 frozen: member 0 is alive and answers, but has no leader. Its watch stream
+    // has no deadline; only etcd ending it (the calls require a leader) tells the cache.
+    etcd.pause(1);
+    etcd.pause(2);
+    t.teardown(() => {
+      etcd.resume(1);
+      etcd.resume(2);
+    });
+    await waitFor('the reader to stop serving', () => reader.cacheStats()?.synced === false, 60_000);
+    await t.throwsAsync(reader.get('k'), { instanceOf: ServiceUnavailableError });
+    etcd.resume(1);
+    etcd.resume(2);
+    await waitFor('the reader synced again', () => reader.cacheStats()?.synced === true, 60_000);
+    const hits = reader.cacheStats()?.hits ?? 0;
+    await reader.put('k', { n: 2 });
+    t.is((await reader.get('k'))?.value.n, 2);
+    t.true((reader.cacheStats()?.hits ?? 0) > hits, 'from the cache again');
+  },
+);

@@ -98,6 +98,16 @@ export class EtcdCluster {
     }
   }
 
+  /** Freezes one member (SIGSTOP): alive to the kernel, silent to the others, as behind a
+   * partition; resume() thaws it. stop() kills a frozen member as any other. */
+  pause(i: number): void {
+    this.member(i).proc?.kill('SIGSTOP');
+  }
+
+  resume(i: number): void {
+    this.member(i).proc?.kill('SIGCONT');
+  }
+
   /** Starts a killed member again on its data directory and waits until it is healthy. */
   async restart(i: number): Promise<void> {
     this.spawn(i, 'existing');
