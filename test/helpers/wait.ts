@@ -2,9 +2,10 @@
 // poll until it holds; the bound is a safety net, never the thing asserted.
 
 /** Polls until the check passes (40 s by default: a loaded 2-core machine took longer than 15 s
- * to bring four lab nodes up). */
+ * to bring four lab nodes up). `what` may be a function, asked when the wait gives up: it can
+ * say what was last seen. */
 export async function waitFor<T>(
-  what: string,
+  what: string | (() => string),
   check: () => Promise<T | undefined | false> | T | undefined | false,
   boundMs = 40_000,
 ): Promise<T> {
@@ -12,7 +13,7 @@ export async function waitFor<T>(
   for (;;) {
     const v = await check();
     if (v) return v;
-    if (Date.now() > until) throw new Error(`gave up waiting for ${what}`);
+    if (Date.now() > until) throw new Error(`gave up waiting for ${typeof what === 'string' ? what : what()}`);
     await new Promise((r) => setTimeout(r, 10));
   }
 }

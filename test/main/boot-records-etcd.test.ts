@@ -70,9 +70,10 @@ it("boot records on etcd: a follower's boots count on the leader, and on the nex
   t.deepEqual(next.fleet.observe(LOOPING).boots, [], 'a follower applies no record');
   const heard = { looping: first.fleet.observe(LOOPING), unapproved: first.fleet.observe(NEW) };
   await first.stop();
-  await waitFor('the next leads with its loops', () => next.leader.isLeader() && next.manager.running()).catch((err: unknown) => {
-    throw new Error(`${String(err)}; the controllers said:\n${problems.join('\n')}`);
-  });
+  await waitFor(
+    () => `the next to lead with its loops; the controllers said:\n${problems.join('\n')}`,
+    () => next.leader.isLeader() && next.manager.running(),
+  );
   t.deepEqual(next.fleet.observe(LOOPING).boots, heard.looping.boots);
   t.is(next.fleet.observe(NEW).seenAt, heard.unapproved.seenAt);
   t.is(next.fleet.observe(NEW).bootAddress, '127.0.0.1');

@@ -149,7 +149,7 @@ it('the leader SIGKILLed during a burst of OSD creations: another leads, every O
   // must honour the lease it finds.
   let seen = '';
   const atKill = await waitFor(
-    'OSDs half made, runs running, the first restart holding the lease',
+    () => `OSDs half made, runs running, the first restart holding the lease: last seen ${seen}`,
     async () => {
       const [state, budget, runs] = await Promise.all([
         lab.state(),
@@ -165,9 +165,7 @@ it('the leader SIGKILLed during a burst of OSD creations: another leads, every O
       return made < before.length && running > 0 && lease && waiting ? { made, lease, running } : undefined;
     },
     60_000,
-  ).catch((err: unknown) => {
-    throw new Error(`${String(err)}: last seen ${seen}`);
-  });
+  );
   const killedAt = Date.now();
   await leader.kill('SIGKILL');
   const next = await leaderOf(g);

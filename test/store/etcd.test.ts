@@ -10,6 +10,7 @@ import { EtcdBackend, SecretBox, secretFieldsCodec, type RelistSignal, type Stor
 import { etcdEndpoints, etcdPrefix, openEtcd, useEtcd } from './backends.js';
 import { currentRequestId, inRequest } from '../../src/log.js';
 import { until } from './helpers.js';
+import { waitFor } from '../helpers/wait.js';
 
 useEtcd(test);
 
@@ -93,9 +94,10 @@ test.serial('etcd backend: etcd answers over 4 MiB (a watch catching up, a page 
   for (let i = 0; i < n; i += 100) await b.txn(keys.slice(i, i + 100).map((key) => ({ op: 'put' as const, key, value: { big } })));
   const caughtUp: string[] = [];
   b.watch(from, (e) => e.type === 'put' && caughtUp.push(e.key));
-  await until(() => caughtUp.length >= n, 'a watcher from before the writes to get them all').catch((err: unknown) => {
-    throw new Error(`${String(err)}: ${caughtUp.length} of ${n}; watch errors: ${errors.slice(0, 3).join('; ')}`);
-  });
+  await waitFor(
+    () => `a watcher from before the writes to get them all: ${caughtUp.length} of ${n}; watch errors: ${errors.slice(0, 3).join('; ')}`,
+    () => caughtUp.length >= n,
+  );
   t.deepEqual(caughtUp, keys);
   const another = await openEtcd(t, { prefix, onWatchError: (err) => errors.push(String(err)) });
   t.is(another.cacheStats()?.keys, n, 'the cache listed pages of 500 values (4.5 MB each)');
