@@ -24,9 +24,9 @@ export interface EtcdWatchDeps<V> {
   /** Every response's header revision: keeps the backend's revision() fresh. */
   seen(revision: number): void;
   onWatchError(err: unknown): void;
-  /** Without the previous values (prevValue, a deleted key's value): the read cache, which
-   * needs neither, saves etcd sending them and us decoding them. */
-  keysOnly?: boolean;
+  /** Without the previous values (prevValue, a deleted key's value): the read cache, which has
+   * them in its table, saves etcd sending them and us decoding them. */
+  withoutPrevious?: boolean;
   /** How long to wait before asking again after a failed relist; doubles up to 5 s. */
   retryMs?: number;
   /** After each response: every event up to this revision has been handed over (the read
@@ -36,6 +36,9 @@ export interface EtcdWatchDeps<V> {
   disconnected?(): void;
   /** The watch is (again) registered with etcd. */
   connected?(): void;
+  /** A put's value as this process wrote it, when `raw` is what it sent: taken instead of
+   * decoding the bytes again (the read cache's; etcd-cache.ts). */
+  ownValue?(key: string, raw: Buffer): { value: V } | undefined;
   /** A put whose value does not decode: reported to onWatchError and left out of the events. */
   undecodable?(key: string, revision: number): void;
 }
@@ -59,7 +62,7 @@ export class EtcdWatch<V> {
       .watch()
       .prefix(this.deps.prefix)
       .startRevision(String(this.last + 1));
-    const w = (this.deps.keysOnly ? b : b.withPreviousKV()).watcher();
+    const w = (this.deps.withoutPrevious ? b : b.withPreviousKV()).watcher();
     this.watcher = w;
     const resumeHere = (): void => {
       w.request.start_revision = String(this.last + 1);
@@ -156,14 +159,14 @@ export class EtcdWatch<V> {
     const key = values.unkey(kv.key);
     if (type === 'Delete') {
       // The cache only needs the key; a watcher of the store, what went.
-      if (this.deps.keysOnly) return { type: 'delete', key, value: undefined as V, revision, createRevision: 0 };
+      if (this.deps.withoutPrevious) return { type: 'delete', key, value: undefined as V, revision, createRevision: 0 };
       if (!prev) return undefined;
       return { type: 'delete', key, value: values.decode(key, prev.value), revision, createRevision: Number(prev.create_revision) };
     }
     const event: WatchEvent<V> = {
       type: 'put',
       key,
-      value: values.decode(key, kv.value),
+      value: (this.deps.ownValue?.(key, kv.value) ?? { value: values.decode(key, kv.value) }).value,
       revision,
       createRevision: Number(kv.create_revision),
     };

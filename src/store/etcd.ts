@@ -31,7 +31,7 @@ import { EtcdCache, type CacheStats } from './etcd-cache.js';
 import { etcdCallOptions, etcdChannelOptions } from './etcd-channel.js';
 import { EtcdValues, mapEtcdError, reservedKey, SYNC_KEY } from './etcd-values.js';
 import { EtcdWatch, type EtcdWatchDeps } from './etcd-watch.js';
-import { EtcdWatchHub } from './etcd-watch-hub.js';
+import { EtcdWatchHub, type HubSource } from './etcd-watch-hub.js';
 import { EtcdElection, LEADER_KEY, type ElectionOptions } from './election.js';
 import { EtcdEventFeed, EVENTS_KEY, type EventFeedOptions } from './etcd-event-feed.js';
 import type { Fence } from './fenced.js';
@@ -254,11 +254,19 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
       keys.add(o.key);
     }
     const sent = ops.map((o) => (o.op === 'put' ? this.values.encode(o.key, o.value) : undefined));
+    const bytes = sent.map((json) => (json === undefined ? undefined : Buffer.from(json)));
     const writes: Array<PutBuilder | DeleteBuilder> = [];
     ops.forEach((o, i) => {
-      if (o.op === 'put') writes.push(client.put(this.values.key(o.key)).value(sent[i] as string));
-      else if (o.op === 'del') writes.push(client.delete().key(this.values.key(o.key)));
+      if (o.op === 'put') {
+        writes.push(client.put(this.values.key(o.key)).value(bytes[i] as Buffer));
+        this.cache?.willWrite(o.key, bytes[i] as Buffer, o.value);
+      } else if (o.op === 'del') writes.push(client.delete().key(this.values.key(o.key)));
     });
+    const refused = (): void => {
+      ops.forEach((o, i) => {
+        if (o.op === 'put') this.cache?.notWritten(o.key, bytes[i] as Buffer);
+      });
+    };
     let cmp: ComparatorBuilder | undefined;
     const and = (key: string, column: 'Mod' | 'Version', op: '==' | '>', v: number): void => {
       cmp = cmp ? cmp.and(key, column, op, v) : client.if(key, column, op, v);
@@ -273,6 +281,7 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
       .else(...ops.map((o) => client.get(this.values.key(o.key))));
     const what = ops.length === 1 ? `${ops[0]!.op} ${ops[0]!.key}` : `a transaction of ${ops.length} writes`;
     const attempts = { retried: false };
+    // A call that failed may still have landed (its answer was lost): its values stay expected.
     const res = await this.call(
       what,
       () => txn.commit(),
@@ -286,6 +295,7 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
         for (const o of ops) if (o.op !== 'check') this.cache?.raise(landed, o.key);
         return ops.map((o) => (o.op === 'put' ? landed : 0));
       }
+      refused();
       const found = new Map(ops.map((o, i) => [o.key, this.values.revisions(current[i])]));
       // The retry that follows a conflict must read what refused it.
       for (const [key, kv] of found) if (kv) this.cache?.raise(kv.modRevision, key);
@@ -317,7 +327,11 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
       if (e.type === 'relist') cache?.relisted(e.revision);
       else cache?.raise(e.revision, e.key);
     };
-    this.hub ??= new EtcdWatchHub<V>(this.watchDeps(client), floor, () => this.revision());
+    this.hub ??= new EtcdWatchHub<V>(
+      (h) => this.hubSource(client, h),
+      floor,
+      (err) => this.onWatchError(err),
+    );
     const shared = this.hub.subscribe(fromRevision, handler);
     if (shared) return shared;
     const w = new EtcdWatch<V>(this.watchDeps(client), fromRevision, (e) => {
@@ -334,6 +348,17 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
       this.watches.delete(w);
       void w.stop();
     };
+  }
+
+  /** The cache's events, or without a cache an etcd watch from where the store stands (not the
+   * first watcher's revision, which may be old or compacted: its relist would reach everyone). */
+  private hubSource(client: Etcd3, handler: WatchHandler<V>): HubSource {
+    if (this.cache) return this.cache.tap(handler);
+    const w = new EtcdWatch<V>(this.watchDeps(client), this.revision(), handler);
+    // Started after subscribe() returns, like every backend's watch: a handler never runs
+    // before its caller holds the stop function.
+    queueMicrotask(() => w.start());
+    return w;
   }
 
   private onWatchError(err: unknown): void {

@@ -40,11 +40,12 @@ export function etcdEndpoints(): string[] {
 /** Opens an EtcdBackend on the file's etcd, closed when the test ends. */
 export async function openEtcd<V>(
   t: ExecutionContext,
-  opts: OpenOptions<V> & { endpoints?: string[]; prefix?: string } = {},
+  opts: OpenOptions<V> & { endpoints?: string[]; prefix?: string; cache?: boolean } = {},
 ): Promise<EtcdBackend<V>> {
   const b = new EtcdBackend<V>({
     endpoints: opts.endpoints ?? etcdEndpoints(),
     prefix: opts.prefix ?? etcdPrefix(),
+    ...(opts.cache === false ? { cache: false } : {}),
     ...(opts.codec ? { codec: opts.codec } : {}),
     ...(opts.onWatchError ? { onWatchError: opts.onWatchError } : {}),
   });
@@ -73,7 +74,8 @@ export function useEtcd(test: TestFn): void {
   });
 }
 
-/** The three backends; registers the hooks that start and stop the file's etcd. */
+/** The backends (etcd twice: its watchers are fed by the read cache's watch, and without a
+ * cache by a watch of their own); registers the hooks that start and stop the file's etcd. */
 export function backendSubjects(test: TestFn): Subject[] {
   useEtcd(test);
   return [
@@ -103,6 +105,14 @@ export function backendSubjects(test: TestFn): Subject[] {
       },
     },
     { name: 'etcd', serial: true, boundedHistory: false, replayHasPrev: true, txnOneRevision: true, open: openEtcd },
+    {
+      name: 'etcd (no read cache)',
+      serial: true,
+      boundedHistory: false,
+      replayHasPrev: true,
+      txnOneRevision: true,
+      open: <V>(t: ExecutionContext, opts: OpenOptions<V> = {}) => openEtcd<V>(t, { ...opts, cache: false }),
+    },
   ];
 }
 

@@ -6,7 +6,7 @@
 // others stops the cache serving too: its watch would deliver nothing new.
 import test from 'ava';
 import { ServiceUnavailableError } from '../../src/errors.js';
-import { EtcdBackend } from '../../src/store/index.js';
+import { EtcdBackend, type RelistSignal, type WatchEvent } from '../../src/store/index.js';
 import { waitFor } from '../helpers/wait.js';
 import { EtcdCluster } from './etcd-server.js';
 
@@ -38,6 +38,9 @@ test.serial('etcd cache: a broken watch serves nothing stale, and the cache list
   await writer.put('changed', { n: 1 });
   await writer.put('deleted', { n: 1 });
   await waitFor('the reader to hold both', async () => (await reader.list('')).items.length === 2);
+  // A watcher of the reader's store: its events are the cache's.
+  const seen: (WatchEvent<{ n: number }> | RelistSignal)[] = [];
+  reader.watch(reader.revision(), (e) => seen.push(e));
 
   await etcd.kill(0);
   await waitFor('the reader to notice', () => reader.cacheStats()?.synced === false);
@@ -45,7 +48,8 @@ test.serial('etcd cache: a broken watch serves nothing stale, and the cache list
   await writer.delete('deleted');
   await writer.put('created', { n: 3 });
   // The history the reader's watch would resume from is compacted away too.
-  await writer.compact(writer.revision());
+  const compacted = writer.revision();
+  await writer.compact(compacted);
   // Not the cached { n: 1 }: etcd is asked, and the reader's only member is down.
   await t.throwsAsync(reader.get('changed'), { instanceOf: ServiceUnavailableError });
 
@@ -67,6 +71,16 @@ test.serial('etcd cache: a broken watch serves nothing stale, and the cache list
   // And it follows the watch again.
   await writer.put('changed', { n: 4 });
   await waitFor('the next change', async () => (await reader.get('changed'))?.value.n === 4);
+  // The watcher was told once to list again, at the cache's list (past the compaction), then
+  // of the change after it, with the value it replaced taken from the list.
+  await waitFor('the watcher to hear of it', () => seen.some((e) => e.type === 'put'));
+  t.deepEqual(
+    seen.map((e) => (e.type === 'relist' ? ['relist', e.revision >= compacted] : [e.type, e.key, e.value.n, e.prevValue?.n])),
+    [
+      ['relist', true],
+      ['put', 'changed', 4, 2],
+    ],
+  );
 });
 
 test.serial(

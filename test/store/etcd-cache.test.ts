@@ -29,6 +29,31 @@ test.serial('etcd cache: every read right after a write sees it, from the cache'
   t.true((b.cacheStats()?.hits ?? 0) > hitsBefore, 'answered by the cache');
 });
 
+test.serial("etcd cache: its own writes are kept as written, not decoded again; another writer's value is decoded", async (t) => {
+  const prefix = etcdPrefix();
+  const b = await openEtcd<{ n: number }>(t, { prefix });
+  const seen: { n: number }[] = [];
+  b.watch(b.revision(), (e) => e.type === 'put' && seen.push(e.value));
+  const mine = { n: 1 };
+  await b.put('k', mine);
+  // The watch brought the write back (the get waits for it): the cache and the watcher hold the
+  // very object written, as the embedded store does.
+  t.is((await b.get('k'))?.value, mine);
+  await waitFor('the watcher to hear of it', () => seen.length === 1);
+  t.is(seen[0], mine);
+  // A write refused by its precondition leaves nothing expected behind: another client's write
+  // of the same bytes is decoded.
+  const refused = { n: 2 };
+  await t.throwsAsync(b.put('k', refused, { modRevision: 1 }));
+  const raw = new Etcd3({ hosts: etcdEndpoints() });
+  t.teardown(() => raw.close());
+  await raw.put(`${prefix}k`).value(JSON.stringify({ n: 2 }));
+  await waitFor('the other write', () => seen.length === 2);
+  t.deepEqual(seen[1], { n: 2 });
+  t.not(seen[1], refused);
+  t.not((await b.get('k'))?.value, refused);
+});
+
 test.serial('etcd cache: writes of one key make no read of another wait for the cache; the written key reads its writes', async (t) => {
   const b = await openEtcd<{ n: number }>(t);
   await b.put('other', { n: 0 });

@@ -42,6 +42,11 @@ export class EtcdCluster {
     private readonly members: Member[],
   ) {}
 
+  /** The running members' process ids (a bench counts their CPU). */
+  pids(): number[] {
+    return this.members.flatMap((m) => (m.proc?.pid === undefined ? [] : [m.proc.pid]));
+  }
+
   /** Starts `size` members and resolves once the cluster has a leader and answers. */
   static async start(size = 1): Promise<EtcdCluster> {
     const missing = etcdMissing();
