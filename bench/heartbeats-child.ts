@@ -7,7 +7,9 @@
 // the agents log in with `agent:<nodeId>` and their secret over HTTP, as a real agent does.
 // Messages (IPC): {cmd:'idle'} answers once every loop is idle; {cmd:'profile-start'} and
 // {cmd:'profile-stop', file} take a V8 CPU profile of the controller between them (the load
-// window only, not the population of the store).
+// window only, not the population of the store); a file ending in .heapprofile takes a sampling
+// profile of what was allocated instead, garbage included (where the collections' work comes
+// from, which a profile of live objects would not show).
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
@@ -104,18 +106,24 @@ process.on('message', (msg: { cmd?: string; file?: string }) => {
   if (msg.cmd === 'mark') delay.reset();
   if (msg.cmd === 'delay') process.send?.({ kind: 'delay', maxMs: delay.max / 1e6 });
   if (msg.cmd === 'idle') void q.manager.idle().then(() => process.send?.({ kind: 'idle' }));
+  const heap = msg.file?.endsWith('.heapprofile') ?? false;
   if (msg.cmd === 'profile-start') {
-    profiler = new Session();
-    profiler.connect();
-    void profiler
-      .post('Profiler.enable')
-      .then(() => profiler?.post('Profiler.start'))
-      .then(() => process.send?.({ kind: 'profiling' }));
+    const session = new Session();
+    profiler = session;
+    session.connect();
+    const started = heap
+      ? session.post('HeapProfiler.startSampling', {
+          samplingInterval: 32_768,
+          includeObjectsCollectedByMajorGC: true,
+          includeObjectsCollectedByMinorGC: true,
+        })
+      : session.post('Profiler.enable').then(() => session.post('Profiler.start'));
+    void started.then(() => process.send?.({ kind: 'profiling' }));
   }
   if (msg.cmd === 'profile-stop' && profiler && msg.file) {
     const [session, file] = [profiler, msg.file];
-    void session
-      .post('Profiler.stop')
+    const stopped = heap ? session.post('HeapProfiler.stopSampling') : session.post('Profiler.stop');
+    void stopped
       .then(({ profile }) => writeFile(file, JSON.stringify(profile)))
       .finally(() => {
         session.disconnect();

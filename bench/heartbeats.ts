@@ -10,13 +10,14 @@
 // competes with the controller for the cores, which the achieved rate shows.
 // BENCH_HB_AGENTS (10000), BENCH_HB_SECONDS (40, the window: 160 GETs, so the p99 is not the
 // single slowest), BENCH_HB_PROFILE=file.cpuprofile (a CPU profile of the controller over the
-// load window only), BENCH_HB_STORE=embedded or etcd (one backend; both by default, etcd as a
-// local one-member cluster, test/store/etcd-server.ts; etcd's own CPU is not the controller's
-// and is not counted), BENCH_HB_TRACE=1 (the controller's GCs and every slow GET
-// printed).
+// load window only; file.heapprofile: what it allocated, sampled), BENCH_HB_STORE=embedded or
+// etcd (one backend; both by default, etcd as a local one-member cluster,
+// test/store/etcd-server.ts; etcd's own CPU is not the controller's and is not counted),
+// BENCH_HB_TRACE=1 (the controller's GCs and every slow GET printed).
 import { fork, execFileSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { QUARRY_V8_FLAGS } from './node-flags.js';
 import { BENCH_ADMIN_PASSWORD, CONNECTIONS } from './heartbeats-fleet.js';
@@ -55,8 +56,24 @@ const pct = (xs: number[], q: number): number => {
   return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? NaN;
 };
 
+/** Busy time of every core together, in ms (/proc/stat: all but idle and iowait). */
+function machineBusyMs(): number {
+  const [, ...ticks] = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').trim().split(/\s+/);
+  const n = ticks.map(Number);
+  const busy = n.reduce((a, b) => a + b, 0) - (n[3] ?? 0) - (n[4] ?? 0);
+  return (busy * 1000) / TICK_HZ;
+}
+
+/** What else ran on the machine during a window, as shares of one core. */
+interface Beside {
+  agents: number;
+  etcd: number;
+  machine: number;
+}
+
 interface Window {
   cpuShare: number;
+  beside: Beside;
   api: number[];
   apiErrors: number;
   /** Reconciles per loop and store writes per operation over the window (GET /metrics). */
@@ -78,11 +95,14 @@ const delta = (a: Map<string, number>, b: Map<string, number>): Map<string, numb
 
 /** The operator's GETs, one at a time every OPERATOR_EVERY_MS, and the controller's CPU, over
  * WINDOW_MS. */
-async function window(url: string, cookie: string, pid: number): Promise<Window> {
+async function window(url: string, cookie: string, pid: number, others: { agents?: number; etcd: number[] }): Promise<Window> {
   const api: number[] = [];
   let apiErrors = 0;
   const n0 = await counters(url, cookie);
+  const sum = (pids: number[]): number => pids.reduce((a, p) => a + cpuMs(p), 0);
+  const agentPids = others.agents === undefined ? [] : [others.agents];
   const c0 = cpuMs(pid);
+  const b0 = { agents: sum(agentPids), etcd: sum(others.etcd), machine: machineBusyMs() };
   const t0 = performance.now();
   while (performance.now() - t0 < WINDOW_MS) {
     const s = performance.now();
@@ -100,10 +120,16 @@ async function window(url: string, cookie: string, pid: number): Promise<Window>
     }
     await sleep(s + OPERATOR_EVERY_MS - performance.now());
   }
-  const cpuShare = (cpuMs(pid) - c0) / (performance.now() - t0);
-  const seconds = (performance.now() - t0) / 1000;
+  const took = performance.now() - t0;
+  const cpuShare = (cpuMs(pid) - c0) / took;
+  const beside = {
+    agents: (sum(agentPids) - b0.agents) / took,
+    etcd: (sum(others.etcd) - b0.etcd) / took,
+    machine: (machineBusyMs() - b0.machine) / took,
+  };
+  const seconds = took / 1000;
   const counts = new Map([...delta(n0, await counters(url, cookie))].map(([k, v]) => [k, v / seconds] as const));
-  return { cpuShare, api, apiErrors, counts };
+  return { cpuShare, beside, api, apiErrors, counts };
 }
 
 /** Both backends in one run, as the other store benches do; BENCH_HB_STORE=embedded or etcd
@@ -123,13 +149,13 @@ export async function run(): Promise<void> {
   const cluster = await EtcdCluster.start(1);
   try {
     console.log('on etcd (STORE=etcd, one local member)');
-    await measure([cluster.endpoints().join(',')]);
+    await measure([cluster.endpoints().join(',')], cluster.pids());
   } finally {
     await cluster.stop();
   }
 }
 
-async function measure(childArgs: string[]): Promise<void> {
+async function measure(childArgs: string[], etcdPids: number[] = []): Promise<void> {
   const profile = process.env.BENCH_HB_PROFILE;
   const controller = fork(here('./heartbeats-child.js'), [String(N), ...childArgs], {
     execArgv: TRACE ? [...QUARRY_V8_FLAGS, '--trace-gc'] : QUARRY_V8_FLAGS,
@@ -156,7 +182,7 @@ async function measure(childArgs: string[]): Promise<void> {
 
     // The baseline: the same GETs with no agent reporting.
     await sleep(2_000);
-    const base = await window(url, cookie, pid);
+    const base = await window(url, cookie, pid, { etcd: etcdPids });
 
     agents = fork(here('./heartbeats-agents.js'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     agents.send({ url, n: N, periodMs: PERIOD_MS });
@@ -182,12 +208,12 @@ async function measure(childArgs: string[]): Promise<void> {
     );
 
     if (profile) {
-      controller.send({ cmd: 'profile-start' });
+      controller.send({ cmd: 'profile-start', file: profile });
       await reply(controller, 'profiling');
     }
     agents.send({ cmd: 'mark' });
     controller.send({ cmd: 'mark' });
-    const load = await window(url, cookie, pid);
+    const load = await window(url, cookie, pid, { ...(agents.pid ? { agents: agents.pid } : {}), etcd: etcdPids });
     controller.send({ cmd: 'delay' });
     const { maxMs } = (await reply(controller, 'delay')) as { maxMs: number };
     if (profile) {
@@ -229,6 +255,11 @@ async function measure(childArgs: string[]): Promise<void> {
     );
     console.log(
       `reports from their due time p99: ${f(hb.lateP99)} ms; the load generator's event loop busy ${(hb.elu * 100).toFixed(0)} %; the controller's longest event-loop delay ${f(maxMs)} ms`,
+    );
+    const share = (x: number): string => `${(x * 100).toFixed(0)} %`;
+    const { beside } = load;
+    console.log(
+      `beside the controller under load (shares of one core): the agents ${share(beside.agents)}${etcdPids.length ? `, etcd ${share(beside.etcd)}` : ''}; the whole machine ${share(beside.machine)} of ${availableParallelism() * 100} %`,
     );
     if (hb.slow)
       console.log(
