@@ -27,17 +27,12 @@
 //   changed is unknown: the cache lists everything again (a few hundred ms at thousands of
 //   documents, as long as etcd is away), and serves again once the list is in.
 //
-// The cache's watch is also the store's watchers' (etcd-watch-hub.ts): the value an event
-// replaced is the one in the table, so etcd sends each value once and it is decoded once, where
-// a second watch with previous values sent and decoded it three times (about 1,000 heartbeat
-// records change a second at 10,000 agents).
-//
 // What this process writes comes back through the watch too. When the bytes are the ones it
 // sent, the cache takes the value as written instead of decoding them again (the embedded store
 // keeps the written value as well): the writer holds that value anyway, so the cache shares it
 // rather than holding a second copy, and the leader, which writes the agents' heartbeat records
 // (about 1,000 a second at 10,000 agents), decodes none of them.
-import type { KeyValue, RelistSignal, WatchEvent, WatchHandler } from './backend.js';
+import type { KeyValue, RelistSignal, WatchEvent } from './backend.js';
 import { EtcdWatch, type EtcdWatchDeps } from './etcd-watch.js';
 import { KeyTable } from './key-table.js';
 
@@ -120,8 +115,6 @@ export class EtcdCache<V> {
   private watchPos = 0;
   private watch: EtcdWatch<V> | undefined;
   private readonly waiters = new Set<Waiter>();
-  /** The store's watchers (tap): told each event the table took, with the value it replaced. */
-  private feed: WatchHandler<V> | undefined;
   /** The values of this process's writes whose event has not come yet, and the bytes sent. */
   private readonly writing = new Map<string, { bytes: Buffer; value: V }>();
   private readonly counts = { hits: 0, misses: 0, waits: 0, timeouts: 0, resyncs: 0 };
@@ -146,26 +139,9 @@ export class EtcdCache<V> {
     this.watch.start();
   }
 
-  /** Tells `handler` every event after the watch's position, in revision order, each put with
-   * the value it replaced (prevValue) and each delete with the value that went, as a watch of
-   * etcd with previous values would. After etcd compacted the history the watch needed, the
-   * handler is told to list again once the cache has listed (at the cache's revision), and the
-   * events after that follow. One handler: the backend's watch hub. */
-  tap(handler: WatchHandler<V>): { position(): number; stop(): Promise<void> } {
-    this.feed = handler;
-    return {
-      position: () => this.watch?.position() ?? this.rev,
-      stop: () => {
-        if (this.feed === handler) this.feed = undefined;
-        return Promise.resolve();
-      },
-    };
-  }
-
   /** Resolves once etcd confirmed the watch's cancel (EtcdWatch.stop). */
   stop(): Promise<void> {
     this.stopped = true;
-    this.feed = undefined;
     this.listed = false;
     this.wake();
     return this.watch?.stop() ?? Promise.resolve();
@@ -212,27 +188,10 @@ export class EtcdCache<V> {
   }
 
   /** A watcher of the backend was told to list again at `revision`: its next lists must see at
-   * least that. The cache's own watch lost nothing, but the revision may be of a key outside the
-   * prefix, which no event brings: a marker written now does. */
+   * least that, which may be a revision of a key outside the prefix, so the cache lists too. */
   relisted(revision: number): void {
     this.raise(revision);
-    if (this.rev < revision) void this.markPast(revision);
-  }
-
-  /** Writes the marker until the watch brought the cache to `revision` (or past a marker). */
-  private async markPast(revision: number): Promise<void> {
-    for (let delay = this.opts.retryMs ?? 100; this.rev < revision; delay = Math.min(delay * 2, 5_000)) {
-      // Stopped meanwhile (close() cuts a marker short: no failure to report).
-      if (this.stopped) return;
-      try {
-        await this.opts.mark();
-        return;
-      } catch (err) {
-        if (this.isStopped()) return;
-        this.opts.watch.onWatchError(err);
-        await new Promise((resolve) => setTimeout(resolve, delay).unref());
-      }
-    }
+    if (this.rev < revision) this.resync();
   }
 
   /** Whether a read of `scope` (a key, or the keys under a prefix) may be answered from the
@@ -308,24 +267,16 @@ export class EtcdCache<V> {
     // The history the watch needed is gone (compacted): what changed meanwhile is unknown.
     if (e.type === 'relist') this.resync();
     else if (this.buffer) this.buffer.push(e);
-    else this.apply(e, this.feed);
+    else this.apply(e);
   }
 
-  /** Takes an event into the table and tells `feed` of it with the value it replaced. */
-  private apply(e: WatchEvent<V> | Undecodable, feed?: WatchHandler<V>): void {
+  private apply(e: WatchEvent<V> | Undecodable): void {
     // At or below the cache's revision: already in the list the table was made from.
     if (e.revision <= this.rev) return;
     if (e.type === 'bad') this.bad.add(e.key);
     else this.bad.delete(e.key);
-    const prev = this.table.get(e.key);
     if (e.type === 'put') this.table.set({ key: e.key, value: e.value, createRevision: e.createRevision, modRevision: e.revision });
     else this.table.delete(e.key);
-    if (!feed || e.type === 'bad') return;
-    // The table holds every decodable value up to the event: what it replaced is etcd's
-    // previous value. No previous value: a create, or a value that did not decode (reported
-    // when it came; a watcher of etcd would not have it either).
-    if (e.type === 'put') feed(prev ? { ...e, prevValue: prev.value } : e);
-    else if (prev) feed({ type: 'delete', key: e.key, value: prev.value, revision: e.revision, createRevision: prev.createRevision });
   }
 
   private synced(): boolean {
@@ -401,8 +352,6 @@ export class EtcdCache<V> {
         this.counts.resyncs++;
         this.listed = true;
         this.wake();
-        // The store's watchers list again too, from the cache, and hear of what comes after.
-        this.feed?.({ type: 'relist', revision: this.rev });
         return;
       } catch (err) {
         // A list cut short by close() is no failure to report.
@@ -411,11 +360,6 @@ export class EtcdCache<V> {
         await new Promise((resolve) => setTimeout(resolve, delay).unref());
       }
     }
-  }
-
-  /** After an await: stop() may have run meanwhile. */
-  private isStopped(): boolean {
-    return this.stopped;
   }
 
   /** After an await: stopped, or a newer relist started another list. */

@@ -1,21 +1,13 @@
-// One watch of the prefix shared by every store watcher of the process that starts from where
-// it stands (the loops' manager, the projections, the auth index, the boot records...): each
-// etcd event is decoded once, not once per watcher. At 10,000 agents on etcd about 1,000
+// One etcd watch of the prefix shared by every store watcher of the process that starts from
+// where it stands (the loops' manager, the projections, the auth index, the boot records...):
+// each etcd event is decoded once, not once per watcher. At 10,000 agents on etcd about 1,000
 // heartbeat records change a second, and nine watchers each decoding every value and its
-// previous value cost the controller more than the reports themselves. With a read cache the
-// hub's events are the cache's (etcd-cache.ts tap: one etcd watch in all); without one, an etcd
-// watch with previous values of its own.
+// previous value cost the controller more than the reports themselves.
 //
 // A watcher that asks for events from before the hub's position (a resume from an older
 // revision) gets a watch of its own from etcd's history, as every watcher did before.
 import type { RelistSignal, WatchEvent, WatchHandler } from './backend.js';
-
-/** Where the hub's events come from, opened for the first watcher. */
-export interface HubSource {
-  /** Every event up to this revision has been handed over. */
-  position(): number;
-  stop(): Promise<void>;
-}
+import { EtcdWatch, type EtcdWatchDeps } from './etcd-watch.js';
 
 interface Subscriber<V> {
   /** Events up to this revision were before the subscription: not handed over. */
@@ -24,22 +16,23 @@ interface Subscriber<V> {
 }
 
 export class EtcdWatchHub<V> {
-  private source: HubSource | undefined;
+  private watch: EtcdWatch<V> | undefined;
   private readonly subscribers = new Set<Subscriber<V>>();
 
   constructor(
-    /** Opens the source, handing its events to `handler`; never before open returns. */
-    private readonly open: (handler: WatchHandler<V>) => HubSource,
+    private readonly deps: EtcdWatchDeps<V>,
     /** Told of every event before any subscriber (the read cache's floor). */
     private readonly before: (e: WatchEvent<V> | RelistSignal) => void,
-    private readonly onError: (err: unknown) => void,
+    /** Where the hub starts: the store's revision when the first watcher comes. Not that
+     * watcher's own revision, which may be old or compacted: its relist would reach everyone. */
+    private readonly current: () => number,
   ) {}
 
   /** Subscribes `handler` to the events after `fromRevision`, or answers undefined when the
    * hub is past it (events the hub has handed over already: the caller watches on its own). */
   subscribe(fromRevision: number, handler: WatchHandler<V>): (() => void) | undefined {
-    this.source ??= this.open((e) => this.fanOut(e));
-    if (fromRevision < this.source.position()) return undefined;
+    this.watch ??= this.open(this.current());
+    if (fromRevision < this.watch.position()) return undefined;
     const s: Subscriber<V> = { from: fromRevision, handler };
     this.subscribers.add(s);
     return () => this.subscribers.delete(s);
@@ -52,7 +45,15 @@ export class EtcdWatchHub<V> {
 
   stop(): Promise<void> {
     this.subscribers.clear();
-    return this.source?.stop() ?? Promise.resolve();
+    return this.watch?.stop() ?? Promise.resolve();
+  }
+
+  private open(fromRevision: number): EtcdWatch<V> {
+    const w = new EtcdWatch<V>(this.deps, fromRevision, (e) => this.fanOut(e));
+    // Started after subscribe() returns, like every backend's watch: a handler never runs
+    // before its caller holds the stop function.
+    queueMicrotask(() => w.start());
+    return w;
   }
 
   private fanOut(e: WatchEvent<V> | RelistSignal): void {
@@ -63,7 +64,7 @@ export class EtcdWatchHub<V> {
       try {
         s.handler(e);
       } catch (err) {
-        this.onError(err);
+        this.deps.onWatchError(err);
       }
     }
   }

@@ -31,7 +31,7 @@ import { EtcdCache, type CacheStats } from './etcd-cache.js';
 import { etcdCallOptions, etcdChannelOptions } from './etcd-channel.js';
 import { EtcdValues, mapEtcdError, reservedKey, SYNC_KEY } from './etcd-values.js';
 import { EtcdWatch, type EtcdWatchDeps } from './etcd-watch.js';
-import { EtcdWatchHub, type HubSource } from './etcd-watch-hub.js';
+import { EtcdWatchHub } from './etcd-watch-hub.js';
 import { EtcdElection, LEADER_KEY, type ElectionOptions } from './election.js';
 import { EtcdEventFeed, EVENTS_KEY, type EventFeedOptions } from './etcd-event-feed.js';
 import type { Fence } from './fenced.js';
@@ -327,11 +327,7 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
       if (e.type === 'relist') cache?.relisted(e.revision);
       else cache?.raise(e.revision, e.key);
     };
-    this.hub ??= new EtcdWatchHub<V>(
-      (h) => this.hubSource(client, h),
-      floor,
-      (err) => this.onWatchError(err),
-    );
+    this.hub ??= new EtcdWatchHub<V>(this.watchDeps(client), floor, () => this.revision());
     const shared = this.hub.subscribe(fromRevision, handler);
     if (shared) return shared;
     const w = new EtcdWatch<V>(this.watchDeps(client), fromRevision, (e) => {
@@ -348,17 +344,6 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
       this.watches.delete(w);
       void w.stop();
     };
-  }
-
-  /** The cache's events, or without a cache an etcd watch from where the store stands (not the
-   * first watcher's revision, which may be old or compacted: its relist would reach everyone). */
-  private hubSource(client: Etcd3, handler: WatchHandler<V>): HubSource {
-    if (this.cache) return this.cache.tap(handler);
-    const w = new EtcdWatch<V>(this.watchDeps(client), this.revision(), handler);
-    // Started after subscribe() returns, like every backend's watch: a handler never runs
-    // before its caller holds the stop function.
-    queueMicrotask(() => w.start());
-    return w;
   }
 
   private onWatchError(err: unknown): void {

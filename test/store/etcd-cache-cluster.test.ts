@@ -38,7 +38,7 @@ test.serial('etcd cache: a broken watch serves nothing stale, and the cache list
   await writer.put('changed', { n: 1 });
   await writer.put('deleted', { n: 1 });
   await waitFor('the reader to hold both', async () => (await reader.list('')).items.length === 2);
-  // A watcher of the reader's store: its events are the cache's.
+  // A watcher of the reader's store, on the reader's member too.
   const seen: (WatchEvent<{ n: number }> | RelistSignal)[] = [];
   reader.watch(reader.revision(), (e) => seen.push(e));
 
@@ -71,8 +71,8 @@ test.serial('etcd cache: a broken watch serves nothing stale, and the cache list
   // And it follows the watch again.
   await writer.put('changed', { n: 4 });
   await waitFor('the next change', async () => (await reader.get('changed'))?.value.n === 4);
-  // The watcher was told once to list again, at the cache's list (past the compaction), then
-  // of the change after it, with the value it replaced taken from the list.
+  // The watcher lost its history too: told once to list again, past the compaction, then of the
+  // change after it, with the value it replaced.
   await waitFor('the watcher to hear of it', () => seen.some((e) => e.type === 'put'));
   t.deepEqual(
     seen.map((e) => (e.type === 'relist' ? ['relist', e.revision >= compacted] : [e.type, e.key, e.value.n, e.prevValue?.n])),
