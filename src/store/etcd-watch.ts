@@ -24,8 +24,8 @@ export interface EtcdWatchDeps<V> {
   /** Every response's header revision: keeps the backend's revision() fresh. */
   seen(revision: number): void;
   onWatchError(err: unknown): void;
-  /** Without the previous values (prevValue, a deleted key's value): the read cache, which has
-   * them in its table, saves etcd sending them and us decoding them. */
+  /** Without the previous values (prevValue, a deleted key's value): the read cache, which
+   * needs neither, saves etcd sending them and us decoding them. */
   withoutPrevious?: boolean;
   /** How long to wait before asking again after a failed relist; doubles up to 5 s. */
   retryMs?: number;

@@ -74,8 +74,8 @@ export function useEtcd(test: TestFn): void {
   });
 }
 
-/** The backends (etcd twice: its watchers are fed by the read cache's watch, and without a
- * cache by a watch of their own); registers the hooks that start and stop the file's etcd. */
+/** The backends (etcd twice: with its read cache, and without it, every read a request);
+ * registers the hooks that start and stop the file's etcd. */
 export function backendSubjects(test: TestFn): Subject[] {
   useEtcd(test);
   return [
