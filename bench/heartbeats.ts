@@ -12,7 +12,8 @@
 // single slowest), BENCH_HB_PROFILE=file.cpuprofile (a CPU profile of the controller over the
 // load window only; file.heapprofile: what it allocated, sampled), BENCH_HB_STORE=embedded or
 // etcd (one backend; both by default, etcd as a local one-member cluster,
-// test/store/etcd-server.ts; etcd's own CPU is not the controller's and is not counted),
+// test/store/etcd-server.ts; etcd's own CPU is not the controller's: printed apart, with the
+// agents' and the whole machine's),
 // BENCH_HB_TRACE=1 (the controller's GCs and every slow GET printed).
 import { fork, execFileSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -95,14 +96,13 @@ const delta = (a: Map<string, number>, b: Map<string, number>): Map<string, numb
 
 /** The operator's GETs, one at a time every OPERATOR_EVERY_MS, and the controller's CPU, over
  * WINDOW_MS. */
-async function window(url: string, cookie: string, pid: number, others: { agents?: number; etcd: number[] }): Promise<Window> {
+async function window(url: string, cookie: string, pid: number, others: { agents: number[]; etcd: number[] }): Promise<Window> {
   const api: number[] = [];
   let apiErrors = 0;
   const n0 = await counters(url, cookie);
   const sum = (pids: number[]): number => pids.reduce((a, p) => a + cpuMs(p), 0);
-  const agentPids = others.agents === undefined ? [] : [others.agents];
   const c0 = cpuMs(pid);
-  const b0 = { agents: sum(agentPids), etcd: sum(others.etcd), machine: machineBusyMs() };
+  const b0 = { agents: sum(others.agents), etcd: sum(others.etcd), machine: machineBusyMs() };
   const t0 = performance.now();
   while (performance.now() - t0 < WINDOW_MS) {
     const s = performance.now();
@@ -123,7 +123,7 @@ async function window(url: string, cookie: string, pid: number, others: { agents
   const took = performance.now() - t0;
   const cpuShare = (cpuMs(pid) - c0) / took;
   const beside = {
-    agents: (sum(agentPids) - b0.agents) / took,
+    agents: (sum(others.agents) - b0.agents) / took,
     etcd: (sum(others.etcd) - b0.etcd) / took,
     machine: (machineBusyMs() - b0.machine) / took,
   };
@@ -182,7 +182,7 @@ async function measure(childArgs: string[], etcdPids: number[] = []): Promise<vo
 
     // The baseline: the same GETs with no agent reporting.
     await sleep(2_000);
-    const base = await window(url, cookie, pid, { etcd: etcdPids });
+    const base = await window(url, cookie, pid, { agents: [], etcd: etcdPids });
 
     agents = fork(here('./heartbeats-agents.js'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     agents.send({ url, n: N, periodMs: PERIOD_MS });
@@ -213,7 +213,7 @@ async function measure(childArgs: string[], etcdPids: number[] = []): Promise<vo
     }
     agents.send({ cmd: 'mark' });
     controller.send({ cmd: 'mark' });
-    const load = await window(url, cookie, pid, { ...(agents.pid ? { agents: agents.pid } : {}), etcd: etcdPids });
+    const load = await window(url, cookie, pid, { agents: agents.pid ? [agents.pid] : [], etcd: etcdPids });
     controller.send({ cmd: 'delay' });
     const { maxMs } = (await reply(controller, 'delay')) as { maxMs: number };
     if (profile) {

@@ -277,6 +277,9 @@ export class EtcdCache<V> {
     else this.bad.delete(e.key);
     if (e.type === 'put') this.table.set({ key: e.key, value: e.value, createRevision: e.createRevision, modRevision: e.revision });
     else this.table.delete(e.key);
+    // A put of ours whose call failed and never landed would otherwise stay expected for as
+    // long as nobody writes the key again.
+    if (e.type === 'delete') this.writing.delete(e.key);
   }
 
   private synced(): boolean {

@@ -262,11 +262,6 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
         this.cache?.willWrite(o.key, bytes[i] as Buffer, o.value);
       } else if (o.op === 'del') writes.push(client.delete().key(this.values.key(o.key)));
     });
-    const refused = (): void => {
-      ops.forEach((o, i) => {
-        if (o.op === 'put') this.cache?.notWritten(o.key, bytes[i] as Buffer);
-      });
-    };
     let cmp: ComparatorBuilder | undefined;
     const and = (key: string, column: 'Mod' | 'Version', op: '==' | '>', v: number): void => {
       cmp = cmp ? cmp.and(key, column, op, v) : client.if(key, column, op, v);
@@ -295,7 +290,9 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
         for (const o of ops) if (o.op !== 'check') this.cache?.raise(landed, o.key);
         return ops.map((o) => (o.op === 'put' ? landed : 0));
       }
-      refused();
+      ops.forEach((o, i) => {
+        if (o.op === 'put') this.cache?.notWritten(o.key, bytes[i] as Buffer);
+      });
       const found = new Map(ops.map((o, i) => [o.key, this.values.revisions(current[i])]));
       // The retry that follows a conflict must read what refused it.
       for (const [key, kv] of found) if (kv) this.cache?.raise(kv.modRevision, key);
