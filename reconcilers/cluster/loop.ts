@@ -37,6 +37,8 @@ export function clusterLoop(deps: ClusterLoopDeps): Reconciler<ClusterObserved, 
   return {
     name: 'cluster',
     kind: CephKind.Cluster,
+    // It polls, and it alone writes the Cluster's status: its own writes must not wake it.
+    wakesOn: 'spec',
     // A monitor declared or started changes what there is to observe, and so does a node with
     // labels (its CRUSH place); other node changes do not.
     watches: [{ kind: Kind.Node, map: (doc) => (monitorNode(doc) || Object.keys(doc.metadata.labels).length > 0 ? ['default'] : []) }],

@@ -180,7 +180,7 @@ export class Manager {
       }
       const onMapError = (loop: string, err: unknown): void =>
         this.opts.log('error', 'watch mapping failed', { loop, kind: event.doc.kind, error: message(err) });
-      for (const key of keysForDoc(this.loops.values(), event.doc, onMapError)) this.add(key);
+      for (const key of keysForDoc(this.loops.values(), event.doc, onMapError, event.specChanged)) this.add(key);
     } catch (err) {
       this.opts.log('error', 'store event handling failed', { error: message(err) });
     }

@@ -46,11 +46,17 @@ export function loopsFor(loops: Iterable<AnyReconciler>, kind: string): string[]
  * waiting on a run it started looks again when the run moves. A throwing map is reported and
  * skipped: one bad mapping must not silence the others.
  */
-export function keysForDoc(loops: Iterable<AnyReconciler>, doc: AnyDoc, onMapError: (loop: string, err: unknown) => void): string[] {
+export function keysForDoc(
+  loops: Iterable<AnyReconciler>,
+  doc: AnyDoc,
+  onMapError: (loop: string, err: unknown) => void,
+  /** false only when the change is known to leave the spec as it was (StoreEvent.specChanged). */
+  specChanged = true,
+): string[] {
   const keys = new Set<string>();
   const target = taskRunTarget(doc);
   for (const loop of loops) {
-    if (loop.kind === doc.kind) keys.add(loopKey(loop.name, doc.id));
+    if (loop.kind === doc.kind && (specChanged || loop.wakesOn !== 'spec')) keys.add(loopKey(loop.name, doc.id));
     if (target && loop.kind === target.kind) keys.add(loopKey(loop.name, target.id));
     for (const w of loop.watches ?? []) {
       if (w.kind !== doc.kind) continue;

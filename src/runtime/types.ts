@@ -39,6 +39,12 @@ export interface Reconciler<Observed = unknown, Plan = unknown> {
   readonly kind: string;
   /** Other kinds whose changes wake ids of this loop. */
   readonly watches?: WatchMapping[];
+  /** Which changes of its own kind wake an id: 'any' (the default), or 'spec' — a created,
+   * deleted or re-specified object, not a status-only write (Kubernetes' GenerationChanged
+   * predicate). For a loop that polls and is the only writer of its kind's status: otherwise
+   * each write of what it polled wakes it again, as fast as its turns come, for as long as what
+   * it polls keeps moving (the cluster loop during an OSD burst). */
+  readonly wakesOn?: 'any' | 'spec';
   /** Loops that must have converged first (documentation and ordering in the README). */
   readonly dependsOn?: string[];
   /** undefined: the object is gone and there is nothing to do. */

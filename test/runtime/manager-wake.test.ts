@@ -1,5 +1,6 @@
 import test from 'ava';
 import type { DiskSpec } from '../../src/model/kinds.js';
+import { readyCondition, withConditions } from '../../src/runtime/conditions.js';
 import { done, type Reconciler } from '../../src/runtime/types.js';
 import { createMemoryStore } from '../../src/store/index.js';
 import { createNode, createRun, detachedWatch, harness, proxyStore, toyNodeLoop, total, type NodeDoc } from './fixtures.js';
@@ -61,6 +62,63 @@ test('Manager wakes a watching loop through its mapping', async (t) => {
   t.true(disks.seen.every((id) => id === disk.id));
   t.deepEqual(h.manager.loopsFor('Node'), ['node', 'disk']);
   t.deepEqual(h.manager.describe()[1], { name: 'disk', kind: 'Disk', watches: ['Node'], dependsOn: ['node'] });
+  await h.manager.stop();
+});
+
+/** A Node loop that polls something always moving: each turn writes a new status message. It
+ * stops writing after `cap` writes, so a loop woken by its own writes ends instead of spinning. */
+function pollingLoop(h: Awaited<ReturnType<typeof harness>>, wakesOn: 'any' | 'spec', cap: number) {
+  let turns = 0;
+  let writes = 0;
+  const loop: Reconciler<NodeDoc, null> & { turns: () => number } = {
+    name: 'node',
+    kind: 'Node',
+    wakesOn,
+    turns: () => turns,
+    observe: (id) => (turns++, h.store.get('Node', id)),
+    plan: () => null,
+    async apply(doc) {
+      if (++writes > cap) return done();
+      const ready = readyCondition(true, `Polled${writes}`);
+      await h.store.updateStatus('Node', doc.id, withConditions({ ...doc.status }, [ready], doc.metadata.generation, h.clock.iso()));
+      return done();
+    },
+  };
+  return loop;
+}
+
+test("Manager: a loop that wakes on spec changes only is not woken by status writes, its own or another's", async (t) => {
+  const h = await harness();
+  const node = await createNode(h.store);
+  const loop = pollingLoop(h, 'spec', 50);
+  h.manager.register(loop);
+  await h.manager.start();
+  await h.manager.idle();
+  t.is(loop.turns(), 1, 'its status write did not wake it again');
+  await h.store.updateStatus('Node', node.id, {
+    ...(await h.store.mustGet<NodeDoc['spec'], NodeDoc['status']>('Node', node.id)).status,
+    phase: 'offline',
+  });
+  await h.manager.idle();
+  t.is(loop.turns(), 1, "another writer's status write did not wake it");
+  await h.store.mutateSpec<NodeDoc['spec']>('Node', node.id, (d) => ({ ...d.spec, power: 'off' }));
+  await h.manager.idle();
+  t.is(loop.turns(), 2, 'a spec change did');
+  await createNode(h.store, 2);
+  await h.store.delete('Node', node.id);
+  await h.manager.idle();
+  t.is(loop.turns(), 4, 'a creation and a deletion did');
+  await h.manager.stop();
+});
+
+test('Manager: by default a loop is woken by every change of its kind, its own status writes included', async (t) => {
+  const h = await harness();
+  await createNode(h.store);
+  const loop = pollingLoop(h, 'any', 5);
+  h.manager.register(loop);
+  await h.manager.start();
+  await h.manager.idle();
+  t.is(loop.turns(), 6, 'each of its five writes woke it once more');
   await h.manager.stop();
 });
 
