@@ -1,7 +1,7 @@
 // The etcd read cache's memory at a bench's size: two more backends on the bench Quarry's prefix
 // and secrets key, one without a cache (the etcd client's own share) and one with, each measured
 // as V8's heap after full collections. Needs node --expose-gc.
-import { EtcdBackend, SecretBox, secretFieldsCodec, type StoredDoc } from '../src/store/index.js';
+import { EtcdBackend, SecretBox, secretFieldsCodec, unwatchedPrefixes, type StoredDoc } from '../src/store/index.js';
 
 export interface CacheHeap {
   /** The cache's share of the heap, the client's taken out. */
@@ -20,7 +20,8 @@ export async function cacheHeap(endpoints: string[], prefix: string, secretsKey:
   };
   const codec = secretFieldsCodec(new SecretBox(secretsKey, 'SECRETS_KEY'));
   const open = async (cache: boolean): Promise<EtcdBackend<StoredDoc>> => {
-    const b = new EtcdBackend<StoredDoc>({ endpoints, prefix, codec, cache });
+    // As the controller opens it: the heartbeat records are not the cache's.
+    const b = new EtcdBackend<StoredDoc>({ endpoints, prefix, codec, cache, unwatched: unwatchedPrefixes() });
     await b.open();
     return b;
   };

@@ -53,3 +53,6 @@ export interface ObjectNames {
 }
 
 export const docKey = (kind: string, id: string): string => `${kind}/${id}`;
+
+/** The kind of a document's store key. */
+export const keyKind = (key: string): string => key.slice(0, key.indexOf('/'));

@@ -3,11 +3,12 @@
 import { isDeepStrictEqual } from 'node:util';
 import { ConflictError, InputError, NotFoundError } from '../errors.js';
 import { systemClock, uuid, type Clock, type IdGen } from '../model/clock.js';
-import { docKey, type AnyDoc, type Doc } from '../model/document.js';
+import { docKey, keyKind, type AnyDoc, type Doc } from '../model/document.js';
 import { DocValidator } from '../model/validate.js';
 import { currentRequestId } from '../log.js';
 import { AuditTrail, type AuditedChange } from './audit.js';
 import { isAudited } from '../model/audit-kinds.js';
+import { UNWATCHED_KINDS } from '../model/fleet-kinds.js';
 import type { Backend, KeyValue, TxnOp, WatchEvent } from './backend.js';
 import {
   STATUS_BATCH_MAX,
@@ -233,10 +234,12 @@ export class DocumentStore implements Store {
     );
   }
 
+  /** Every change but those of UNWATCHED_KINDS, on every backend (etcd's watch does not even
+   * carry them). */
   watch(fromRevision: number, handler: (event: StoreEvent) => void): () => void {
     return this.backend.watch(fromRevision, (event) => {
       if (event.type === 'relist') handler({ type: 'relist', revision: event.revision });
-      else handler(toStoreEvent(event));
+      else if (!UNWATCHED_KINDS.has(keyKind(event.key))) handler(toStoreEvent(event));
     });
   }
 
@@ -246,7 +249,7 @@ export class DocumentStore implements Store {
    * with the document's new revision.
    */
   private async write(op: TxnOp<StoredDoc>, change: (audited: boolean) => AuditedChange | null): Promise<number> {
-    const kind = op.op === 'put' ? op.value.kind : op.key.slice(0, op.key.indexOf('/'));
+    const kind = op.op === 'put' ? op.value.kind : keyKind(op.key);
     const audited = this.audit.audited(kind) ? change(true) : null;
     if (!audited) return op.op === 'put' ? this.backend.put(op.key, op.value, op.pre) : this.backend.delete(op.key, op.pre);
     await this.audit.ready();

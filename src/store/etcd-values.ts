@@ -13,25 +13,58 @@ export const reservedKey = (key: string): boolean => key.startsWith('~');
 /** The read cache's marker, written after its watch reconnects (etcd-cache.ts). */
 export const SYNC_KEY = '~sync';
 
+/** Where the keys under an unwatched prefix live, after the prefix: past every document key
+ * (a kind's name first, ASCII) and every bookkeeping key (`~` and a letter), so that the
+ * watched keys are one range, [prefix, prefix + '~~'), and one watch covers them in revision
+ * order. */
+const UNWATCHED_AREA = '~~/';
+
 export class EtcdValues<V> {
+  private readonly at: number;
+
   constructor(
     private readonly prefix: string,
     private readonly codec: ValueCodec<V> | undefined,
-  ) {}
+    /** Store key prefixes no watch covers (DocumentStore: UNWATCHED_KINDS' `Kind/`). */
+    private readonly unwatchedPrefixes: readonly string[] = [],
+  ) {
+    this.at = Buffer.byteLength(prefix);
+  }
 
   key(key: string): string {
-    return this.prefix + key;
+    return this.unwatched(key) ? this.prefix + UNWATCHED_AREA + key : this.prefix + key;
+  }
+
+  /** Whether `key` is kept outside the watched range: never in the read cache, in no event. */
+  unwatched(key: string): boolean {
+    return this.unwatchedPrefixes.some((p) => key.startsWith(p));
+  }
+
+  /** Whether a list of `prefix` includes unwatched keys (`Node` does `NodeHeartbeat/`). */
+  reachesUnwatched(prefix: string): boolean {
+    return this.unwatchedPrefixes.some((p) => p.startsWith(prefix) || prefix.startsWith(p));
+  }
+
+  /** The etcd range every watch covers: all keys under the prefix but the unwatched ones. */
+  watched(): { start: string; end: string } {
+    return { start: this.prefix, end: this.prefix + UNWATCHED_AREA.slice(0, 2) };
+  }
+
+  /** The etcd range of the unwatched keys starting with `prefix`. */
+  unwatchedArea(prefix: string): string {
+    return this.prefix + UNWATCHED_AREA + prefix;
   }
 
   /** Keys of Quarry's own bookkeeping beside the documents (the election key, `~leader`): no
    * document watcher sees them. */
   reserved(raw: Buffer): boolean {
-    return raw[Buffer.byteLength(this.prefix)] === 0x7e;
+    return raw[this.at] === 0x7e && raw[this.at + 1] !== 0x7e;
   }
 
   /** The store's key of an etcd key under the prefix. */
   unkey(raw: Buffer): string {
-    return raw.toString('utf8').slice(this.prefix.length);
+    const key = raw.toString('utf8').slice(this.prefix.length);
+    return key.startsWith(UNWATCHED_AREA) ? key.slice(UNWATCHED_AREA.length) : key;
   }
 
   encode(key: string, value: V): string {

@@ -17,7 +17,7 @@ import type { EtcdValues } from './etcd-values.js';
 
 export interface EtcdWatchDeps<V> {
   client: Namespace;
-  prefix: string;
+  /** The keys, and the range the watch covers (EtcdValues.watched). */
   values: EtcdValues<V>;
   /** The current revision, read from etcd (after a cancelled watch). */
   current(): Promise<number>;
@@ -60,7 +60,7 @@ export class EtcdWatch<V> {
   start(): void {
     const b = this.deps.client
       .watch()
-      .prefix(this.deps.prefix)
+      .inRange(this.deps.values.watched())
       .startRevision(String(this.last + 1));
     const w = (this.deps.withoutPrevious ? b : b.withPreviousKV()).watcher();
     this.watcher = w;

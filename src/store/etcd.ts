@@ -11,6 +11,10 @@
 // guaranteed to see, and when it asks etcd instead); revision() is the cache's, raised by this
 // process's writes. Without the cache (`cache: false`) every read is a request and revision()
 // the newest revision seen in any response or watch event.
+//
+// Keys under the `unwatched` prefixes (the agents' heartbeat records) live in a range of their
+// own after the others (etcd-values.ts): the watches cover the rest, so etcd sends none of their
+// changes, the cache does not hold them, and their reads go to etcd.
 import { Etcd3, Range, type ComparatorBuilder, type DeleteBuilder, type IOptions, type IRangeResponse, type PutBuilder } from 'etcd3';
 import { ConflictError } from '../errors.js';
 import {
@@ -57,6 +61,10 @@ export interface EtcdBackendOptions<V> {
    * 500 ms: the watch brings a change within a few ms; a cache lagging longer than this is
    * slower than a request would be. */
   cacheWaitMs?: number;
+  /** Store key prefixes kept outside the range the watches cover (UNWATCHED_KINDS: the
+   * agents' heartbeat records): no watch carries them, the read cache does not hold them, and
+   * their reads go to etcd. Every process sharing the prefix must give the same. */
+  unwatched?: readonly string[];
 }
 
 /** Keys a list reads per request: etcd answers in one gRPC message, which has a size limit. */
@@ -75,7 +83,7 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
   constructor(private readonly opts: EtcdBackendOptions<V>) {
     if (opts.endpoints.length === 0) throw new Error('the etcd backend needs at least one endpoint');
     if (opts.prefix === '') throw new Error('the etcd backend needs a key prefix');
-    this.values = new EtcdValues(opts.prefix, opts.codec);
+    this.values = new EtcdValues(opts.prefix, opts.codec, opts.unwatched);
   }
 
   async open(): Promise<void> {
@@ -153,7 +161,7 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
    * etcd. The bookkeeping keys (the election's) are always read from etcd: the fence is judged
    * on them. */
   async get(key: string, minRevision?: number): Promise<KeyValue<V> | undefined> {
-    const cache = this.cache;
+    const cache = this.cacheOf(key);
     if (cache && !reservedKey(key) && !cache.undecodable(key) && (await cache.fresh(minRevision, { key }))) return cache.get(key);
     const res = await this.call(`get ${key}`, (c) => c.get(this.values.key(key)).exec());
     const raw = res.kvs[0];
@@ -162,13 +170,21 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
     return kv;
   }
 
-  /** From the cache when it is fresh (see get), else from etcd. */
+  /** From the cache when it is fresh (see get), else from etcd: always when the list reaches
+   * keys the cache does not hold. */
   async list(prefix: string): Promise<{ items: KeyValue<V>[]; revision: number }> {
     const cache = this.cache;
-    if (cache && !cache.undecodable(prefix) && (await cache.fresh(undefined, { prefix }))) return cache.list(prefix);
+    if (cache && !this.values.reachesUnwatched(prefix) && !cache.undecodable(prefix) && (await cache.fresh(undefined, { prefix })))
+      return cache.list(prefix);
     const listed = await this.listDirect(prefix);
-    if (cache) for (const kv of listed.items) cache.raise(kv.modRevision, kv.key);
+    // Later reads of the cache see at least what this list showed.
+    for (const kv of listed.items) this.cacheOf(kv.key)?.raise(kv.modRevision, kv.key);
     return listed;
+  }
+
+  /** The read cache, unless `key` is one it never holds (unwatched). */
+  private cacheOf(key: string): EtcdCache<V> | undefined {
+    return this.values.unwatched(key) ? undefined : this.cache;
   }
 
   /** In pages, all read at the revision of the first, so the list is one consistent state. A
@@ -176,10 +192,11 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
   private async listDirect(
     prefix: string,
     undecodable?: (key: string, err: unknown) => void,
+    watchedOnly = false,
   ): Promise<{ items: KeyValue<V>[]; revision: number }> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.listPages(prefix, undecodable);
+        return await this.listPages(prefix, undecodable, watchedOnly);
       } catch (err) {
         if (attempt >= 3 || !(err instanceof Error) || !/compacted/.test(err.message)) throw err;
       }
@@ -189,26 +206,54 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
   /** The cache's list: every document, the keys whose value does not decode set apart. */
   private async listAll(): Promise<{ items: KeyValue<V>[]; bad: string[]; revision: number }> {
     let bad: string[] = [];
-    const listed = await this.listDirect('', (key, err) => {
-      bad.push(key);
-      this.onWatchError(err);
-    });
+    const listed = await this.listDirect(
+      '',
+      (key, err) => {
+        bad.push(key);
+        this.onWatchError(err);
+      },
+      true,
+    );
     // A list started over after a compaction reports its keys again: the last one's count.
     bad = [...new Set(bad)];
     return { ...listed, bad };
   }
 
   /** The bookkeeping keys are not documents: no list shows them, as no document watch does. A
-   * value that does not decode fails the list, or goes to `undecodable` when given. */
+   * value that does not decode fails the list, or goes to `undecodable` when given. The
+   * unwatched keys of `prefix` are another range (EtcdValues), read at the revision of the
+   * first and merged in key order; `watchedOnly` leaves them out (the read cache's list). */
   private async listPages(
     prefix: string,
     undecodable?: (key: string, err: unknown) => void,
+    watchedOnly = false,
   ): Promise<{ items: KeyValue<V>[]; revision: number }> {
-    const full = this.values.key(prefix);
-    const end = Range.prefix(full).end;
+    const values = this.values;
+    const ranges: Range[] = [];
+    if (!values.unwatched(prefix)) {
+      // The whole prefix ('') holds the unwatched area too: its range stops before it.
+      const watched = values.watched();
+      ranges.push(prefix === '' ? new Range(watched.start, watched.end) : Range.prefix(values.key(prefix)));
+    }
+    if (!watchedOnly && values.reachesUnwatched(prefix)) ranges.push(Range.prefix(values.unwatchedArea(prefix)));
     const items: KeyValue<V>[] = [];
-    let start: Buffer = Buffer.from(full);
     let revision: number | undefined;
+    for (const range of ranges) revision = await this.listRange(prefix, range, items, revision, undecodable);
+    if (ranges.length > 1) items.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    return { items, revision: revision ?? this.rev };
+  }
+
+  /** Appends `range`'s documents to `items`, in pages all read at `revision` (when given) or at
+   * the first page's, which it returns. */
+  private async listRange(
+    prefix: string,
+    range: Range,
+    items: KeyValue<V>[],
+    revision: number | undefined,
+    undecodable?: (key: string, err: unknown) => void,
+  ): Promise<number> {
+    const end = range.end;
+    let start = range.start;
     for (;;) {
       const at = revision;
       const res: IRangeResponse = await this.call(`list ${prefix}`, (c) => {
@@ -229,7 +274,7 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
       if (!res.more || !last) break;
       start = Buffer.concat([last.key, Buffer.from([0])]);
     }
-    return { items, revision };
+    return revision;
   }
 
   put(key: string, value: V, pre?: Precondition): Promise<number> {
@@ -259,7 +304,7 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
     ops.forEach((o, i) => {
       if (o.op === 'put') {
         writes.push(client.put(this.values.key(o.key)).value(bytes[i] as Buffer));
-        this.cache?.willWrite(o.key, bytes[i] as Buffer, o.value);
+        this.cacheOf(o.key)?.willWrite(o.key, bytes[i] as Buffer, o.value);
       } else if (o.op === 'del') writes.push(client.delete().key(this.values.key(o.key)));
     });
     let cmp: ComparatorBuilder | undefined;
@@ -287,15 +332,15 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
       const current = ops.map((_, i) => res.responses[i]?.response_range.kvs[0]);
       const landed = attempts.retried ? ourEarlierAttempt(ops, sent, current) : undefined;
       if (landed !== undefined) {
-        for (const o of ops) if (o.op !== 'check') this.cache?.raise(landed, o.key);
+        for (const o of ops) if (o.op !== 'check') this.cacheOf(o.key)?.raise(landed, o.key);
         return ops.map((o) => (o.op === 'put' ? landed : 0));
       }
       ops.forEach((o, i) => {
-        if (o.op === 'put') this.cache?.notWritten(o.key, bytes[i] as Buffer);
+        if (o.op === 'put') this.cacheOf(o.key)?.notWritten(o.key, bytes[i] as Buffer);
       });
       const found = new Map(ops.map((o, i) => [o.key, this.values.revisions(current[i])]));
       // The retry that follows a conflict must read what refused it.
-      for (const [key, kv] of found) if (kv) this.cache?.raise(kv.modRevision, key);
+      for (const [key, kv] of found) if (kv) this.cacheOf(key)?.raise(kv.modRevision, key);
       checkTxn(ops, (key) => found.get(key));
       throw new ConflictError(`${what} was refused by etcd's compare (the keys moved meanwhile)`);
     }
@@ -309,7 +354,7 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
     // Read-your-writes: this process's reads see the write from now on.
     // (A delete that found nothing made no event to wait for: revision 0, nothing raised.)
     ops.forEach((o, i) => {
-      if (revs[i]) this.cache?.raise(revs[i], o.key);
+      if (revs[i]) this.cacheOf(o.key)?.raise(revs[i], o.key);
     });
     return revs;
   }
@@ -351,7 +396,6 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
   private watchDeps(client: Etcd3): EtcdWatchDeps<V> {
     return {
       client,
-      prefix: this.opts.prefix,
       values: this.values,
       current: () => this.current(),
       seen: (r) => this.seen(r),

@@ -1,6 +1,8 @@
 // The store's public face: factories that return an opened Store, and the classes for callers
 // that compose their own.
 import type { Clock, IdGen } from '../model/clock.js';
+import { docKey } from '../model/document.js';
+import { UNWATCHED_KINDS } from '../model/fleet-kinds.js';
 import type { DocValidator } from '../model/validate.js';
 import { secretFieldsCodec } from './codec.js';
 import { DocumentStore } from './document-store.js';
@@ -77,6 +79,9 @@ export interface EtcdStores {
   events: (opts?: EventFeedOptions) => EtcdEventFeed;
 }
 
+/** The key prefixes of UNWATCHED_KINDS' documents: every controller gives etcd the same. */
+export const unwatchedPrefixes = (): string[] => [...UNWATCHED_KINDS].map((kind) => docKey(kind, ''));
+
 export async function openEtcdStores(opts: EtcdStoreOptions): Promise<EtcdStores> {
   const backend = new EtcdBackend<StoredDoc>({
     endpoints: opts.endpoints,
@@ -84,6 +89,7 @@ export async function openEtcdStores(opts: EtcdStoreOptions): Promise<EtcdStores
     ...(opts.tls ? { tls: opts.tls } : {}),
     ...(opts.secrets ? { codec: secretFieldsCodec(opts.secrets) } : {}),
     ...(opts.onWatchError ? { onWatchError: opts.onWatchError } : {}),
+    unwatched: unwatchedPrefixes(),
   });
   const store = new DocumentStore(backend, opts);
   await store.open();

@@ -40,12 +40,13 @@ export function etcdEndpoints(): string[] {
 /** Opens an EtcdBackend on the file's etcd, closed when the test ends. */
 export async function openEtcd<V>(
   t: ExecutionContext,
-  opts: OpenOptions<V> & { endpoints?: string[]; prefix?: string; cache?: boolean } = {},
+  opts: OpenOptions<V> & { endpoints?: string[]; prefix?: string; cache?: boolean; unwatched?: string[] } = {},
 ): Promise<EtcdBackend<V>> {
   const b = new EtcdBackend<V>({
     endpoints: opts.endpoints ?? etcdEndpoints(),
     prefix: opts.prefix ?? etcdPrefix(),
     ...(opts.cache === false ? { cache: false } : {}),
+    ...(opts.unwatched ? { unwatched: opts.unwatched } : {}),
     ...(opts.codec ? { codec: opts.codec } : {}),
     ...(opts.onWatchError ? { onWatchError: opts.onWatchError } : {}),
   });

@@ -5,7 +5,7 @@ import test, { type ExecutionContext } from 'ava';
 import { ConflictError, InputError, NotFoundError } from '../../src/errors.js';
 import { createMemoryStore, DocumentStore, openEmbeddedStore, type Store, type StoreEvent, type StoredDoc } from '../../src/store/index.js';
 import { openEtcd, useEtcd } from './backends.js';
-import { FleetKind } from '../../src/model/fleet-kinds.js';
+import { BootKind } from '../../src/model/boot-kinds.js';
 import { nodeSpec, tempDir, testDeps, tick, until } from './helpers.js';
 
 type Factory = (t: ExecutionContext) => Promise<Store>;
@@ -288,28 +288,30 @@ for (const [name, open] of factories) {
 
   test_(`${name} store writes a status batch in one transaction, all or nothing, refusing audited kinds`, async (t) => {
     const store = await open(t);
+    // Boot records: an unaudited kind that watchers hear of (heartbeat records they do not).
+    const seenAt = (at: string) => ({ boots: [], seenAt: at });
     const hb = (id: string, at: string) => ({
-      create: { kind: FleetKind.NodeHeartbeat, id, name: id, spec: { nodeId: id }, status: { renewTime: at } },
+      create: { kind: BootKind.NodeBoots, id, name: id, spec: { nodeId: id }, status: seenAt(at) },
     });
     const seen: string[] = [];
     const r = store.revision();
     store.watch(r, (e) => seen.push(e.type === 'relist' ? 'relist' : `${e.type} ${e.doc.id}`));
     const [a, b] = await store.writeStatuses([hb('a', '2026-01-01T00:00:01.000Z'), hb('b', '2026-01-01T00:00:01.000Z')]);
-    t.deepEqual(await store.get(FleetKind.NodeHeartbeat, 'a'), a);
-    t.deepEqual(await store.get(FleetKind.NodeHeartbeat, 'b'), b);
-    const [a2] = await store.writeStatuses([{ base: a!, status: { renewTime: '2026-01-01T00:00:09.000Z' } }]);
-    t.deepEqual(a2?.status, { renewTime: '2026-01-01T00:00:09.000Z' });
+    t.deepEqual(await store.get(BootKind.NodeBoots, 'a'), a);
+    t.deepEqual(await store.get(BootKind.NodeBoots, 'b'), b);
+    const [a2] = await store.writeStatuses([{ base: a!, status: seenAt('2026-01-01T00:00:09.000Z') }]);
+    t.deepEqual(a2?.status, seenAt('2026-01-01T00:00:09.000Z'));
     t.is(a2?.metadata.generation, 1, 'a status write is no spec change');
     t.true(a2!.metadata.resourceVersion > a!.metadata.resourceVersion);
     // `a` is stale now: the whole batch is refused, `c` included.
     await t.throwsAsync(
-      store.writeStatuses([hb('c', '2026-01-01T00:00:02.000Z'), { base: a!, status: { renewTime: '2026-01-01T00:00:03.000Z' } }]),
+      store.writeStatuses([hb('c', '2026-01-01T00:00:02.000Z'), { base: a!, status: seenAt('2026-01-01T00:00:03.000Z') }]),
       {
         instanceOf: ConflictError,
       },
     );
-    t.is(await store.get(FleetKind.NodeHeartbeat, 'c'), undefined);
-    await t.throwsAsync(store.writeStatuses([{ base: a2!, status: { renewTime: 'yesterday' } }]), { instanceOf: InputError });
+    t.is(await store.get(BootKind.NodeBoots, 'c'), undefined);
+    await t.throwsAsync(store.writeStatuses([{ base: a2!, status: seenAt('yesterday') }]), { instanceOf: InputError });
     await t.throwsAsync(store.writeStatuses([{ create: { kind: 'Node', id: 'n', name: 'n', spec: nodeSpec() } }]), { message: /audited/ });
     await until(() => seen.length >= 3, 'the writes');
     t.deepEqual(seen, ['added a', 'added b', 'modified a']);
