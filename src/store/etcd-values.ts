@@ -1,7 +1,7 @@
 // What crosses the wire to etcd and back: values as JSON of their encoded (secrets sealed) form,
 // etcd's key-values in the Backend's shape, and etcd's failures as Quarry's errors. Messages
 // name the operation and the key, never a value: a value may hold a secret.
-import type { IKeyValue } from 'etcd3';
+import { Range, type IKeyValue } from 'etcd3';
 import { ServiceUnavailableError, STORE_UNAVAILABLE } from '../errors.js';
 import { transient } from './etcd-retry.js';
 import type { KeyValue } from './backend.js';
@@ -46,8 +46,9 @@ export class EtcdValues<V> {
   }
 
   /** The etcd range every watch covers: all keys under the prefix but the unwatched ones. */
-  watched(): { start: string; end: string } {
-    return { start: this.prefix, end: this.prefix + UNWATCHED_AREA.slice(0, 2) };
+  watched(): Range {
+    if (this.unwatchedPrefixes.length === 0) return Range.prefix(this.prefix);
+    return new Range(this.prefix, this.prefix + UNWATCHED_AREA.slice(0, 2));
   }
 
   /** The etcd range of the unwatched keys starting with `prefix`. */

@@ -230,11 +230,8 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
   ): Promise<{ items: KeyValue<V>[]; revision: number }> {
     const values = this.values;
     const ranges: Range[] = [];
-    if (!values.unwatched(prefix)) {
-      // The whole prefix ('') holds the unwatched area too: its range stops before it.
-      const watched = values.watched();
-      ranges.push(prefix === '' ? new Range(watched.start, watched.end) : Range.prefix(values.key(prefix)));
-    }
+    // The whole prefix ('') holds the unwatched area too: its range stops before it.
+    if (!values.unwatched(prefix)) ranges.push(prefix === '' ? values.watched() : Range.prefix(values.key(prefix)));
     if (!watchedOnly && values.reachesUnwatched(prefix)) ranges.push(Range.prefix(values.unwatchedArea(prefix)));
     const items: KeyValue<V>[] = [];
     let revision: number | undefined;
