@@ -10,11 +10,12 @@ type JsonSchema = Record<string, unknown>;
 export const FleetKind = { NodeHeartbeat: 'NodeHeartbeat', NodeInventory: 'NodeInventory' } as const;
 export type FleetKind = (typeof FleetKind)[keyof typeof FleetKind];
 
-/** Kinds no store watcher hears of: the leader's memory, read back only by the list at an
- * election. At 10,000 agents about 1,000 heartbeat records are renewed a second; every
- * watcher of every controller would be told of each for nothing, and on etcd both the read
- * cache's watch and the watchers' would carry and decode them. So the store leaves them out of
- * every watch, and the etcd backend keeps them outside the key range its watches cover. */
+/** Kinds no watcher may depend on: the leader's memory, read back only by the list at an
+ * election. At 10,000 agents about 1,000 heartbeat records are renewed a second; on etcd both
+ * the read cache's watch and the watchers' of every controller would carry and decode each for
+ * nothing, so the etcd backend keeps them outside the key range its watches cover (like keys
+ * outside its prefix: revisions move, no event comes). The embedded store, one process, still
+ * tells its watchers of them, which they ignore. */
 export const UNWATCHED_KINDS: ReadonlySet<string> = new Set([FleetKind.NodeHeartbeat, FleetKind.NodeInventory]);
 
 /** Both kinds' spec: the node the record is of (its id is the node's id too). */

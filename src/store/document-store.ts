@@ -8,7 +8,6 @@ import { DocValidator } from '../model/validate.js';
 import { currentRequestId } from '../log.js';
 import { AuditTrail, type AuditedChange } from './audit.js';
 import { isAudited } from '../model/audit-kinds.js';
-import { UNWATCHED_KINDS } from '../model/fleet-kinds.js';
 import type { Backend, KeyValue, TxnOp, WatchEvent } from './backend.js';
 import {
   STATUS_BATCH_MAX,
@@ -234,12 +233,10 @@ export class DocumentStore implements Store {
     );
   }
 
-  /** Every change but those of UNWATCHED_KINDS, on every backend (etcd's watch does not even
-   * carry them). */
   watch(fromRevision: number, handler: (event: StoreEvent) => void): () => void {
     return this.backend.watch(fromRevision, (event) => {
       if (event.type === 'relist') handler({ type: 'relist', revision: event.revision });
-      else if (!UNWATCHED_KINDS.has(keyKind(event.key))) handler(toStoreEvent(event));
+      else handler(toStoreEvent(event));
     });
   }
 

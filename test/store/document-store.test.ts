@@ -288,7 +288,7 @@ for (const [name, open] of factories) {
 
   test_(`${name} store writes a status batch in one transaction, all or nothing, refusing audited kinds`, async (t) => {
     const store = await open(t);
-    // Boot records: an unaudited kind that watchers hear of (heartbeat records they do not).
+    // Boot records: an unaudited kind every store's watch carries (etcd's leaves heartbeat records out).
     const seenAt = (at: string) => ({ boots: [], seenAt: at });
     const hb = (id: string, at: string) => ({
       create: { kind: BootKind.NodeBoots, id, name: id, spec: { nodeId: id }, status: seenAt(at) },

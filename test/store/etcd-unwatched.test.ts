@@ -1,14 +1,14 @@
 // Keys kept out of the watch (EtcdBackendOptions.unwatched: the agents' heartbeat records) are
 // stored, read, listed and compared like any other, but no watcher hears of them, no read cache
 // holds them, and they live outside the etcd range the watches cover, so etcd does not even
-// send them. The document store leaves UNWATCHED_KINDS out of its watch on every backend.
+// send them. The store keeps UNWATCHED_KINDS there.
 import test from 'ava';
 import { Etcd3 } from 'etcd3';
 import { ConflictError } from '../../src/errors.js';
 import { docKey } from '../../src/model/document.js';
 import { FleetKind, UNWATCHED_KINDS } from '../../src/model/fleet-kinds.js';
 import { Kind } from '../../src/model/kinds.js';
-import { createMemoryStore, openEtcdStores, unwatchedPrefixes } from '../../src/store/index.js';
+import { openEtcdStores, unwatchedPrefixes } from '../../src/store/index.js';
 import type { Store, StoreEvent } from '../../src/store/types.js';
 import { nodeSpec } from '../runtime/fixtures.js';
 import { etcdEndpoints, etcdPrefix, openEtcd, useEtcd } from './backends.js';
@@ -91,12 +91,6 @@ async function heardOf(store: Store): Promise<string[]> {
     stop();
   }
 }
-
-test('document store: no watcher hears of the unwatched kinds, on the embedded store', async (t) => {
-  const store = await createMemoryStore();
-  t.deepEqual(await heardOf(store), [Kind.Node]);
-  t.is((await store.list(FleetKind.NodeHeartbeat)).length, 1);
-});
 
 test.serial('document store: no watcher hears of the unwatched kinds on etcd, where they live outside the watched range', async (t) => {
   const prefix = etcdPrefix();
