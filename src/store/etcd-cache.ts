@@ -1,7 +1,8 @@
 // The etcd backend's read cache: every document under the prefix in memory (but the unwatched
 // ones, etcd.ts), kept current by one watch of the prefix, so the loops' gets and lists are
-// answered here instead of by a request to etcd each (a Kubernetes informer's cache). Writes still go to etcd, and compare-and-swap is
-// still etcd's, on the object's revision: a read that lags costs at most a conflict and a retry.
+// answered here instead of by a request to etcd each (a Kubernetes informer's cache). Writes
+// still go to etcd, and compare-and-swap is still etcd's, on the object's revision: a read that
+// lags costs at most a conflict and a retry.
 //
 // What a read of a key is guaranteed to see (its floor): every write of it this process had
 // acknowledged, every event of it a watcher of this backend had been handed (a loop woken by a
