@@ -13,11 +13,12 @@ export const reservedKey = (key: string): boolean => key.startsWith('~');
 /** The read cache's marker, written after its watch reconnects (etcd-cache.ts). */
 export const SYNC_KEY = '~sync';
 
-/** Where the keys under an unwatched prefix live, after the prefix: past every document key
- * (a kind's name first, ASCII) and every bookkeeping key (`~` and a letter), so that the
- * watched keys are one range, [prefix, prefix + '~~'), and one watch covers them in revision
- * order. */
-const UNWATCHED_AREA = '~~/';
+/** Where the watched keys end and the keys under an unwatched prefix start, after the prefix:
+ * past every document key (a kind's name first, ASCII) and every bookkeeping key (`~` and a
+ * letter), so that the watched keys are one range, [prefix, prefix + '~~'), and one watch
+ * covers them in revision order. */
+const WATCHED_END = '~~';
+const UNWATCHED_AREA = `${WATCHED_END}/`;
 
 export class EtcdValues<V> {
   private readonly at: number;
@@ -25,7 +26,7 @@ export class EtcdValues<V> {
   constructor(
     private readonly prefix: string,
     private readonly codec: ValueCodec<V> | undefined,
-    /** Store key prefixes no watch covers (DocumentStore: UNWATCHED_KINDS' `Kind/`). */
+    /** Store key prefixes no watch covers (openEtcdStores: UNWATCHED_KINDS' `Kind/`). */
     private readonly unwatchedPrefixes: readonly string[] = [],
   ) {
     this.at = Buffer.byteLength(prefix);
@@ -48,12 +49,16 @@ export class EtcdValues<V> {
   /** The etcd range every watch covers: all keys under the prefix but the unwatched ones. */
   watched(): Range {
     if (this.unwatchedPrefixes.length === 0) return Range.prefix(this.prefix);
-    return new Range(this.prefix, this.prefix + UNWATCHED_AREA.slice(0, 2));
+    return new Range(this.prefix, this.prefix + WATCHED_END);
   }
 
-  /** The etcd range of the unwatched keys starting with `prefix`. */
-  unwatchedArea(prefix: string): string {
-    return this.prefix + UNWATCHED_AREA + prefix;
+  /** The etcd ranges a list of `prefix` reads: its watched keys (for '' the whole watched
+   * range, which stops before the unwatched area) and, when it reaches them, its unwatched ones. */
+  ranges(prefix: string): Range[] {
+    const out: Range[] = [];
+    if (!this.unwatched(prefix)) out.push(prefix === '' ? this.watched() : Range.prefix(this.key(prefix)));
+    if (this.reachesUnwatched(prefix)) out.push(Range.prefix(this.prefix + UNWATCHED_AREA + prefix));
+    return out;
   }
 
   /** Keys of Quarry's own bookkeeping beside the documents (the election key, `~leader`): no

@@ -1,8 +1,8 @@
 // One etcd watch of the prefix shared by every store watcher of the process that starts from
 // where it stands (the loops' manager, the projections, the auth index, the boot records...):
-// each etcd event is decoded once, not once per watcher. At 10,000 agents on etcd about 1,000
-// heartbeat records change a second, and nine watchers each decoding every value and its
-// previous value cost the controller more than the reports themselves.
+// each etcd event is decoded once, not once per watcher (nine of them each decoding every value
+// and its previous value cost the controller more than the agents' reports, when the heartbeat
+// records still came through the watch).
 //
 // A watcher that asks for events from before the hub's position (a resume from an older
 // revision) gets a watch of its own from etcd's history, as every watcher did before.

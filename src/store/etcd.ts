@@ -36,6 +36,7 @@ import { etcdCallOptions, etcdChannelOptions } from './etcd-channel.js';
 import { EtcdValues, mapEtcdError, reservedKey, SYNC_KEY } from './etcd-values.js';
 import { EtcdWatch, type EtcdWatchDeps } from './etcd-watch.js';
 import { EtcdWatchHub } from './etcd-watch-hub.js';
+import { byKey } from './key-table.js';
 import { EtcdElection, LEADER_KEY, type ElectionOptions } from './election.js';
 import { EtcdEventFeed, EVENTS_KEY, type EventFeedOptions } from './etcd-event-feed.js';
 import type { Fence } from './fenced.js';
@@ -191,52 +192,43 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
    * compaction past that revision before the last page starts the list over. */
   private async listDirect(
     prefix: string,
+    ranges = this.values.ranges(prefix),
     undecodable?: (key: string, err: unknown) => void,
-    watchedOnly = false,
   ): Promise<{ items: KeyValue<V>[]; revision: number }> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.listPages(prefix, undecodable, watchedOnly);
+        return await this.listPages(prefix, ranges, undecodable);
       } catch (err) {
         if (attempt >= 3 || !(err instanceof Error) || !/compacted/.test(err.message)) throw err;
       }
     }
   }
 
-  /** The cache's list: every document, the keys whose value does not decode set apart. */
+  /** The cache's list: every watched document, the keys whose value does not decode set apart. */
   private async listAll(): Promise<{ items: KeyValue<V>[]; bad: string[]; revision: number }> {
     let bad: string[] = [];
-    const listed = await this.listDirect(
-      '',
-      (key, err) => {
-        bad.push(key);
-        this.onWatchError(err);
-      },
-      true,
-    );
+    const listed = await this.listDirect('', [this.values.watched()], (key, err) => {
+      bad.push(key);
+      this.onWatchError(err);
+    });
     // A list started over after a compaction reports its keys again: the last one's count.
     bad = [...new Set(bad)];
     return { ...listed, bad };
   }
 
   /** The bookkeeping keys are not documents: no list shows them, as no document watch does. A
-   * value that does not decode fails the list, or goes to `undecodable` when given. The
-   * unwatched keys of `prefix` are another range (EtcdValues), read at the revision of the
-   * first and merged in key order; `watchedOnly` leaves them out (the read cache's list). */
+   * value that does not decode fails the list, or goes to `undecodable` when given. Several
+   * ranges (a prefix reaching the unwatched keys: EtcdValues.ranges) are read at the revision of
+   * the first and merged in key order. */
   private async listPages(
     prefix: string,
+    ranges: Range[],
     undecodable?: (key: string, err: unknown) => void,
-    watchedOnly = false,
   ): Promise<{ items: KeyValue<V>[]; revision: number }> {
-    const values = this.values;
-    const ranges: Range[] = [];
-    // The whole prefix ('') holds the unwatched area too: its range stops before it.
-    if (!values.unwatched(prefix)) ranges.push(prefix === '' ? values.watched() : Range.prefix(values.key(prefix)));
-    if (!watchedOnly && values.reachesUnwatched(prefix)) ranges.push(Range.prefix(values.unwatchedArea(prefix)));
     const items: KeyValue<V>[] = [];
     let revision: number | undefined;
     for (const range of ranges) revision = await this.listRange(prefix, range, items, revision, undecodable);
-    if (ranges.length > 1) items.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    if (ranges.length > 1) items.sort(byKey);
     return { items, revision: revision ?? this.rev };
   }
 

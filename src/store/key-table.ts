@@ -32,10 +32,13 @@ export class KeyTable<V> {
     if (keys) return keys.map((k) => this.items.get(k) as KeyValue<V>);
     const out: KeyValue<V>[] = [];
     for (const [key, kv] of this.items) if (key.startsWith(prefix)) out.push(kv);
-    return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    return out.sort(byKey);
   }
 
   values(): IterableIterator<KeyValue<V>> {
     return this.items.values();
   }
 }
+
+/** Key order, as etcd's (bytes) for the ASCII keys of documents. */
+export const byKey = <V>(a: KeyValue<V>, b: KeyValue<V>): number => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
