@@ -44,10 +44,30 @@ export interface HeartbeatRecordsOptions {
   flushEveryMs?: number;
 }
 
+/** A record as last written or loaded, without its status: the document is the next write's
+ * base (its resourceVersion the CAS), and an inventory's status is the agent's whole report,
+ * which the Fleet holds already (10,000 copies of it were 270,000 objects for every major
+ * collection to mark). What decides whether the record is due is kept beside it. */
+interface Kept {
+  base: AnyDoc;
+  /** A heartbeat record's renewTime, epoch ms. */
+  renewedAt: number;
+  /** An inventory's address. */
+  address: string | null;
+}
+
+function kept(doc: AnyDoc): Kept {
+  const status = (doc.status ?? {}) as Partial<NodeHeartbeatStatus & NodeInventoryStatus>;
+  return {
+    base: { ...doc, status: null },
+    renewedAt: status.renewTime ? Date.parse(status.renewTime) : Number.NEGATIVE_INFINITY,
+    address: status.address ?? null,
+  };
+}
+
 export class HeartbeatRecords implements FleetListener {
-  /** The records as last written or loaded: their resourceVersions are the next writes' CAS. */
-  private readonly heartbeats = new Map<string, AnyDoc>();
-  private readonly inventories = new Map<string, AnyDoc>();
+  private readonly heartbeats = new Map<string, Kept>();
+  private readonly inventories = new Map<string, Kept>();
   /** Nodes whose heartbeat record, or inventory, is due to be written. */
   private readonly dueHeartbeat = new Set<string>();
   private readonly dueInventory = new Set<string>();
@@ -69,11 +89,10 @@ export class HeartbeatRecords implements FleetListener {
   /** What the Fleet heard: due writes are noted, written at the next flush. */
   reported(nodeId: string, o: Observation, changed: boolean): void {
     if (!this.timer || o.lastReportAt === null) return;
-    const hb = this.heartbeats.get(nodeId)?.status as NodeHeartbeatStatus | undefined;
-    const renewed = hb?.renewTime ? Date.parse(hb.renewTime) : Number.NEGATIVE_INFINITY;
+    const renewed = this.heartbeats.get(nodeId)?.renewedAt ?? Number.NEGATIVE_INFINITY;
     if (o.lastReportAt - renewed >= this.renewEveryMs) this.dueHeartbeat.add(nodeId);
-    const inv = this.inventories.get(nodeId)?.status as NodeInventoryStatus | undefined;
-    if (changed || !inv || (inv.address ?? null) !== (o.address ?? null)) this.dueInventory.add(nodeId);
+    const inv = this.inventories.get(nodeId);
+    if (changed || !inv || inv.address !== (o.address ?? null)) this.dueInventory.add(nodeId);
   }
 
   /** The node is gone (the node loop forgot it): so are its records. */
@@ -96,15 +115,15 @@ export class HeartbeatRecords implements FleetListener {
       store.list<FleetRecordSpec, NodeInventoryStatus>(FleetKind.NodeInventory),
     ]);
     const known = new Set(nodes.map((n) => n.id));
+    const reports = new Map(inventories.map((d) => [d.id, d.status] as const));
     for (const d of heartbeats) this.keep(this.heartbeats, d, known);
     for (const d of inventories) this.keep(this.inventories, d, known);
     let loaded = 0;
-    for (const [nodeId, doc] of this.heartbeats) {
-      const renewTime = (doc.status as NodeHeartbeatStatus).renewTime;
-      const inv = this.inventories.get(nodeId)?.status as NodeInventoryStatus | undefined;
-      if (!renewTime) continue;
+    for (const [nodeId, hb] of this.heartbeats) {
+      if (hb.renewedAt === Number.NEGATIVE_INFINITY) continue;
+      const inv = reports.get(nodeId);
       const restored = this.opts.fleet.restore(nodeId, {
-        lastReportAt: Date.parse(renewTime),
+        lastReportAt: hb.renewedAt,
         report: (inv?.report as AgentReport | undefined) ?? null,
         address: inv?.address ?? null,
       });
@@ -128,8 +147,8 @@ export class HeartbeatRecords implements FleetListener {
     return (this.flushing ??= this.flushAll().finally(() => (this.flushing = null)));
   }
 
-  private keep(into: Map<string, AnyDoc>, d: AnyDoc, known: Set<string>): void {
-    if (known.has(d.id)) into.set(d.id, d);
+  private keep(into: Map<string, Kept>, d: AnyDoc, known: Set<string>): void {
+    if (known.has(d.id)) into.set(d.id, kept(d));
     else this.dueDelete.add(d.id);
   }
 
@@ -168,13 +187,13 @@ export class HeartbeatRecords implements FleetListener {
     for (const b of batch) {
       const status = this.statusOf(b.nodeId, b.kind);
       if (!status) continue;
-      const base = this.records(b.kind).get(b.nodeId);
+      const base = this.records(b.kind).get(b.nodeId)?.base;
       writes.push(base ? { base, status } : { create: { kind: b.kind, id: b.nodeId, name: b.nodeId, spec: { nodeId: b.nodeId }, status } });
       taken.push(b);
     }
     try {
       const docs = await this.opts.store.writeStatuses(writes);
-      docs.forEach((d, i) => this.records(taken[i]!.kind).set(d.id, d));
+      docs.forEach((d, i) => this.records(taken[i]!.kind).set(d.id, kept(d)));
       this.writes += docs.length;
     } catch (err) {
       // Written again at the next flush, from what the store holds now when one was refused.
@@ -193,14 +212,14 @@ export class HeartbeatRecords implements FleetListener {
     return { report: o.report, address: o.address ?? null, reportedAt: new Date(o.lastReportAt).toISOString() };
   }
 
-  private records(kind: FleetKind): Map<string, AnyDoc> {
+  private records(kind: FleetKind): Map<string, Kept> {
     return kind === FleetKind.NodeHeartbeat ? this.heartbeats : this.inventories;
   }
 
   private async reread(batch: Array<{ nodeId: string; kind: FleetKind }>): Promise<void> {
     for (const b of batch) {
       const doc = await this.opts.store.get(b.kind, b.nodeId);
-      if (doc) this.records(b.kind).set(b.nodeId, doc);
+      if (doc) this.records(b.kind).set(b.nodeId, kept(doc));
       else this.records(b.kind).delete(b.nodeId);
     }
   }

@@ -182,10 +182,20 @@ export class EtcdCache<V> {
   /** The value this process wrote, when `raw` is what it sent. Other bytes are another writer's
    * (ours may still come), so the entry stays; identical bytes decode to an identical value. */
   private ownValue(key: string, raw: Buffer): { value: V } | undefined {
+    const w = this.writtenValue(key, raw);
+    if (w) this.writing.delete(key);
+    return w;
+  }
+
+  /** The same, left for the cache's own watch to take (the watchers' hub asks it). */
+  writtenValue(key: string, raw: Buffer): { value: V } | undefined {
     const w = this.writing.get(key);
-    if (!w || !w.bytes.equals(raw)) return undefined;
-    this.writing.delete(key);
-    return { value: w.value };
+    return w && w.bytes.equals(raw) ? { value: w.value } : undefined;
+  }
+
+  /** Every event up to this revision has been handed to the cache. */
+  position(): number {
+    return this.watchPos;
   }
 
   /** A watcher of the backend was told to list again at `revision`: its next lists must see at

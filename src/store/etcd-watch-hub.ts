@@ -38,6 +38,11 @@ export class EtcdWatchHub<V> {
     return () => this.subscribers.delete(s);
   }
 
+  /** Every event up to this revision has been handed over (0 before the first watcher). */
+  position(): number {
+    return this.watch?.position() ?? 0;
+  }
+
   /** Watchers served by the hub now. */
   size(): number {
     return this.subscribers.size;

@@ -37,8 +37,12 @@ export interface EtcdWatchDeps<V> {
   /** The watch is (again) registered with etcd. */
   connected?(): void;
   /** A put's value as this process wrote it, when `raw` is what it sent: taken instead of
-   * decoding the bytes again (the read cache's; etcd-cache.ts). */
+   * decoding the bytes again (etcd-cache.ts). Asked of every put, so that the read cache
+   * forgets the writes whose event came even when the value came from `shared`. */
   ownValue?(key: string, raw: Buffer): { value: V } | undefined;
+  /** The value of a put at its revision, from the process's other watch of the range when it
+   * decoded it first, else `decode()` (etcd-shared-decodes.ts). */
+  shared?(key: string, revision: number, decode: () => V): V;
   /** A put whose value does not decode: reported to onWatchError and left out of the events. */
   undecodable?(key: string, revision: number): void;
 }
@@ -163,10 +167,12 @@ export class EtcdWatch<V> {
       if (!prev) return undefined;
       return { type: 'delete', key, value: values.decode(key, prev.value), revision, createRevision: Number(prev.create_revision) };
     }
+    const own = this.deps.ownValue?.(key, kv.value);
+    const decode = (): V => (own ? own.value : values.decode(key, kv.value));
     const event: WatchEvent<V> = {
       type: 'put',
       key,
-      value: (this.deps.ownValue?.(key, kv.value) ?? { value: values.decode(key, kv.value) }).value,
+      value: this.deps.shared ? this.deps.shared(key, revision, decode) : decode(),
       revision,
       createRevision: Number(kv.create_revision),
     };

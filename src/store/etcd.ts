@@ -36,6 +36,7 @@ import { etcdCallOptions, etcdChannelOptions } from './etcd-channel.js';
 import { EtcdValues, mapEtcdError, reservedKey, SYNC_KEY } from './etcd-values.js';
 import { EtcdWatch, type EtcdWatchDeps } from './etcd-watch.js';
 import { EtcdWatchHub } from './etcd-watch-hub.js';
+import { SharedDecodes } from './etcd-shared-decodes.js';
 import { byKey } from './key-table.js';
 import { EtcdElection, LEADER_KEY, type ElectionOptions } from './election.js';
 import { EtcdEventFeed, EVENTS_KEY, type EventFeedOptions } from './etcd-event-feed.js';
@@ -80,6 +81,8 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
   private readonly watches = new Set<EtcdWatch<V>>();
   private cache: EtcdCache<V> | undefined;
   private hub: EtcdWatchHub<V> | undefined;
+  /** Values one of the cache's and the hub's watches decoded, for the other. */
+  private readonly decodes = new SharedDecodes<V>(() => Math.min(this.cache?.position() ?? 0, this.hub?.position() ?? 0));
 
   constructor(private readonly opts: EtcdBackendOptions<V>) {
     if (opts.endpoints.length === 0) throw new Error('the etcd backend needs at least one endpoint');
@@ -108,7 +111,7 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
     this.state = 'open';
     if (this.opts.cache === false) return;
     const cache = new EtcdCache<V>({
-      watch: this.watchDeps(this.client),
+      watch: { ...this.watchDeps(this.client), shared: (key, revision, decode) => this.shared(key, revision, decode) },
       listAll: () => this.listAll(),
       mark: async () => {
         const client = this.writable();
@@ -151,6 +154,11 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
    * revision). */
   watchStats(): { shared: number; own: number } {
     return { shared: this.hub?.size() ?? 0, own: this.watches.size };
+  }
+
+  /** Values one of the two watches decoded that the other has not taken yet. */
+  sharedDecodes(): number {
+    return this.decodes.size();
   }
 
   /** The read cache's counters, when there is one. */
@@ -358,7 +366,16 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
       if (e.type === 'relist') cache?.relisted(e.revision);
       else cache?.raise(e.revision, e.key);
     };
-    this.hub ??= new EtcdWatchHub<V>(this.watchDeps(client), floor, () => this.revision());
+    this.hub ??= new EtcdWatchHub<V>(
+      {
+        ...this.watchDeps(client),
+        shared: (key, revision, decode) => this.shared(key, revision, decode),
+        // This process's own writes are not decoded by the hub either, when it comes first.
+        ownValue: (key, raw) => this.cache?.writtenValue(key, raw),
+      },
+      floor,
+      () => this.revision(),
+    );
     const shared = this.hub.subscribe(fromRevision, handler);
     if (shared) return shared;
     const w = new EtcdWatch<V>(this.watchDeps(client), fromRevision, (e) => {
@@ -375,6 +392,11 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
       this.watches.delete(w);
       void w.stop();
     };
+  }
+
+  /** Shared only while both watches run: with one, nothing would take what it leaves. */
+  private shared(key: string, revision: number, decode: () => V): V {
+    return this.cache && this.hub ? this.decodes.value(key, revision, decode) : decode();
   }
 
   private onWatchError(err: unknown): void {
