@@ -11,6 +11,32 @@ import { backoffDelay, defaultBackoff, realTimers, type BackoffOptions, type Tim
 
 export type KeyHandler = (key: string) => Promise<void>;
 
+/** A handler whose reads are all answered from memory (the embedded store, etcd's read cache)
+ * settles in microtasks, so workers going from key to key never gave the event loop a turn: the
+ * periodic resync of 10,000 nodes' loops held every HTTP request, boot answer and timer for 3 s
+ * (5.4 s on etcd under the agents' heartbeats). Every worker of every queue shares one slice of
+ * this long; past it, they all wait for the same turn of the event loop (setImmediate: after
+ * the timers and the I/O that wait) before their next key. Shared, because one thread runs them
+ * all: forty workers each taking a slice of their own would hold a turn for 200 ms. */
+export const YIELD_AFTER_MS = 5;
+
+let sliceStart = performance.now();
+let nextTurn: Promise<void> | null = null;
+
+function overSlice(): boolean {
+  return performance.now() - sliceStart >= YIELD_AFTER_MS;
+}
+
+function turn(): Promise<void> {
+  return (nextTurn ??= new Promise((resolve) =>
+    setImmediate(() => {
+      nextTurn = null;
+      sliceStart = performance.now();
+      resolve();
+    }),
+  ));
+}
+
 export interface WorkQueueOptions {
   /** Most keys processed at once. Default 4. */
   concurrency?: number;
@@ -212,7 +238,10 @@ export class WorkQueue {
 
   private async work(): Promise<void> {
     try {
-      for (let key = this.take(); key !== undefined; key = this.take()) await this.process(key);
+      for (let key = this.take(); key !== undefined; key = this.take()) {
+        await this.process(key);
+        if (overSlice()) await turn();
+      }
     } finally {
       this.running--;
       // A key added while this worker was finishing its last one may have found no room.

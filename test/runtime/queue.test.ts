@@ -256,3 +256,21 @@ test('WorkQueue processes a large backlog once each, oldest first, within the co
   t.is(maxRunning, 3);
   t.deepEqual(q.stats().waiting, 0);
 });
+
+test('WorkQueue gives the event loop a turn while handlers answered from memory keep its workers busy', async (t) => {
+  const q = new WorkQueue({ concurrency: 4 });
+  const done: string[] = [];
+  // Each key takes a millisecond of work and no I/O: without a turn between keys, all 50 (50 ms)
+  // would run before anything the event loop holds.
+  q.start(async (key) => {
+    const end = performance.now() + 1;
+    while (performance.now() < end);
+    done.push(key);
+  });
+  for (let i = 0; i < 50; i++) q.add(`k${i}`);
+  let doneWhenTurned = -1;
+  setImmediate(() => (doneWhenTurned = done.length));
+  await q.idle();
+  t.is(done.length, 50);
+  t.true(doneWhenTurned >= 0 && doneWhenTurned < 50, `the event loop turned after ${doneWhenTurned} of 50 keys`);
+});
