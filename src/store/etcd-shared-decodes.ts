@@ -9,7 +9,9 @@
 //
 // A value the other watch never asks for (it started later, it relisted past the event) is
 // dropped once both watches have gone past its revision, checked when the entries outgrow
-// PRUNE_AT: the map holds the events in flight between the two watches, not the documents.
+// PRUNE_AT: the map holds the events in flight between the two watches, not the documents. A
+// watch that stops moving (its stream broken) leaves at most one value per key behind, each
+// replaced by the key's next change: never more than the cache itself holds.
 
 /** Entries kept before the ones both watches passed are looked for. */
 const PRUNE_AT = 4_096;
