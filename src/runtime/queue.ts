@@ -18,7 +18,7 @@ export type KeyHandler = (key: string) => Promise<void>;
  * this long; past it, they all wait for the same turn of the event loop (setImmediate: after
  * the timers and the I/O that wait) before their next key. Shared, because one thread runs them
  * all: forty workers each taking a slice of their own would hold a turn for 200 ms. */
-export const YIELD_AFTER_MS = 5;
+const YIELD_AFTER_MS = 5;
 
 let sliceStart = performance.now();
 let nextTurn: Promise<void> | null = null;

@@ -14,7 +14,7 @@
 // replaced by the key's next change: never more than the cache itself holds.
 
 /** Entries kept before the ones both watches passed are looked for. */
-const PRUNE_AT = 4_096;
+export const PRUNE_AT = 4_096;
 
 export class SharedDecodes<V> {
   private readonly pending = new Map<string, { revision: number; value: V }>();

@@ -1,7 +1,7 @@
 // The read cache's watch and the watchers' hub decode each etcd event once between them, and
 // hold the same value: what one decoded first, the other takes (etcd-shared-decodes.ts).
 import test from 'ava';
-import { SharedDecodes } from '../../src/store/etcd-shared-decodes.js';
+import { PRUNE_AT, SharedDecodes } from '../../src/store/etcd-shared-decodes.js';
 import { etcdPrefix, openEtcd, useEtcd } from './backends.js';
 import { until } from './helpers.js';
 
@@ -49,14 +49,15 @@ test('shared decodes: only the same revision is shared, and an older one does no
 test('shared decodes: a value the other watch never takes is dropped once both watches passed it', (t) => {
   let passed = 0;
   const shared = new SharedDecodes<number>(() => passed);
-  for (let i = 1; i <= 4_096; i++) shared.value(`k${i}`, i, () => i);
-  t.is(shared.size(), 4_096);
+  for (let i = 1; i <= PRUNE_AT; i++) shared.value(`k${i}`, i, () => i);
+  t.is(shared.size(), PRUNE_AT);
   // Neither watch is past any of them: all stay.
-  shared.value('k4097', 4_097, () => 4_097);
-  t.is(shared.size(), 4_097);
+  shared.value(`k${PRUNE_AT + 1}`, PRUNE_AT + 1, () => PRUNE_AT + 1);
+  t.is(shared.size(), PRUNE_AT + 1);
   passed = 4_000;
-  for (let i = 4_098; i <= 8_195; i++) shared.value(`k${i}`, i, () => i);
-  t.true(shared.size() < 4_300, `pruned to the ones past ${passed}: ${shared.size()}`);
+  // The next look comes when the entries have doubled.
+  for (let i = PRUNE_AT + 2; i <= 2 * PRUNE_AT + 3; i++) shared.value(`k${i}`, i, () => i);
+  t.true(shared.size() <= 2 * PRUNE_AT + 3 - passed, `pruned to the ones past ${passed}: ${shared.size()}`);
   t.is(
     shared.value('k4001', 4_001, () => -1),
     4_001,
