@@ -13,7 +13,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
+import { getHeapStatistics } from 'node:v8';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { benchConfig } from './quarry-fixture.js';
@@ -102,9 +103,24 @@ await q.manager.idle();
 let profiler: Session | null = null;
 const delay = monitorEventLoopDelay({ resolution: 10 });
 delay.enable();
+// The major collections since the mark: how often they come is what the promotion rate sets, and
+// each one's marking is what a slow GET under load fell on (the README's heartbeats row).
+const majors = { count: 0, pauseMs: 0, heapAfterMiB: 0 };
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) {
+    if ((e as { detail?: { kind?: number } }).detail?.kind !== constants.NODE_PERFORMANCE_GC_MAJOR) continue;
+    majors.count++;
+    majors.pauseMs = Math.max(majors.pauseMs, e.duration);
+    // Read when the observer runs, just after the collection: what it left, and a little since.
+    majors.heapAfterMiB = getHeapStatistics().used_heap_size / 2 ** 20;
+  }
+}).observe({ entryTypes: ['gc'] });
 process.on('message', (msg: { cmd?: string; file?: string }) => {
-  if (msg.cmd === 'mark') delay.reset();
-  if (msg.cmd === 'delay') process.send?.({ kind: 'delay', maxMs: delay.max / 1e6 });
+  if (msg.cmd === 'mark') {
+    delay.reset();
+    Object.assign(majors, { count: 0, pauseMs: 0, heapAfterMiB: 0 });
+  }
+  if (msg.cmd === 'delay') process.send?.({ kind: 'delay', maxMs: delay.max / 1e6, majors });
   if (msg.cmd === 'idle') void q.manager.idle().then(() => process.send?.({ kind: 'idle' }));
   const heap = msg.file?.endsWith('.heapprofile') ?? false;
   if (msg.cmd === 'profile-start') {

@@ -215,7 +215,10 @@ async function measure(childArgs: string[], etcdPids: number[] = []): Promise<vo
     controller.send({ cmd: 'mark' });
     const load = await window(url, cookie, pid, { agents: agents.pid ? [agents.pid] : [], etcd: etcdPids });
     controller.send({ cmd: 'delay' });
-    const { maxMs } = (await reply(controller, 'delay')) as { maxMs: number };
+    const { maxMs, majors } = (await reply(controller, 'delay')) as {
+      maxMs: number;
+      majors: { count: number; pauseMs: number; heapAfterMiB: number };
+    };
     if (profile) {
       controller.send({ cmd: 'profile-stop', file: profile });
       await reply(controller, 'profiled');
@@ -255,6 +258,10 @@ async function measure(childArgs: string[], etcdPids: number[] = []): Promise<vo
     );
     console.log(
       `reports from their due time p99: ${f(hb.lateP99)} ms; the load generator's event loop busy ${(hb.elu * 100).toFixed(0)} %; the controller's longest event-loop delay ${f(maxMs)} ms`,
+    );
+    console.log(
+      `the controller's major collections in the window: ${majors.count}` +
+        (majors.count ? ` (longest pause ${f(majors.pauseMs)} ms; heap in use after the last ${majors.heapAfterMiB.toFixed(0)} MiB)` : ''),
     );
     const share = (x: number): string => `${(x * 100).toFixed(0)} %`;
     const { beside } = load;

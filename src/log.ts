@@ -46,7 +46,12 @@ export const inRequest = <T>(requestId: string, fn: () => T): T => scope.run({ r
 
 /** Runs `fn` as `actor` (inside the current request, if any): the store's audit trail records
  * the changes made inside as theirs. */
-export const asActor = <T>(actor: Actor, fn: () => T): T => scope.run({ ...scope.getStore(), actor }, fn);
+export const asActor = <T>(actor: Actor, fn: () => T): T => {
+  // Not `{ ...scope.getStore(), actor }`: that shape lands in V8's old generation (route.ts says
+  // why), and every agent report passes here.
+  const requestId = scope.getStore()?.requestId;
+  return scope.run(requestId === undefined ? { actor } : { requestId, actor }, fn);
+};
 
 /** Who acts here, or null (then the store records Quarry itself). */
 export const currentActor = (): Actor | null => scope.getStore()?.actor ?? null;

@@ -242,7 +242,20 @@ export function compileRoute(def: AnyRoute, env: RouteEnv): Middleware {
     checkSegments(params);
     const values = { params, query: def.s3 ? withoutS3Keys(ctx.query) : { ...ctx.query }, body: await readBody(ctx, def, env) };
     validator.check(values);
-    const run = () => def.handler({ ...values, ...callers, ctx });
+    // Spelled out, not `{ ...values, ...callers, ctx }`: V8 11 (Node 20) builds an object literal
+    // that begins with a spread and then adds keys through fresh maps in the old generation, a few
+    // hundred bytes a request that only a major collection frees. At 2,000 agent reports a second
+    // this was a third of all the controller promoted (bench/heartbeats.ts, a heap profile).
+    const args = {
+      params: values.params,
+      query: values.query,
+      body: values.body,
+      principal: callers.principal,
+      agent: callers.agent,
+      s3: callers.s3,
+      ctx,
+    };
+    const run = () => def.handler(args);
     const result = await (actor ? asActor(actor, run) : run());
     if (result === undefined) return; // the handler answered through ctx (streams, redirects)
     ctx.status = status;
