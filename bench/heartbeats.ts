@@ -86,9 +86,25 @@ async function counters(url: string, cookie: string): Promise<Map<string, number
   const res = await fetch(`${url}/metrics`, { headers: { cookie } });
   const text = await res.text();
   const out = new Map<string, number>();
-  for (const m of text.matchAll(/^quarry_(reconcile|store_write)_duration_seconds_count\{(loop|op)="([^"]+)"\} (\d+)/gm))
-    out.set(`${m[1] === 'reconcile' ? 'reconciles' : 'store writes'} ${m[3]}`, Number(m[4]));
+  for (const m of text.matchAll(/^quarry_(reconcile|store_write)_duration_seconds_(count|sum)\{(loop|op)="([^"]+)"\} (\S+)/gm)) {
+    const series = `${m[1] === 'reconcile' ? 'reconciles' : 'store writes'} ${m[4]}`;
+    out.set(m[2] === 'count' ? series : `${series}${SUM}`, Number(m[5]));
+  }
   return out;
+}
+
+/** The key of a series' total seconds in `counters`' map, beside its count. */
+const SUM = ' seconds';
+
+/** Per second over the window, each with its mean duration: how long a status batch stays in
+ * flight decides whether what it holds dies young. */
+function perSecond(w: Window): string {
+  const rates = [...w.counts].filter(([k]) => !k.endsWith(SUM));
+  const mean = (k: string, rate: number): string => {
+    const seconds = w.counts.get(`${k}${SUM}`);
+    return seconds === undefined ? '' : ` (mean ${((seconds / rate) * 1000).toFixed(1)} ms)`;
+  };
+  return rates.map(([k, v]) => `${k} ${v.toFixed(1)}${mean(k, v)}`).join(', ') || 'none';
 }
 
 const delta = (a: Map<string, number>, b: Map<string, number>): Map<string, number> =>
@@ -272,7 +288,6 @@ async function measure(childArgs: string[], etcdPids: number[] = []): Promise<vo
       console.log(
         `${hb.slow} reports took over a second, sent between ${((hb.slowFrom ?? 0) / 1000).toFixed(2)} and ${((hb.slowTo ?? 0) / 1000).toFixed(2)} s into the window`,
       );
-    const perSecond = (w: Window): string => [...w.counts].map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ') || 'none';
     console.log(`per second, baseline: ${perSecond(base)}; under load: ${perSecond(load)}`);
     // Reports due while the agent's last was unanswered were skipped, as a real agent's loop
     // would be late: the rate is sustained only when (nearly) none were.

@@ -297,25 +297,27 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
     }
     const sent = ops.map((o) => (o.op === 'put' ? this.values.encode(o.key, o.value) : undefined));
     const bytes = sent.map((json) => (json === undefined ? undefined : Buffer.from(json)));
+    // Each key made into bytes once: etcd3 converts a string key at every use (the write, its
+    // compare, the failure branch's read), three buffers per key of a 120-write status batch, all
+    // alive until etcd answers.
+    const wire = ops.map((o) => Buffer.from(this.values.key(o.key)));
     const writes: Array<PutBuilder | DeleteBuilder> = [];
     ops.forEach((o, i) => {
       if (o.op === 'put') {
-        writes.push(client.put(this.values.key(o.key)).value(bytes[i] as Buffer));
+        writes.push(client.put(wire[i]!).value(bytes[i] as Buffer));
         this.cacheOf(o.key)?.willWrite(o.key, bytes[i] as Buffer, o.value);
-      } else if (o.op === 'del') writes.push(client.delete().key(this.values.key(o.key)));
+      } else if (o.op === 'del') writes.push(client.delete().key(wire[i]!));
     });
     let cmp: ComparatorBuilder | undefined;
-    const and = (key: string, column: 'Mod' | 'Version', op: '==' | '>', v: number): void => {
+    const and = (key: Buffer, column: 'Mod' | 'Version', op: '==' | '>', v: number): void => {
       cmp = cmp ? cmp.and(key, column, op, v) : client.if(key, column, op, v);
     };
-    for (const o of ops) {
-      if (o.pre?.modRevision !== undefined) and(this.values.key(o.key), 'Mod', '==', o.pre.modRevision);
-      if (o.op === 'del' && !o.ifExists) and(this.values.key(o.key), 'Version', '>', 0);
-    }
+    ops.forEach((o, i) => {
+      if (o.pre?.modRevision !== undefined) and(wire[i]!, 'Mod', '==', o.pre.modRevision);
+      if (o.op === 'del' && !o.ifExists) and(wire[i]!, 'Version', '>', 0);
+    });
     // etcd3 builds a Txn from a first compare; one that always holds stands in for none.
-    const txn = (cmp ?? client.if(this.values.key(ops[0]!.key), 'Mod', '>', -1))
-      .then(...writes)
-      .else(...ops.map((o) => client.get(this.values.key(o.key))));
+    const txn = (cmp ?? client.if(wire[0]!, 'Mod', '>', -1)).then(...writes).else(...wire.map((key) => client.get(key)));
     const what = ops.length === 1 ? `${ops[0]!.op} ${ops[0]!.key}` : `a transaction of ${ops.length} writes`;
     const attempts = { retried: false };
     // A call that failed may still have landed (its answer was lost): its values stay expected.
