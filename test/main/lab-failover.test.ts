@@ -128,15 +128,28 @@ it('the leader SIGKILLed during a burst of OSD creations: another leads, every O
   const after = eligible.filter((_, i) => i % 2 === 1);
   const acknowledged: string[] = [];
   // A disk whose node is down for its restart is refused for now (not scheduled): asked again,
-  // as an operator would, until the answer says scheduled.
+  // as an operator would, until the answer says scheduled. The others are asked meanwhile, so
+  // OSDs are under way on the nodes that stay up while the first restart holds the lease: the
+  // window the kill below waits for does not hang on how fast one node reboots.
   const create = async (ds: DiskView[]) => {
-    for (const d of ds) {
-      await waitFor(`create-osd on ${d.devicePath} scheduled`, async () => {
-        const r = await api.post<{ results: Array<{ status: string }> }>('/invoke/disk', { operation: 'ceph.create-osd', diskIds: [d.id] });
-        return r.status === 200 && r.json.results[0]?.status === 'scheduled';
-      });
-      acknowledged.push(d.id);
-    }
+    let left = ds;
+    await waitFor(
+      () => `create-osd scheduled on ${left.map((d) => `${d.nodeId}:${d.devicePath}`).join(', ')}`,
+      async () => {
+        const refused: DiskView[] = [];
+        for (const d of left) {
+          const r = await api.post<{ results: Array<{ status: string }> }>('/invoke/disk', {
+            operation: 'ceph.create-osd',
+            diskIds: [d.id],
+          });
+          if (r.status === 200 && r.json.results[0]?.status === 'scheduled') acknowledged.push(d.id);
+          else refused.push(d);
+        }
+        left = refused;
+        return left.length === 0;
+      },
+      120_000,
+    );
   };
   // Two monitor nodes: each runs Ceph daemons, so each restart needs a lease of the budget.
   const restarted = [nodes[2]!, nodes[1]!];
@@ -147,9 +160,10 @@ it('the leader SIGKILLed during a burst of OSD creations: another leads, every O
   // Killed in the middle of the burst (fewer OSDs made than asked for so far, runs under way)
   // while one restart holds the disruption lease and the other waits for it: the new leader
   // must honour the lease it finds.
-  let seen = '';
+  // What the wait saw, each change once: when the window is missed, the way it went by.
+  const seen: string[] = [];
   const atKill = await waitFor(
-    () => `OSDs half made, runs running, the first restart holding the lease: last seen ${seen}`,
+    () => `OSDs half made, runs running, the first restart holding the lease; seen in turn: ${seen.join(' → ')}`,
     async () => {
       const [state, budget, runs] = await Promise.all([
         lab.state(),
@@ -161,7 +175,8 @@ it('the leader SIGKILLed during a burst of OSD creations: another leads, every O
       const restartedYet = new Set(state.steps.filter((s) => s.taskName === 'node.restart').map((s) => s.nodeId));
       const waiting = lease && restarted.find((n) => !lease.nodes.includes(n.id) && !restartedYet.has(n.id));
       const running = runs.json.filter((r) => r.state === 'running').length;
-      seen = `${made} of ${before.length} OSDs, ${running} running, leases ${JSON.stringify(budget.json.leases)}, waiting ${waiting?.hostname}`;
+      const now = `${made} of ${before.length} OSDs, ${running} running, leases ${JSON.stringify(budget.json.leases.map((l) => [l.kind, l.nodes]))}, waiting ${waiting?.hostname}`;
+      if (seen[seen.length - 1] !== now) seen.push(now);
       return made < before.length && running > 0 && lease && waiting ? { made, lease, running } : undefined;
     },
     60_000,
