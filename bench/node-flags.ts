@@ -23,8 +23,8 @@
 // and it is kept: their garbage then fills the old generation, which only a major GC frees.
 // Measured under 10,000 agents on etcd (bench/heartbeats.ts, a sampling heap profile of what young
 // collections did not free): 2.9 MB/s promoted with it, 1.6 MB/s without; one major GC in the
-// 40 s window instead of two, the controller 33 % of a core instead of 34–41 %, the reports' p99
-// 17 ms instead of 50–85. osds (1,000 nodes) converged in 9.8 and 11.4 s without it against 8.5
-// and 10.5 s with it on the embedded store, 31.9 and 40.3 s against 38.1 and 38.5 s on etcd;
-// inventory's settled RSS at 10k nodes 389–399 MiB against 374–406.
+// 40 s window instead of two, the reports' p99 10–23 ms instead of 20–83, the controller's CPU
+// about the same (33–37 % of a core against 34–37 %). osds (1,000 nodes) converged in 9.8 and
+// 11.4 s without it against 8.5 and 10.5 s with it on the embedded store, 31.9 and 40.3 s against
+// 38.1 and 38.5 s on etcd; inventory's settled RSS at 10k nodes 389–399 MiB against 374–406.
 export const QUARRY_V8_FLAGS = ['--heap-growing-percent=50', '--max-semi-space-size=8', '--no-allocation-site-pretenuring'];
