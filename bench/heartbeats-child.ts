@@ -105,12 +105,12 @@ const delay = monitorEventLoopDelay({ resolution: 10 });
 delay.enable();
 // The major collections since the mark: how often they come is what the promotion rate sets, and
 // each one's marking is what a slow GET under load fell on (the README's heartbeats row).
-const majors = { count: 0, pauseMs: 0, heapAfterMiB: 0 };
+const majors = { count: 0, longestPauseMs: 0, heapAfterMiB: 0 };
 new PerformanceObserver((list) => {
   for (const e of list.getEntries()) {
     if ((e as { detail?: { kind?: number } }).detail?.kind !== constants.NODE_PERFORMANCE_GC_MAJOR) continue;
     majors.count++;
-    majors.pauseMs = Math.max(majors.pauseMs, e.duration);
+    majors.longestPauseMs = Math.max(majors.longestPauseMs, e.duration);
     // Read when the observer runs, just after the collection: what it left, and a little since.
     majors.heapAfterMiB = getHeapStatistics().used_heap_size / 2 ** 20;
   }
@@ -118,7 +118,7 @@ new PerformanceObserver((list) => {
 process.on('message', (msg: { cmd?: string; file?: string }) => {
   if (msg.cmd === 'mark') {
     delay.reset();
-    Object.assign(majors, { count: 0, pauseMs: 0, heapAfterMiB: 0 });
+    Object.assign(majors, { count: 0, longestPauseMs: 0, heapAfterMiB: 0 });
   }
   if (msg.cmd === 'delay') process.send?.({ kind: 'delay', maxMs: delay.max / 1e6, majors });
   if (msg.cmd === 'idle') void q.manager.idle().then(() => process.send?.({ kind: 'idle' }));

@@ -233,7 +233,7 @@ async function measure(childArgs: string[], etcdPids: number[] = []): Promise<vo
     controller.send({ cmd: 'delay' });
     const { maxMs, majors } = (await reply(controller, 'delay')) as {
       maxMs: number;
-      majors: { count: number; pauseMs: number; heapAfterMiB: number };
+      majors: { count: number; longestPauseMs: number; heapAfterMiB: number };
     };
     if (profile) {
       controller.send({ cmd: 'profile-stop', file: profile });
@@ -277,7 +277,9 @@ async function measure(childArgs: string[], etcdPids: number[] = []): Promise<vo
     );
     console.log(
       `the controller's major collections in the window: ${majors.count}` +
-        (majors.count ? ` (longest pause ${f(majors.pauseMs)} ms; heap in use after the last ${majors.heapAfterMiB.toFixed(0)} MiB)` : ''),
+        (majors.count
+          ? ` (longest pause ${f(majors.longestPauseMs)} ms; heap in use after the last ${majors.heapAfterMiB.toFixed(0)} MiB)`
+          : ''),
     );
     const share = (x: number): string => `${(x * 100).toFixed(0)} %`;
     const { beside } = load;

@@ -111,7 +111,7 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
     this.state = 'open';
     if (this.opts.cache === false) return;
     const cache = new EtcdCache<V>({
-      watch: { ...this.watchDeps(this.client), shared: (key, revision, decode) => this.shared(key, revision, decode) },
+      watch: { ...this.watchDeps(this.client), shared: this.shared },
       listAll: () => this.listAll(),
       mark: async () => {
         const client = this.writable();
@@ -371,7 +371,7 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
     this.hub ??= new EtcdWatchHub<V>(
       {
         ...this.watchDeps(client),
-        shared: (key, revision, decode) => this.shared(key, revision, decode),
+        shared: this.shared,
         // This process's own writes are not decoded by the hub either, when it comes first.
         ownValue: (key, raw) => this.cache?.writtenValue(key, raw),
       },
@@ -396,10 +396,10 @@ export class EtcdBackend<V = unknown> implements Backend<V> {
     };
   }
 
-  /** Shared only while both watches run: with one, nothing would take what it leaves. */
-  private shared(key: string, revision: number, decode: () => V): V {
-    return this.cache && this.hub ? this.decodes.value(key, revision, decode) : decode();
-  }
+  /** Shared only while both watches run: with one, nothing would take what it leaves. A bound
+   * arrow: both watches' deps hold it. */
+  private readonly shared = (key: string, revision: number, decode: () => V): V =>
+    this.cache && this.hub ? this.decodes.value(key, revision, decode) : decode();
 
   private onWatchError(err: unknown): void {
     if (this.opts.onWatchError) this.opts.onWatchError(err);
